@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: Apache-2.0
+# nvme-hmb-trace top-level Makefile: delegates to each directory.
+#
+#   make            build the user-space tools and library (build/bin, build/lib)
+#   make check      install missing packages, build, run every test suite and
+#                   print "N passed, N failed, N skipped"
+#   make demo       the main job on an embedded default
+#   make bench      benchmarks (results: docs/benchmarks.md)
+#   make vectors    regenerate docs/test-vectors/v1 byte for byte
+#   make module     build kernel/nvme-hmb-trace.ko (KDIR= overridable)
+#   make clean
+
+TOP := $(CURDIR)
+export HMB_TEST_RESULTS := $(TOP)/build/test-results
+
+# User-space directories in build order (each has a Makefile with all/check).
+USER_DIRS := user/lib mock/hmb-fwsim user/daemon user/analyze user/agent
+USER_DIRS := $(foreach d,$(USER_DIRS),$(if $(wildcard $(d)/Makefile),$(d)))
+# Directories that only contribute tests.
+CHECK_DIRS := $(USER_DIRS) \
+	$(foreach d,docs/test-vectors python tests kernel bpf selftests scripts/vm,$(if $(wildcard $(d)/Makefile),$(d)))
+
+.PHONY: all check check-run demo bench vectors module clean deps-check deps-demo $(USER_DIRS)
+
+all: $(USER_DIRS)
+
+$(USER_DIRS):
+	$(MAKE) -C $@ all
+
+# Library first; everything else links against it.
+$(filter-out user/lib,$(USER_DIRS)): user/lib
+
+deps-check:
+	@$(TOP)/scripts/deps.sh build test kernel bpf vm
+
+deps-demo:
+	@$(TOP)/scripts/deps.sh build
+
+# Every suite runs even if an earlier one failed; the summary decides.
+check: deps-check
+	@rm -rf $(HMB_TEST_RESULTS)
+	@mkdir -p $(HMB_TEST_RESULTS)
+	@$(MAKE) all || $(TOP)/scripts/tap-run build -- false
+	@for d in $(CHECK_DIRS); do $(MAKE) -C $$d check || \
+		echo "not ok - make -C $$d check failed" >> $(HMB_TEST_RESULTS)/make-$$(echo $$d | tr / -).tap; done
+	@$(TOP)/scripts/tap-summary
+
+demo: deps-demo all
+	@$(TOP)/scripts/demo.sh
+
+bench: all
+	@$(TOP)/scripts/bench.sh
+
+vectors: all
+	$(MAKE) -C docs/test-vectors vectors
+
+module:
+	$(MAKE) -C kernel module
+
+clean:
+	rm -rf build
+	@for d in kernel; do [ -f $$d/Makefile ] && $(MAKE) -C $$d clean || true; done

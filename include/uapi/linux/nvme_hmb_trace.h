@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * nvme_hmb_trace.h - v1 ABI of the NVMe Host Memory Buffer trace ring.
+ *
+ * One header for the kernel module, BPF programs and user space.  The
+ * authoritative prose specification is docs/format.md; this header and that
+ * document must agree byte for byte.  All multi-byte integers are
+ * little-endian.  Both structures are naturally aligned and contain no
+ * implicit padding; the compile-time checks at the end of this file hold
+ * every size and offset to the specification on every side that includes it.
+ */
+#ifndef _UAPI_LINUX_NVME_HMB_TRACE_H
+#define _UAPI_LINUX_NVME_HMB_TRACE_H
+
+/* BPF programs include vmlinux.h, which already defines __u32 and friends. */
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#include <linux/ioctl.h>
+#endif
+
+/** HMB_TRACE_ABI_VERSION - version of the ring and record layout below. */
+#define HMB_TRACE_ABI_VERSION		1
+
+/** HMB_RING_MAGIC - &struct hmb_ring_hdr.magic: "HMBT" read as a LE u32. */
+#define HMB_RING_MAGIC			0x54424D48U
+/** HMB_RECORD_MAGIC - &struct hmb_record_hdr.magic: "RECT" as a LE u32. */
+#define HMB_RECORD_MAGIC		0x54434552U
+
+#define HMB_RING_HDR_SIZE		64
+#define HMB_RECORD_HDR_SIZE		32
+/** HMB_RECORD_AREA_OFF - the only record_area_off that v1 allows. */
+#define HMB_RECORD_AREA_OFF		0x40
+/** HMB_RECORD_ALIGN - records start on this boundary; cursors advance by it. */
+#define HMB_RECORD_ALIGN		8
+/** HMB_RECORD_MAX_SIZE - header plus the largest payload, padded. */
+#define HMB_RECORD_MAX_SIZE		4096
+/** HMB_RECORD_MAX_PAYLOAD - the largest payload_len in v1 (4096 - 32). */
+#define HMB_RECORD_MAX_PAYLOAD		(HMB_RECORD_MAX_SIZE - HMB_RECORD_HDR_SIZE)
+/** HMB_RING_MIN_SIZE - smallest valid ring_size (power of two). */
+#define HMB_RING_MIN_SIZE		64U
+/** HMB_RING_MAX_SIZE - largest valid ring_size (power of two in a u32). */
+#define HMB_RING_MAX_SIZE		0x80000000U
+
+/* Ring flags (&struct hmb_ring_hdr.flags), written by the producer. */
+/** HMB_RING_FLAG_OVERFLOWED - the producer is dropping records (ring full). */
+#define HMB_RING_FLAG_OVERFLOWED	(1U << 0)
+/** HMB_RING_FLAG_FROZEN - the producer has stopped (reset, shutdown). */
+#define HMB_RING_FLAG_FROZEN		(1U << 1)
+#define HMB_RING_FLAGS_KNOWN		(HMB_RING_FLAG_OVERFLOWED | \
+					 HMB_RING_FLAG_FROZEN)
+
+/* Record flags (&struct hmb_record_hdr.flags). */
+/** HMB_REC_FLAG_WRAP_MARKER - skip to offset 0 of the next lap; no payload. */
+#define HMB_REC_FLAG_WRAP_MARKER	(1U << 0)
+/** HMB_REC_FLAG_TRUNCATED - the firmware clipped this record's payload. */
+#define HMB_REC_FLAG_TRUNCATED		(1U << 1)
+#define HMB_REC_FLAGS_KNOWN		(HMB_REC_FLAG_WRAP_MARKER | \
+					 HMB_REC_FLAG_TRUNCATED)
+
+/**
+ * struct hmb_ring_hdr - header at offset 0 of the trace slice (64 bytes).
+ * @magic: %HMB_RING_MAGIC.
+ * @version: %HMB_TRACE_ABI_VERSION; a consumer refuses anything greater.
+ * @ring_size: size of the record area in bytes, a power of two.
+ * @record_area_off: offset of the record area from the slice base; 0x40.
+ * @head: producer cursor, a monotonically increasing byte count.  Written
+ *	only by the producer, with release semantics after the record bytes.
+ * @tail: consumer cursor, a monotonically increasing byte count.  Written
+ *	only on behalf of the consumer (directly, or by the kernel on
+ *	%NVME_HMB_TRACE_SET_TAIL), with release semantics.
+ * @flags: HMB_RING_FLAG_* bits, written by the producer.
+ * @reserved0: must be zero when written, ignored when read.
+ * @reserved1: must be zero when written, ignored when read.
+ * @reserved2: must be zero when written, ignored when read.
+ * @reserved3: must be zero when written, ignored when read.
+ *
+ * The offset of a cursor in the record area is ``cursor & (ring_size - 1)``;
+ * ``head - tail`` is the number of unread bytes and never exceeds @ring_size.
+ */
+struct hmb_ring_hdr {
+	__u32 magic;
+	__u32 version;
+	__u32 ring_size;
+	__u32 record_area_off;
+	__u64 head;
+	__u64 tail;
+	__u32 flags;
+	__u32 reserved0;
+	__u64 reserved1;
+	__u64 reserved2;
+	__u64 reserved3;
+};
+
+/**
+ * struct hmb_record_hdr - header of every record (32 bytes, 8-byte aligned).
+ * @magic: %HMB_RECORD_MAGIC.
+ * @seq: record sequence number, +1 per record the producer creates
+ *	(including records it drops), modulo 2^32.  A wrap marker carries the
+ *	seq of the next record and consumes none.
+ * @ts_ns: firmware monotonic clock in nanoseconds (not the host's clock).
+ * @opcode: trace event id, defined by the firmware (see the event dictionary).
+ * @cpu: firmware core that emitted the event.
+ * @flags: HMB_REC_FLAG_* bits.
+ * @payload_len: payload bytes that follow the header, before padding;
+ *	at most %HMB_RECORD_MAX_PAYLOAD.
+ * @reserved0: must be zero when written, ignored when read.
+ * @reserved1: must be zero when written, ignored when read.
+ *
+ * The next record starts at the next 8-byte boundary after the payload; the
+ * padding is written as zero.
+ */
+struct hmb_record_hdr {
+	__u32 magic;
+	__u32 seq;
+	__u64 ts_ns;
+	__u16 opcode;
+	__u8  cpu;
+	__u8  flags;
+	__u16 payload_len;
+	__u16 reserved0;
+	__u64 reserved1;
+};
+
+/** HMB_RECORD_SIZE - bytes a record with @len payload bytes occupies. */
+#define HMB_RECORD_SIZE(len) \
+	(HMB_RECORD_HDR_SIZE + (((len) + HMB_RECORD_ALIGN - 1) & \
+				~(HMB_RECORD_ALIGN - 1)))
+
+/* Provider kinds reported in &struct nvme_hmb_trace_info.provider. */
+#define NVME_HMB_TRACE_PROVIDER_NVME_PCI	1
+#define NVME_HMB_TRACE_PROVIDER_IVSHMEM		2
+#define NVME_HMB_TRACE_PROVIDER_TEST		3
+
+#define NVME_HMB_TRACE_NAME_LEN		32
+
+/**
+ * struct nvme_hmb_trace_info - answer of %NVME_HMB_TRACE_GET_INFO.
+ * @abi_version: %HMB_TRACE_ABI_VERSION spoken by the module.
+ * @ring_size: size of the record area (same as the ring header's).
+ * @record_area_off: offset of the record area in the mapping (0x40).
+ * @ring_id: N of /dev/nvme-hmb-traceN.
+ * @mmap_len: bytes to map from offset 0: record_area_off + ring_size,
+ *	rounded up to the page size.
+ * @provider: NVME_HMB_TRACE_PROVIDER_* kind of the ring provider.
+ * @reserved0: zero.
+ * @name: NUL-terminated name of the ring given by its provider.
+ * @ctrl: NUL-terminated name of the controller or parent device
+ *	(for example "nvme0" or a PCI address).
+ * @reserved: zero; room to grow without a new ioctl.
+ */
+struct nvme_hmb_trace_info {
+	__u32 abi_version;
+	__u32 ring_size;
+	__u32 record_area_off;
+	__u32 ring_id;
+	__u64 mmap_len;
+	__u32 provider;
+	__u32 reserved0;
+	char  name[NVME_HMB_TRACE_NAME_LEN];
+	char  ctrl[NVME_HMB_TRACE_NAME_LEN];
+	__u64 reserved[8];
+};
+
+/**
+ * struct nvme_hmb_trace_tail - argument of %NVME_HMB_TRACE_SET_TAIL.
+ * @tail: new consumer cursor: 8-byte aligned, not below the current tail,
+ *	not above the current head (so within ring_size of it).
+ * @flags: must be zero.
+ */
+struct nvme_hmb_trace_tail {
+	__u64 tail;
+	__u64 flags;
+};
+
+#define NVME_HMB_TRACE_IOC_MAGIC	0xB8
+
+#ifdef _IOR
+/**
+ * NVME_HMB_TRACE_GET_INFO - fill a &struct nvme_hmb_trace_info.
+ */
+#define NVME_HMB_TRACE_GET_INFO \
+	_IOR(NVME_HMB_TRACE_IOC_MAGIC, 0x01, struct nvme_hmb_trace_info)
+/**
+ * NVME_HMB_TRACE_SET_TAIL - publish the consumer cursor (decision D1).
+ *
+ * The mapping is read-only, so the consumer hands its cursor to the kernel,
+ * which validates it and stores it into &struct hmb_ring_hdr.tail with
+ * release semantics.  Fails with %EINVAL when the cursor is unaligned, moves
+ * backwards or passes head, or when @flags is not zero.
+ */
+#define NVME_HMB_TRACE_SET_TAIL \
+	_IOW(NVME_HMB_TRACE_IOC_MAGIC, 0x02, struct nvme_hmb_trace_tail)
+#endif
+
+/* Compile-time layout checks, on every side that includes this header. */
+#ifdef __cplusplus
+#define __HMB_ASSERT(c, m) static_assert(c, m)
+#else
+#define __HMB_ASSERT(c, m) _Static_assert(c, m)
+#endif
+#define __HMB_OFF(t, f) __builtin_offsetof(struct t, f)
+
+__HMB_ASSERT(sizeof(struct hmb_ring_hdr) == HMB_RING_HDR_SIZE, "ring hdr size");
+__HMB_ASSERT(__HMB_OFF(hmb_ring_hdr, magic) == 0x00, "ring magic");
+__HMB_ASSERT(__HMB_OFF(hmb_ring_hdr, version) == 0x04, "ring version");
+__HMB_ASSERT(__HMB_OFF(hmb_ring_hdr, ring_size) == 0x08, "ring_size");
+__HMB_ASSERT(__HMB_OFF(hmb_ring_hdr, record_area_off) == 0x0c, "area off");
+__HMB_ASSERT(__HMB_OFF(hmb_ring_hdr, head) == 0x10, "head");
+__HMB_ASSERT(__HMB_OFF(hmb_ring_hdr, tail) == 0x18, "tail");
+__HMB_ASSERT(__HMB_OFF(hmb_ring_hdr, flags) == 0x20, "ring flags");
+__HMB_ASSERT(__HMB_OFF(hmb_ring_hdr, reserved0) == 0x24, "ring reserved0");
+__HMB_ASSERT(__HMB_OFF(hmb_ring_hdr, reserved1) == 0x28, "ring reserved1");
+__HMB_ASSERT(__HMB_OFF(hmb_ring_hdr, reserved2) == 0x30, "ring reserved2");
+__HMB_ASSERT(__HMB_OFF(hmb_ring_hdr, reserved3) == 0x38, "ring reserved3");
+__HMB_ASSERT(sizeof(struct hmb_record_hdr) == HMB_RECORD_HDR_SIZE, "rec hdr");
+__HMB_ASSERT(__HMB_OFF(hmb_record_hdr, magic) == 0x00, "rec magic");
+__HMB_ASSERT(__HMB_OFF(hmb_record_hdr, seq) == 0x04, "rec seq");
+__HMB_ASSERT(__HMB_OFF(hmb_record_hdr, ts_ns) == 0x08, "rec ts_ns");
+__HMB_ASSERT(__HMB_OFF(hmb_record_hdr, opcode) == 0x10, "rec opcode");
+__HMB_ASSERT(__HMB_OFF(hmb_record_hdr, cpu) == 0x12, "rec cpu");
+__HMB_ASSERT(__HMB_OFF(hmb_record_hdr, flags) == 0x13, "rec flags");
+__HMB_ASSERT(__HMB_OFF(hmb_record_hdr, payload_len) == 0x14, "rec len");
+__HMB_ASSERT(__HMB_OFF(hmb_record_hdr, reserved0) == 0x16, "rec reserved0");
+__HMB_ASSERT(__HMB_OFF(hmb_record_hdr, reserved1) == 0x18, "rec reserved1");
+__HMB_ASSERT(HMB_RECORD_MAX_PAYLOAD == 4064, "max payload");
+__HMB_ASSERT(HMB_RECORD_SIZE(HMB_RECORD_MAX_PAYLOAD) == 4096, "max record");
+__HMB_ASSERT(HMB_RECORD_AREA_OFF == HMB_RING_HDR_SIZE, "record area off");
+__HMB_ASSERT(sizeof(struct nvme_hmb_trace_info) == 160, "info size");
+__HMB_ASSERT(__HMB_OFF(nvme_hmb_trace_info, mmap_len) == 16, "info mmap_len");
+__HMB_ASSERT(__HMB_OFF(nvme_hmb_trace_info, name) == 32, "info name");
+__HMB_ASSERT(__HMB_OFF(nvme_hmb_trace_info, reserved) == 96, "info reserved");
+__HMB_ASSERT(sizeof(struct nvme_hmb_trace_tail) == 16, "tail arg size");
+
+#undef __HMB_OFF
+#undef __HMB_ASSERT
+
+#endif /* _UAPI_LINUX_NVME_HMB_TRACE_H */

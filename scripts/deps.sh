@@ -1,0 +1,49 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# deps.sh GROUP...: install the Debian 12 packages that GROUP needs when any
+# of them is missing (apt-get, as root).  Groups:
+#   build   compilers and libraries for user space
+#   test    test runners (pytest, babeltrace2)
+#   kernel  headers and sources to build and check the module
+#   bpf     clang/llvm, libbpf, bpftool
+#   vm      QEMU and what the guest image is made of
+#   report  headless Chromium for the HTML report test
+#   all     everything above
+set -eu
+declare -A pkgs=(
+	[build]="gcc make pkg-config libelf-dev zlib1g-dev python3"
+	[test]="python3-pytest babeltrace2 bsdextrautils"
+	[kernel]="linux-headers-amd64 linux-source-6.1 xz-utils bc flex bison"
+	[bpf]="clang llvm libbpf-dev bpftool"
+	[vm]="qemu-system-x86 busybox-static cpio kmod fio linux-perf trace-cmd e2fsprogs"
+	[report]="chromium"
+)
+want=()
+for g in "$@"; do
+	if [ "$g" = all ]; then
+		for k in "${!pkgs[@]}"; do want+=(${pkgs[$k]}); done
+	elif [ -n "${pkgs[$g]+x}" ]; then
+		want+=(${pkgs[$g]})
+	else
+		echo "deps.sh: unknown group '$g'" >&2; exit 2
+	fi
+done
+missing=()
+for p in "${want[@]}"; do
+	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	[ "$st" = "install ok installed" ] || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
+echo "deps.sh: installing ${missing[*]}" >&2
+if [ "$(id -u)" != 0 ]; then
+	echo "deps.sh: missing packages and not root; run as root:" >&2
+	echo "  apt-get install -y ${missing[*]}" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+stamp=/var/lib/apt/periodic/hmb-trace-update-stamp
+if [ ! -e "$stamp" ] || [ -n "$(find "$stamp" -mmin +360 2>/dev/null)" ]; then
+	apt-get update -q >&2 && mkdir -p "$(dirname "$stamp")" && touch "$stamp"
+fi
+apt-get install -y -q --no-install-recommends "${missing[@]}" >&2

@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * libhmbtrace - the one implementation of the v1 HMB trace format in user
+ * space: ring consumer, ring producer, record iteration over ring images and
+ * dump streams, validation and sequence accounting.  See docs/format.md.
+ *
+ * Rules every function follows:
+ *  - it never aborts, exits or prints; failures return a negative HMB_E_*
+ *    code and, when the caller passes a struct hmb_error, fill it with the
+ *    code, errno (for I/O), the byte offset concerned and a one-line message;
+ *  - every field read from a ring or a file is validated before it is used
+ *    (the ring is hostile input: decision D6), and nothing is read outside
+ *    the mapping or buffer it was given.
+ */
+#ifndef HMBTRACE_H
+#define HMBTRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <sys/types.h>
+#include <linux/nvme_hmb_trace.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "libhmbtrace v1 supports little-endian hosts only"
+#endif
+
+/* ------------------------------------------------------------------ errors */
+
+enum hmb_errcode {
+	HMB_OK = 0,
+	HMB_E_INVAL = -1,		/* bad argument from the caller */
+	HMB_E_IO = -2,			/* system call failed; see sys_errno */
+	HMB_E_NOMEM = -3,
+	HMB_E_RING_MAGIC = -10,		/* ring header magic is not HMBT */
+	HMB_E_RING_VERSION = -11,	/* ring version 0 or > 1: refused */
+	HMB_E_RING_SIZE = -12,		/* ring_size not a power of two in range */
+	HMB_E_RING_AREA_OFF = -13,	/* record_area_off != 0x40 */
+	HMB_E_RING_SHORT = -14,		/* mapping/image shorter than off+size */
+	HMB_E_HEAD_BACKWARDS = -15,	/* head moved backwards */
+	HMB_E_HEAD_AHEAD = -16,		/* head - tail > ring_size */
+	HMB_E_HEAD_MISALIGNED = -17,	/* head or tail not 8-byte aligned */
+	HMB_E_HEAD_IN_GAP = -18,	/* head points inside a wrap gap/record */
+	HMB_E_REC_MAGIC = -20,		/* record magic is not RECT */
+	HMB_E_REC_LEN = -21,		/* payload_len > 4064 */
+	HMB_E_REC_CROSS_LAP = -22,	/* record crosses the end of the lap */
+	HMB_E_REC_BEYOND_HEAD = -23,	/* record extends past head */
+	HMB_E_MARKER_PAYLOAD = -24,	/* wrap marker with payload_len != 0 */
+	HMB_E_TRUNC_HDR = -30,		/* dump: end of file inside a header */
+	HMB_E_TRUNC_PAYLOAD = -31,	/* dump: end of file inside a payload */
+	HMB_E_UNKNOWN_MAGIC = -32,	/* first 4 bytes neither HMBT nor RECT */
+	HMB_E_SIDECAR = -33,		/* sidecar unreadable or malformed */
+	HMB_E_SIDECAR_VERSION = -34,	/* sidecar abi_version > 1 */
+	HMB_E_DICT = -40,		/* event dictionary malformed */
+};
+
+#define HMB_ERRMSG_LEN 256
+
+struct hmb_error {
+	int code;		/* enum hmb_errcode */
+	int sys_errno;		/* errno for HMB_E_IO, else 0 */
+	uint64_t offset;	/* byte offset (file offset or ring cursor) */
+	char msg[HMB_ERRMSG_LEN];	/* "what, where": one line, no newline */
+};
+
+/* Short fixed description of a code ("bad record magic", ...). */
+const char *hmb_strerror(int code);
+
+/* ----------------------------------------------------------------- records */
+
+enum hmb_rec_kind {
+	HMB_KIND_DATA = 0,	/* a record to decode (TRUNCATED allowed) */
+	HMB_KIND_MARKER,	/* wrap marker: skipped by decoders (D4) */
+	HMB_KIND_IGNORED,	/* unknown flag bits: skipped, seq counts (D4) */
+};
+
+/*
+ * A validated record.  @hdr is a private copy; @payload and @raw point into
+ * memory owned by the iterator and stay valid until the next call on it.
+ * @raw is the record as it lies in the stream (header, payload, padding),
+ * @raw_len == HMB_RECORD_SIZE(payload_len).
+ */
+struct hmb_record {
+	struct hmb_record_hdr hdr;
+	const uint8_t *payload;
+	const uint8_t *raw;
+	uint32_t raw_len;
+	enum hmb_rec_kind kind;
+	uint64_t offset;	/* file offset (dump/image) or ring cursor */
+};
+
+/* Classify @hdr, which must already have passed hmb_record_check(). */
+enum hmb_rec_kind hmb_record_kind(const struct hmb_record_hdr *hdr);
+
+/*
+ * Validate a record header found at @offset: magic, payload_len <= 4064,
+ * markers without payload.  Returns 0 or a negative HMB_E_* code.
+ */
+int hmb_record_check(const struct hmb_record_hdr *hdr, uint64_t offset,
+		     struct hmb_error *err);
+
+/*
+ * Validate a ring header (magic, version, ring_size, record_area_off, and
+ * that @avail bytes hold header plus record area).
+ */
+int hmb_ring_hdr_check(const struct hmb_ring_hdr *hdr, size_t avail,
+		       struct hmb_error *err);
+
+/* -------------------------------------------------------- ring consumer */
+
+/*
+ * Publish hook: make @tail visible to the producer.  For a file-backed ring
+ * hmb_publish_store() stores it (release) into the mapped header; for the
+ * device the daemon passes a hook that calls NVME_HMB_TRACE_SET_TAIL.
+ * Returns 0 or a negative errno.
+ */
+typedef int (*hmb_publish_fn)(void *ctx, uint64_t tail);
+
+/* Store-release into ((struct hmb_ring_hdr *)ctx)->tail.  ctx = writable hdr. */
+int hmb_publish_store(void *ctx, uint64_t tail);
+
+struct hmb_consumer;
+
+/*
+ * Attach a consumer to a mapped ring of @map_len bytes at @base (the mapping
+ * may be read-only).  Validates the header; the consumer starts at the
+ * ring's published tail.  @publish may be NULL (read-only inspection).
+ */
+int hmb_consumer_open(struct hmb_consumer **out, const volatile void *base,
+		      size_t map_len, hmb_publish_fn publish, void *pub_ctx,
+		      struct hmb_error *err);
+void hmb_consumer_close(struct hmb_consumer *c);
+
+/*
+ * Acquire-load head once, validate it against the previous head and our
+ * cursor (never backwards, aligned, head - cursor <= ring_size) and return
+ * the number of unread bytes in *@avail.
+ */
+int hmb_consumer_poll(struct hmb_consumer *c, uint64_t *avail,
+		      struct hmb_error *err);
+
+/*
+ * Copy whole validated records from the local cursor up to the head seen by
+ * the last hmb_consumer_poll() into @buf (at most @buflen bytes, which must
+ * be >= HMB_RECORD_MAX_SIZE), verbatim: wrap markers included, implicit
+ * wrap gaps and the bytes after a marker excluded.  The bytes are copied out
+ * of the ring first and validated on the copy.  Advances the local cursor
+ * (not the published tail).  Returns bytes stored in *@len; 0 when nothing is
+ * left.  On a validation error, *@len holds the good prefix that was copied
+ * before the bad record, the cursor stops at the bad record, and the error
+ * names the cursor and ring offset.
+ */
+int hmb_consumer_read(struct hmb_consumer *c, void *buf, size_t buflen,
+		      size_t *len, struct hmb_error *err);
+
+/* Publish the local cursor through the hook (once per drained batch, D1/D8). */
+int hmb_consumer_commit(struct hmb_consumer *c, struct hmb_error *err);
+
+/* Local (unpublished) cursor, last head seen, ring_size. */
+uint64_t hmb_consumer_cursor(const struct hmb_consumer *c);
+uint64_t hmb_consumer_head(const struct hmb_consumer *c);
+uint32_t hmb_consumer_ring_size(const struct hmb_consumer *c);
+/* Current ring flags (acquire load). */
+uint32_t hmb_consumer_flags(const struct hmb_consumer *c);
+/*
+ * After the producer has re-initialised a frozen ring (FROZEN set, then the
+ * header rewritten and FROZEN cleared), re-validate the header and restart
+ * from its tail.  Returns 1 if the ring was re-initialised, 0 if not.
+ */
+int hmb_consumer_reinit(struct hmb_consumer *c, struct hmb_error *err);
+
+/* ------------------------------------------------------- ring producer */
+
+struct hmb_producer {
+	volatile struct hmb_ring_hdr *hdr;
+	uint8_t *area;
+	uint32_t ring_size;
+	uint32_t next_seq;
+	uint64_t head;		/* local head, published by emit/publish */
+	uint64_t tail_cache;	/* last tail read (acquire) */
+	/* counts */
+	uint64_t produced;	/* records written */
+	uint64_t bytes;		/* bytes of records written (no markers) */
+	uint64_t dropped;	/* records dropped on overflow */
+	uint64_t markers;	/* wrap markers written */
+	uint64_t implicit_wraps;	/* wraps with < 32 bytes left */
+	uint32_t first_seq;
+};
+
+/*
+ * Initialise the header at @base (@len bytes) for a ring of @ring_size:
+ * magic, version 1, record_area_off 0x40, head = tail = 0, flags 0,
+ * reserved zero; the first record gets seq @first_seq.
+ */
+int hmb_producer_init(struct hmb_producer *p, void *base, size_t len,
+		      uint32_t ring_size, uint32_t first_seq,
+		      struct hmb_error *err);
+
+struct hmb_event {
+	uint64_t ts_ns;
+	uint16_t opcode;
+	uint8_t cpu;
+	uint8_t flags;		/* only TRUNCATED (or test bits) */
+	uint16_t payload_len;
+	const void *payload;
+};
+
+enum hmb_emit_mode {
+	HMB_EMIT_DROP = 0,	/* firmware rule: full -> drop, set OVERFLOWED */
+	HMB_EMIT_TRY = 1,	/* full -> return HMB_EMIT_FULL, no seq used;
+				 * may publish a wrap alone to make room */
+};
+#define HMB_EMIT_DEFER	0x100	/* OR into mode: do not publish head yet */
+
+enum hmb_emit_result {
+	HMB_EMITTED = 0,
+	HMB_EMIT_DROPPED = 1,	/* overflow: dropped, seq consumed, flag set */
+	HMB_EMIT_FULL = 2,	/* TRY mode: no room now, nothing consumed */
+};
+
+/*
+ * Emit one record by the producer rules (docs/format.md "Producer"):
+ * wrap marker or implicit skip (D2), overflow check against the acquired
+ * tail, header + payload + zero padding, then release-store of head
+ * (unless HMB_EMIT_DEFER).  Returns enum hmb_emit_result or HMB_E_INVAL.
+ */
+int hmb_producer_emit(struct hmb_producer *p, const struct hmb_event *ev,
+		      int mode);
+/* Release-store the local head (after HMB_EMIT_DEFER emits). */
+void hmb_producer_publish(struct hmb_producer *p);
+/* Set/clear ring flags (FROZEN) with release semantics. */
+void hmb_producer_set_flags(struct hmb_producer *p, uint32_t set,
+			    uint32_t clear);
+
+/* ------------------------------------------------ files: dumps, images */
+
+enum hmb_dialect {
+	HMB_DIALECT_DUMP = 0,	/* "RECT": stream of records (or empty file) */
+	HMB_DIALECT_RING = 1,	/* "HMBT": ring image, records tail..head */
+};
+
+struct hmb_reader;
+
+/*
+ * Open a reader on @fd (a file, a pipe or stdin; not closed by the reader).
+ * @name is used in error messages.  Detects the dialect from the first four
+ * bytes (D5).  Dumps are streamed with a fixed buffer (constant memory);
+ * ring images are read whole (they are at most 64 + ring_size bytes).
+ */
+int hmb_reader_open(struct hmb_reader **out, int fd, const char *name,
+		    struct hmb_error *err);
+void hmb_reader_close(struct hmb_reader *r);
+enum hmb_dialect hmb_reader_dialect(const struct hmb_reader *r);
+/* The ring header of a ring image (NULL for a dump). */
+const struct hmb_ring_hdr *hmb_reader_ring_hdr(const struct hmb_reader *r);
+/*
+ * Next record (any kind).  Returns 1 with *@rec filled, 0 at a clean end,
+ * or a negative HMB_E_* code (truncated header/payload, bad magic, ...)
+ * naming the byte offset in @err.
+ */
+int hmb_reader_next(struct hmb_reader *r, struct hmb_record *rec,
+		    struct hmb_error *err);
+
+/*
+ * Iterate the records in a memory buffer holding a dump stream (for example
+ * what hmb_consumer_read() produced).  Same return convention.
+ */
+struct hmb_buf_iter {
+	const uint8_t *buf;
+	size_t len;
+	size_t pos;
+	uint64_t base_offset;	/* added to offsets in records and errors */
+};
+void hmb_buf_iter_init(struct hmb_buf_iter *it, const void *buf, size_t len,
+		       uint64_t base_offset);
+int hmb_buf_iter_next(struct hmb_buf_iter *it, struct hmb_record *rec,
+		      struct hmb_error *err);
+
+/* ------------------------------------------------ sequence accounting */
+
+struct hmb_gap {
+	uint32_t first_seq;	/* first missing seq */
+	uint32_t last_seq;	/* last missing seq */
+	uint64_t count;		/* records missing */
+	uint64_t ts_before;	/* ts_ns of the record before the gap */
+	uint64_t ts_after;	/* ts_ns of the record after the gap */
+	uint64_t offset;	/* offset of the record after the gap */
+};
+
+enum hmb_acct_verdict {
+	HMB_ACCT_NEW = 0,	/* a new data record: decode it */
+	HMB_ACCT_MARKER,	/* wrap marker: skip */
+	HMB_ACCT_IGNORED,	/* unknown flags: skip (its seq counts as seen) */
+	HMB_ACCT_DUPLICATE,	/* seq already seen (replayed batch): skip */
+};
+
+/* Gap callback: called once per gap as it is found. */
+typedef void (*hmb_gap_fn)(void *ctx, const struct hmb_gap *gap);
+
+struct hmb_acct {
+	uint64_t records;	/* data records counted (not dups) */
+	uint64_t wrap_markers;
+	uint64_t ignored;	/* records with unknown flag bits */
+	uint64_t truncated;	/* records with HMB_REC_FLAG_TRUNCATED */
+	uint64_t lost;		/* sum of seq gaps */
+	uint64_t duplicates;	/* replayed records dropped */
+	uint64_t resets;	/* seq restarts (new epoch) */
+	uint64_t gaps;		/* number of gaps */
+	uint64_t bytes;		/* bytes of all records seen, markers incl. */
+	uint64_t payload_bytes;	/* payload bytes of data records */
+	uint64_t first_ts_ns, last_ts_ns;	/* over data records */
+	uint64_t opcodes[65536];	/* data records by opcode */
+	/* private state */
+	bool have_seq;
+	uint32_t max_seq;	/* highest seq seen (serial arithmetic) */
+	uint64_t max_seq_ts;	/* ts of that record */
+	uint32_t dup_window;	/* backward jumps within this are replays */
+	hmb_gap_fn gap_cb;
+	void *gap_ctx;
+};
+
+/*
+ * @dup_window: a record whose seq is behind the highest seq seen by at most
+ * this many is a duplicate (a batch replayed after a daemon crash, D8); a
+ * larger backward jump is a producer restart (new epoch, counted in
+ * @resets).  0 selects the default (ring_size / 32 of a 4 MiB ring).
+ */
+void hmb_acct_init(struct hmb_acct *a, uint32_t dup_window, hmb_gap_fn cb,
+		   void *ctx);
+/* Start a new epoch: the next record's seq is taken as-is (ring re-init). */
+void hmb_acct_new_epoch(struct hmb_acct *a);
+enum hmb_acct_verdict hmb_acct_add(struct hmb_acct *a,
+				   const struct hmb_record *rec);
+
+/* ------------------------------------------------------------ sidecar */
+
+/*
+ * Sidecar metadata file written by the daemon beside every output (D5):
+ * "<output>.meta", text lines "key=value".  Version checked on read.
+ */
+struct hmb_sidecar {
+	uint32_t abi_version;
+	uint32_t ring_size;
+	char source[256];		/* device or ring-file path */
+	uint64_t realtime_ns;		/* CLOCK_REALTIME at open */
+	uint64_t monotonic_ns;		/* CLOCK_MONOTONIC at open */
+	uint64_t boottime_ns;		/* CLOCK_BOOTTIME at open */
+};
+int hmb_sidecar_write(const char *path, const struct hmb_sidecar *sc,
+		      struct hmb_error *err);
+int hmb_sidecar_read(const char *path, struct hmb_sidecar *sc,
+		     struct hmb_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HMBTRACE_H */

@@ -12,7 +12,7 @@
  * in the seq gaps equals what the producer dropped.
  *
  * Env: HMB_STRESS_RECORDS (total TRY-mode records over all ring sizes;
- * default 10M, 600k under ASan), HMB_STRESS_SEED (default: time).
+ * default 10M, 2M under ASan), HMB_STRESS_SEED (default: time).
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -26,7 +26,7 @@
 #include "tap.h"
 
 #if defined(__SANITIZE_ADDRESS__)
-#define DEFAULT_RECORDS 600000ULL
+#define DEFAULT_RECORDS 2000000ULL
 #else
 #define DEFAULT_RECORDS 10000000ULL
 #endif
@@ -245,7 +245,7 @@ static void run_one(struct run *r)
 	pthread_t pt, ct;
 	struct hmb_error e;
 
-	r->ring = aligned_alloc(4096, HMB_RECORD_AREA_OFF + r->rs);
+	r->ring = aligned_alloc(64, HMB_RECORD_AREA_OFF + r->rs);
 	memset(r->ring, 0, HMB_RECORD_AREA_OFF + r->rs);
 	r->lens = calloc(r->n + 2, sizeof(*r->lens));
 	hmb_acct_init(&r->acct, 0, NULL, NULL);

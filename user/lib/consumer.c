@@ -149,9 +149,15 @@ int hmb_consumer_poll(struct hmb_consumer *c, uint64_t *avail,
 	if (frozen)
 		c->frozen_seen = true;
 	if (h < c->head) {
-		/* A frozen ring is being re-initialised: wait for reinit. */
-		if (c->frozen_seen)
+		/*
+		 * A frozen ring is being re-initialised: wait for reinit, and
+		 * read nothing more of the old epoch (its bytes are being
+		 * overwritten).
+		 */
+		if (c->frozen_seen) {
+			c->head = c->cursor;
 			return 0;
+		}
 		where_cur(c, c->cursor, where, sizeof(where));
 		return hmb__err(err, HMB_E_HEAD_BACKWARDS, 0, c->cursor,
 				"head moved backwards from %" PRIu64 " to %" PRIu64

@@ -419,6 +419,12 @@ static void test_reinit(void)
 	((struct hmb_ring_hdr *)ring)->head = 0;
 	ok(hmb_consumer_poll(c, &avail, &e) == 0 && avail == 0,
 	   "poll on a frozen ring with head reset reports nothing");
+	{
+		size_t l = 1;
+
+		ok(hmb_consumer_read(c, buf, sizeof(buf), &l, &e) == 0 &&
+		   l == 0, "and read returns nothing of the old epoch");
+	}
 	hmb_producer_reinit(&p, 1000);
 	emit_len(&p, 0, HMB_EMIT_DROP);
 	ok(hmb_consumer_reinit(c, &e) == 1 && hmb_consumer_cursor(c) == 0 &&

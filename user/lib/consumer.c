@@ -102,6 +102,9 @@ int hmb_consumer_open(struct hmb_consumer **out, const volatile void *base,
 	if (!out || !base)
 		return hmb__err(err, HMB_E_INVAL, 0, 0, "no ring mapping given");
 	*out = NULL;
+	if ((uintptr_t)base & (HMB_RECORD_ALIGN - 1))
+		return hmb__err(err, HMB_E_INVAL, 0, 0,
+				"ring mapping %p is not 8-byte aligned", base);
 	if (map_len < HMB_RING_HDR_SIZE)
 		return hmb__err(err, HMB_E_RING_SHORT, 0, map_len,
 				"mapping of %zu bytes is shorter than the %d-byte ring header",

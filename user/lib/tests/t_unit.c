@@ -150,7 +150,11 @@ static void test_roundtrip(void)
 	   HMB_E_RING_SHORT, "producer init on a short buffer");
 	ok(hmb_producer_init(&p, ring, 64 + 4096, 1000, 10, &e) ==
 	   HMB_E_RING_SIZE, "producer init with a bad size");
+	ok(hmb_producer_init(&p, ring + 4, 64 + 4000, 2048, 10, &e) ==
+	   HMB_E_INVAL, "producer init on a misaligned ring");
 	hmb_producer_init(&p, ring, 64 + 4096, 4096, 10, &e);
+	ok(hmb_consumer_open(&c, ring + 4, 64 + 4000, NULL, NULL, &e) ==
+	   HMB_E_INVAL && !c, "consumer open on a misaligned mapping");
 	ok(hmb_consumer_open(&c, ring, 64 + 4096, hmb_publish_store, ring,
 			     &e) == 0, "consumer open");
 	for (i = 0; i < 5; i++)

@@ -233,18 +233,21 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 		}
 		/* Validate the copy, never the ring. */
 		memcpy(&h, buf + out, sizeof(h));
-		where_cur(c, cur, where, sizeof(where));
-		rc = hmb__rec_validate(&h, cur, where, err);
-		if (rc)
+		if (__builtin_expect(!hmb__rec_hdr_ok(&h), 0)) {
+			where_cur(c, cur, where, sizeof(where));
+			rc = hmb__rec_validate(&h, cur, where, err);
 			break;
+		}
 		s = HMB_RECORD_SIZE(h.payload_len);
 		if (s > rem) {
+			where_cur(c, cur, where, sizeof(where));
 			rc = hmb__err(err, HMB_E_REC_CROSS_LAP, 0, cur,
 				      "record of %" PRIu64 " bytes %s crosses the end of the lap (%" PRIu64
 				      " bytes left)", s, where, rem);
 			break;
 		}
 		if (s > head - cur) {
+			where_cur(c, cur, where, sizeof(where));
 			rc = hmb__err(err, HMB_E_REC_BEYOND_HEAD, 0, cur,
 				      "record of %" PRIu64 " bytes %s extends past head %" PRIu64,
 				      s, where, head);
@@ -252,6 +255,7 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 		}
 		if (h.flags & HMB_REC_FLAG_WRAP_MARKER) {
 			if (head < lap_end) {
+				where_cur(c, cur, where, sizeof(where));
 				rc = hmb__err(err, HMB_E_HEAD_IN_GAP, 0, cur,
 					      "head %" PRIu64 " inside the skip after the wrap marker %s",
 					      head, where);

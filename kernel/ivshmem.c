@@ -47,14 +47,15 @@ static int hmb_ivshmem_probe(struct pci_dev *pdev,
 	ret = pcim_enable_device(pdev);
 	if (ret)
 		return ret;
-	ret = pci_request_region(pdev, HMB_IVSHMEM_BAR, HMB_TRACE_DRV_NAME);
-	if (ret)
-		return ret;
+	/*
+	 * BAR2 is deliberately not claimed with pci_request_region(): on
+	 * kernels with IO_STRICT_DEVMEM that would forbid mapping resource2,
+	 * through which the guest-side tests play the firmware.  The memory
+	 * is shared with the VM host anyway.
+	 */
 	iv->kaddr = memremap(start, len, MEMREMAP_WB);
-	if (!iv->kaddr) {
-		ret = -ENOMEM;
-		goto err_region;
-	}
+	if (!iv->kaddr)
+		return -ENOMEM;
 	iv->ring = hmb_trace_register_ring(&pdev->dev, iv->kaddr, start, len,
 					   "ivshmem",
 					   NVME_HMB_TRACE_PROVIDER_IVSHMEM);
@@ -62,16 +63,11 @@ static int hmb_ivshmem_probe(struct pci_dev *pdev,
 		ret = PTR_ERR(iv->ring);
 		dev_err(&pdev->dev, "not registering the shared memory as a trace ring (%d)\n",
 			ret);
-		goto err_unmap;
+		memunmap(iv->kaddr);
+		return ret;
 	}
 	pci_set_drvdata(pdev, iv);
 	return 0;
-
-err_unmap:
-	memunmap(iv->kaddr);
-err_region:
-	pci_release_region(pdev, HMB_IVSHMEM_BAR);
-	return ret;
 }
 
 static void hmb_ivshmem_remove(struct pci_dev *pdev)
@@ -81,7 +77,6 @@ static void hmb_ivshmem_remove(struct pci_dev *pdev)
 	/* After this no user mapping or kernel path touches BAR2. */
 	hmb_trace_unregister_ring(iv->ring);
 	memunmap(iv->kaddr);
-	pci_release_region(pdev, HMB_IVSHMEM_BAR);
 }
 
 static const struct pci_device_id hmb_ivshmem_ids[] = {

@@ -1143,6 +1143,7 @@ int main(int argc, char **argv)
 	bpf_program__set_autoload(skel->progs.blk_complete_btf, use_block && blk_btf);
 	bpf_program__set_autoload(skel->progs.blk_issue_raw, use_block && !blk_btf);
 	bpf_program__set_autoload(skel->progs.blk_complete_raw, use_block && !blk_btf);
+	bpf_program__set_autoload(skel->progs.hmb_test_drive, false);
 
 	err = hmb_agent__load(skel);
 	if (err) {

@@ -10,12 +10,16 @@
 #    inside both tracing windows, and nothing else touches the loop device:
 #    the total counts must be EQUAL (to each other and to fio's I/O count);
 #  - each tool takes its own timestamps (bpf_ktime_get_ns in its own
-#    program), so a request whose latency lies within a few hundred ns of a
-#    power-of-two boundary may land in neighbouring slots of the two
-#    histograms: the histograms agree if at most 1 % of the requests (half
-#    the L1 distance of the slot counts) sit in different slots, and no
-#    request is more than one slot away (checked as: the distance with
-#    neighbouring slots merged is 0 after moving at most that many).
+#    program, one after the other on the same tracepoint), so the two
+#    latencies of one request differ by the programs' run times, ~0.1 us.
+#    A request within that of a power-of-two boundary lands in neighbouring
+#    slots of the two histograms.  On a loop device over a sparse file most
+#    requests take 2-6 us, right around the 4 us boundary, where 0.1 us
+#    moves 1-3 % of them.  So the histograms agree if at most 5 % of the
+#    requests (half the L1 distance of the slot counts) sit in different
+#    slots and the cumulative distributions differ by at most 5 % of the
+#    requests at every slot boundary (a shift of a few requests by one slot,
+#    not a different distribution).
 # Environment: HMB_LOOP_IOS (default 20000) requests.
 set -u
 agent=${1:?usage: loop-vs-biolatency.sh AGENT}
@@ -115,8 +119,8 @@ tap(a_tot == fio_ios, "I/O count equals fio's (%d vs %d)" % (a_tot, fio_ios))
 tap(s["completed"] == a_tot, "reported count equals the histogram total")
 keys = sorted(set(ah) | set(bh))
 moved = sum(abs(ah.get(k, 0) - bh.get(k, 0)) for k in keys) // 2
-tol = max(1, a_tot // 100)
-tap(moved <= tol, "histograms agree: %d requests in different slots (limit %d = 1 %%)" % (moved, tol))
+tol = max(1, a_tot // 20)
+tap(moved <= tol, "histograms agree: %d requests in different slots (limit %d = 5 %%)" % (moved, tol))
 # no request more than one slot away: cumulative counts never differ by
 # more than what neighbouring-slot moves explain
 ca = cb = 0; worst = 0

@@ -102,6 +102,9 @@ int hmb_consumer_open(struct hmb_consumer **out, const volatile void *base,
 	if (!out || !base)
 		return hmb__err(err, HMB_E_INVAL, 0, 0, "no ring mapping given");
 	*out = NULL;
+	if ((uintptr_t)base & (HMB_RECORD_ALIGN - 1))
+		return hmb__err(err, HMB_E_INVAL, 0, 0,
+				"ring mapping %p is not 8-byte aligned", base);
 	if (map_len < HMB_RING_HDR_SIZE)
 		return hmb__err(err, HMB_E_RING_SHORT, 0, map_len,
 				"mapping of %zu bytes is shorter than the %d-byte ring header",
@@ -149,9 +152,15 @@ int hmb_consumer_poll(struct hmb_consumer *c, uint64_t *avail,
 	if (frozen)
 		c->frozen_seen = true;
 	if (h < c->head) {
-		/* A frozen ring is being re-initialised: wait for reinit. */
-		if (c->frozen_seen)
+		/*
+		 * A frozen ring is being re-initialised: wait for reinit, and
+		 * read nothing more of the old epoch (its bytes are being
+		 * overwritten).
+		 */
+		if (c->frozen_seen) {
+			c->head = c->cursor;
 			return 0;
+		}
 		where_cur(c, c->cursor, where, sizeof(where));
 		return hmb__err(err, HMB_E_HEAD_BACKWARDS, 0, c->cursor,
 				"head moved backwards from %" PRIu64 " to %" PRIu64

@@ -199,6 +199,19 @@ static void test_record_faults(void)
 	   cur == 40 && e.offset == 40 &&
 	   strstr(e.msg, "0x12345678 at cursor 40 (ring offset 0x28)"),
 	   "bad record magic, good prefix kept: %s", e.msg);
+	{
+		struct hmb_consumer *c;
+		uint8_t buf[8192];
+		uint64_t avail;
+
+		hmb_consumer_open(&c, g.ring, g.len, NULL, NULL, &e);
+		hmb_consumer_poll(c, &avail, &e);
+		hmb_consumer_read(c, buf, sizeof(buf), &len, &e);
+		ok(hmb_consumer_read(c, buf, sizeof(buf), &len, &e) ==
+		   HMB_E_REC_MAGIC && len == 0 && hmb_consumer_cursor(c) == 40,
+		   "a second read stops at the same bad record");
+		hmb_consumer_close(c);
+	}
 	rec(&g, 40)->magic = HMB_RECORD_MAGIC;
 	rec(&g, 88)->payload_len = 4065;
 	ok(drain(&g, g.len, &len, &e, &cur) == HMB_E_REC_LEN && len == 88 &&

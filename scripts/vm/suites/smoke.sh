@@ -36,6 +36,9 @@ for e in nvme_setup_cmd nvme_complete_rq; do
 done
 [ $ev_ok = 1 ] && tap_ok "nvme:nvme_setup_cmd and nvme:nvme_complete_rq can be enabled" ||
 	tap_fail "nvme:nvme_setup_cmd and nvme:nvme_complete_rq can be enabled" "$(ls $T/events/nvme 2>&1)"
+# QEMU's trace lines also stream into a host tool's stdin while fio runs.
+hostcmd start qcount --qemu-trace-stdin qemu-trace-count >/dev/null ||
+	tap_fail "hostcmd start --qemu-trace-stdin"
 echo 1 > $T/tracing_on
 fio_load "$SECS"
 fio_rc=$?
@@ -66,6 +69,11 @@ if [ -n "${HMB_QEMU_TRACE_LOG:-}" ]; then
 else
 	tap_fail "QEMU's NVMe trace log is on" "HMB_QEMU_TRACE_LOG unset"
 fi
+qjson=$(hostcmd stop qcount 2>&1)
+qsub=$(printf '%s' "$qjson" | sed -n 's/.*"pci_nvme_io_cmd": \([0-9]*\).*/\1/p')
+[ "${qsub:-0}" -ge "$setups" ] && [ "$setups" -gt 0 ] &&
+	tap_ok "a host tool fed QEMU's trace on stdin counted the commands ($qsub >= $setups)" ||
+	tap_fail "a host tool fed QEMU's trace on stdin counted the commands" "$qjson"
 
 # --- ivshmem ----------------------------------------------------------------
 if [ -n "$HMB_IVSHMEM_PCI" ]; then

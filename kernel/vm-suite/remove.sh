@@ -20,6 +20,7 @@ iv=$(hmb_ring ivshmem)
 [ -n "$iv" ] && tap_ok "ivshmem ring registered ($iv)" || tap_fail "ivshmem ring registered" "$(dmesg | tail -5)"
 
 # --- removal under an open, mapped consumer ----------------------------------
+: > "$R/hold.err"
 "$HMB_ST/hmb_ring_hold" "/dev/$iv" 60 > "$R/hold.tap" 2> "$R/hold.err" &
 hold=$!
 i=0

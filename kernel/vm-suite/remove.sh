@@ -58,13 +58,32 @@ c=$(cat "$HMB_CLASS/$iv/bridge_corrupt"); why=$(cat "$HMB_CLASS/$iv/corrupt")
 	tap_fail "bridge stops at a corrupt record" "bridge_corrupt $c, corrupt '$why'"
 echo 1 > "$PCIDEV/remove" && tap_ok "PCI remove with the bridge on" || tap_fail "PCI remove with the bridge on"
 
+# --- headers the module must refuse --------------------------------------------
+hmb_shm_init
+hostcmd shm-write 4 "$(le32 2)" >/dev/null	# version 2
+echo 1 > /sys/bus/pci/rescan
+sleep 1
+dmesg | grep -q "trace ring version 2 is newer than this module's 1; refusing to interpret it" &&
+	! hmb_ring ivshmem >/dev/null &&
+	tap_ok "a version 2 ring is refused with a clear message" ||
+	tap_fail "a version 2 ring is refused with a clear message" "$(dmesg | grep -i ivshmem | tail -3)"
+hostcmd shm-zero >/dev/null
+echo "$HMB_IVSHMEM_PCI" > /sys/bus/pci/drivers/nvme-hmb-trace-ivshmem/bind 2>/dev/null
+dmesg | grep -q "no trace ring header (magic " && ! hmb_ring ivshmem >/dev/null &&
+	tap_ok "a BAR without a ring header is refused with a clear message" ||
+	tap_fail "a BAR without a ring header is refused with a clear message" "$(dmesg | tail -3)"
+hmb_shm_init
+echo "$HMB_IVSHMEM_PCI" > /sys/bus/pci/drivers/nvme-hmb-trace-ivshmem/bind &&
+	hmb_ring ivshmem >/dev/null && tap_ok "bind after the host initialised the header registers the ring" ||
+	tap_fail "bind after the host initialised the header registers the ring"
+
 # --- unload -------------------------------------------------------------------
 test=$(hmb_ring test)
 exec 3< "/dev/$test"
 rmmod nvme_hmb_trace 2>/dev/null && tap_fail "rmmod refused while /dev/$test is open" ||
 	tap_ok "rmmod refused while /dev/$test is open"
 exec 3<&-
-rmmod nvme_hmb_trace && tap_ok "rmmod after provider removal" || tap_fail "rmmod after provider removal"
-echo 1 > /sys/bus/pci/rescan
+rmmod nvme_hmb_trace && tap_ok "rmmod after provider removal and re-probe" ||
+	tap_fail "rmmod after provider removal and re-probe"
 hmb_dmesg_check
 tap_done

@@ -36,8 +36,6 @@ hmb-trace-daemon --device "/dev/$iv" -o "$DUMP" --stats-json "$R/daemon.json" \
 	> "$R/daemon.out" 2> "$R/daemon.err" &
 dpid=$!
 sleep 1
-kill -0 $dpid 2>/dev/null && grep -q "hmb-trace-daemon" "$HMB_CLASS/$iv/consumer" 2>/dev/null ||
-	grep -q . "$HMB_CLASS/$iv/consumer"
 [ "$(cat "$HMB_CLASS/$iv/consumer")" != none ] && tap_ok "hmb-trace-daemon --device holds /dev/$iv ($(cat "$HMB_CLASS/$iv/consumer"))" ||
 	tap_fail "hmb-trace-daemon --device holds /dev/$iv" "$(cat "$R/daemon.err")"
 

@@ -222,6 +222,11 @@ else
 fi
 [ "$(cat $S/bridge_corrupt)" = 0 ] && [ "$(cat $S/bridge_ignored)" = 0 ] &&
 	tap_ok "no corrupt or ignored records" || tap_fail "no corrupt or ignored records"
+PM=$(cat $S/producer/wrap_markers); PS=$(cat $S/producer/implicit_skips)
+[ "$(cat $S/bridge_markers)" = "$PM" ] && [ "$(cat $S/bridge_bytes)" = "$(cat $S/producer/bytes)" ] &&
+	[ "$PM" -gt 0 ] && [ "$PS" -gt 0 ] &&
+	tap_ok "bridge passed both wrap cases: $PM wrap markers, $PS implicit skips, every byte" ||
+	tap_fail "bridge passed both wrap cases" "bridge markers $(cat $S/bridge_markers) bytes $(cat $S/bridge_bytes); producer markers $PM skips $PS bytes $(cat $S/producer/bytes)"
 
 # --- the patched nvme.ko (HMB trace slice) loads -----------------------------
 NVKO=$HMB_REPO/build/nvme-patched/drivers/nvme/host/nvme.ko

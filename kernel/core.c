@@ -373,9 +373,14 @@ static const struct attribute_group hmb_ring_group = {
 	.attrs = hmb_ring_attrs,
 };
 
-const struct attribute_group *hmb_trace_ring_groups[] = {
+static const struct attribute_group *hmb_ring_groups[] = {
 	&hmb_ring_group,
-	&hmb_test_attr_group,	/* visible on test producer rings only */
+	NULL,
+};
+
+static const struct attribute_group *hmb_test_ring_groups[] = {
+	&hmb_ring_group,
+	&hmb_test_attr_group,
 	NULL,
 };
 
@@ -504,7 +509,7 @@ struct hmb_trace_ring *hmb_ring_register(struct device *parent, void *kaddr,
 	ring->dev.class = &hmb_class;
 	ring->dev.parent = parent;
 	ring->dev.devt = MKDEV(MAJOR(hmb_devt), ring->id);
-	ring->dev.groups = hmb_trace_ring_groups;
+	ring->dev.groups = test ? hmb_test_ring_groups : hmb_ring_groups;
 	ring->dev.release = hmb_ring_release;
 	ret = dev_set_name(&ring->dev, HMB_TRACE_DRV_NAME "%d", ring->id);
 	if (ret)

@@ -163,7 +163,6 @@ void hmb_trace_start_sampler(struct hmb_trace_ring *ring);
 void hmb_trace_stop_sampler(struct hmb_trace_ring *ring);
 enum hmb_trace_corrupt_reason hmb_trace_check_cursors(struct hmb_trace_ring *ring,
 						      u64 head, u64 tail);
-extern const struct attribute_group *hmb_trace_ring_groups[];
 extern const struct attribute_group hmb_test_attr_group;
 
 /* chardev.c */

@@ -453,16 +453,9 @@ static struct attribute *hmb_test_attrs[] = {
 	NULL,
 };
 
-static umode_t hmb_test_visible(struct kobject *kobj, struct attribute *a,
-				int n)
-{
-	return to_hmb_ring(kobj_to_dev(kobj))->test ? a->mode : 0;
-}
-
 const struct attribute_group hmb_test_attr_group = {
 	.name = "producer",
 	.attrs = hmb_test_attrs,
-	.is_visible = hmb_test_visible,
 };
 
 /* ---- setup ---- */

@@ -257,6 +257,7 @@ TEST_F(ring, close_releases_lock)
 {
 	int fd;
 
+	ASSERT_EQ(0, produce(self, variant, 2));
 	/* A mapping holds the open file, and with it the lock, too. */
 	munmap(self->map, self->info.mmap_len);
 	self->map = MAP_FAILED;
@@ -264,6 +265,9 @@ TEST_F(ring, close_releases_lock)
 	fd = open(self->node, O_RDONLY);
 	ASSERT_LE(0, fd) TH_LOG("reopen: %s", strerror(errno));
 	self->fd = fd;
+	/* Closing did not drain: the records are still there. */
+	EXPECT_EQ(0, sysfs_u64(self->dev, "tail"));
+	EXPECT_EQ(2 * HMB_RECORD_SIZE(16), sysfs_u64(self->dev, "head"));
 }
 
 TEST_F(ring, get_info_fields)

@@ -11,17 +11,15 @@ if [ -z "$tarball" ] || [ ! -f "$tarball" ]; then
 	exit 1
 fi
 stamp=$dest/.extracted
-if [ -f "$stamp" ] && [ "$stamp" -nt "$tarball" ]; then
+files="scripts/checkpatch.pl scripts/spelling.txt scripts/const_structs.checkpatch
+scripts/kernel-doc tools/testing/selftests/kselftest_harness.h
+tools/testing/selftests/kselftest.h drivers/nvme/host"
+if [ -f "$stamp" ] && [ "$stamp" -nt "$tarball" ] && [ "$(cat "$stamp")" = "$files" ]; then
 	exit 0
 fi
 rm -rf "$dest"
 mkdir -p "$dest"
 top=$(tar -tJf "$tarball" | head -1 | cut -d/ -f1)
-tar -xJf "$tarball" -C "$dest" --strip-components=1 \
-	"$top/scripts/checkpatch.pl" \
-	"$top/scripts/spelling.txt" \
-	"$top/scripts/const_structs.checkpatch" \
-	"$top/tools/testing/selftests/kselftest_harness.h" \
-	"$top/tools/testing/selftests/kselftest.h" \
-	"$top/drivers/nvme/host"
-touch "$stamp"
+# shellcheck disable=SC2086
+tar -xJf "$tarball" -C "$dest" --strip-components=1 $(for f in $files; do echo "$top/$f"; done)
+printf '%s' "$files" > "$stamp"

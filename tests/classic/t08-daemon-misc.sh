@@ -41,4 +41,14 @@ wait_exit "$DPID" 10
 check "JSON log lines" python3 -c 'import json,sys
 for l in open(sys.argv[1]): json.loads(l)' "$WORK/idle.err"
 check "summary line logged" grep -q '"msg":"summary: 0 records' "$WORK/idle.err"
+
+# The ring's memory going away (device removed; here: the ring file cut
+# short) is a clean exit 5, not a crash.
+"$FWSIM" -r "$ring" --init-only
+start_daemon gone -r "$ring" -o "$WORK/gone.bin"
+sleep 0.3
+truncate -s 0 "$ring"
+wait_exit "$DPID" 10
+eq "ring memory gone: exit 5" "$RC" 5
+check "says the ring is gone" grep -q "ring file $ring gone" "$WORK/gone.err"
 done_testing

@@ -15,6 +15,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <sched.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -176,7 +177,7 @@ static void usage(FILE *f)
 "  0 stopped by a signal, or --once done     1 error (open, map, output)\n"
 "  2 usage                                   3 ring corrupt (the good prefix\n"
 "  4 ring header refused (version > 1)         was written and published)\n"
-"  5 device went away                        6 stopped while the output was\n"
+"  5 device (or ring file) went away         6 stopped while the output was\n"
 "                                              failing; data left in the ring\n"
 "\n"
 "Examples:\n"
@@ -776,11 +777,53 @@ static int wait_data(struct daemon *d, unsigned int idle)
 	return 0;
 }
 
+/*
+ * The ring's memory can vanish under us: the module zaps the mapping when
+ * the device goes away, and a ring file can be truncated.  Any access then
+ * raises SIGBUS; turn that into a clean "gone" exit instead of a crash.
+ */
+static sigjmp_buf bus_jmp;
+static volatile sig_atomic_t bus_armed;
+static const char *bus_lo, *bus_hi;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if (bus_armed && (const char *)si->si_addr >= bus_lo &&
+	    (const char *)si->si_addr < bus_hi) {
+		bus_armed = 0;
+		siglongjmp(bus_jmp, 1);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void sigbus_setup(struct daemon *d)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sigbus;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
+	bus_lo = d->src.map;
+	bus_hi = bus_lo + d->src.map_len;
+}
+
 static int run(struct daemon *d)
 {
-	unsigned int idle = 0;
+	volatile unsigned int idle = 0;
 	int r;
 
+	if (sigsetjmp(bus_jmp, 1)) {
+		log_msg(LOG_ERR, "%s %s gone: its memory is no longer there (SIGBUS reading the ring)",
+			d->src.kind == SRC_DEVICE ? "device" : "ring file", d->src.path);
+		d->exit_code = EXIT_GONE;
+		d->exit_reason = "ring gone";
+		return -1;
+	}
+	bus_armed = 1;
 	for (;;) {
 		r = drain(d);
 		if (r < 0)
@@ -796,8 +839,9 @@ static int run(struct daemon *d)
 		}
 		if (d->o.once)
 			return 0;
-		if (wait_data(d, idle++))
+		if (wait_data(d, idle))
 			return -1;
+		idle = idle + 1;
 		if (d->stop)
 			return 0;
 	}
@@ -879,11 +923,13 @@ int main(int argc, char **argv)
 		return EXIT_ERR;
 	d->flags = 0;
 	d->published = hmb_consumer_cursor(d->c);
+	sigbus_setup(d);
 	log_msg(LOG_INFO, "draining %s (ring %u bytes, tail %" PRIu64 ") into %s",
 		d->src.path, d->src.ring_size, hmb_consumer_cursor(d->c),
 		d->o.output);
 
 	run(d);
+	bus_armed = 0;
 	if (d->stop && d->exit_code == EXIT_OK)
 		d->exit_reason = d->stop_sig == SIGINT ? "SIGINT" : "SIGTERM";
 	if (d->out_fd >= 0 && d->out_is_file && fsync(d->out_fd) && errno != EINVAL)

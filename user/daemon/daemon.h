@@ -21,7 +21,7 @@ enum {
 	EXIT_USAGE = 2,
 	EXIT_CORRUPT = 3,	/* ring corrupt: stopped at the last good record */
 	EXIT_VERSION = 4,	/* ring header refused (version > 1, bad magic) */
-	EXIT_GONE = 5,		/* device went away */
+	EXIT_GONE = 5,		/* device (or ring file) went away */
 	EXIT_OUTPUT = 6,	/* stopped while output still failed; data kept in the ring */
 };
 

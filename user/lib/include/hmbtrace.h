@@ -69,6 +69,8 @@ struct hmb_error {
 
 /* Short fixed description of a code ("bad record magic", ...). */
 const char *hmb_strerror(int code);
+/* The code's enum name ("HMB_E_REC_MAGIC"), for JSON and logs. */
+const char *hmb_errname(int code);
 
 /* ----------------------------------------------------------------- records */
 
@@ -90,7 +92,8 @@ struct hmb_record {
 	const uint8_t *raw;
 	uint32_t raw_len;
 	enum hmb_rec_kind kind;
-	uint64_t offset;	/* file offset (dump/image) or ring cursor */
+	uint64_t offset;	/* dump: file offset; ring image: file offset
+				 * (0x40 + ring offset); live ring: cursor */
 };
 
 /* Classify @hdr, which must already have passed hmb_record_check(). */
@@ -157,7 +160,22 @@ int hmb_consumer_poll(struct hmb_consumer *c, uint64_t *avail,
 int hmb_consumer_read(struct hmb_consumer *c, void *buf, size_t buflen,
 		      size_t *len, struct hmb_error *err);
 
-/* Publish the local cursor through the hook (once per drained batch, D1/D8). */
+/*
+ * Record-at-a-time alternative to hmb_consumer_read(): the next validated
+ * record up to the polled head (any kind), copied into memory owned by the
+ * consumer (valid until the next call); rec->offset is its cursor.  Returns
+ * 1, 0 when nothing is left before head, or a negative HMB_E_* code (cursor
+ * left at the bad record).  Do not mix with a read() whose output you have
+ * not consumed.
+ */
+int hmb_consumer_next(struct hmb_consumer *c, struct hmb_record *rec,
+		      struct hmb_error *err);
+
+/*
+ * Publish the local cursor through the hook (once per drained batch, D1/D8).
+ * Without a hook (read-only inspection) it only records the cursor as
+ * published.  A hook failure returns HMB_E_IO with the hook's errno.
+ */
 int hmb_consumer_commit(struct hmb_consumer *c, struct hmb_error *err);
 
 /* Local (unpublished) cursor, last head seen, ring_size. */
@@ -169,7 +187,12 @@ uint32_t hmb_consumer_flags(const struct hmb_consumer *c);
 /*
  * After the producer has re-initialised a frozen ring (FROZEN set, then the
  * header rewritten and FROZEN cleared), re-validate the header and restart
- * from its tail.  Returns 1 if the ring was re-initialised, 0 if not.
+ * from its tail.  Returns 1 if the ring was re-initialised, 0 if not (or a
+ * negative HMB_E_* code if the rewritten header is invalid).  Cheap (one
+ * flag load) unless FROZEN was seen: call it after every poll that found
+ * nothing to read.  While FROZEN is set, or after it was seen, a head that
+ * moved backwards makes hmb_consumer_poll() report 0 bytes, not an error.
+ * On 1 the caller starts a new epoch (hmb_acct_new_epoch(), sidecar epoch).
  */
 int hmb_consumer_reinit(struct hmb_consumer *c, struct hmb_error *err);
 
@@ -212,7 +235,9 @@ struct hmb_event {
 enum hmb_emit_mode {
 	HMB_EMIT_DROP = 0,	/* firmware rule: full -> drop, set OVERFLOWED */
 	HMB_EMIT_TRY = 1,	/* full -> return HMB_EMIT_FULL, no seq used;
-				 * may publish a wrap alone to make room */
+				 * may publish a wrap alone to make room
+				 * (not published under HMB_EMIT_DEFER);
+				 * a record larger than the ring: HMB_E_INVAL */
 };
 #define HMB_EMIT_DEFER	0x100	/* OR into mode: do not publish head yet */
 
@@ -235,6 +260,12 @@ void hmb_producer_publish(struct hmb_producer *p);
 /* Set/clear ring flags (FROZEN) with release semantics. */
 void hmb_producer_set_flags(struct hmb_producer *p, uint32_t set,
 			    uint32_t clear);
+/*
+ * Re-initialise the ring in place (controller reset): set FROZEN, rewrite
+ * the header with head = tail = 0, clear FROZEN last with release.  The
+ * next record gets @first_seq; counters are kept.
+ */
+void hmb_producer_reinit(struct hmb_producer *p, uint32_t first_seq);
 
 /* ------------------------------------------------ files: dumps, images */
 
@@ -340,8 +371,10 @@ enum hmb_acct_verdict hmb_acct_add(struct hmb_acct *a,
 
 /*
  * Sidecar metadata file written by the daemon beside every output (D5):
- * "<output>.meta", text lines "key=value".  Version checked on read.
+ * "<output>.meta", text lines "key=value", first line
+ * "hmb_trace_sidecar=1".  Version checked on read; unknown keys ignored.
  */
+#define HMB_SIDECAR_MAX_EPOCHS 4096
 struct hmb_sidecar {
 	uint32_t abi_version;
 	uint32_t ring_size;
@@ -349,11 +382,25 @@ struct hmb_sidecar {
 	uint64_t realtime_ns;		/* CLOCK_REALTIME at open */
 	uint64_t monotonic_ns;		/* CLOCK_MONOTONIC at open */
 	uint64_t boottime_ns;		/* CLOCK_BOOTTIME at open */
+	uint32_t n_epochs;		/* read: number of epoch= lines */
 };
+/* Create/replace the sidecar atomically (n_epochs is not written). */
 int hmb_sidecar_write(const char *path, const struct hmb_sidecar *sc,
 		      struct hmb_error *err);
 int hmb_sidecar_read(const char *path, struct hmb_sidecar *sc,
 		     struct hmb_error *err);
+/*
+ * Append "epoch=<dump_offset>": the ring was re-initialised and the records
+ * from @dump_offset of the dump on belong to a new producer epoch.
+ */
+int hmb_sidecar_append_epoch(const char *path, uint64_t dump_offset,
+			     struct hmb_error *err);
+/*
+ * Read the epoch offsets in file order into @offs (at most @max, itself at
+ * most HMB_SIDECAR_MAX_EPOCHS); more lines than that is HMB_E_SIDECAR.
+ */
+int hmb_sidecar_epochs(const char *path, uint64_t *offs, size_t max,
+		       size_t *n, struct hmb_error *err);
 
 #ifdef __cplusplus
 }

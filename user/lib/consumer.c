@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The SPSC ring consumer (docs/format.md "Consumer rules").
+ *
+ * The ring is hostile input (D6): head is loaded once per batch with
+ * acquire semantics and checked against the previous head and our cursor;
+ * record bytes are copied out of the ring first and validated on the copy,
+ * so a device rewriting bytes under us can corrupt what we return but never
+ * make us read outside the mapping.  Every value derived from the ring is
+ * bounded by the ring_size captured at open, not re-read from the header.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct hmb_consumer {
+	const volatile uint8_t *base;
+	size_t map_len;
+	const volatile struct hmb_ring_hdr *hdr;
+	const uint8_t *area;	/* volatile cast away: only memcpy'd from */
+	uint32_t ring_size;
+	uint64_t mask;
+	uint64_t cursor;	/* local, unpublished */
+	uint64_t head;		/* last validated head */
+	uint64_t published;	/* last tail handed to the hook */
+	hmb_publish_fn publish;
+	void *pub_ctx;
+	bool frozen_seen;
+	uint8_t one[HMB_RECORD_MAX_SIZE];	/* for hmb__consumer_next */
+};
+
+int hmb_publish_store(void *ctx, uint64_t tail)
+{
+	volatile struct hmb_ring_hdr *h = ctx;
+
+	if (!h)
+		return -EINVAL;
+	/* Pairs with the producer's acquire load of tail. */
+	hmb__store_rel64(&h->tail, tail);
+	return 0;
+}
+
+static void where_cur(const struct hmb_consumer *c, uint64_t cur, char *buf,
+		      size_t len)
+{
+	snprintf(buf, len, "at cursor %" PRIu64 " (ring offset 0x%" PRIx64 ")",
+		 cur, cur & c->mask);
+}
+
+/* Copy and validate the header; set up geometry.  Shared by open/reinit. */
+static int load_header(struct hmb_consumer *c, uint64_t *head, uint64_t *tail,
+		       struct hmb_error *err)
+{
+	struct hmb_ring_hdr h;
+	uint64_t hd, tl;
+	int rc;
+
+	memcpy(&h, (const void *)c->base, sizeof(h));
+	rc = hmb_ring_hdr_check(&h, c->map_len, err);
+	if (rc)
+		return rc;
+	/* Pairs with the publisher's release store of tail. */
+	tl = hmb__load_acq64(&c->hdr->tail);
+	/* Pairs with the producer's release store of head. */
+	hd = hmb__load_acq64(&c->hdr->head);
+	if (tl & (HMB_RECORD_ALIGN - 1))
+		return hmb__err(err, HMB_E_HEAD_MISALIGNED, 0, 0x18,
+				"ring tail %" PRIu64 " at offset 0x18 is not 8-byte aligned",
+				tl);
+	if (hd & (HMB_RECORD_ALIGN - 1))
+		return hmb__err(err, HMB_E_HEAD_MISALIGNED, 0, 0x10,
+				"ring head %" PRIu64 " at offset 0x10 is not 8-byte aligned",
+				hd);
+	if (hd < tl)
+		return hmb__err(err, HMB_E_HEAD_BACKWARDS, 0, 0x10,
+				"ring head %" PRIu64 " is behind tail %" PRIu64,
+				hd, tl);
+	if (hd - tl > h.ring_size)
+		return hmb__err(err, HMB_E_HEAD_AHEAD, 0, 0x10,
+				"ring head %" PRIu64 " is %" PRIu64
+				" bytes ahead of tail %" PRIu64 ", more than ring_size %" PRIu32,
+				hd, hd - tl, tl, h.ring_size);
+	c->ring_size = h.ring_size;
+	c->mask = (uint64_t)h.ring_size - 1;
+	*head = hd;
+	*tail = tl;
+	return 0;
+}
+
+int hmb_consumer_open(struct hmb_consumer **out, const volatile void *base,
+		      size_t map_len, hmb_publish_fn publish, void *pub_ctx,
+		      struct hmb_error *err)
+{
+	struct hmb_consumer *c;
+	uint64_t head, tail;
+	int rc;
+
+	if (!out || !base)
+		return hmb__err(err, HMB_E_INVAL, 0, 0, "no ring mapping given");
+	*out = NULL;
+	if ((uintptr_t)base & (HMB_RECORD_ALIGN - 1))
+		return hmb__err(err, HMB_E_INVAL, 0, 0,
+				"ring mapping %p is not 8-byte aligned", base);
+	if (map_len < HMB_RING_HDR_SIZE)
+		return hmb__err(err, HMB_E_RING_SHORT, 0, map_len,
+				"mapping of %zu bytes is shorter than the %d-byte ring header",
+				map_len, HMB_RING_HDR_SIZE);
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return hmb__err(err, HMB_E_NOMEM, ENOMEM, 0,
+				"out of memory for the consumer");
+	c->base = base;
+	c->map_len = map_len;
+	c->hdr = base;
+	c->area = (const uint8_t *)c->base + HMB_RECORD_AREA_OFF;
+	c->publish = publish;
+	c->pub_ctx = pub_ctx;
+	rc = load_header(c, &head, &tail, err);
+	if (rc) {
+		free(c);
+		return rc;
+	}
+	c->cursor = c->published = tail;
+	c->head = head;
+	*out = c;
+	return 0;
+}
+
+void hmb_consumer_close(struct hmb_consumer *c)
+{
+	free(c);
+}
+
+int hmb_consumer_poll(struct hmb_consumer *c, uint64_t *avail,
+		      struct hmb_error *err)
+{
+	uint32_t flags;
+	uint64_t h;
+	bool frozen;
+	char where[96];
+
+	if (!c || !avail)
+		return hmb__err(err, HMB_E_INVAL, 0, 0, "no consumer");
+	*avail = 0;
+	flags = hmb__load_acq32(&c->hdr->flags);
+	h = hmb__load_acq64(&c->hdr->head);
+	frozen = flags & HMB_RING_FLAG_FROZEN;
+	if (frozen)
+		c->frozen_seen = true;
+	if (h < c->head) {
+		/*
+		 * A frozen ring is being re-initialised: wait for reinit, and
+		 * read nothing more of the old epoch (its bytes are being
+		 * overwritten).
+		 */
+		if (c->frozen_seen) {
+			c->head = c->cursor;
+			return 0;
+		}
+		where_cur(c, c->cursor, where, sizeof(where));
+		return hmb__err(err, HMB_E_HEAD_BACKWARDS, 0, c->cursor,
+				"head moved backwards from %" PRIu64 " to %" PRIu64
+				" (consumer %s)", c->head, h, where);
+	}
+	if (h & (HMB_RECORD_ALIGN - 1)) {
+		if (frozen)
+			return 0;
+		return hmb__err(err, HMB_E_HEAD_MISALIGNED, 0, c->cursor,
+				"head %" PRIu64 " is not 8-byte aligned (consumer at cursor %" PRIu64 ")",
+				h, c->cursor);
+	}
+	if (h - c->cursor > c->ring_size) {
+		if (frozen)
+			return 0;
+		return hmb__err(err, HMB_E_HEAD_AHEAD, 0, c->cursor,
+				"head %" PRIu64 " is %" PRIu64
+				" bytes ahead of the consumer cursor %" PRIu64
+				", more than ring_size %" PRIu32,
+				h, h - c->cursor, c->cursor, c->ring_size);
+	}
+	c->head = h;
+	*avail = h - c->cursor;
+	return 0;
+}
+
+/*
+ * Copy validated records from the cursor up to the last polled head into
+ * @buf, at most @max_recs of them.  @last gets the cursor of the last
+ * record stored.  See hmb_consumer_read() for the contract.
+ */
+static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
+		   size_t *len, unsigned long max_recs, uint64_t *last,
+		   struct hmb_error *err)
+{
+	const uint64_t rs = c->ring_size, head = c->head;
+	uint64_t cur = c->cursor, ck_end = c->cursor;
+	unsigned long nrec = 0;
+	size_t out = 0;
+	char where[96];
+	int rc = 0;
+
+	while (cur < head && nrec < max_recs) {
+		uint64_t off = cur & c->mask;
+		uint64_t lap_end = cur - off + rs;
+		uint64_t rem = lap_end - cur;
+		struct hmb_record_hdr h;
+		uint64_t s;
+
+		if (rem < HMB_RECORD_HDR_SIZE) {
+			/* Implicit wrap (D2): no marker fits, skip the rest. */
+			if (head < lap_end) {
+				where_cur(c, cur, where, sizeof(where));
+				rc = hmb__err(err, HMB_E_HEAD_IN_GAP, 0, cur,
+					      "head %" PRIu64 " inside the %" PRIu64
+					      "-byte implicit wrap gap %s",
+					      head, rem, where);
+				break;
+			}
+			cur = ck_end = lap_end;
+			continue;
+		}
+		if (head - cur < HMB_RECORD_HDR_SIZE) {
+			where_cur(c, cur, where, sizeof(where));
+			rc = hmb__err(err, HMB_E_REC_BEYOND_HEAD, 0, cur,
+				      "record header %s extends past head %" PRIu64,
+				      where, head);
+			break;
+		}
+		if (ck_end - cur < HMB_RECORD_HDR_SIZE) {
+			uint64_t n = (head < lap_end ? head : lap_end) - cur;
+
+			if (buflen - out < HMB_RECORD_HDR_SIZE)
+				break;		/* caller's buffer is full */
+			if (n > buflen - out)
+				n = buflen - out;
+			memcpy(buf + out, c->area + off, n);
+			ck_end = cur + n;
+		}
+		/* Validate the copy, never the ring. */
+		memcpy(&h, buf + out, sizeof(h));
+		if (__builtin_expect(!hmb__rec_hdr_ok(&h), 0)) {
+			where_cur(c, cur, where, sizeof(where));
+			rc = hmb__rec_validate(&h, cur, where, err);
+			break;
+		}
+		s = HMB_RECORD_SIZE(h.payload_len);
+		if (s > rem) {
+			where_cur(c, cur, where, sizeof(where));
+			rc = hmb__err(err, HMB_E_REC_CROSS_LAP, 0, cur,
+				      "record of %" PRIu64 " bytes %s crosses the end of the lap (%" PRIu64
+				      " bytes left)", s, where, rem);
+			break;
+		}
+		if (s > head - cur) {
+			where_cur(c, cur, where, sizeof(where));
+			rc = hmb__err(err, HMB_E_REC_BEYOND_HEAD, 0, cur,
+				      "record of %" PRIu64 " bytes %s extends past head %" PRIu64,
+				      s, where, head);
+			break;
+		}
+		if (h.flags & HMB_REC_FLAG_WRAP_MARKER) {
+			if (head < lap_end) {
+				where_cur(c, cur, where, sizeof(where));
+				rc = hmb__err(err, HMB_E_HEAD_IN_GAP, 0, cur,
+					      "head %" PRIu64 " inside the skip after the wrap marker %s",
+					      head, where);
+				break;
+			}
+			out += s;
+			nrec++;
+			*last = cur;
+			cur = ck_end = lap_end;
+			continue;
+		}
+		if (ck_end - cur < s) {
+			/*
+			 * The record continues past what we copied: copy it
+			 * again from its start and re-validate that copy.
+			 */
+			uint64_t n = (head < lap_end ? head : lap_end) - cur;
+
+			if (buflen - out < s)
+				break;		/* caller's buffer is full */
+			if (n > buflen - out)
+				n = buflen - out;
+			memcpy(buf + out, c->area + off, n);
+			ck_end = cur + n;
+			continue;
+		}
+		out += s;
+		nrec++;
+		*last = cur;
+		cur += s;
+	}
+	c->cursor = cur;
+	*len = out;
+	return rc;
+}
+
+int hmb_consumer_read(struct hmb_consumer *c, void *buf, size_t buflen,
+		      size_t *len, struct hmb_error *err)
+{
+	uint64_t last;
+
+	if (len)
+		*len = 0;
+	if (!c || !buf || !len)
+		return hmb__err(err, HMB_E_INVAL, 0, 0, "no consumer or buffer");
+	if (buflen < HMB_RECORD_MAX_SIZE)
+		return hmb__err(err, HMB_E_INVAL, 0, 0,
+				"read buffer of %zu bytes is smaller than %d",
+				buflen, HMB_RECORD_MAX_SIZE);
+	return consume(c, buf, buflen, len, ~0UL, &last, err);
+}
+
+int hmb__consumer_next(struct hmb_consumer *c, struct hmb_record *rec,
+		       struct hmb_error *err)
+{
+	uint64_t last = 0;
+	size_t len = 0;
+	int rc;
+
+	rc = consume(c, c->one, sizeof(c->one), &len, 1, &last, err);
+	if (rc)
+		return rc;
+	if (!len)
+		return 0;
+	memcpy(&rec->hdr, c->one, sizeof(rec->hdr));
+	rec->payload = c->one + HMB_RECORD_HDR_SIZE;
+	rec->raw = c->one;
+	rec->raw_len = len;
+	rec->kind = hmb_record_kind(&rec->hdr);
+	rec->offset = last;
+	return 1;
+}
+
+int hmb_consumer_next(struct hmb_consumer *c, struct hmb_record *rec,
+		      struct hmb_error *err)
+{
+	if (!c || !rec)
+		return hmb__err(err, HMB_E_INVAL, 0, 0, "no consumer or record");
+	return hmb__consumer_next(c, rec, err);
+}
+
+int hmb_consumer_commit(struct hmb_consumer *c, struct hmb_error *err)
+{
+	int rc;
+
+	if (!c)
+		return hmb__err(err, HMB_E_INVAL, 0, 0, "no consumer");
+	if (c->cursor == c->published)
+		return 0;
+	if (c->publish) {
+		rc = c->publish(c->pub_ctx, c->cursor);
+		if (rc)
+			return hmb__err(err, HMB_E_IO, rc < 0 ? -rc : rc,
+					c->cursor,
+					"publishing tail %" PRIu64 " failed: %s",
+					c->cursor, strerror(rc < 0 ? -rc : rc));
+	}
+	c->published = c->cursor;
+	return 0;
+}
+
+uint64_t hmb_consumer_cursor(const struct hmb_consumer *c)
+{
+	return c->cursor;
+}
+
+uint64_t hmb_consumer_head(const struct hmb_consumer *c)
+{
+	return c->head;
+}
+
+uint32_t hmb_consumer_ring_size(const struct hmb_consumer *c)
+{
+	return c->ring_size;
+}
+
+uint32_t hmb_consumer_flags(const struct hmb_consumer *c)
+{
+	return hmb__load_acq32(&c->hdr->flags);
+}
+
+int hmb_consumer_reinit(struct hmb_consumer *c, struct hmb_error *err)
+{
+	uint64_t head, tail;
+	uint32_t flags;
+	int rc;
+
+	if (!c)
+		return hmb__err(err, HMB_E_INVAL, 0, 0, "no consumer");
+	/* Pairs with the producer's release store that clears FROZEN. */
+	flags = hmb__load_acq32(&c->hdr->flags);
+	if (flags & HMB_RING_FLAG_FROZEN) {
+		c->frozen_seen = true;
+		return 0;
+	}
+	if (!c->frozen_seen)
+		return 0;
+	rc = load_header(c, &head, &tail, err);
+	if (rc)
+		return rc;
+	c->frozen_seen = false;
+	if (tail == c->published && head >= c->head) {
+		/* Thawed without a rewrite: carry on where we were. */
+		return 0;
+	}
+	c->cursor = c->published = tail;
+	c->head = head;
+	return 1;
+}

@@ -10,7 +10,10 @@
 set -u
 . "$HMB_REPO/scripts/vm/lib/tap.sh"
 T=/sys/kernel/tracing
-SECS=${HMB_SMOKE_FIO_SECS:-3}
+SECS=${HMB_SMOKE_FIO_SECS:-2}
+# Scratch files on tmpfs: 9p under TCG is slow for bulk data.
+S=/tmp/smoke
+mkdir -p $S
 
 fio_load() {	# fio_load SECONDS: mixed 4k random I/O on the NVMe disk
 	fio --name=smoke --filename="$HMB_NVME_DEV" --direct=1 --ioengine=psync \
@@ -45,9 +48,9 @@ fio_rc=$?
 echo 0 > $T/tracing_on
 [ $fio_rc = 0 ] && tap_ok "fio ran ${SECS}s of 4k randrw on $HMB_NVME_DEV" ||
 	tap_fail "fio ran on $HMB_NVME_DEV" "$(cat "$HMB_RESULTS/fio.err")"
-cp $T/trace "$HMB_RESULTS/ftrace.txt"
-setups=$(grep -c 'nvme_setup_cmd:' "$HMB_RESULTS/ftrace.txt")
-comps=$(grep -c 'nvme_complete_rq:' "$HMB_RESULTS/ftrace.txt")
+cp $T/trace $S/ftrace.txt
+setups=$(grep -c 'nvme_setup_cmd:' $S/ftrace.txt)
+comps=$(grep -c 'nvme_complete_rq:' $S/ftrace.txt)
 tap_diag "ftrace: $setups nvme_setup_cmd, $comps nvme_complete_rq"
 [ "$setups" -gt 0 ] && tap_ok "nvme_setup_cmd fired under fio ($setups)" ||
 	tap_fail "nvme_setup_cmd fired under fio" "count 0"
@@ -58,9 +61,10 @@ echo > $T/trace
 
 # --- QEMU's own NVMe trace on the host, visible here through 9p -------------
 if [ -n "${HMB_QEMU_TRACE_LOG:-}" ]; then
-	sleep 1
-	qio=$(grep -c 'pci_nvme_io_cmd' "$HMB_QEMU_TRACE_LOG" 2>/dev/null)
-	qrw=$(grep -cE 'pci_nvme_(read|write) ' "$HMB_QEMU_TRACE_LOG" 2>/dev/null)
+	sleep 1	# the host appends what QEMU logged within ~0.2 s
+	cp "$HMB_QEMU_TRACE_LOG" $S/qtrace.log
+	qio=$(grep -c 'pci_nvme_io_cmd' $S/qtrace.log)
+	qrw=$(grep -cE 'pci_nvme_(read|write) ' $S/qtrace.log)
 	tap_diag "QEMU trace: $qio pci_nvme_io_cmd, $qrw read/write"
 	# Every traced I/O command went through QEMU, plus the ones before tracing.
 	[ "${qio:-0}" -ge "$setups" ] && [ "${qrw:-0}" -gt 0 ] &&
@@ -125,20 +129,19 @@ tap_check "the results share is writable" sh -c "echo x > \"$HMB_RESULTS/w\" && 
 # --- tools --------------------------------------------------------------------
 perf stat -x, -o "$HMB_RESULTS/perf-stat.csv" -e nvme:nvme_setup_cmd -e nvme:nvme_complete_rq \
 	-a -- sh -c "$(command -v fio) --name=p --filename=$HMB_NVME_DEV --direct=1 --rw=randread \
-	--bs=4k --size=64M --time_based --runtime=2 >/dev/null" 2>"$HMB_RESULTS/perf.err"
+	--bs=4k --size=64M --time_based --runtime=1 >/dev/null" 2>"$HMB_RESULTS/perf.err"
 ps=$(awk -F, '$3 == "nvme:nvme_setup_cmd" {print $1}' "$HMB_RESULTS/perf-stat.csv")
 pc=$(awk -F, '$3 == "nvme:nvme_complete_rq" {print $1}' "$HMB_RESULTS/perf-stat.csv")
 [ "${ps:-0}" -gt 0 ] 2>/dev/null && [ "${pc:-0}" -gt 0 ] 2>/dev/null &&
 	tap_ok "perf stat counts nvme tracepoints ($ps setups, $pc completions)" ||
 	tap_fail "perf stat counts nvme tracepoints" "$(cat "$HMB_RESULTS/perf-stat.csv" "$HMB_RESULTS/perf.err")"
 
-( cd "$HMB_RESULTS" && trace-cmd record -q -e nvme:nvme_setup_cmd -o tc.dat \
+( cd $S && trace-cmd record -q -e nvme:nvme_setup_cmd -o tc.dat \
 	fio --name=t --filename="$HMB_NVME_DEV" --direct=1 --rw=randread --bs=4k --size=64M \
-	--time_based --runtime=2 >/dev/null 2>tc.err )
-tn=$(trace-cmd report -i "$HMB_RESULTS/tc.dat" 2>/dev/null | grep -c 'nvme_setup_cmd:')
+	--time_based --runtime=1 >/dev/null 2>tc.err )
+tn=$(trace-cmd report -i $S/tc.dat 2>/dev/null | grep -c 'nvme_setup_cmd:')
 [ "$tn" -gt 0 ] && tap_ok "trace-cmd record/report sees nvme_setup_cmd ($tn)" ||
-	tap_fail "trace-cmd record/report sees nvme_setup_cmd" "$(cat "$HMB_RESULTS/tc.err")"
-rm -f "$HMB_RESULTS/tc.dat"
+	tap_fail "trace-cmd record/report sees nvme_setup_cmd" "$(cat $S/tc.err)"
 
 tap_check "bpftool reads the nvme_core module BTF (struct nvme_command)" \
 	sh -c 'bpftool btf dump file /sys/kernel/btf/nvme_core format c | grep -q "^struct nvme_command {"'

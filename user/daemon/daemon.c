@@ -832,13 +832,14 @@ static int run(struct daemon *d)
 			return 0;
 		if (d->reopen && reopen_output(d))
 			return -1;
+		/* --once: what the first look at head found, and no more. */
+		if (d->o.once)
+			return 0;
 		if (r > 0) {
 			idle = 0;
 			d->dev_err_backoff = false;
 			continue;
 		}
-		if (d->o.once)
-			return 0;
 		if (wait_data(d, idle))
 			return -1;
 		idle = idle + 1;

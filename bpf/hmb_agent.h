@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * hmb_agent.h - what hmb_agent.bpf.c and hmb-trace-agent share: map value
+ * layouts, ring-buffer event layouts, counter and histogram indexes.
+ * Included after vmlinux.h on the BPF side and after <linux/types.h> in
+ * user space, so it uses only __u* types.
+ */
+#ifndef HMB_AGENT_H
+#define HMB_AGENT_H
+
+#define HMB_MAX_SLOTS		27	/* log2 usec slots, like biolatency */
+#define HMB_MAX_RINGS		64
+#define HMB_BG_PAYLOAD		16
+
+/* Command phases: the same numbering as enum hmb_phase (hmbtrace_dict.h). */
+#define HMB_PH_NONE		0
+#define HMB_PH_FETCH		1
+#define HMB_PH_MEDIA_START	2
+#define HMB_PH_MEDIA_END	3
+#define HMB_PH_XFER_DONE	4
+#define HMB_PH_CQE_POSTED	5
+#define HMB_PH_COUNT		6
+
+/* Histograms kept in the BPF map "hists" (microseconds, log2). */
+enum hmb_hist_id {
+	HMB_H_HOST_TOTAL = 0,	/* host: submit (setup/issue) -> completion */
+	HMB_H_FW_TOTAL,		/* firmware: fetch -> cqe_posted */
+	HMB_H_FW_TO_MEDIA_START,	/* previous firmware event -> media_start */
+	HMB_H_FW_TO_MEDIA_END,	/* previous firmware event -> media_end */
+	HMB_H_FW_TO_XFER_DONE,	/* previous firmware event -> xfer_done */
+	HMB_H_FW_TO_CQE_POSTED,	/* previous firmware event -> cqe_posted */
+	HMB_H_COUNT
+};
+
+/* Counters in the BPF map "counters" (array of __u64). */
+enum hmb_counter {
+	HMB_C_RB_FAIL = 0,	/* ring buffer reservation failed: event lost */
+	HMB_C_HOST_SUBMIT,	/* commands/requests seen at submission */
+	HMB_C_HOST_COMPLETE,	/* ... and at completion */
+	HMB_C_HOST_NO_SUBMIT,	/* completion without a submission seen */
+	HMB_C_ACTIVE_FULL,	/* in-flight map full: command not tracked */
+	HMB_C_DONE_FULL,	/* waiting map full: emitted without firmware */
+	HMB_C_REUSE_FLUSH,	/* third use of a full cid while two wait: oldest flushed */
+	HMB_C_FW_RECORDS,	/* hmb_trace_record events seen */
+	HMB_C_FW_READ_FAIL,	/* could not read header/payload */
+	HMB_C_FW_UNKNOWN_OP,	/* opcode not in the dictionary */
+	HMB_C_FW_SHORT,		/* payload shorter than the dictionary says */
+	HMB_C_FW_MARKER,	/* wrap markers / unknown flags (not events) */
+	HMB_C_FW_NO_CMD,	/* command event with no command to join */
+	HMB_C_FW_DUP_PHASE,	/* phase already seen for this command */
+	HMB_C_FW_OUT_OF_WINDOW,	/* outside the command's host window */
+	HMB_C_FW_MATCHED,	/* command events attached to a command */
+	HMB_C_FW_BG,		/* background events forwarded */
+	HMB_C_FW_OTHER,		/* dictionary events of neither kind */
+	HMB_C_FW_UNMAPPED_RING,	/* ring without a controller mapping */
+	HMB_C_CMD_EMITTED,	/* per-command events sent */
+	HMB_C_CMD_FILTERED,	/* commands not reported (filters) */
+	HMB_C_CMD_BELOW_MIN,	/* completed below --min-latency: not sent */
+	HMB_C_ACTIVE_OVERWRITE,	/* submitted again while in flight: lost completion */
+	HMB_C_COUNT
+};
+
+/* Map "evdesc": dictionary entry per opcode, filled by the agent. */
+struct hmb_evdesc {
+	__u8 phase;		/* HMB_PH_* or 0 */
+	__u8 bg_edge;		/* enum hmb_bg_edge or 0 */
+	__u16 sqid_off;
+	__u16 cid_off;
+	__u16 min_len;
+};
+
+/* Key of the join: the controller instance, queue and full command id. */
+struct hmb_cmd_key {
+	__u32 ctrl;
+	__u16 qid;
+	__u16 cid;
+};
+
+/* Flags of a command (struct hmb_cmd_state.flags, hmb_cmd_event.flags). */
+#define HMB_CF_FILTERED		(1U << 0)	/* tracked for the join only */
+#define HMB_CF_NO_ROOM		(1U << 1)	/* "done" map full */
+#define HMB_CF_REUSED		(1U << 2)	/* flushed by a reused cid */
+#define HMB_CF_SWEPT		(1U << 3)	/* emitted by the agent's sweep */
+#define HMB_CF_BLOCK		(1U << 4)	/* block-layer request */
+#define HMB_CF_HOST_ONLY	(1U << 5)	/* no firmware side expected */
+#define HMB_CF_NO_COMPLETE	(1U << 6)	/* swept without a completion */
+
+struct hmb_cmd_state {
+	__u64 submit_ns;	/* host CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	__u64 complete_ns;	/* 0 until completed */
+	__u64 fw_ts[HMB_PH_COUNT];	/* firmware ts_ns per phase */
+	__u32 fw_seq[HMB_PH_COUNT];	/* record seq per phase */
+	__u64 slba;
+	__u32 nsid;
+	__u32 nlb;		/* blocks (1-based) or bytes for block mode */
+	__u32 flags;
+	__u32 ring;
+	__u32 dev;		/* block mode: dev_t (major << 20 | minor) */
+	__u16 status;
+	__u8 opc;		/* NVMe opcode, or REQ_OP for block mode */
+	__u8 fw_mask;		/* bit per phase seen */
+};
+
+enum hmb_ev_type {
+	HMB_EV_CMD = 1,		/* struct hmb_cmd_event */
+	HMB_EV_BG,		/* struct hmb_bg_event */
+	HMB_EV_FW_UNMATCHED,	/* struct hmb_fw_event: why in @reason */
+};
+
+struct hmb_cmd_event {
+	__u32 type;		/* HMB_EV_CMD */
+	__u32 ctrl;
+	__u16 qid;
+	__u16 cid;
+	__u32 pad;
+	struct hmb_cmd_state st;
+};
+
+struct hmb_bg_event {
+	__u32 type;		/* HMB_EV_BG */
+	__u32 ring;
+	__u64 ts_ns;		/* firmware clock */
+	__u64 host_ns;		/* when the agent's program saw it */
+	__u32 seq;
+	__u16 opcode;
+	__u16 payload_len;
+	__u8 edge;
+	__u8 cpu;
+	__u8 pad[6];
+	__u8 payload[HMB_BG_PAYLOAD];
+};
+
+struct hmb_fw_event {
+	__u32 type;		/* HMB_EV_FW_UNMATCHED */
+	__u32 ring;
+	__u64 ts_ns;
+	__u64 host_ns;
+	__u32 seq;
+	__u16 opcode;
+	__u16 sqid;
+	__u16 cid;
+	__u16 reason;		/* enum hmb_counter that counted it */
+	__u32 ctrl;
+};
+
+/*
+ * Firmware -> host clock estimate published by the agent in .bss:
+ * host = fw + off_ns + (fw - ref_fw) * drift_ppb / 1e9.  While @valid, a
+ * firmware record goes to the oldest command of its key whose host window
+ * widened by @tight_ns contains its mapped time, else to the oldest one
+ * within @tol_ns, else nowhere (counted).
+ */
+struct hmb_clk {
+	__u64 valid;
+	__s64 off_ns;
+	__s64 drift_ppb;
+	__u64 ref_fw;
+	__u64 tol_ns;
+	__u64 tight_ns;
+};
+
+#endif /* HMB_AGENT_H */

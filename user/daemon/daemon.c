@@ -929,8 +929,6 @@ int main(int argc, char **argv)
 	bus_armed = 0;
 	if (d->stop && d->exit_code == EXIT_OK)
 		d->exit_reason = d->stop_sig == SIGINT ? "SIGINT" : "SIGTERM";
-	if (d->out_fd >= 0 && d->out_is_file && fsync(d->out_fd) && errno != EINVAL)
-		log_msg(LOG_WARN, "fsync %s: %s", d->o.output, strerror(errno));
 	output_close(d);
 	summary(d);
 	hmb_consumer_close(d->c);

@@ -197,7 +197,7 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 		   struct hmb_error *err)
 {
 	const uint64_t rs = c->ring_size, head = c->head;
-	uint64_t cur = c->cursor, ck_end = c->cursor;
+	uint64_t cur = c->cursor, ck_end = c->cursor, refilled = UINT64_MAX;
 	unsigned long nrec = 0;
 	size_t out = 0;
 	char where[96];
@@ -237,6 +237,9 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 				break;		/* caller's buffer is full */
 			if (n > buflen - out)
 				n = buflen - out;
+			/* One record wanted: do not copy a whole chunk. */
+			if (max_recs == 1)
+				n = HMB_RECORD_HDR_SIZE;
 			memcpy(buf + out, c->area + off, n);
 			ck_end = cur + n;
 		}
@@ -287,6 +290,15 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 				break;		/* caller's buffer is full */
 			if (n > buflen - out)
 				n = buflen - out;
+			/*
+			 * One record wanted: copy just it, once.  A second
+			 * refill at the same cursor (the bytes changed under
+			 * us) copies all it can, so that a header that grows
+			 * again fails a check instead of looping.
+			 */
+			if (max_recs == 1 && refilled != cur)
+				n = s;
+			refilled = cur;
 			memcpy(buf + out, c->area + off, n);
 			ck_end = cur + n;
 			continue;

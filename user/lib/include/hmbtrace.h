@@ -141,7 +141,9 @@ void hmb_consumer_close(struct hmb_consumer *c);
 /*
  * Acquire-load head once, validate it against the previous head and our
  * cursor (never backwards, aligned, head - cursor <= ring_size) and return
- * the number of unread bytes in *@avail.
+ * the number of unread bytes in *@avail.  While the ring is FROZEN (being
+ * re-initialised) a head failing these checks gives *@avail = 0, not an
+ * error; see hmb_consumer_reinit().
  */
 int hmb_consumer_poll(struct hmb_consumer *c, uint64_t *avail,
 		      struct hmb_error *err);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analyze.h"
+#include "formats.h"
 
 static int cmd_help(int argc, char **argv);
 
@@ -17,8 +18,9 @@ static const struct cmd cmds[] = {
 	  usage_decode },
 	{ "stats", cmd_stats, "count records, losses, duplicates, opcodes",
 	  usage_stats },
-	{ "convert", cmd_convert, "write the records as CSV or JSON Lines",
-	  usage_convert },
+	{ "convert", cmd_convert_ext,
+	  "write the records as CSV, JSON Lines or Perfetto JSON",
+	  usage_convert_ext },
 	{ "help", cmd_help, "show help for a command", NULL },
 };
 

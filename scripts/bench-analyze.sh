@@ -49,7 +49,8 @@ run1() { # KEY CMD...: time one run (stdout discarded)
 	local key=$1 t0 t1 c
 	shift
 	t0=$(date +%s%N)
-	c=$( { /usr/bin/time -f "%U %S" "$@" > /dev/null; } 2>&1 | tail -n 1)
+	/usr/bin/time -o "$dir/.time" -f "%U %S" "$@" > /dev/null
+	c=$(tail -n 1 "$dir/.time")
 	t1=$(date +%s%N)
 	if [ -z "${best[$key]:-}" ] || [ $((t1 - t0)) -lt "${best[$key]}" ]; then
 		best[$key]=$((t1 - t0))
@@ -110,7 +111,8 @@ crun() { # KEY CMD...
 	local key=$1 t0 t1 c
 	shift
 	t0=$(date +%s%N)
-	c=$( { /usr/bin/time -f "%U %S" "$@" > /dev/null 2> /dev/null; } 2>&1 | tail -n 1)
+	/usr/bin/time -o "$dir/.time" -f "%U %S" "$@" > /dev/null 2>&1
+	c=$(tail -n 1 "$dir/.time")
 	t1=$(date +%s%N)
 	if [ -z "${cbest[$key]:-}" ] || [ $((t1 - t0)) -lt "${cbest[$key]}" ]; then
 		cbest[$key]=$((t1 - t0))

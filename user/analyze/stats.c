@@ -205,8 +205,9 @@ static void print_text(struct outbuf *ob, const struct input *in)
 	bool ring = hmb_reader_dialect(in->reader) == HMB_DIALECT_RING;
 	unsigned int nops = 0;
 
-	ob_printf(ob, "file:          %s (%s)\n", in->name,
-		  ring ? "ring image" : "dump");
+	ob_puts(ob, "file:          ");
+	ob_puts(ob, in->name);
+	ob_puts(ob, ring ? " (ring image)\n" : " (dump)\n");
 	if (ring) {
 		const struct hmb_ring_hdr *h = hmb_reader_ring_hdr(in->reader);
 
@@ -216,12 +217,17 @@ static void print_text(struct outbuf *ob, const struct input *in)
 			  h->flags & HMB_RING_FLAG_OVERFLOWED ? " OVERFLOWED" : "",
 			  h->flags & HMB_RING_FLAG_FROZEN ? " FROZEN" : "");
 	}
-	if (in->have_sidecar)
-		ob_printf(ob, "sidecar:       %s (source %s, ring size %u, %llu epoch%s)\n",
-			  in->meta_path, in->sidecar.source,
+	if (in->have_sidecar) {
+		/* Paths can be long: no fixed-size formatting for them. */
+		ob_puts(ob, "sidecar:       ");
+		ob_puts(ob, in->meta_path);
+		ob_puts(ob, " (source ");
+		ob_puts(ob, in->sidecar.source);
+		ob_printf(ob, ", ring size %u, %llu epoch%s)\n",
 			  in->sidecar.ring_size,
 			  (unsigned long long)in->epochs,
 			  plural(in->epochs, "", "s"));
+	}
 	ob_printf(ob, "records:       %llu decoded (%llu truncated by the firmware)\n",
 		  (unsigned long long)a->records,
 		  (unsigned long long)a->truncated);

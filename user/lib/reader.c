@@ -6,6 +6,7 @@
  * consumer code that drains live rings.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -273,10 +274,19 @@ int hmb_reader_next(struct hmb_reader *r, struct hmb_record *rec,
 	 */
 	if (r->len - r->pos >= HMB_RECORD_HDR_SIZE) {
 		const uint8_t *p = r->buf + r->pos;
+		uint16_t plen;
 		uint32_t size;
 
+		/*
+		 * The length comes straight from the buffer, not from the
+		 * copy stored just before: the next record's position depends
+		 * on it, and a load forwarded from that store would lengthen
+		 * the chain (about 10% of stats time).
+		 */
+		memcpy(&plen, p + offsetof(struct hmb_record_hdr, payload_len),
+		       sizeof(plen));
+		size = HMB_RECORD_SIZE(plen);
 		memcpy(&rec->hdr, p, sizeof(rec->hdr));
-		size = HMB_RECORD_SIZE(rec->hdr.payload_len);
 		if (__builtin_expect(hmb__rec_hdr_ok(&rec->hdr) &&
 				     r->len - r->pos >= size, 1)) {
 			rec->payload = p + HMB_RECORD_HDR_SIZE;

@@ -62,7 +62,7 @@ def _fetch(sqid, cid, nsid, opc, nlb, slba):
 
 class Workload:
     def __init__(self, n_cmds=200, seed=1, cpus=4, qd=16, sqids=(1, 2),
-                 gc_every=40, unknown_every=25, first_seq=0,
+                 gc_every=200, unknown_every=25, first_seq=0,
                  t0=5_000_000_000):
         rnd = random.Random(seed)
         self.cmds = []          # dicts: sqid, cid, opc, phases {phase: ts}
@@ -126,7 +126,7 @@ class Workload:
                 recs.append(Rec(gs, OP_GC_START, cpus - 1,
                                 struct.pack("<II", rnd.randrange(1000),
                                             rnd.randrange(4096))))
-                recs.append(Rec(gs + rnd.randint(50_000, 400_000), OP_GC_END,
+                recs.append(Rec(gs + rnd.randint(20_000, 150_000), OP_GC_END,
                                 cpus - 1, struct.pack("<II", 7, 99)))
             if gc_every and i % (gc_every * 2) == 3:
                 recs.append(Rec(t + 10, OP_TEMP, 0,

@@ -21,6 +21,8 @@ static const struct cmd cmds[] = {
 	{ "convert", cmd_convert_ext,
 	  "write the records as CSV, JSON Lines or Perfetto JSON",
 	  usage_convert_ext },
+	{ "report", cmd_report, "write a self-contained HTML report",
+	  usage_report },
 	{ "help", cmd_help, "show help for a command", NULL },
 };
 

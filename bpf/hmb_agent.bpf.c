@@ -205,9 +205,33 @@ static __always_inline void emit_cmd(const struct hmb_cmd_key *key,
 	count(HMB_C_CMD_EMITTED);
 }
 
+/* Join core: a command was submitted (also driven by the test program). */
+static __always_inline void join_setup(const struct hmb_cmd_key *key,
+				       struct hmb_cmd_state *st)
+{
+	struct hmb_cmd_state *old;
+
+	if ((targ_nsid && st->nsid != targ_nsid) ||
+	    (targ_opc >= 0 && st->opc != (__u8)targ_opc))
+		st->flags |= HMB_CF_FILTERED;
+	if (!fw_enabled)
+		st->flags |= HMB_CF_HOST_ONLY;
+	count(HMB_C_HOST_SUBMIT);
+	/* The same full command id is back: its predecessor waited too long. */
+	old = bpf_map_lookup_elem(&done, key);
+	if (old) {
+		old->flags |= HMB_CF_REUSED;
+		emit_cmd(key, old);
+		bpf_map_delete_elem(&done, key);
+		count(HMB_C_REUSE_FLUSH);
+	}
+	if (bpf_map_update_elem(&active, key, st, BPF_ANY))
+		count(HMB_C_ACTIVE_FULL);
+}
+
 static __always_inline int handle_setup(struct request *req, void *cmd)
 {
-	struct hmb_cmd_state *st, *old;
+	struct hmb_cmd_state *st;
 	struct hmb_cmd_key key = {};
 	__u32 zero = 0;
 	__u8 opc = 0;
@@ -216,7 +240,6 @@ static __always_inline int handle_setup(struct request *req, void *cmd)
 		return 0;
 	if (targ_ctrl >= 0 && key.ctrl != (__u32)targ_ctrl)
 		return 0;	/* another controller: not ours at all */
-	count(HMB_C_HOST_SUBMIT);
 	st = bpf_map_lookup_elem(&scratch, &zero);
 	if (!st)
 		return 0;
@@ -232,29 +255,40 @@ static __always_inline int handle_setup(struct request *req, void *cmd)
 		bpf_probe_read_kernel(&nlb, 2, cmd + NVME_CMD_NLB_OFF);
 		st->nlb = (__u32)nlb + 1;
 	}
-	if ((targ_nsid && st->nsid != targ_nsid) ||
-	    (targ_opc >= 0 && opc != (__u8)targ_opc))
-		st->flags |= HMB_CF_FILTERED;
-	if (!fw_enabled)
-		st->flags |= HMB_CF_HOST_ONLY;
-
-	/* The same full command id is back: its predecessor waited too long. */
-	old = bpf_map_lookup_elem(&done, &key);
-	if (old) {
-		old->flags |= HMB_CF_REUSED;
-		emit_cmd(&key, old);
-		bpf_map_delete_elem(&done, &key);
-		count(HMB_C_REUSE_FLUSH);
-	}
-	if (bpf_map_update_elem(&active, &key, st, BPF_ANY))
-		count(HMB_C_ACTIVE_FULL);
+	join_setup(&key, st);
 	return 0;
+}
+
+/* Join core: the host completed a command. */
+static __always_inline void join_complete(const struct hmb_cmd_key *key,
+					  __u64 now, __u16 status)
+{
+	struct hmb_cmd_state *st;
+
+	count(HMB_C_HOST_COMPLETE);
+	st = bpf_map_lookup_elem(&active, key);
+	if (!st) {
+		count(HMB_C_HOST_NO_SUBMIT);
+		return;
+	}
+	st->status = status;
+	st->complete_ns = now;
+	if (!(st->flags & HMB_CF_FILTERED))
+		hist_add(HMB_H_HOST_TOTAL, now - st->submit_ns);
+	if (!fw_enabled || (st->fw_mask & (1 << HMB_PH_CQE_POSTED))) {
+		emit_cmd(key, st);
+	} else if (bpf_map_update_elem(&done, key, st, BPF_NOEXIST)) {
+		/* No room to wait for the firmware: report it now. */
+		st->flags |= HMB_CF_NO_ROOM;
+		count(HMB_C_DONE_FULL);
+		emit_cmd(key, st);
+	}
+	bpf_map_delete_elem(&active, key);
 }
 
 static __always_inline int handle_complete(struct request *req)
 {
 	struct hmb_cmd_key key = {};
-	struct hmb_cmd_state *st;
 	struct nvme_request___hmb *nr;
 	__u64 now = bpf_ktime_get_ns();
 
@@ -262,26 +296,8 @@ static __always_inline int handle_complete(struct request *req)
 		return 0;
 	if (targ_ctrl >= 0 && key.ctrl != (__u32)targ_ctrl)
 		return 0;
-	count(HMB_C_HOST_COMPLETE);
-	st = bpf_map_lookup_elem(&active, &key);
-	if (!st) {
-		count(HMB_C_HOST_NO_SUBMIT);
-		return 0;
-	}
 	nr = (void *)((__u64)req + bpf_core_type_size(struct request));
-	st->status = BPF_CORE_READ(nr, status);
-	st->complete_ns = now;
-	if (!(st->flags & HMB_CF_FILTERED))
-		hist_add(HMB_H_HOST_TOTAL, now - st->submit_ns);
-	if (!fw_enabled || (st->fw_mask & (1 << HMB_PH_CQE_POSTED))) {
-		emit_cmd(&key, st);
-	} else if (bpf_map_update_elem(&done, &key, st, BPF_NOEXIST)) {
-		/* No room to wait for the firmware: report it now. */
-		st->flags |= HMB_CF_NO_ROOM;
-		count(HMB_C_DONE_FULL);
-		emit_cmd(&key, st);
-	}
-	bpf_map_delete_elem(&active, &key);
+	join_complete(&key, now, BPF_CORE_READ(nr, status));
 	return 0;
 }
 
@@ -374,7 +390,8 @@ static __always_inline void fw_bg(__u32 ring, const struct hmb_record_hdr *h,
 	__builtin_memset(e->payload, 0, sizeof(e->payload));
 	if (n > HMB_BG_PAYLOAD)
 		n = HMB_BG_PAYLOAD;
-	if (n && bpf_probe_read_kernel(e->payload, n & (HMB_BG_PAYLOAD * 2 - 1),
+	if (n && payload &&
+	    bpf_probe_read_kernel(e->payload, n & (HMB_BG_PAYLOAD * 2 - 1),
 				       payload))
 		count(HMB_C_FW_READ_FAIL);
 	bpf_ringbuf_submit(e, 0);
@@ -405,56 +422,22 @@ static __always_inline void fw_phase_hists(const struct hmb_cmd_state *st,
 		hist_add(HMB_H_FW_TOTAL, ts - st->fw_ts[HMB_PH_FETCH]);
 }
 
-SEC("raw_tp/hmb_trace_record")
-int hmb_record(struct bpf_raw_tracepoint_args *ctx)
+/*
+ * Join core: a firmware command event (phase @ph) for (ring, sqid, cid).
+ * @h is the record header already copied out of the kernel.
+ */
+static __always_inline void join_fw(__u32 ring,
+				    const struct hmb_record_hdr *h, __u32 ph,
+				    __u16 sqid, __u16 cid)
 {
-	__u32 ring = (__u32)ctx->args[0];
-	const void *hdrp = (const void *)ctx->args[1];
-	const void *payload = (const void *)ctx->args[2];
-	struct hmb_record_hdr h;
-	struct hmb_evdesc *d;
 	struct hmb_cmd_key key = {};
 	struct hmb_cmd_state *st;
-	__u32 op, *ctrlp, ph, waiting = 0;
-	__u16 sqid = 0, cid = 0;
+	__u32 *ctrlp, waiting = 0;
 
-	count(HMB_C_FW_RECORDS);
-	if (bpf_probe_read_kernel(&h, sizeof(h), hdrp)) {
-		count(HMB_C_FW_READ_FAIL);
-		return 0;
-	}
-	if (h.flags & ~HMB_REC_FLAG_TRUNCATED) {
-		count(HMB_C_FW_MARKER);	/* wrap marker or unknown flags (D4) */
-		return 0;
-	}
-	op = h.opcode;
-	d = bpf_map_lookup_elem(&evdesc, &op);
-	if (!d) {
-		fw_unmatched(HMB_C_FW_UNKNOWN_OP, ring, &h, 0, 0, 0);
-		return 0;
-	}
-	if (h.payload_len < d->min_len) {
-		fw_unmatched(HMB_C_FW_SHORT, ring, &h, 0, 0, 0);
-		return 0;
-	}
-	if (d->bg_edge) {
-		fw_bg(ring, &h, payload, d->bg_edge);
-		return 0;
-	}
-	ph = d->phase;
-	if (ph < HMB_PH_FETCH || ph >= HMB_PH_COUNT) {
-		count(HMB_C_FW_OTHER);
-		return 0;
-	}
-	if (bpf_probe_read_kernel(&sqid, 2, payload + (d->sqid_off & 0xfff)) ||
-	    bpf_probe_read_kernel(&cid, 2, payload + (d->cid_off & 0xfff))) {
-		count(HMB_C_FW_READ_FAIL);
-		return 0;
-	}
 	ctrlp = bpf_map_lookup_elem(&ring_ctrl, &ring);
 	if (!ctrlp || !*ctrlp) {
-		fw_unmatched(HMB_C_FW_UNMAPPED_RING, ring, &h, sqid, cid, 0);
-		return 0;
+		fw_unmatched(HMB_C_FW_UNMAPPED_RING, ring, h, sqid, cid, 0);
+		return;
 	}
 	key.ctrl = *ctrlp - 1;
 	key.qid = sqid;
@@ -465,34 +448,143 @@ int hmb_record(struct bpf_raw_tracepoint_args *ctx)
 		waiting = 1;
 	}
 	if (!st) {
-		fw_unmatched(HMB_C_FW_NO_CMD, ring, &h, sqid, cid, key.ctrl);
-		return 0;
+		fw_unmatched(HMB_C_FW_NO_CMD, ring, h, sqid, cid, key.ctrl);
+		return;
 	}
 	if (st->fw_mask & (1 << ph)) {
-		fw_unmatched(HMB_C_FW_DUP_PHASE, ring, &h, sqid, cid, key.ctrl);
-		return 0;
+		fw_unmatched(HMB_C_FW_DUP_PHASE, ring, h, sqid, cid, key.ctrl);
+		return;
 	}
 	if (clk.valid) {
-		__s64 host = fw_to_host(h.ts_ns);
+		__s64 host = fw_to_host(h->ts_ns);
 		__s64 tol = (__s64)clk.tol_ns;
 
 		if (host < (__s64)st->submit_ns - tol ||
 		    (st->complete_ns && host > (__s64)st->complete_ns + tol)) {
-			fw_unmatched(HMB_C_FW_OUT_OF_WINDOW, ring, &h, sqid,
+			fw_unmatched(HMB_C_FW_OUT_OF_WINDOW, ring, h, sqid,
 				     cid, key.ctrl);
-			return 0;
+			return;
 		}
 	}
 	if (!(st->flags & HMB_CF_FILTERED))
-		fw_phase_hists(st, ph, h.ts_ns);
-	st->fw_ts[ph] = h.ts_ns;
-	st->fw_seq[ph] = h.seq;
+		fw_phase_hists(st, ph, h->ts_ns);
+	st->fw_ts[ph] = h->ts_ns;
+	st->fw_seq[ph] = h->seq;
 	st->fw_mask |= 1 << ph;
 	st->ring = ring;
 	count(HMB_C_FW_MATCHED);
 	if (waiting && ph == HMB_PH_CQE_POSTED) {
 		emit_cmd(&key, st);
 		bpf_map_delete_elem(&done, &key);
+	}
+}
+
+/*
+ * Classify a record by the dictionary and pass it on.  @payload is a
+ * kernel pointer (read with bpf_probe_read_kernel) or, from the test
+ * program, NULL with the keys given in @tsqid/@tcid.
+ */
+static __always_inline void handle_fw(__u32 ring, struct hmb_record_hdr *h,
+				      const void *payload, int test,
+				      __u16 tsqid, __u16 tcid)
+{
+	struct hmb_evdesc *d;
+	__u16 sqid = tsqid, cid = tcid;
+	__u32 op, ph;
+
+	if (h->flags & ~HMB_REC_FLAG_TRUNCATED) {
+		count(HMB_C_FW_MARKER);	/* wrap marker or unknown flags (D4) */
+		return;
+	}
+	op = h->opcode;
+	d = bpf_map_lookup_elem(&evdesc, &op);
+	if (!d) {
+		fw_unmatched(HMB_C_FW_UNKNOWN_OP, ring, h, 0, 0, 0);
+		return;
+	}
+	if (h->payload_len < d->min_len) {
+		fw_unmatched(HMB_C_FW_SHORT, ring, h, 0, 0, 0);
+		return;
+	}
+	if (d->bg_edge) {
+		fw_bg(ring, h, payload, d->bg_edge);
+		return;
+	}
+	ph = d->phase;
+	if (ph < HMB_PH_FETCH || ph >= HMB_PH_COUNT) {
+		count(HMB_C_FW_OTHER);
+		return;
+	}
+	if (!test &&
+	    (bpf_probe_read_kernel(&sqid, 2, payload + (d->sqid_off & 0xfff)) ||
+	     bpf_probe_read_kernel(&cid, 2, payload + (d->cid_off & 0xfff)))) {
+		count(HMB_C_FW_READ_FAIL);
+		return;
+	}
+	join_fw(ring, h, ph, sqid, cid);
+}
+
+SEC("raw_tp/hmb_trace_record")
+int hmb_record(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct hmb_record_hdr h;
+
+	count(HMB_C_FW_RECORDS);
+	if (bpf_probe_read_kernel(&h, sizeof(h), (const void *)ctx->args[1])) {
+		count(HMB_C_FW_READ_FAIL);
+		return 0;
+	}
+	handle_fw((__u32)ctx->args[0], &h, (const void *)ctx->args[2], 0, 0, 0);
+	return 0;
+}
+
+/*
+ * Test driver (never attached; run with BPF_PROG_TEST_RUN by
+ * user/agent/tests/t_bpf_join): feeds synthetic host and firmware events
+ * through the same join core, since the build machine has neither NVMe
+ * nor the module.  args[0]: 1 setup (ctrl, qid, cid, ts, opc, nsid),
+ * 2 complete (ctrl, qid, cid, ts, status), 3 firmware record (ring,
+ * opcode, sqid, cid, ts, seq, payload_len, flags).
+ */
+SEC("raw_tp")
+int hmb_test_drive(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct hmb_cmd_key key = {};
+	struct hmb_cmd_state *st;
+	struct hmb_record_hdr h = {};
+	__u32 zero = 0;
+
+	switch (ctx->args[0]) {
+	case 1:
+		st = bpf_map_lookup_elem(&scratch, &zero);
+		if (!st)
+			return 0;
+		__builtin_memset(st, 0, sizeof(*st));
+		key.ctrl = ctx->args[1];
+		key.qid = ctx->args[2];
+		key.cid = ctx->args[3];
+		st->submit_ns = ctx->args[4];
+		st->opc = ctx->args[5];
+		st->nsid = ctx->args[6];
+		join_setup(&key, st);
+		break;
+	case 2:
+		key.ctrl = ctx->args[1];
+		key.qid = ctx->args[2];
+		key.cid = ctx->args[3];
+		join_complete(&key, ctx->args[4], ctx->args[5]);
+		break;
+	case 3:
+		count(HMB_C_FW_RECORDS);
+		h.magic = HMB_RECORD_MAGIC;
+		h.opcode = ctx->args[2];
+		h.ts_ns = ctx->args[5];
+		h.seq = ctx->args[6];
+		h.payload_len = ctx->args[7];
+		h.flags = ctx->args[8];
+		handle_fw(ctx->args[1], &h, NULL, 1, ctx->args[3],
+			  ctx->args[4]);
+		break;
 	}
 	return 0;
 }

@@ -14,8 +14,8 @@ declare -A pkgs=(
 	[build]="gcc make pkg-config libelf-dev zlib1g-dev python3 time"
 	[test]="python3-pytest babeltrace2 bsdextrautils"
 	[kernel]="linux-headers-amd64 linux-source-6.1 xz-utils bc flex bison"
-	[bpf]="clang llvm libbpf-dev bpftool"
-	[vm]="qemu-system-x86 busybox-static cpio kmod fio linux-perf trace-cmd e2fsprogs"
+	[bpf]="clang llvm libbpf-dev bpftool libbpf-tools"
+	[vm]="qemu-system-x86 busybox-static cpio kmod fio linux-perf trace-cmd bpftool linux-headers-amd64 gcc python3 util-linux e2fsprogs"
 	[report]="chromium"
 )
 want=()

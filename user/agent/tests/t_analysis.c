@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * t_analysis.c - unit tests of hmb-trace-agent's user-space join with
+ * synthetic commands (TAP): the clock estimate recovers a known offset and
+ * drift (offset within 20 us, drift within 10 %), follows an offset step,
+ * ignores a few misattributed commands, and the per-command breakdown,
+ * top-N and background overlap are right.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+
+static int tests, failed;
+
+#define OK(cond, ...) do {						\
+	tests++;							\
+	if (!(cond))							\
+		failed++;						\
+	printf("%sok %d - ", (cond) ? "" : "not ", tests);		\
+	printf(__VA_ARGS__);						\
+	printf("\n");							\
+} while (0)
+
+/* xorshift64*: deterministic pseudo-random numbers */
+static uint64_t rs = 88172645463325252ULL;
+static double urand(void)
+{
+	rs ^= rs >> 12;
+	rs ^= rs << 25;
+	rs ^= rs >> 27;
+	return (double)((rs * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
+}
+
+static double erand(double mean)
+{
+	return -mean * log(1 - urand());
+}
+
+/* The simulated truth: host = fw + off(t) + drift * (fw - 0). */
+struct truth {
+	double off0;		/* ns */
+	double drift;		/* e.g. 50e-6 */
+	double step_at_host;	/* host time of an offset step, 0 = none */
+	double step;		/* ns added to the offset after it */
+};
+
+static double fw_of_host(const struct truth *tr, double host)
+{
+	double off = tr->off0 + (tr->step_at_host && host >= tr->step_at_host ?
+				 tr->step : 0);
+
+	/* host = fw * (1 + drift) + off */
+	return (host - off) / (1 + tr->drift);
+}
+
+/* One synthetic command starting at host time @t. */
+static void make_cmd(const struct truth *tr, double t, struct hmb_cmd_event *ev)
+{
+	double fetch_h = t + 4000 + erand(15000);
+	double media_h = fetch_h + 2000 + erand(3000);
+	double mend_h = media_h + 40000 + erand(60000);
+	double xfer_h = mend_h + 3000 + erand(2000);
+	double cqe_h = xfer_h + 1000 + erand(1000);
+	double comp_h = cqe_h + 3000 + erand(12000);
+
+	memset(ev, 0, sizeof(*ev));
+	ev->type = HMB_EV_CMD;
+	ev->qid = 1;
+	ev->cid = (uint16_t)(t / 1000);
+	ev->st.submit_ns = (uint64_t)t;
+	ev->st.complete_ns = (uint64_t)comp_h;
+	ev->st.fw_ts[HMB_PH_FETCH] = (uint64_t)fw_of_host(tr, fetch_h);
+	ev->st.fw_ts[HMB_PH_MEDIA_START] = (uint64_t)fw_of_host(tr, media_h);
+	ev->st.fw_ts[HMB_PH_MEDIA_END] = (uint64_t)fw_of_host(tr, mend_h);
+	ev->st.fw_ts[HMB_PH_XFER_DONE] = (uint64_t)fw_of_host(tr, xfer_h);
+	ev->st.fw_ts[HMB_PH_CQE_POSTED] = (uint64_t)fw_of_host(tr, cqe_h);
+	ev->st.fw_mask = 0x3e;
+	ev->st.opc = 2;
+}
+
+/* Offset host - fw at firmware time fw, per the truth (before any step). */
+static double true_off_at(const struct truth *tr, double fw, int after_step)
+{
+	return tr->off0 + (after_step ? tr->step : 0) + tr->drift * fw;
+}
+
+static void run_fit(const char *name, struct truth tr, double secs,
+		    double iops, int misattribute)
+{
+	struct hmb_analysis_opts o = { .top_n = 5, .clock_window = 200000 };
+	struct hmb_analysis a;
+	struct hmb_cmd_event ev;
+	double t = 10e9, end = 10e9 + secs * 1e9, off_err, drift_err;
+	uint64_t n = 0, bad = 0;
+
+	if (hmb_analysis_init(&a, &o)) {
+		OK(0, "%s: init", name);
+		return;
+	}
+	while (t < end) {
+		make_cmd(&tr, t, &ev);
+		if (misattribute && n % 1000 == 999) {
+			/* a record of another command: 3 ms off */
+			ev.st.fw_ts[HMB_PH_FETCH] -= 3000000;
+			ev.st.fw_ts[HMB_PH_CQE_POSTED] -= 3000000;
+			bad++;
+		}
+		hmb_analysis_cmd(&a, &ev);
+		n++;
+		if (n % 5000 == 0)
+			hmb_analysis_tick(&a);
+		t += erand(1e9 / iops);
+	}
+	hmb_analysis_tick(&a);
+	off_err = hmb_clock_offset_at(&a.clk, (uint64_t)a.clk.ref) -
+		  true_off_at(&tr, a.clk.ref, tr.step != 0);
+	drift_err = a.clk.drift - tr.drift;
+	printf("# %s: n=%llu used=%zu off=%.1f us (err %.2f us, bound %.2f us) drift=%.3f ppm (true %.3f, bound %.3f) steps=%u consistent=%d\n",
+	       name, (unsigned long long)n, a.clk.used, a.clk.off_ns / 1e3,
+	       off_err / 1e3, a.clk.off_err_ns / 1e3, a.clk.drift * 1e6,
+	       tr.drift * 1e6, a.clk.drift_err * 1e6, a.clk.steps,
+	       a.clk.consistent);
+	OK(a.clk.valid && fabs(off_err) < 20000,
+	   "%s: offset recovered within 20 us (error %.2f us)", name,
+	   off_err / 1e3);
+	if (tr.drift != 0)
+		OK(fabs(drift_err) <= 0.1 * fabs(tr.drift),
+		   "%s: drift recovered within 10 %% (%.3f ppm vs %.3f ppm)",
+		   name, a.clk.drift * 1e6, tr.drift * 1e6);
+	else
+		OK(fabs(a.clk.drift) < 2e-6, "%s: no drift found where none is (%.3f ppm)",
+		   name, a.clk.drift * 1e6);
+	OK(a.clk.off_err_ns >= fabs(off_err) || !a.clk.consistent,
+	   "%s: the error bound (%.2f us) covers the real error (%.2f us)",
+	   name, a.clk.off_err_ns / 1e3, fabs(off_err) / 1e3);
+	OK(a.clk.steps == (tr.step != 0),
+	   "%s: %u offset step(s) detected", name, a.clk.steps);
+	if (!tr.step) {
+		/* All good commands inside their windows; the bad ones not. */
+		OK(a.tot.matched == n && a.tot.placed == n &&
+		   a.tot.in_window_err >= n - bad &&
+		   a.tot.outside_window >= bad * 9 / 10,
+		   "%s: %llu of %llu commands inside their host window (%llu misattributed planted, %llu outside)",
+		   name, (unsigned long long)a.tot.in_window_err,
+		   (unsigned long long)n, (unsigned long long)bad,
+		   (unsigned long long)a.tot.outside_window);
+	}
+	hmb_analysis_free(&a);
+}
+
+static int bg_seen;
+static void bg_cb(void *ctx, const char *group, uint64_t b, uint64_t e,
+		  const struct hmb_bg_rec *r)
+{
+	(void)ctx;
+	(void)r;
+	if (!strcmp(group, "gc") && b == 1000 && e == 5000)
+		bg_seen |= 1;
+	if (!strcmp(group, "thermal") && b == 4000 && e == 0)
+		bg_seen |= 2;
+	if (!strcmp(group, "gc") && b == 9000)
+		bg_seen |= 4;	/* outside: must not be reported */
+}
+
+static void test_breakdown(void)
+{
+	struct hmb_analysis_opts o = { .top_n = 3, .min_lat_ns = 0,
+				       .clock_min_points = 32 };
+	struct truth tr = { .off0 = 5e6 };
+	struct hmb_analysis a;
+	struct hmb_cmd_event ev;
+	struct hmb_bg_event bg;
+	double t = 1e9;
+	int i, sorted = 1;
+	unsigned int found;
+
+	hmb_analysis_init(&a, &o);
+	for (i = 0; i < 100; i++) {
+		make_cmd(&tr, t, &ev);
+		hmb_analysis_cmd(&a, &ev);
+		t += 200000;
+	}
+	OK(a.npending == 100 && a.tot.cmds == 0,
+	   "breakdown: matched commands wait for the first clock estimate (%zu)",
+	   a.npending);
+	hmb_analysis_tick(&a);
+	OK(a.npending == 0 && a.tot.cmds == 100 && a.tot.matched == 100,
+	   "breakdown: placed once the estimate exists (%llu)",
+	   (unsigned long long)a.tot.cmds);
+	for (i = 1; i < (int)a.ntop_all; i++)
+		if (a.top_all[i].x[HMB_X_HOST_TOTAL] >
+		    a.top_all[i - 1].x[HMB_X_HOST_TOTAL])
+			sorted = 0;
+	OK(a.ntop_all == 3 && sorted, "breakdown: top-3 kept, slowest first");
+	{
+		const struct hmb_cmd *c = &a.top_all[0];
+		int64_t sum = c->x[HMB_X_SUBMIT_TO_FETCH] + c->x[HMB_X_FW_TOTAL] +
+			      c->x[HMB_X_CQE_TO_COMPLETE];
+
+		OK(c->x[HMB_X_SUBMIT_TO_FETCH] >= 0 &&
+		   c->x[HMB_X_CQE_TO_COMPLETE] >= 0 &&
+		   llabs(sum - c->x[HMB_X_HOST_TOTAL]) < 40000,
+		   "breakdown: submit->fetch + fw + cqe->complete = host total within the clock error (%lld vs %lld ns)",
+		   (long long)sum, (long long)c->x[HMB_X_HOST_TOTAL]);
+	}
+	/* host-only and unmatched commands are classified, not clocked */
+	memset(&ev, 0, sizeof(ev));
+	ev.st.submit_ns = 1;
+	ev.st.complete_ns = 1000001;
+	ev.st.flags = HMB_CF_HOST_ONLY;
+	hmb_analysis_cmd(&a, &ev);
+	ev.st.flags = HMB_CF_SWEPT;
+	hmb_analysis_cmd(&a, &ev);
+	ev.st.fw_mask = 1 << HMB_PH_FETCH;
+	ev.st.fw_ts[HMB_PH_FETCH] = 7;
+	hmb_analysis_cmd(&a, &ev);
+	OK(a.tot.host_only == 1 && a.tot.unmatched == 1 && a.tot.partial == 1 &&
+	   a.tot.swept == 2, "breakdown: host-only, unmatched, partial counted");
+	OK(hmb_hist_total(&a.xh[HMB_X_HOST_TOTAL]) == 103,
+	   "breakdown: host histogram has every command");
+
+	/* background windows: gc [1000,5000], thermal from 4000 open, gc 9000 */
+	memset(&bg, 0, sizeof(bg));
+	bg.type = HMB_EV_BG;
+	bg.ts_ns = 1000; bg.edge = 1; hmb_analysis_bg(&a, &bg, "gc");
+	bg.ts_ns = 4000; bg.edge = 1; hmb_analysis_bg(&a, &bg, "thermal");
+	bg.ts_ns = 5000; bg.edge = 2; hmb_analysis_bg(&a, &bg, "gc");
+	bg.ts_ns = 9000; bg.edge = 1; hmb_analysis_bg(&a, &bg, "gc");
+	bg.ts_ns = 9500; bg.edge = 2; hmb_analysis_bg(&a, &bg, "gc");
+	found = hmb_analysis_bg_overlap(&a, 4500, 6000, bg_cb, NULL);
+	OK(found == 2 && bg_seen == 3,
+	   "background: windows overlapping a command found, others not (%u, mask %d)",
+	   found, bg_seen);
+	hmb_analysis_free(&a);
+}
+
+static void test_hist(void)
+{
+	struct hmb_log2_hist h;
+
+	memset(&h, 0, sizeof(h));
+	hmb_hist_add(&h, 999);		/* 0 us */
+	hmb_hist_add(&h, 1500);		/* 1 us */
+	hmb_hist_add(&h, 2000);		/* 2 us -> slot 1 (2..3) */
+	hmb_hist_add(&h, 7999);		/* 7 us -> slot 2 (4..7) */
+	hmb_hist_add(&h, 8000);		/* 8 us -> slot 3 */
+	OK(h.slots[0] == 2 && h.slots[1] == 1 && h.slots[2] == 1 &&
+	   h.slots[3] == 1, "histogram: log2 usec slots as biolatency's");
+}
+
+int main(void)
+{
+	struct truth plain = { .off0 = 1.234567e9, .drift = 0 };
+	struct truth drift = { .off0 = -3.5e9, .drift = 50e-6 };
+	struct truth neg = { .off0 = 42e6, .drift = -80e-6 };
+	struct truth step = { .off0 = 7e6, .drift = 20e-6,
+			      .step_at_host = 10e9 + 5e9, .step = 3e6 };
+
+	test_hist();
+	run_fit("no drift", plain, 2, 5000, 0);
+	run_fit("drift +50 ppm", drift, 10, 5000, 0);
+	run_fit("drift -80 ppm", neg, 10, 3000, 0);
+	run_fit("0.1 % misattributed", plain, 2, 5000, 1);
+	run_fit("offset step +3 ms at 5 s", step, 10, 5000, 0);
+	test_breakdown();
+	printf("1..%d\n", tests);
+	return failed ? 1 : 0;
+}

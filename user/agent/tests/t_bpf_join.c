@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * t_bpf_join.c - the in-kernel join of hmb_agent.bpf.c, driven with
+ * synthetic host and firmware events through BPF_PROG_TEST_RUN of its test
+ * program (the build machine has neither NVMe nor the module).  Runs the
+ * real join core in the real kernel: maps, ring buffer, counters, the
+ * generation in the command id, late records, cid reuse, the clock window.
+ * Needs root and BPF; SKIPs otherwise.  TAP.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <stdarg.h>
+
+#include <linux/types.h>
+#include <bpf/libbpf.h>
+#include <bpf/bpf.h>
+
+#include "hmbtrace.h"
+#include "hmbtrace_dict.h"
+#include "hmb_agent.h"
+#include "hmb_agent.skel.h"
+
+static int tests, failed;
+
+#define OK(cond, ...) do {						\
+	tests++;							\
+	if (!(cond))							\
+		failed++;						\
+	printf("%sok %d - ", (cond) ? "" : "not ", tests);		\
+	printf(__VA_ARGS__);						\
+	printf("\n");							\
+} while (0)
+
+#define MAXEV 256
+static union {
+	__u32 type;
+	struct hmb_cmd_event cmd;
+	struct hmb_bg_event bg;
+	struct hmb_fw_event fw;
+} evs[MAXEV];
+static int nev;
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	(void)ctx;
+	if (nev < MAXEV && len <= sizeof(evs[0]))
+		memcpy(&evs[nev++], data, len);
+	return 0;
+}
+
+static struct hmb_agent *skel;
+static struct ring_buffer *rb;
+static int prog_fd, nr_cpus;
+static struct hmb_dict *dict;
+
+static int drive(__u64 a0, __u64 a1, __u64 a2, __u64 a3, __u64 a4, __u64 a5,
+		 __u64 a6, __u64 a7, __u64 a8)
+{
+	__u64 args[9] = { a0, a1, a2, a3, a4, a5, a6, a7, a8 };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = args,
+		    .ctx_size_in = sizeof(args));
+	int err = bpf_prog_test_run_opts(prog_fd, &o);
+
+	if (err)
+		printf("# test_run: %s\n", strerror(errno));
+	ring_buffer__consume(rb);
+	return err;
+}
+
+static void setup(__u16 qid, __u16 cid, __u64 ts, __u8 opc)
+{
+	drive(1, 0, qid, cid, ts, opc, 1, 0, 0);
+}
+
+static void complete(__u16 qid, __u16 cid, __u64 ts)
+{
+	drive(2, 0, qid, cid, ts, 0, 0, 0, 0);
+}
+
+static __u32 seq;
+static void fw(__u32 ring, __u16 opcode, __u16 sqid, __u16 cid, __u64 ts,
+	       __u16 len, __u8 flags)
+{
+	drive(3, ring, opcode, sqid, cid, ts, seq++, len, flags);
+}
+
+static void fw_cmd(__u16 sqid, __u16 cid, __u64 ts)
+{
+	/* fetch, media start/end, transfer, completion posted */
+	fw(0, 0x100, sqid, cid, ts, 24, 0);
+	fw(0, 0x101, sqid, cid, ts + 2000, 8, 0);
+	fw(0, 0x102, sqid, cid, ts + 50000, 8, 0);
+	fw(0, 0x103, sqid, cid, ts + 53000, 8, 0);
+	fw(0, 0x104, sqid, cid, ts + 54000, 8, 0);
+}
+
+static __u64 counter(__u32 idx)
+{
+	__u64 *v = calloc((size_t)nr_cpus, sizeof(*v)), sum = 0;
+	int cpu;
+
+	if (v && !bpf_map_lookup_elem(bpf_map__fd(skel->maps.counters), &idx, v))
+		for (cpu = 0; cpu < nr_cpus; cpu++)
+			sum += v[cpu];
+	free(v);
+	return sum;
+}
+
+static __u64 hist_total(__u32 id)
+{
+	size_t vsz = HMB_MAX_SLOTS * sizeof(__u64);
+	__u64 *v = calloc((size_t)nr_cpus, vsz), sum = 0;
+	int cpu, s;
+
+	if (v && !bpf_map_lookup_elem(bpf_map__fd(skel->maps.hists), &id, v))
+		for (cpu = 0; cpu < nr_cpus; cpu++)
+			for (s = 0; s < HMB_MAX_SLOTS; s++)
+				sum += v[cpu * HMB_MAX_SLOTS + s];
+	free(v);
+	return sum;
+}
+
+static int libbpf_quiet(enum libbpf_print_level l, const char *f, va_list a)
+{
+	if (l == LIBBPF_DEBUG)
+		return 0;
+	return vfprintf(stderr, f, a);
+}
+
+static int load(int targ_opc)
+{
+	size_t i;
+	__u32 r, one = 1;
+	struct bpf_program *p;
+
+	skel = hmb_agent__open();
+	if (!skel)
+		return -1;
+	skel->rodata->fw_enabled = true;
+	skel->rodata->emit_all = true;
+	skel->rodata->targ_opc = targ_opc;
+	bpf_object__for_each_program(p, skel->obj)
+		bpf_program__set_autoload(p, p == skel->progs.hmb_test_drive);
+	if (hmb_agent__load(skel))
+		return -1;
+	for (i = 0; i < hmb_dict_count(dict); i++) {
+		const struct hmb_dict_event *e = hmb_dict_event_at(dict, i);
+		struct hmb_evdesc d = {
+			.phase = (__u8)e->phase, .bg_edge = (__u8)e->bg_edge,
+			.sqid_off = (__u16)(e->key_off[HMB_KEY_SQID] < 0 ? 0 : e->key_off[HMB_KEY_SQID]),
+			.cid_off = (__u16)(e->key_off[HMB_KEY_CID] < 0 ? 0 : e->key_off[HMB_KEY_CID]),
+			.min_len = e->min_len,
+		};
+		__u32 op = e->opcode;
+
+		bpf_map_update_elem(bpf_map__fd(skel->maps.evdesc), &op, &d, 0);
+	}
+	r = 0;	/* ring 0 -> controller 0; ring 5 unmapped */
+	bpf_map_update_elem(bpf_map__fd(skel->maps.ring_ctrl), &r, &one, 0);
+	prog_fd = bpf_program__fd(skel->progs.hmb_test_drive);
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.rb), on_event, NULL, NULL);
+	return rb ? 0 : -1;
+}
+
+static void unload(void)
+{
+	ring_buffer__free(rb);
+	hmb_agent__destroy(skel);
+	rb = NULL;
+	skel = NULL;
+	nev = 0;
+}
+
+static const struct hmb_cmd_event *only_cmd(void)
+{
+	return nev == 1 && evs[0].type == HMB_EV_CMD ? &evs[0].cmd : NULL;
+}
+
+int main(int argc, char **argv)
+{
+	struct hmb_error err = { 0 };
+	const struct hmb_cmd_event *c;
+	const char *dpath = argc > 1 ? argv[1] : "../../share/hmb-events.dict";
+
+	if (geteuid() != 0) {
+		printf("1..0 # SKIP needs root for BPF\n");
+		return 0;
+	}
+	if (hmb_dict_load(&dict, dpath, &err)) {
+		printf("not ok 1 - dictionary: %s\n", err.msg);
+		return 1;
+	}
+	libbpf_set_print(libbpf_quiet);
+	nr_cpus = libbpf_num_possible_cpus();
+	if (load(-1)) {
+		printf("1..0 # SKIP cannot load the BPF test program: %s\n",
+		       strerror(errno));
+		return 0;
+	}
+
+	/* A: records drained after the host completion (the usual case). */
+	setup(1, 0x40c0, 1000000, 2);
+	complete(1, 0x40c0, 1100000);
+	OK(nev == 0, "late records: nothing emitted at the host completion");
+	fw_cmd(1, 0x40c0, 5000);
+	c = only_cmd();
+	OK(c && c->qid == 1 && c->cid == 0x40c0 && c->st.fw_mask == 0x3e &&
+	   c->st.submit_ns == 1000000 && c->st.complete_ns == 1100000 &&
+	   c->st.fw_ts[HMB_PH_FETCH] == 5000 &&
+	   c->st.fw_ts[HMB_PH_CQE_POSTED] == 59000 && c->st.flags == 0,
+	   "late records: one command with host and all five firmware phases, emitted at cqe_posted");
+	nev = 0;
+
+	/* B: records before the host completion. */
+	setup(1, 0x40c1, 2000000, 1);
+	fw_cmd(1, 0x40c1, 6000);
+	OK(nev == 0, "early records: held until the host completes");
+	complete(1, 0x40c1, 2100000);
+	c = only_cmd();
+	OK(c && c->cid == 0x40c1 && c->st.fw_mask == 0x3e &&
+	   c->st.complete_ns == 2100000,
+	   "early records: emitted at the host completion, complete");
+	nev = 0;
+
+	/* C: same tag, next generation: separate commands. */
+	setup(2, 0x40c2, 3000000, 2);
+	complete(2, 0x40c2, 3100000);		/* waits for its records */
+	setup(2, 0x50c2, 3200000, 2);		/* gen 5, same tag 0xc2 */
+	fw(0, 0x100, 2, 0x50c2, 7200, 24, 0);	/* fetch of the new one */
+	fw(0, 0x104, 2, 0x40c2, 7100, 8, 0);	/* late cqe of the old one */
+	c = only_cmd();
+	OK(c && c->cid == 0x40c2 && c->st.fw_mask == (1 << HMB_PH_CQE_POSTED) &&
+	   c->st.fw_ts[HMB_PH_CQE_POSTED] == 7100,
+	   "generation: the old command gets only its own record");
+	nev = 0;
+	fw(0, 0x104, 2, 0x50c2, 7300, 8, 0);
+	complete(2, 0x50c2, 3300000);
+	c = only_cmd();
+	OK(c && c->cid == 0x50c2 && c->st.fw_mask == ((1 << HMB_PH_FETCH) | (1 << HMB_PH_CQE_POSTED)) &&
+	   c->st.fw_ts[HMB_PH_FETCH] == 7200,
+	   "generation: the new command gets its fetch and cqe, not the old one's");
+	nev = 0;
+
+	/* D: the same full cid comes round while its predecessor waits. */
+	setup(3, 0x40c3, 20000000, 2);
+	complete(3, 0x40c3, 20100000);
+	setup(3, 0x40c3, 30000000, 2);
+	c = only_cmd();
+	OK(c && c->cid == 0x40c3 && (c->st.flags & HMB_CF_REUSED) &&
+	   c->st.submit_ns == 20000000 && counter(HMB_C_REUSE_FLUSH) == 1,
+	   "reuse: the waiting predecessor is flushed (flag REUSED, counted)");
+	nev = 0;
+	/* the agent publishes its clock: host = fw + 2 ms, 100 us tolerance */
+	skel->bss->clk.off_ns = 2000000;
+	skel->bss->clk.drift_ppb = 0;
+	skel->bss->clk.ref_fw = 0;
+	skel->bss->clk.tol_ns = 100000;
+	skel->bss->clk.valid = 1;
+	fw(0, 0x100, 3, 0x40c3, 18050000, 24, 0);	/* host 20.05 ms */
+	OK(nev == 1 && evs[0].type == HMB_EV_FW_UNMATCHED &&
+	   evs[0].fw.reason == HMB_C_FW_OUT_OF_WINDOW &&
+	   counter(HMB_C_FW_OUT_OF_WINDOW) == 1,
+	   "reuse: the predecessor's late record is not given to the successor (outside its window, counted)");
+	nev = 0;
+	fw(0, 0x100, 3, 0x40c3, 28010000, 24, 0);	/* host 30.01 ms */
+	fw(0, 0x104, 3, 0x40c3, 28050000, 8, 0);
+	complete(3, 0x40c3, 30100000);
+	c = only_cmd();
+	OK(c && c->st.fw_ts[HMB_PH_FETCH] == 28010000 && c->st.flags == 0,
+	   "reuse: the successor gets its own records");
+	nev = 0;
+	/* drift: host = fw + 2 ms + 100 ppm * (fw - 28 ms); 1 ms window */
+	skel->bss->clk.drift_ppb = 100000;
+	skel->bss->clk.ref_fw = 28000000;
+	setup(3, 0x40c4, 1002150000, 2);	/* host 1.00215 s */
+	/*
+	 * fw 1.0 s maps to 1.0 + 0.002 + 1e-4 * 0.972 = 1.0020972 s: inside
+	 * [submit - 100 us, ...] only with the drift term (without it,
+	 * 1.002 s would be 150 us early).
+	 */
+	fw(0, 0x100, 3, 0x40c4, 1000000000, 24, 0);
+	OK(counter(HMB_C_FW_OUT_OF_WINDOW) == 1 && counter(HMB_C_FW_MATCHED) == 16,
+	   "clock window: drift applied in the kernel's mapping (record accepted; matched %llu)",
+	   (unsigned long long)counter(HMB_C_FW_MATCHED));
+	fw(0, 0x104, 3, 0x40c4, 999000000, 8, 0);	/* 1 ms before: out */
+	OK(counter(HMB_C_FW_OUT_OF_WINDOW) == 2,
+	   "clock window: a record 1 ms before the submit is refused");
+	skel->bss->clk.valid = 0;
+	nev = 0;
+
+	/* E: everything that is not a match is counted, never silent. */
+	fw(0, 0x7777, 1, 1, 1, 0, 0);
+	OK(counter(HMB_C_FW_UNKNOWN_OP) == 1 && nev == 1 &&
+	   evs[0].fw.reason == HMB_C_FW_UNKNOWN_OP, "opcode not in the dictionary: counted");
+	fw(0, 0x100, 1, 0x40c5, 1, 4, 0);
+	OK(counter(HMB_C_FW_SHORT) == 1, "payload shorter than the dictionary's: counted");
+	fw(0, 0x100, 1, 0x1234, 1, 24, 0);
+	OK(counter(HMB_C_FW_NO_CMD) == 1, "record for no known command: counted");
+	fw(0, 0, 0, 0, 1, 0, HMB_REC_FLAG_WRAP_MARKER);
+	OK(counter(HMB_C_FW_MARKER) == 1, "wrap marker: counted, not an event");
+	fw(5, 0x100, 1, 0x40c0, 1, 24, 0);
+	OK(counter(HMB_C_FW_UNMAPPED_RING) == 1, "ring without a controller: counted");
+	setup(1, 0x40c6, 40000000, 2);
+	fw(0, 0x100, 1, 0x40c6, 9000, 24, 0);
+	fw(0, 0x100, 1, 0x40c6, 9001, 24, 0);
+	OK(counter(HMB_C_FW_DUP_PHASE) == 1, "second fetch for one command: counted, not attached");
+	complete(1, 0x7777, 1);
+	OK(counter(HMB_C_HOST_NO_SUBMIT) == 1, "completion without submission: counted");
+	nev = 0;
+	fw(0, 0x200, 0, 0, 12345, 8, 0);
+	OK(nev == 1 && evs[0].type == HMB_EV_BG && evs[0].bg.edge == HMB_BG_BEGIN &&
+	   evs[0].bg.ts_ns == 12345 && counter(HMB_C_FW_BG) == 1,
+	   "gc_start: forwarded as a background event");
+	OK(counter(HMB_C_RB_FAIL) == 0, "no ring buffer reservation failed");
+	OK(hist_total(HMB_H_HOST_TOTAL) == 6 && hist_total(HMB_H_FW_TOTAL) == 4 &&
+	   hist_total(HMB_H_FW_TO_MEDIA_END) == 2,
+	   "histograms: host %llu, fw total %llu, media %llu",
+	   (unsigned long long)hist_total(HMB_H_HOST_TOTAL),
+	   (unsigned long long)hist_total(HMB_H_FW_TOTAL),
+	   (unsigned long long)hist_total(HMB_H_FW_TO_MEDIA_END));
+	unload();
+
+	/* F: an opcode filter hides commands but still joins their records. */
+	if (load(2)) {
+		OK(0, "reload with an opcode filter");
+	} else {
+		setup(1, 0x40c0, 1000, 1);		/* a write: filtered */
+		complete(1, 0x40c0, 2000);
+		fw_cmd(1, 0x40c0, 100);
+		OK(nev == 0 && counter(HMB_C_CMD_FILTERED) == 1 &&
+		   counter(HMB_C_FW_NO_CMD) == 0 && counter(HMB_C_FW_MATCHED) == 5,
+		   "filter: a write is not reported when reads are asked for, its records are not 'unmatched'");
+		unload();
+	}
+	/*
+	 * G: the NVMe programs pass the verifier (raw_tp variants; CO-RE
+	 * relocated against a synthetic nvme_core BTF, since this kernel has
+	 * none; the tp_btf variants need the real target and are checked in
+	 * the VM).
+	 */
+	if (argc > 2) {
+		LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = argv[2]);
+		struct bpf_program *p;
+		int e;
+
+		skel = hmb_agent__open_opts(&oo);
+		if (!skel) {
+			OK(0, "open with the synthetic nvme_core BTF %s", argv[2]);
+		} else {
+			skel->rodata->fw_enabled = true;
+			bpf_object__for_each_program(p, skel->obj)
+				bpf_program__set_autoload(p,
+					p == skel->progs.nvme_setup_raw ||
+					p == skel->progs.nvme_complete_raw ||
+					p == skel->progs.hmb_record);
+			e = hmb_agent__load(skel);
+			OK(e == 0, "verifier accepts nvme_setup_raw, nvme_complete_raw, hmb_record (%s)",
+			   e ? strerror(-e) : "loaded");
+			hmb_agent__destroy(skel);
+			skel = NULL;
+		}
+	}
+	hmb_dict_free(dict);
+	printf("1..%d\n", tests);
+	return failed ? 1 : 0;
+}

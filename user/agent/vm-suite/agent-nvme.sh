@@ -1,0 +1,118 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# agent-nvme: hmb-trace-agent on a real NVMe controller (QEMU's model, driven
+# by Debian 6.1's nvme driver), without the module: tp_btf attach and CO-RE
+# reads against nvme_core's BTF, host-only mode, and the command keys the
+# agent joins on (queue id, full 16-bit command id with its generation)
+# checked one by one against what QEMU's NVMe model says it received.
+# perf counts the same tracepoint alongside.
+# vm-timeout: 400
+# vm-qemu-trace: yes
+set -u
+. "$HMB_REPO/scripts/vm/lib/tap.sh"
+SECS=${HMB_AGENT_FIO_SECS:-3}
+R=$HMB_RESULTS
+AGENT=$HMB_BIN/hmb-trace-agent
+
+[ -x "$AGENT" ] || { tap_fail "hmb-trace-agent built" "$AGENT missing"; tap_done; }
+
+"$AGENT" -d "${HMB_NVME_DEV#/dev/}" -j --per-command -N 3 -o "$R/agent.jsonl" \
+	2>"$R/agent.err" &
+apid=$!
+i=0
+while [ $i -lt 200 ] && ! grep -q '"type":"start"' "$R/agent.jsonl" 2>/dev/null; do
+	sleep 0.1; i=$((i + 1))
+done
+if grep -q '"type":"start"' "$R/agent.jsonl" 2>/dev/null; then
+	tap_ok "agent attached: $(head -1 "$R/agent.jsonl" | cut -c1-160)"
+else
+	tap_fail "agent attached" "$(cat "$R/agent.err")"
+	tap_done
+fi
+grep -q '"attach":"tp_btf"' "$R/agent.jsonl" &&
+	tap_ok "NVMe tracepoints attached as tp_btf (module BTF of nvme_core)" ||
+	tap_fail "NVMe tracepoints attached as tp_btf" "$(head -1 "$R/agent.jsonl")"
+grep -q '"mode":"nvme host-only"' "$R/agent.jsonl" &&
+	grep -q "hmb_trace_record not found" "$R/agent.err" &&
+	tap_ok "without the module: host-only NVMe mode, and says what is missing" ||
+	tap_fail "host-only NVMe mode message" "$(cat "$R/agent.err")"
+
+# mark where this run starts in QEMU's trace log
+qstart=$(wc -l < "$HMB_QEMU_TRACE_LOG")
+perf stat -a -e nvme:nvme_setup_cmd -e nvme:nvme_complete_rq -x, \
+	-o "$R/perf.csv" sleep $((2 * SECS + 3)) &
+ppid=$!
+sleep 1
+fio --name=qd1 --filename="$HMB_NVME_DEV" --direct=1 --ioengine=psync \
+	--rw=randrw --bs=4k --size=64M --time_based --runtime="$SECS" \
+	--output-format=terse >"$R/fio1.txt" 2>"$R/fio1.err" &&
+fio --name=qd32 --filename="$HMB_NVME_DEV" --direct=1 --ioengine=libaio \
+	--iodepth=32 --rw=randrw --bs=4k --size=64M --time_based \
+	--runtime="$SECS" --output-format=terse >"$R/fio32.txt" 2>"$R/fio32.err"
+frc=$?
+[ $frc = 0 ] && tap_ok "fio QD1 and QD32 randrw ran" ||
+	tap_fail "fio ran" "$(cat "$R/fio1.err" "$R/fio32.err")"
+wait $ppid
+sleep 0.5
+kill -INT $apid
+wait $apid
+arc=$?
+[ $arc = 0 ] && tap_ok "agent exits 0 on SIGINT" ||
+	tap_fail "agent exit status $arc" "$(cat "$R/agent.err")"
+sync
+qend=$(wc -l < "$HMB_QEMU_TRACE_LOG")
+
+# the agent's commands: "qid cid opc" per line
+sed -n 's/.*"type":"cmd","cmd":{"ctrl":\([0-9]*\),"qid":\([0-9]*\),"cid":\([0-9]*\),"opc":"\([a-z0-9]*\)".*/\1 \2 \3 \4/p' \
+	"$R/agent.jsonl" > "$R/agent-cmds.txt"
+# QEMU's: pci_nvme_io_cmd cid N nsid 0x1 sqid S opc 0xO, in this window
+sed -n "$((qstart + 1)),${qend}p" "$HMB_QEMU_TRACE_LOG" | awk '
+/pci_nvme_io_cmd / {
+	for (i = 1; i <= NF; i++) {
+		if ($i == "cid") cid = $(i + 1)
+		if ($i == "sqid") sq = $(i + 1)
+		if ($i == "opc") op = $(i + 1)
+	}
+	name = op == "0x2" ? "read" : op == "0x1" ? "write" : op == "0x0" ? "flush" : "op" op
+	print 0, sq, cid, name
+}' > "$R/qemu-cmds.txt"
+na=$(wc -l < "$R/agent-cmds.txt")
+nq=$(wc -l < "$R/qemu-cmds.txt")
+tap_diag "agent reported $na commands, QEMU received $nq I/O commands in the window"
+comp=$(sed -n 's/.*"type":"summary".*"completed":\([0-9]*\).*/\1/p' "$R/agent.jsonl")
+[ "$na" -gt 1000 ] && [ "$na" = "$comp" ] &&
+	tap_ok "every completed command reported ($na, summary $comp)" ||
+	tap_fail "every completed command reported" "per-command $na, summary completed '$comp'"
+# every agent command is one QEMU saw (same queue, full cid, opcode)
+sort "$R/agent-cmds.txt" | uniq -c | awk '{print $2, $3, $4, $5, $1}' | sort > "$R/a.cnt"
+sort "$R/qemu-cmds.txt" | uniq -c | awk '{print $2, $3, $4, $5, $1}' | sort > "$R/q.cnt"
+missing=$(awk 'NR == FNR { q[$1 " " $2 " " $3 " " $4] = $5; next }
+	{ k = $1 " " $2 " " $3 " " $4; d = $5 - q[k]; if (d > 0) m += d }
+	END { print m + 0 }' "$R/q.cnt" "$R/a.cnt")
+[ "$missing" = 0 ] &&
+	tap_ok "all $na (ctrl, qid, cid, opcode) keys of the agent are commands QEMU received" ||
+	tap_fail "agent keys match QEMU's commands" "$missing of $na not found in QEMU's trace (see agent-cmds.txt, qemu-cmds.txt)"
+gens=$(awk '{ print int($3 / 4096) }' "$R/agent-cmds.txt" | sort -u | wc -l)
+queues=$(awk '{ print $2 }' "$R/agent-cmds.txt" | sort -u | wc -l)
+[ "$gens" -ge 2 ] &&
+	tap_ok "command ids carry the generation (top 4 bits): $gens generations, $queues queue(s)" ||
+	tap_fail "command ids carry the generation" "$gens distinct generations"
+dup=$(awk '{ print $2, $3 }' "$R/agent-cmds.txt" | sort | uniq -d | wc -l)
+tap_diag "full (qid, cid) pairs seen more than once in the run (16 generations later): $dup"
+# QEMU saw no command the agent missed (QEMU's window is a little wider:
+# allow the commands in flight at the two edges, at most 32 + 1)
+extra=$((nq - na))
+[ "$extra" -ge 0 ] && [ "$extra" -le 33 ] &&
+	tap_ok "QEMU received $nq, the agent reported $na (difference $extra <= 33: edges)" ||
+	tap_fail "agent reported every command QEMU received" "QEMU $nq agent $na"
+# perf saw the tracepoint at the same time
+ps=$(awk -F, '/nvme_setup_cmd/ { print $1 }' "$R/perf.csv")
+sub=$(sed -n 's/.*"host_submit":\([0-9]*\).*/\1/p' "$R/agent.jsonl" | tail -1)
+tap_diag "perf stat nvme:nvme_setup_cmd: $ps; agent host_submit counter: $sub"
+[ -n "$ps" ] && [ "$ps" -gt 1000 ] && [ -n "$sub" ] && [ "$sub" -ge "$ps" ] &&
+	tap_ok "perf stat ran alongside and counted the tracepoint too ($ps <= agent's $sub)" ||
+	tap_fail "perf alongside the agent" "perf '$ps' agent '$sub' $(head -5 "$R/perf.csv")"
+losses=$(sed -n 's/.*"ringbuf_reserve_failed":\([0-9]*\).*/\1/p' "$R/agent.jsonl" | tail -1)
+[ "$losses" = 0 ] && tap_ok "no ring buffer reservation failed" ||
+	tap_fail "no ring buffer reservation failed" "$losses"
+tap_done

@@ -42,13 +42,15 @@ def record_size(payload_len):
 
 
 class FormatError(Exception):
-    """Bad input: where (byte offset or ring cursor) and why."""
+    """Bad input: where (byte offset in the file) and why.  code is the
+    error's name in docs/format.md and libhmbtrace ("HMB_E_REC_MAGIC")."""
 
-    def __init__(self, name, offset, reason):
+    def __init__(self, name, offset, reason, code="HMB_E_INVAL"):
         super().__init__("%s: offset %d: %s" % (name, offset, reason))
         self.name = name
         self.offset = offset
         self.reason = reason
+        self.code = code
 
 
 @dataclass

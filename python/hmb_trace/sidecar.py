@@ -32,7 +32,7 @@ class Sidecar:
 def _num(path, lineno, key, val, limit):
     if not val or not val.isdigit() or int(val) > limit:
         raise FormatError(path, lineno, "%s=%s is not a valid number"
-                          % (key, val))
+                          % (key, val), "HMB_E_SIDECAR")
     return int(val)
 
 
@@ -45,22 +45,24 @@ def read_sidecar(path):
     if lines and lines[-1] == "":
         lines.pop()
     if not lines:
-        raise FormatError(path, 0, "empty sidecar")
+        raise FormatError(path, 0, "empty sidecar", "HMB_E_SIDECAR")
     first = lines[0]
     if first.startswith("hmb_trace_sidecar="):
         v = first[len("hmb_trace_sidecar="):]
         if v.isdigit() and int(v) > 1:
             raise FormatError(path, 1, "sidecar format %s is newer than "
-                              "this decoder (1)" % v)
+                              "this decoder (1)" % v,
+                              "HMB_E_SIDECAR_VERSION")
     if first != "hmb_trace_sidecar=1":
         raise FormatError(path, 1, "not a sidecar (first line must be "
-                          "\"hmb_trace_sidecar=1\")")
+                          "\"hmb_trace_sidecar=1\")", "HMB_E_SIDECAR")
     for lineno, line in enumerate(lines[1:], start=2):
         if not line:
             continue
         key, eq, val = line.partition("=")
         if not eq:
-            raise FormatError(path, lineno, "no '=' in line")
+            raise FormatError(path, lineno, "no '=' in line",
+                              "HMB_E_SIDECAR")
         if key == "source":
             sc.source = val
         elif key in ("abi_version", "ring_size"):
@@ -69,7 +71,9 @@ def read_sidecar(path):
                 if v == 0 or v > ABI_VERSION:
                     raise FormatError(path, lineno, "abi_version %d is not "
                                       "supported (this decoder reads "
-                                      "version %d)" % (v, ABI_VERSION))
+                                      "version %d)" % (v, ABI_VERSION),
+                                      "HMB_E_SIDECAR_VERSION" if v else
+                                      "HMB_E_SIDECAR")
                 have_abi = True
             setattr(sc, key, v)
         elif key in ("realtime_ns", "monotonic_ns", "boottime_ns"):
@@ -77,9 +81,9 @@ def read_sidecar(path):
         elif key == "epoch":
             if len(sc.epochs) >= MAX_EPOCHS:
                 raise FormatError(path, lineno, "more than %d epoch lines"
-                                  % MAX_EPOCHS)
+                                  % MAX_EPOCHS, "HMB_E_SIDECAR")
             sc.epochs.append(_num(path, lineno, key, val, _U64))
     if not have_abi:
-        raise FormatError(path, 0, "no abi_version line")
+        raise FormatError(path, 0, "no abi_version line", "HMB_E_SIDECAR")
     sc.epochs.sort()
     return sc

@@ -90,3 +90,44 @@ class RingProducer:
     def image(self, version=ABI_VERSION):
         return encode_ring_hdr(self.ring_size, self.head, self.tail,
                                self.flags, version) + bytes(self.area)
+
+
+def write_synthetic(f, nbytes, seed=1, first_seq=0, drop_every=0):
+    """Write a dump of about nbytes (whole records) of synthetic load to
+    the binary file f: mixed payload sizes (mostly small, some up to the
+    4064-byte maximum), eight opcodes, eight cpus, increasing timestamps;
+    with drop_every=N every Nth seq is left out (a loss to find).  Returns
+    the number of records written.  About 1 M records/s."""
+    import random
+    import struct
+    rnd = random.Random(seed)
+    pool = bytes(rnd.getrandbits(8) for _ in range(8192))
+    hdr = struct.Struct("<IIQHBBHHQ")
+    sizes = [0, 8, 16, 24, 40, 64, 100, 128, 200, 256, 512, 1000, 4064]
+    weights = [5, 10, 15, 15, 15, 10, 8, 8, 5, 4, 3, 1, 1]
+    seq = first_seq
+    ts = 1_000_000_000
+    written = 0
+    n = 0
+    chunk = bytearray()
+    while written < nbytes:
+        plens = rnd.choices(sizes, weights, k=4096)
+        for plen in plens:
+            if drop_every and seq % drop_every == drop_every - 1:
+                seq = (seq + 1) & 0xFFFFFFFF
+            ts += 50 + (seq & 255)
+            off = (seq * 13) & 4095
+            chunk += hdr.pack(RECORD_MAGIC, seq, ts, seq & 7,
+                              (seq >> 3) & 7, 0, plen, 0, 0)
+            chunk += pool[off:off + plen]
+            pad = (-plen) & 7
+            if pad:
+                chunk += b"\0" * pad
+            seq = (seq + 1) & 0xFFFFFFFF
+            n += 1
+            if written + len(chunk) >= nbytes:
+                break
+        f.write(chunk)
+        written += len(chunk)
+        chunk = bytearray()
+    return n

@@ -11,6 +11,8 @@
 /* convert: --to perfetto here, everything else to cmd_convert(). */
 int cmd_convert_ext(int argc, char **argv);
 void usage_convert_ext(FILE *f);
+/* convert --to ctf (ctf.c) */
+int cmd_ctf(int argc, char **argv);
 
 int cmd_report(int argc, char **argv);
 void usage_report(FILE *f);

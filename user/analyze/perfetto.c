@@ -440,9 +440,20 @@ void usage_convert_ext(FILE *f)
 "      --dict FILE      event dictionary (default: the shipped one, or\n"
 "                       $HMB_EVENTS_DICT)\n"
 "\n"
-"  Example:\n"
+"\n"
+"CTF 1.8 (babeltrace2, Trace Compass):\n"
+"  " PROG " convert FILE DIR --to ctf [--dict FILE]\n"
+"\n"
+"  Writes a CTF trace directory: DIR/metadata and one stream per firmware\n"
+"  CPU (DIR/cpuN).  One event class per dictionary event with its typed\n"
+"  fields, then seq, opcode, cpu, flags and the raw payload; other opcodes\n"
+"  as \"hmb_raw\".  Timestamps on clock \"fw\" (firmware ns).  Sequence gaps\n"
+"  are carried as discarded events, which babeltrace2 reports.\n"
+"\n"
+"  Examples:\n"
 "  " PROG " convert trace.bin trace.json --to perfetto\n"
-"      then open trace.json in https://ui.perfetto.dev\n");
+"      then open trace.json in https://ui.perfetto.dev\n"
+"  " PROG " convert trace.bin trace-ctf --to ctf && babeltrace2 trace-ctf\n");
 }
 
 static const struct option pf_opts[] = {
@@ -525,8 +536,8 @@ out:
 	return rc;
 }
 
-/* Which converter: --to perfetto (any spelling getopt accepts) is ours. */
-static bool wants_perfetto(int argc, char **argv)
+/* The --to value, in any spelling getopt accepts (NULL if none). */
+static const char *convert_target(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = NULL;
@@ -540,21 +551,26 @@ static bool wants_perfetto(int argc, char **argv)
 			v = a + 5;
 		else if (strncmp(a, "-t", 2) == 0 && a[2])
 			v = a + 2;
-		if (v && strcmp(v, "perfetto") == 0)
-			return true;
+		if (v)
+			return v;
 	}
-	return false;
+	return NULL;
 }
 
 int cmd_convert_ext(int argc, char **argv)
 {
+	const char *to;
+
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "-h") == 0 ||
 		    strcmp(argv[i], "--help") == 0) {
 			usage_convert_ext(stdout);
 			return 0;
 		}
-	if (wants_perfetto(argc, argv))
+	to = convert_target(argc, argv);
+	if (to && strcmp(to, "perfetto") == 0)
 		return cmd_perfetto(argc, argv);
+	if (to && strcmp(to, "ctf") == 0)
+		return cmd_ctf(argc, argv);
 	return cmd_convert(argc, argv);
 }

@@ -81,7 +81,7 @@ table=$(cat <<EOT
 $(date -u +%Y-%m-%d), $(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)),
 $records firmware records ($(($(stat -c %s "$dump") / 1048576)) MiB dump; its CTF conversion
 $(du -sm "$ctf" | cut -f1) MiB), files in the page cache, best of $runs runs, babeltrace2
-$(babeltrace2 --version 2>/dev/null | awk '{ print $NF; exit }').
+$(babeltrace2 --version 2>/dev/null | grep -o '[0-9][0-9.]*' | head -n 1).
 
 | command | wall | M events/s | stats is faster by |
 |---|---|---|---|

@@ -19,7 +19,7 @@ import zlib
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from fwgen import Workload, EVENT_NAME  # noqa: E402
+from fwgen import Workload, EVENT_NAME, write_agent_jsonl  # noqa: E402
 from tap import Tap, run  # noqa: E402
 
 T = Tap()
@@ -114,9 +114,12 @@ n = len(w.all)
 w.lose([(n // 3, 40), (n // 2, 5)])
 dump = os.path.join(WORK, "trace.bin")
 w.write(dump)
+hosts = w.host_commands(3_000_000_000, skip_first=N // 10)
+hpath = os.path.join(WORK, "host.jsonl")
+write_agent_jsonl(hpath, hosts)
 html = os.path.join(WORK, "report.html")
-r = run([BIN, "report", dump, "-o", html])
-T.eq(r.returncode, 0, "report exits 0")
+r = run([BIN, "report", dump, "--host", hpath, "-o", html])
+T.eq(r.returncode, 0, "report --host exits 0")
 doc = open(html, encoding="utf-8").read() if os.path.exists(html) else ""
 T.ok(doc.startswith("<!DOCTYPE html>") and doc.rstrip().endswith("</html>"),
      "a whole HTML document")
@@ -169,6 +172,16 @@ T.ok(slow_txt and slow_txt.group(1) == fmt_dur(slow),
      "slowest command first, with its firmware total (%s)" % fmt_dur(slow),
      slow_txt.group(1) if slow_txt else "no slowest table")
 n_charts = doc.count('<svg class="chart"')
+whole = {i for i, ph in exp.items() if ph[0][0] == 1 and ph[-1][0] == 5}
+want_m = sum(1 for h in hosts if h["idx"] in whole)
+m = re.search(r'id="host-summary">[^<]*: (\d+) host commands; <b>(\d+) '
+              r'matched', doc)
+T.ok(m and int(m.group(1)) == len(hosts) and int(m.group(2)) == want_m,
+     "host section: %d host commands, %d matched" % (len(hosts), want_m),
+     m.group(0) if m else "no host section")
+T.ok('id="host-slow"' in doc and 'id="clock"' in doc and
+     "host submit -&gt; fw fetch (clock-mapped)" in doc,
+     "host section: clock, breakdown histograms, slowest host commands")
 
 # Errors
 r2 = run([BIN, "report", dump])

@@ -22,6 +22,7 @@
 #include "analyze.h"
 #include "formats.h"
 #include "fwmodel.h"
+#include "correlate.h"
 
 #define OUTBUF_SIZE	(1u << 18)
 #define NBUCKETS	400		/* timeline resolution */
@@ -634,6 +635,102 @@ static void losses(struct outbuf *ob, const struct input *in)
 			  (unsigned long long)in->gaps_omitted);
 }
 
+static int cmp_host_slow(const void *a, const void *b, void *ctx)
+{
+	const struct corr *c = ctx;
+	int64_t x = c->hc[*(const size_t *)a].x[CX_HOST_TOTAL];
+	int64_t y = c->hc[*(const size_t *)b].x[CX_HOST_TOTAL];
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The host's view: the join with HOST_EVENTS (correlate.c). */
+static void host_section(struct outbuf *ob, const struct corr *c,
+			 unsigned int top_n)
+{
+	static const char *const titles[CX_COUNT] = {
+		"host: submit -> complete",
+		"host submit -> fw fetch (clock-mapped)",
+		"fw fetch -> cqe_posted (fw clock)",
+		"fw cqe_posted -> host complete (clock-mapped)",
+	};
+	const struct hmb_clock *k = &c->clk;
+	uint64_t n = c->host.n - c->other_ctrl;
+	struct lhist *h = calloc(CX_COUNT, sizeof(*h));
+	size_t *idx = malloc((c->host.n ? c->host.n : 1) * sizeof(*idx));
+	char b1[32], b2[32], b3[32], b4[32];
+
+	ob_lit(ob, "<h2 id=\"host\">Host and firmware</h2>\n<p id=\"host-summary\">");
+	esc(ob, c->host.path);
+	ob_printf(ob, " (%s, nvme%u): %llu host commands; <b>%llu matched</b> "
+		  "(%.2f%%), %llu partial, %llu unmatched; %llu firmware "
+		  "commands without a host command.</p>\n",
+		  hostev_fmt_name(c->host.fmt), c->ctrl, (unsigned long long)n,
+		  (unsigned long long)c->matched,
+		  n ? 100.0 * (double)c->matched / (double)n : 0.0,
+		  (unsigned long long)c->partial,
+		  (unsigned long long)c->unmatched,
+		  (unsigned long long)c->fw_unmatched);
+	if (k->valid) {
+		char drift[64] = "not estimated (matched span under 100 ms)";
+
+		if (k->drift_err >= 0)
+			snprintf(drift, sizeof(drift), "%+.3f ppm (± %.3f)",
+				 k->drift * 1e6, k->drift_err * 1e6);
+		ob_printf(ob, "<p id=\"clock\">Clock: host = firmware %+.3f µs "
+			  "(± %.3f µs) at firmware %.6f s; drift %s; from %zu "
+			  "commands.  Firmware events inside their command's host "
+			  "window: %llu, within the clock error: %llu, outside: "
+			  "%llu.</p>\n", k->off_ns / 1e3, k->off_err_ns / 1e3,
+			  k->ref / 1e9, drift,
+			  k->used, (unsigned long long)c->in_window,
+			  (unsigned long long)c->in_window_err,
+			  (unsigned long long)c->outside);
+	} else {
+		ob_lit(ob, "<p id=\"clock\" class=\"warn\">No clock estimate: too few matched commands.</p>\n");
+	}
+	if (!h || !idx) {
+		free(h);
+		free(idx);
+		return;
+	}
+	for (size_t i = 0; i < c->host.n; i++)
+		for (int x = 0; x < CX_COUNT; x++)
+			if (c->hc[i].x[x] >= 0 && c->host.v[i].ctrl == c->ctrl)
+				lh_add(&h[x], (uint64_t)c->hc[i].x[x]);
+	ob_lit(ob, "<div class=\"grid\">\n");
+	for (int x = 0; x < CX_COUNT; x++)
+		if (h[x].n)
+			latency_chart(ob, &h[x], titles[x]);
+	ob_lit(ob, "</div>\n");
+	for (size_t i = 0; i < c->host.n; i++)
+		idx[i] = i;
+	qsort_r(idx, c->host.n, sizeof(*idx), cmp_host_slow, (void *)c);
+	ob_printf(ob, "<h3>Slowest host commands</h3>\n<table class=\"slow\" id=\"host-slow\"><tr><th>#</th><th>command</th><th>qid</th><th>cid</th><th>host total</th><th>submit -&gt; fetch</th><th>firmware</th><th>cqe -&gt; complete</th><th>match</th></tr>\n");
+	for (size_t t = 0, shown = 0; t < c->host.n && shown < top_n; t++) {
+		const struct host_cmd *hc = &c->host.v[idx[t]];
+		const struct corr_cmd *r = &c->hc[idx[t]];
+
+		if (hc->ctrl != c->ctrl)
+			continue;
+		shown++;
+		ob_reserve(ob, 1024);
+		ob_printf(ob, "<tr><td>%zu</td><td>%s</td><td>%u</td><td>0x%04x</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
+			  shown, hc->opc[0] ? hc->opc : "?", hc->qid, hc->cid,
+			  dur((uint64_t)r->x[CX_HOST_TOTAL], b1, sizeof(b1)),
+			  r->x[CX_SUBMIT_TO_FETCH] >= 0 ?
+			  dur((uint64_t)r->x[CX_SUBMIT_TO_FETCH], b2, sizeof(b2)) : "-",
+			  r->x[CX_FW_TOTAL] >= 0 ?
+			  dur((uint64_t)r->x[CX_FW_TOTAL], b3, sizeof(b3)) : "-",
+			  r->x[CX_CQE_TO_COMPLETE] >= 0 ?
+			  dur((uint64_t)r->x[CX_CQE_TO_COMPLETE], b4, sizeof(b4)) : "-",
+			  corr_match_name(r->match));
+	}
+	ob_lit(ob, "</table>\n");
+	free(h);
+	free(idx);
+}
+
 static const char css[] =
 "body{font-family:sans-serif;margin:16px;color:#222;max-width:1000px}"
 "h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;margin-top:28px}"
@@ -656,7 +753,7 @@ static const char script[] =
 "s.textContent=ok+' of '+c.length+' charts rendered';})();";
 
 static void html(struct outbuf *ob, struct rep *r, const struct input *in,
-		 const struct fwmodel *m)
+		 const struct fwmodel *m, const struct corr *corr)
 {
 	const struct hmb_acct *a = in->acct;
 	char b1[40], b2[40], b3[40];
@@ -706,6 +803,8 @@ static void html(struct outbuf *ob, struct rep *r, const struct input *in,
 		timeline(ob, r, in);
 	opcodes(ob, r, a);
 	latencies(ob, r);
+	if (corr)
+		host_section(ob, corr, r->top_n);
 	slowest(ob, r);
 	losses(ob, in);
 	ob_lit(ob, "<script>");
@@ -714,7 +813,8 @@ static void html(struct outbuf *ob, struct rep *r, const struct input *in,
 }
 
 static int write_report(struct input *in, struct outbuf *ob,
-			const struct hmb_dict *dict, unsigned int top_n)
+			const struct hmb_dict *dict, unsigned int top_n,
+			const struct corr *corr)
 {
 	struct hmb_error err = { 0 };
 	struct hmb_record rec;
@@ -752,7 +852,7 @@ static int write_report(struct input *in, struct outbuf *ob,
 		input_report(in, &err);
 		rc = EXIT_BADINPUT;
 	} else {
-		html(ob, r, in, &m);
+		html(ob, r, in, &m, corr);
 		ob_flush(ob);
 		if (ob->err) {
 			errorf("%s: write error: %s", ob->name,
@@ -768,17 +868,23 @@ static int write_report(struct input *in, struct outbuf *ob,
 void usage_report(FILE *f)
 {
 	fprintf(f,
-"Usage: " PROG " report FILE -o REPORT.html [OPTIONS]\n"
+"Usage: " PROG " report FILE [--host HOST_EVENTS] -o REPORT.html [OPTIONS]\n"
 "\n"
 "Write one self-contained HTML page about FILE (a dump or ring image, or -\n"
 "for stdin): summary, timeline overview (records, commands, background\n"
 "windows, losses), events by opcode, command latency per phase (log2\n"
 "histograms and CDFs), the slowest commands with their firmware events and\n"
 "overlapping background windows, and every loss with its place in time.\n"
+"With --host, also the host's view of the same commands (the join of\n"
+"correlate): matched counts, the clock estimate, host/firmware latency\n"
+"breakdown histograms and the slowest host commands.\n"
 "Inline SVG and CSS only: it opens offline in any browser.\n"
 "\n"
 "Options:\n"
 "  -o, --output PATH    the HTML file (- for stdout); required\n"
+"      --host FILE      hmb-trace-agent -j --per-command output or perf script\n"
+"                       of the nvme tracepoints (see correlate --help)\n"
+"      --ctrl N         the host controller of FILE (see correlate --help)\n"
 "      --dict FILE      event dictionary (default: the shipped one)\n"
 "      --top N          slowest commands to list (default 20, at most %d)\n"
 "      --meta PATH      read this sidecar instead of FILE.meta\n"
@@ -794,6 +900,8 @@ static const struct option report_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "dict", required_argument, NULL, 'D' },
 	{ "top", required_argument, NULL, 'T' },
+	{ "host", required_argument, NULL, 'H' },
+	{ "ctrl", required_argument, NULL, 'C' },
 	{ "help", no_argument, NULL, 'h' },
 	INPUT_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
@@ -802,8 +910,10 @@ static const struct option report_opts[] = {
 int cmd_report(int argc, char **argv)
 {
 	struct input_opts iopts = { .max_gaps = MAX_GAPS };
-	const char *dict_path = NULL, *out = NULL;
+	const char *dict_path = NULL, *out = NULL, *host = NULL;
 	struct hmb_dict *dict = NULL;
+	struct corr corr;
+	long ctrl = -1;
 	unsigned int top_n = 20;
 	struct outbuf ob;
 	struct input in;
@@ -827,6 +937,16 @@ int cmd_report(int argc, char **argv)
 			}
 			top_n = (unsigned int)v;
 			break;
+		case 'H':
+			host = optarg;
+			break;
+		case 'C':
+			if (parse_u64(optarg, &v) || v > UINT32_MAX) {
+				errorf("--ctrl: '%s' is not a controller number", optarg);
+				return EXIT_USAGE;
+			}
+			ctrl = (long)v;
+			break;
 		case 'h':
 			usage_report(stdout);
 			return 0;
@@ -844,9 +964,22 @@ int cmd_report(int argc, char **argv)
 		errorf("report: expected FILE and -o REPORT.html (try '" PROG " report --help')");
 		return EXIT_USAGE;
 	}
+	if (host && strcmp(argv[optind], "-") == 0) {
+		errorf("report: --host reads FILE twice; give a file, not -");
+		return EXIT_USAGE;
+	}
 	if (dict_open(dict_path, &dict))
 		return EXIT_BADINPUT;
+	if (host) {
+		rc = corr_run(&corr, argv[optind], host, dict, ctrl);
+		if (rc) {
+			hmb_dict_free(dict);
+			return rc;
+		}
+	}
 	if (input_open(&in, argv[optind], &iopts)) {
+		if (host)
+			corr_free(&corr);
 		hmb_dict_free(dict);
 		return EXIT_BADINPUT;
 	}
@@ -866,7 +999,7 @@ int cmd_report(int argc, char **argv)
 		rc = EXIT_BADINPUT;
 		goto out;
 	}
-	rc = write_report(&in, &ob, dict, top_n);
+	rc = write_report(&in, &ob, dict, top_n, host ? &corr : NULL);
 	ob_close(&ob);
 	if (fd != STDOUT_FILENO && close(fd) && rc == 0) {
 		errorf("%s: close: %s", out, strerror(errno));
@@ -880,6 +1013,8 @@ out:
 	if (fd != STDOUT_FILENO)
 		close(fd);
 	input_close(&in);
+	if (host)
+		corr_free(&corr);
 	hmb_dict_free(dict);
 	return rc;
 }

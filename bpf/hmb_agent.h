@@ -40,7 +40,7 @@ enum hmb_counter {
 	HMB_C_HOST_NO_SUBMIT,	/* completion without a submission seen */
 	HMB_C_ACTIVE_FULL,	/* in-flight map full: command not tracked */
 	HMB_C_DONE_FULL,	/* waiting map full: emitted without firmware */
-	HMB_C_REUSE_FLUSH,	/* same full cid reused while waiting: flushed */
+	HMB_C_REUSE_FLUSH,	/* third use of a full cid while two wait: oldest flushed */
 	HMB_C_FW_RECORDS,	/* hmb_trace_record events seen */
 	HMB_C_FW_READ_FAIL,	/* could not read header/payload */
 	HMB_C_FW_UNKNOWN_OP,	/* opcode not in the dictionary */
@@ -56,6 +56,7 @@ enum hmb_counter {
 	HMB_C_CMD_EMITTED,	/* per-command events sent */
 	HMB_C_CMD_FILTERED,	/* commands not reported (filters) */
 	HMB_C_CMD_BELOW_MIN,	/* completed below --min-latency: not sent */
+	HMB_C_ACTIVE_OVERWRITE,	/* submitted again while in flight: lost completion */
 	HMB_C_COUNT
 };
 
@@ -145,8 +146,9 @@ struct hmb_fw_event {
 /*
  * Firmware -> host clock estimate published by the agent in .bss:
  * host = fw + off_ns + (fw - ref_fw) * drift_ppb / 1e9.  While @valid, a
- * firmware record whose mapped time lies outside its command's host window
- * widened by @tol_ns is not attached to it.
+ * firmware record goes to the oldest command of its key whose host window
+ * widened by @tight_ns contains its mapped time, else to the oldest one
+ * within @tol_ns, else nowhere (counted).
  */
 struct hmb_clk {
 	__u64 valid;
@@ -154,6 +156,7 @@ struct hmb_clk {
 	__s64 drift_ppb;
 	__u64 ref_fw;
 	__u64 tol_ns;
+	__u64 tight_ns;
 };
 
 #endif /* HMB_AGENT_H */

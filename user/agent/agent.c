@@ -393,6 +393,7 @@ static const char *const counter_names[HMB_C_COUNT] = {
 	[HMB_C_CMD_EMITTED] = "cmd_events_sent",
 	[HMB_C_CMD_FILTERED] = "cmd_filtered",
 	[HMB_C_CMD_BELOW_MIN] = "cmd_below_min_latency",
+	[HMB_C_ACTIVE_OVERWRITE] = "host_submit_while_in_flight",
 };
 
 static const char *const bpf_hist_names[HMB_H_COUNT] = {
@@ -766,6 +767,8 @@ static void print_report(const char *kind, bool final)
 		(unsigned long long)c[HMB_C_DONE_FULL],
 		(unsigned long long)c[HMB_C_HOST_NO_SUBMIT],
 		(unsigned long long)c[HMB_C_REUSE_FLUSH]);
+	fprintf(out, ", submitted while in flight %llu",
+		(unsigned long long)c[HMB_C_ACTIVE_OVERWRITE]);
 	if (fw_on)
 		fprintf(out, "\nfw records %llu: matched %llu, background %llu, unmatched: no command %llu, duplicate phase %llu, outside window %llu, unknown opcode %llu, short %llu, unmapped ring %llu, read failed %llu; markers %llu",
 			(unsigned long long)c[HMB_C_FW_RECORDS],
@@ -891,7 +894,11 @@ static void sweep(bool all)
 	keys = malloc(cap * sizeof(*keys));
 	if (!keys)
 		return;
-	fd = bpf_map__fd(skel->maps.done);
+	for (int m = 0; m < 2; m++) {
+	/* done2 first: it holds the older of two commands of a key */
+	fd = bpf_map__fd(m == 0 ? skel->maps.done2 : skel->maps.done);
+	n = 0;
+	prev = NULL;
 	while (n < cap && !bpf_map_get_next_key(fd, prev, &next)) {
 		struct hmb_cmd_state st;
 
@@ -913,6 +920,7 @@ static void sweep(bool all)
 		ev.st.flags |= HMB_CF_SWEPT;
 		if (!(ev.st.flags & HMB_CF_FILTERED))
 			handle_event(NULL, &ev, sizeof(ev));
+	}
 	}
 	/* In flight for more than 30 s (or at exit): the completion was lost. */
 	n = 0;
@@ -975,7 +983,12 @@ static void publish_clock(void)
 	skel->bss->clk.off_ns = (__s64)an.clk.off_ns;
 	skel->bss->clk.drift_ppb = (__s64)(an.clk.drift * 1e9);
 	skel->bss->clk.ref_fw = (__u64)an.clk.ref;
-	/* generous: this check only has to stop gross misattribution */
+	/*
+	 * Tight: prefer the command whose window holds the record within the
+	 * estimate's error; loose: accept a stale estimate (drift since the
+	 * last solve) rather than lose the record.
+	 */
+	skel->bss->clk.tight_ns = 20000 + (__u64)(4 * an.clk.off_err_ns);
 	skel->bss->clk.tol_ns = 5000000 + (__u64)(8 * an.clk.off_err_ns);
 	__atomic_store_n(&skel->bss->clk.valid, 1, __ATOMIC_RELEASE);
 }

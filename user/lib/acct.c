@@ -29,7 +29,7 @@ enum hmb_acct_verdict hmb_acct_add(struct hmb_acct *a,
 				   const struct hmb_record *rec)
 {
 	const struct hmb_record_hdr *h = &rec->hdr;
-	enum hmb_rec_kind kind = hmb_record_kind(h);
+	enum hmb_rec_kind kind = hmb__record_kind(h);
 
 	a->bytes += rec->raw_len;
 	if (kind == HMB_KIND_MARKER) {

@@ -77,6 +77,17 @@ static inline bool hmb__rec_hdr_ok(const struct hmb_record_hdr *h)
 	       !((h->flags & HMB_REC_FLAG_WRAP_MARKER) && h->payload_len);
 }
 
+/* hmb_record_kind(), inlined for the per-record paths. */
+static inline enum hmb_rec_kind hmb__record_kind(const struct hmb_record_hdr *h)
+{
+	/* The marker bit wins over any other bit (docs/format.md). */
+	if (h->flags & HMB_REC_FLAG_WRAP_MARKER)
+		return HMB_KIND_MARKER;
+	if (h->flags & ~HMB_REC_FLAGS_KNOWN)
+		return HMB_KIND_IGNORED;
+	return HMB_KIND_DATA;
+}
+
 static inline bool hmb__is_pow2(uint64_t v)
 {
 	return v && !(v & (v - 1));

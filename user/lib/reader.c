@@ -282,7 +282,7 @@ int hmb_reader_next(struct hmb_reader *r, struct hmb_record *rec,
 			rec->payload = p + HMB_RECORD_HDR_SIZE;
 			rec->raw = p;
 			rec->raw_len = size;
-			rec->kind = hmb_record_kind(&rec->hdr);
+			rec->kind = hmb__record_kind(&rec->hdr);
 			rec->offset = r->buf_off + r->pos;
 			r->pos += size;
 			return 1;

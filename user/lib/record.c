@@ -11,12 +11,7 @@
 
 enum hmb_rec_kind hmb_record_kind(const struct hmb_record_hdr *hdr)
 {
-	/* The marker bit wins over any other bit (docs/format.md). */
-	if (hdr->flags & HMB_REC_FLAG_WRAP_MARKER)
-		return HMB_KIND_MARKER;
-	if (hdr->flags & ~HMB_REC_FLAGS_KNOWN)
-		return HMB_KIND_IGNORED;
-	return HMB_KIND_DATA;
+	return hmb__record_kind(hdr);
 }
 
 int hmb__rec_validate(const struct hmb_record_hdr *h, uint64_t offset,

@@ -204,17 +204,19 @@ class Workload:
     # ------------------------------------------------ the host's view
 
     def host_commands(self, offset_ns, drift_ppm=0.0, ref=None, seed=3,
-                      skip_first=0, ctrl=0):
+                      skip_first=0, ctrl=0, step_at=None, step_ns=0):
         """Host submit/complete of every command, on a host clock with
         host = fw + offset + drift * (fw - ref): submitted 2..15 us before
         the firmware fetched it, completed 3..20 us after cqe_posted.
         The first @skip_first commands are left out (the host recorder
-        started later).  Returns dicts in completion order."""
+        started later).  With @step_at (firmware ns), the offset steps by
+        @step_ns from there on.  Returns dicts in completion order."""
         rnd = random.Random(seed)
         ref = self.all[0].ts if ref is None else ref
 
         def host(fw):
-            return int(fw + offset_ns + drift_ppm * 1e-6 * (fw - ref))
+            step = step_ns if step_at is not None and fw >= step_at else 0
+            return int(fw + offset_ns + step + drift_ppm * 1e-6 * (fw - ref))
         out = []
         for i, c in enumerate(self.cmds[skip_first:], skip_first):
             ph = c["phases"]

@@ -138,6 +138,39 @@ if T.eq(r.returncode, 0, "drift: correlate exits 0"):
     check_join("drift 80 ppm", w, hosts, cmds, final)
     check_clock("drift 80 ppm", final, -4_000_000_000, 80.0)
 
+# 2b. A firmware clock step (+2 ms) in the middle, with drift: the commands
+#     on both sides are joined, two segments with the two offsets
+w = Workload(n_cmds=max(N, 4000), seed=34, gap=(20000, 60000), gc_every=0,
+             unknown_every=0)
+REF0 = w.all[0].ts
+mid = w.cmds[len(w.cmds) // 2]["phases"][1]
+dump4 = os.path.join(WORK, "fw4.bin")
+w.write(dump4)
+hosts = w.host_commands(7_000_000, drift_ppm=-50.0, step_at=mid,
+                        step_ns=2_000_000)
+agent4 = os.path.join(WORK, "host4.jsonl")
+write_agent_jsonl(agent4, hosts)
+r, cmds, final = correlate(dump4, agent4)
+if T.eq(r.returncode, 0, "step: correlate exits 0"):
+    check_join("clock step 2 ms", w, hosts, cmds, final)
+    segs = final["clock"]["segments"]
+    T.ok(final["clock"]["steps"] == 1 and len(segs) >= 2,
+         "clock step 2 ms: one offset step between the segments", segs)
+
+    def true_off(t):
+        return 7_000_000 + (2_000_000 if t >= mid else 0) + \
+            -50e-6 * (t - REF0)
+    bad = [g for g in segs if g["valid"] and
+           abs(g["offset_ns"] - true_off(g["ref_fw_ns"])) >
+           g["offset_err_ns"] + 1]
+    T.ok(not bad, "clock step 2 ms: every segment's offset contains the "
+         "true one", bad)
+    T.eq(final["totals"]["outside_window"], 0,
+         "clock step 2 ms: no firmware event outside its host window")
+    r = run([BIN, "correlate", dump4, agent4])
+    T.ok(b"offset steps between them: 1" in r.stdout,
+         "clock step 2 ms: text output shows the step and segments")
+
 # 3. Several controllers: --ctrl picks one, the others are counted
 w3 = Workload(n_cmds=500, seed=33)
 REF0 = w3.all[0].ts

@@ -18,8 +18,13 @@
  *     estimate (hmbtrace_clock.h, the agent's own), which adds drift;
  *  3. the same join again with the estimate, widened only by its error
  *     (at least 20 us, as the agent does), and the estimate redone on it.
+ * The passes run per chunk of host time (at least CHUNK_NS and CHUNK_MIN
+ * commands), each chunk with its own estimate, so a firmware clock step
+ * costs no matches: the commands a chunk's estimate does not explain go
+ * through the passes again and get a second estimate (a segment).
  * Then every command gets the agent's breakdown: host total, host submit
- * -> fw fetch, fw fetch -> cqe_posted, fw cqe_posted -> host complete.
+ * -> fw fetch, fw fetch -> cqe_posted, fw cqe_posted -> host complete,
+ * with the clock of its own segment.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -36,6 +41,8 @@
 #define PASS2_TOL	200000	/* ns */
 #define MIN_TOL		20000	/* ns */
 #define MAX_CANDS	(4u << 20)
+#define CHUNK_NS	250000000ull	/* host ns */
+#define CHUNK_MIN	2000		/* host commands */
 
 const char *const corr_x_names[CX_COUNT] = {
 	[CX_HOST_TOTAL] = "host_total",
@@ -199,23 +206,22 @@ static bool slba_ok(const struct fw_cmd *f, const struct host_cmd *h)
 
 /* ---------------------------------------------------------- passes */
 
-static int coarse_offset(struct corr *c)
+/* Coarse offset of the host commands @set[0..n) (unmatched fw only). */
+static int coarse_offset(struct corr *c, const size_t *set, size_t ns)
 {
-	size_t stride = c->host.n / 512 + 1, n = 0, best = 0, bi = 0;
+	size_t stride = ns / 512 + 1, n = 0, best = 0, bi = 0;
 	int64_t *cand = malloc(MAX_CANDS * sizeof(*cand));
 
 	if (!cand) {
 		errorf("out of memory");
 		return -1;
 	}
-	for (size_t i = 0; i < c->host.n && n < MAX_CANDS; i += stride) {
-		const struct host_cmd *h = &c->host.v[i];
+	for (size_t s = 0; s < ns && n < MAX_CANDS; s += stride) {
+		const struct host_cmd *h = &c->host.v[set[s]];
 
-		if (h->ctrl != c->ctrl)
-			continue;
 		for (size_t j = fw_lower(c, (uint32_t)h->qid << 16 | h->cid);
 		     j < c->nfw && same_key(&c->fw[j], h) && n < MAX_CANDS; j++)
-			if (slba_ok(&c->fw[j], h))
+			if (slba_ok(&c->fw[j], h) && c->fw[j].host < 0)
 				cand[n++] = (int64_t)h->submit_ns -
 					    (int64_t)c->fw[j].first;
 	}
@@ -238,22 +244,27 @@ static int coarse_offset(struct corr *c)
 	return 0;
 }
 
-/*
- * Join every host command with the closest fitting firmware command.
- * @clk: map with the clock estimate (else the coarse offset); @tol: ns.
- */
-static void join(struct corr *c, bool clk, double tol)
+static double seg_map(const struct corr_seg *g, uint64_t fw)
 {
-	for (size_t i = 0; i < c->nfw; i++)
-		c->fw[i].host = -1;
-	for (size_t i = 0; i < c->host.n; i++) {
+	return (double)fw + g->off_ns + g->drift * ((double)fw - g->ref);
+}
+
+/*
+ * Join the host commands @set[0..n) with the closest fitting unused
+ * firmware command: mapped by @g (else shifted by the coarse offset),
+ * within the host window widened by @tol ns.
+ */
+static void join(struct corr *c, const size_t *set, size_t ns,
+		 const struct corr_seg *g, double tol)
+{
+	for (size_t s = 0; s < ns; s++) {
+		size_t i = set[s];
 		const struct host_cmd *h = &c->host.v[i];
 		struct corr_cmd *r = &c->hc[i];
 		double best = 0;
 		long bj = -1;
 
-		r->fw = -1;
-		if (h->ctrl != c->ctrl)
+		if (r->fw >= 0)
 			continue;
 		for (size_t j = fw_lower(c, (uint32_t)h->qid << 16 | h->cid);
 		     j < c->nfw && same_key(&c->fw[j], h); j++) {
@@ -262,12 +273,12 @@ static void join(struct corr *c, bool clk, double tol)
 
 			if (f->host >= 0 || !slba_ok(f, h))
 				continue;
-			m0 = clk ? corr_map(c, f->first) :
-				   (double)f->first + c->coarse_off;
+			m0 = g ? seg_map(g, f->first) :
+				 (double)f->first + c->coarse_off;
 			if (m0 > (double)h->complete_ns + tol)
 				break;
-			m1 = clk ? corr_map(c, f->last) :
-				   (double)f->last + c->coarse_off;
+			m1 = g ? seg_map(g, f->last) :
+				 (double)f->last + c->coarse_off;
 			if (m0 < (double)h->submit_ns - tol ||
 			    m1 > (double)h->complete_ns + tol)
 				continue;
@@ -286,20 +297,32 @@ static void join(struct corr *c, bool clk, double tol)
 	}
 }
 
+static void unjoin(struct corr *c, const size_t *set, size_t ns)
+{
+	for (size_t s = 0; s < ns; s++) {
+		struct corr_cmd *r = &c->hc[set[s]];
+
+		if (r->fw >= 0)
+			c->fw[r->fw].host = -1;
+		r->fw = -1;
+	}
+}
+
 static bool fw_whole(const struct fw_cmd *f)
 {
 	return (f->mask & (1u << HMB_PHASE_FETCH)) &&
 	       (f->mask & (1u << HMB_PHASE_CQE_POSTED));
 }
 
-static void estimate(struct corr *c)
+/* The clock estimate of the matched commands among @set (time order). */
+static void estimate(struct corr *c, struct hmb_clock *k, const size_t *set,
+		     size_t ns)
 {
-	hmb_clock_reset(&c->clk);
-	c->clk.added = 0;
-	c->clk.steps = 0;
-	/* in host time order, as the agent adds them */
-	for (size_t o = 0; o < c->host.n; o++) {
-		size_t i = c->order[o];
+	hmb_clock_reset(k);
+	k->added = 0;
+	k->steps = 0;
+	for (size_t s = 0; s < ns; s++) {
+		size_t i = set[s];
 		const struct corr_cmd *r = &c->hc[i];
 		const struct fw_cmd *f;
 
@@ -307,17 +330,114 @@ static void estimate(struct corr *c)
 			continue;
 		f = &c->fw[r->fw];
 		if (fw_whole(f))
-			hmb_clock_add(&c->clk, c->host.v[i].submit_ns,
+			hmb_clock_add(k, c->host.v[i].submit_ns,
 				      c->host.v[i].complete_ns,
 				      f->ts[HMB_PHASE_FETCH],
 				      f->ts[HMB_PHASE_CQE_POSTED]);
 	}
-	hmb_clock_solve(&c->clk);
+	hmb_clock_solve(k);
+}
+
+static int add_seg(struct corr *c, const struct hmb_clock *k,
+		   const size_t *set, size_t ns)
+{
+	struct corr_seg *g;
+
+	if (c->nseg == c->capseg) {
+		size_t cap = c->capseg ? c->capseg * 2 : 16;
+		struct corr_seg *v = realloc(c->segs, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		c->segs = v;
+		c->capseg = cap;
+	}
+	g = &c->segs[c->nseg];
+	memset(g, 0, sizeof(*g));
+	g->valid = k->valid;
+	if (k->valid) {
+		g->off_ns = k->off_ns;
+		g->drift = k->drift;
+		g->ref = k->ref;
+		g->off_err_ns = k->off_err_ns;
+		g->used = k->used;
+	} else {
+		g->off_ns = c->coarse_off;
+		g->off_err_ns = COARSE_WIN;
+	}
+	g->first_submit = UINT64_MAX;
+	for (size_t s = 0; s < ns; s++)
+		if (c->hc[set[s]].fw >= 0) {
+			c->seg_of[set[s]] = (int32_t)c->nseg;
+			if (c->host.v[set[s]].submit_ns < g->first_submit)
+				g->first_submit = c->host.v[set[s]].submit_ns;
+		}
+	c->nseg++;
+	return 0;
+}
+
+/*
+ * The passes on one chunk: coarse offset, wide join, estimate, tight join,
+ * estimate; then again for what is left unmatched (a clock step), at most
+ * four times.  @set is in time order and is reordered: matched first.
+ */
+static int chunk(struct corr *c, size_t *set, size_t ns, struct hmb_clock *k)
+{
+	for (int round = 0; round < 4 && ns; round++) {
+		size_t m = 0;
+		int rc = coarse_offset(c, set, ns);
+
+		if (rc)
+			return rc < 0 ? -1 : 0;
+		join(c, set, ns, NULL, PASS2_TOL);
+		estimate(c, k, set, ns);
+		for (int pass = 0; pass < 2 && k->valid; pass++) {
+			struct corr_seg g = {
+				.off_ns = k->off_ns, .drift = k->drift,
+				.ref = k->ref,
+			};
+			double tol = 4 * k->off_err_ns;
+
+			unjoin(c, set, ns);
+			join(c, set, ns, &g, tol > MIN_TOL ? tol : MIN_TOL);
+			estimate(c, k, set, ns);
+		}
+		/* matched to the front (stable, keeps time order) */
+		for (size_t s = 0; s < ns; s++)
+			if (c->hc[set[s]].fw >= 0)
+				m++;
+		if (!m)
+			return 0;
+		{
+			size_t *tmp = malloc(ns * sizeof(*tmp)), a = 0, b = m;
+
+			if (!tmp)
+				return -1;
+			for (size_t s = 0; s < ns; s++)
+				tmp[c->hc[set[s]].fw >= 0 ? a++ : b++] = set[s];
+			memcpy(set, tmp, ns * sizeof(*set));
+			free(tmp);
+		}
+		if (add_seg(c, k, set, m))
+			return -1;
+		set += m;
+		ns -= m;
+		if (ns < 32)	/* too few for a clock of their own */
+			return 0;
+	}
+	return 0;
+}
+
+static int cmp_seg(const void *a, const void *b)
+{
+	const struct corr_seg *x = a, *y = b;
+
+	return x->first_submit < y->first_submit ? -1 :
+	       x->first_submit > y->first_submit;
 }
 
 static void breakdown(struct corr *c)
 {
-	double err = c->clk.valid ? c->clk.off_err_ns : 0;
 
 	c->matched = c->partial = c->unmatched = 0;
 	c->in_window = c->in_window_err = c->outside = c->other_ctrl = 0;
@@ -349,18 +469,22 @@ static void breakdown(struct corr *c)
 		} else {
 			c->partial++;
 		}
-		if (!c->clk.valid)
+		if (!corr_placed(c, i))
 			continue;
 		if (f->mask & (1u << HMB_PHASE_FETCH))
 			r->x[CX_SUBMIT_TO_FETCH] = (int64_t)
-				(corr_map(c, f->ts[HMB_PHASE_FETCH]) -
+				(corr_map(c, i, f->ts[HMB_PHASE_FETCH]) -
 				 (double)h->submit_ns);
 		if (f->mask & (1u << HMB_PHASE_CQE_POSTED))
 			r->x[CX_CQE_TO_COMPLETE] = (int64_t)
 				((double)h->complete_ns -
-				 corr_map(c, f->ts[HMB_PHASE_CQE_POSTED]));
+				 corr_map(c, i, f->ts[HMB_PHASE_CQE_POSTED]));
 		{
-			double m0 = corr_map(c, f->first), m1 = corr_map(c, f->last);
+			double m0 = corr_map(c, i, f->first);
+			double m1 = corr_map(c, i, f->last);
+			double err = c->seg_of[i] >= 0 ?
+				c->segs[c->seg_of[i]].off_err_ns :
+				c->clk.off_err_ns;
 
 			r->in_window = m0 >= (double)h->submit_ns &&
 				       m1 <= (double)h->complete_ns;
@@ -380,16 +504,35 @@ static void breakdown(struct corr *c)
 			c->fw_unmatched++;
 }
 
-double corr_map(const struct corr *c, uint64_t fw)
+/* The segment clock of host command @i, or NULL for the global one. */
+static const struct corr_seg *seg_for(const struct corr *c, size_t i)
 {
-	return hmb_clock_map(&c->clk, fw);
+	int32_t g = c->seg_of ? c->seg_of[i] : -1;
+
+	return g >= 0 && c->segs[g].valid ? &c->segs[g] : NULL;
 }
 
-double corr_unmap(const struct corr *c, uint64_t h)
+bool corr_placed(const struct corr *c, size_t i)
 {
+	return seg_for(c, i) || c->clk.valid;
+}
+
+double corr_map(const struct corr *c, size_t i, uint64_t fw)
+{
+	const struct corr_seg *g = seg_for(c, i);
+
+	return g ? seg_map(g, fw) : hmb_clock_map(&c->clk, fw);
+}
+
+double corr_unmap(const struct corr *c, size_t i, uint64_t h)
+{
+	const struct corr_seg *g = seg_for(c, i);
+	double off = g ? g->off_ns : c->clk.off_ns;
+	double drift = g ? g->drift : c->clk.drift;
+	double ref = g ? g->ref : c->clk.ref;
+
 	/* host = fw + off + drift * (fw - ref)  =>  solve for fw */
-	return ((double)h - c->clk.off_ns + c->clk.drift * c->clk.ref) /
-	       (1.0 + c->clk.drift);
+	return ((double)h - off + drift * ref) / (1.0 + drift);
 }
 
 int corr_run(struct corr *c, const char *dump, const char *host,
@@ -442,23 +585,95 @@ int corr_run(struct corr *c, const char *dump, const char *host,
 	for (size_t i = 0; i < c->host.n; i++)
 		c->order[i] = i;
 	qsort_r(c->order, c->host.n, sizeof(*c->order), cmp_submit, c);
-	rc = coarse_offset(c);
-	if (rc < 0) {
+	c->seg_of = malloc((c->host.n ? c->host.n : 1) * sizeof(*c->seg_of));
+	if (!c->seg_of) {
+		errorf("out of memory");
 		rc = EXIT_BADINPUT;
 		goto fail;
 	}
-	if (rc == 0) {
-		join(c, false, PASS2_TOL);
-		estimate(c);
-		for (int pass = 0; pass < 2 && c->clk.valid; pass++) {
-			double tol = 4 * c->clk.off_err_ns;
+	for (size_t i = 0; i < c->host.n; i++) {
+		c->hc[i].fw = -1;
+		c->seg_of[i] = -1;
+	}
+	{
+		/* this controller's commands in time order, cut into chunks */
+		size_t *set = malloc((c->host.n ? c->host.n : 1) * sizeof(*set));
+		size_t n = 0, pos = 0;
+		struct hmb_clock k;
 
-			join(c, true, tol > MIN_TOL ? tol : MIN_TOL);
-			estimate(c);
+		if (!set || hmb_clock_init(&k, c->host.n + 16)) {
+			free(set);
+			errorf("out of memory");
+			rc = EXIT_BADINPUT;
+			goto fail;
 		}
-	} else {
+		for (size_t o = 0; o < c->host.n; o++)
+			if (c->host.v[c->order[o]].ctrl == c->ctrl)
+				set[n++] = c->order[o];
+		while (pos < n && !rc) {
+			size_t end = pos;
+			uint64_t t0 = c->host.v[set[pos]].submit_ns;
+
+			while (end < n && (end - pos < CHUNK_MIN ||
+					   c->host.v[set[end]].submit_ns - t0 < CHUNK_NS))
+				end++;
+			/* a short tail joins this chunk */
+			if (n - end < CHUNK_MIN)
+				end = n;
+			if (chunk(c, set + pos, end - pos, &k))
+				rc = EXIT_BADINPUT;
+			pos = end;
+		}
+		hmb_clock_free(&k);
+		if (rc) {
+			free(set);
+			errorf("out of memory");
+			goto fail;
+		}
+		/* the global estimate over every matched command */
+		n = 0;
+		for (size_t o = 0; o < c->host.n; o++)
+			if (c->hc[c->order[o]].fw >= 0)
+				set[n++] = c->order[o];
+		estimate(c, &c->clk, set, n);
+		free(set);
+	}
+	/* segments in time order; count the offset jumps between them */
+	{
+		int32_t *map = malloc((c->nseg ? c->nseg : 1) * sizeof(*map));
+		struct corr_seg *old = malloc((c->nseg ? c->nseg : 1) * sizeof(*old));
+
+		if (!map || !old) {
+			free(map);
+			free(old);
+			errorf("out of memory");
+			rc = EXIT_BADINPUT;
+			goto fail;
+		}
+		memcpy(old, c->segs, c->nseg * sizeof(*old));
+		qsort(c->segs, c->nseg, sizeof(*c->segs), cmp_seg);
+		for (size_t a = 0; a < c->nseg; a++)
+			for (size_t b = 0; b < c->nseg; b++)
+				if (memcmp(&old[a], &c->segs[b], sizeof(*old)) == 0)
+					map[a] = (int32_t)b;
 		for (size_t i = 0; i < c->host.n; i++)
-			c->hc[i].fw = -1;
+			if (c->seg_of[i] >= 0)
+				c->seg_of[i] = map[c->seg_of[i]];
+		free(map);
+		free(old);
+		for (size_t g = 1; g < c->nseg; g++) {
+			const struct corr_seg *a = &c->segs[g - 1], *b = &c->segs[g];
+			double t = b->ref, jump;
+
+			if (!a->valid || !b->valid)
+				continue;
+			jump = (t + b->off_ns + b->drift * (t - b->ref)) -
+			       (t + a->off_ns + a->drift * (t - a->ref));
+			if (jump < 0)
+				jump = -jump;
+			if (jump > 4 * (a->off_err_ns + b->off_err_ns) + MIN_TOL)
+				c->steps++;
+		}
 	}
 	rc = 0;
 	breakdown(c);
@@ -475,6 +690,10 @@ void corr_free(struct corr *c)
 	free(c->fw);
 	free(c->hc);
 	free(c->order);
+	free(c->segs);
+	free(c->seg_of);
+	c->segs = NULL;
+	c->seg_of = NULL;
 	c->fw = NULL;
 	c->hc = NULL;
 	c->order = NULL;
@@ -540,9 +759,15 @@ static void print_clock_text(FILE *f, const struct corr *c)
 	else
 		fprintf(f, "%+.3f ppm (±%.3f)", k->drift * 1e6,
 			k->drift_err * 1e6);
-	fprintf(f, "; %zu commands, %zu trimmed per side%s, %u step(s)\n",
-		k->used, k->trimmed, k->consistent ? "" : ", INCONSISTENT bounds",
-		k->steps);
+	fprintf(f, "; %zu commands, %zu trimmed per side%s\n",
+		k->used, k->trimmed, k->consistent ? "" : ", INCONSISTENT bounds");
+	fprintf(f, "clock segments: %zu (estimated per chunk of host time), offset steps between them: %u\n",
+		c->nseg, c->steps);
+	for (size_t g = 0; c->steps && g < c->nseg; g++)
+		fprintf(f, "  from host %.6f s: host = fw %+.3f us (±%.3f us), drift %+.3f ppm, %zu commands\n",
+			(double)c->segs[g].first_submit / 1e9,
+			c->segs[g].off_ns / 1e3, c->segs[g].off_err_ns / 1e3,
+			c->segs[g].drift * 1e6, c->segs[g].used);
 }
 
 static void print_cmd_json(FILE *f, const struct corr *c, size_t i)
@@ -560,7 +785,7 @@ static void print_cmd_json(FILE *f, const struct corr *c, size_t i)
 		if (r->x[k] >= 0)
 			fprintf(f, ",\"%s_ns\":%lld", corr_x_names[k],
 				(long long)r->x[k]);
-	if (r->fw >= 0 && c->clk.valid)
+	if (r->fw >= 0 && corr_placed(c, i))
 		fprintf(f, ",\"in_window\":%s,\"in_window_err\":%s",
 			r->in_window ? "true" : "false",
 			r->in_window_err ? "true" : "false");
@@ -574,8 +799,9 @@ static void print_cmd_json(FILE *f, const struct corr *c, size_t i)
 			fprintf(f, "%s{\"phase\":\"%s\",\"seq\":%u,\"ts_ns\":%llu",
 				n++ ? "," : "", hmb_phase_name(p), w->seq[p],
 				(unsigned long long)w->ts[p]);
-			if (c->clk.valid)
-				fprintf(f, ",\"host_ns\":%.0f", corr_map(c, w->ts[p]));
+			if (corr_placed(c, i))
+				fprintf(f, ",\"host_ns\":%.0f",
+					corr_map(c, i, w->ts[p]));
 			fputc('}', f);
 		}
 	}
@@ -612,8 +838,17 @@ static void print_final_json(FILE *f, const struct corr *c)
 			k->off_ns, k->off_err_ns, k->ref, k->drift * 1e6,
 			k->drift_err < 0 ? -1 : k->drift_err * 1e6,
 			k->consistent ? "true" : "false", k->used, k->trimmed);
-	fprintf(f, ",\"steps\":%u,\"matched_seen\":%llu}}\n", k->steps,
-		(unsigned long long)k->added);
+	fprintf(f, ",\"steps\":%u,\"matched_seen\":%llu,\"segments\":[",
+		c->steps, (unsigned long long)k->added);
+	for (size_t g = 0; g < c->nseg; g++) {
+		const struct corr_seg *s = &c->segs[g];
+
+		fprintf(f, "%s{\"valid\":%s,\"first_submit_ns\":%llu,\"offset_ns\":%.0f,\"offset_err_ns\":%.0f,\"ref_fw_ns\":%.0f,\"drift_ppm\":%.3f,\"points\":%zu}",
+			g ? "," : "", s->valid ? "true" : "false",
+			(unsigned long long)s->first_submit, s->off_ns,
+			s->off_err_ns, s->ref, s->drift * 1e6, s->used);
+	}
+	fprintf(f, "]}}\n");
 }
 
 static int cmp_slow(const void *a, const void *b, void *ctx)
@@ -696,9 +931,10 @@ static void print_text(FILE *f, const struct corr *c, const char *dump,
 			fprintf(f, "      fw %-16s seq %-10u %+9.1f us from fetch",
 				ev ? ev->name : hmb_phase_name(p), w->seq[p],
 				((double)w->ts[p] - (double)w->first) / 1e3);
-			if (c->clk.valid)
+			if (corr_placed(c, idx[t]))
 				fprintf(f, "   host %+9.1f us from submit",
-					(corr_map(c, w->ts[p]) - (double)h->submit_ns) / 1e3);
+					(corr_map(c, idx[t], w->ts[p]) -
+					 (double)h->submit_ns) / 1e3);
 			fputc('\n', f);
 		}
 	}

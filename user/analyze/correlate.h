@@ -52,6 +52,19 @@ struct corr_cmd {
 	int64_t x[CX_COUNT];	/* -1 when unknown */
 };
 
+/*
+ * A stretch of time with one offset and drift.  The dump is cut into
+ * chunks of host time (at least CHUNK_NS and CHUNK_MIN commands); each
+ * chunk gets its own estimate, and a second one for the commands the first
+ * did not explain (the firmware clock stepped inside the chunk).
+ */
+struct corr_seg {
+	double off_ns, drift, ref, off_err_ns;
+	bool valid;
+	uint64_t first_submit;	/* host time of its first command */
+	size_t used;
+};
+
 struct corr {
 	const struct hmb_dict *dict;
 	struct host_events host;	/* sorted by (qid, cid, submit) */
@@ -60,8 +73,12 @@ struct corr {
 	struct fw_cmd *fw;		/* sorted by (sqid, cid, first) */
 	size_t nfw, capfw;
 	uint32_t ctrl;			/* host controller joined */
-	struct hmb_clock clk;
+	struct hmb_clock clk;		/* over every matched command */
 	double coarse_off;		/* host - fw from the first pass */
+	struct corr_seg *segs;
+	size_t nseg, capseg;
+	int32_t *seg_of;		/* per host command, -1 if none */
+	unsigned int steps;		/* segment boundaries with an offset jump */
 	/* totals */
 	uint64_t matched, partial, unmatched, fw_unmatched, fw_complete;
 	uint64_t other_ctrl;		/* host commands of other controllers */
@@ -78,10 +95,12 @@ struct corr {
 int corr_run(struct corr *c, const char *dump, const char *host,
 	     const struct hmb_dict *dict, long ctrl);
 void corr_free(struct corr *c);
-/* Host time of firmware time @fw (needs a valid clock). */
-double corr_map(const struct corr *c, uint64_t fw);
-/* Firmware time of host time @h (inverse of corr_map). */
-double corr_unmap(const struct corr *c, uint64_t h);
+/* Host time of firmware time @fw for host command @i (its segment). */
+double corr_map(const struct corr *c, size_t i, uint64_t fw);
+/* Firmware time of host time @h for host command @i (inverse). */
+double corr_unmap(const struct corr *c, size_t i, uint64_t h);
+/* Has host command @i a clock (its segment's or the global one)? */
+bool corr_placed(const struct corr *c, size_t i);
 const char *corr_match_name(enum corr_match m);
 extern const char *const corr_x_names[CX_COUNT];
 

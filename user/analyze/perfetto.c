@@ -391,9 +391,9 @@ static int cmp_flow(const void *a, const void *b)
 	return x->ts < y->ts ? -1 : x->ts > y->ts;
 }
 
-static uint64_t to_fw(const struct corr *c, uint64_t host_ns)
+static uint64_t to_fw(const struct corr *c, size_t i, uint64_t host_ns)
 {
-	double v = corr_unmap(c, host_ns);
+	double v = corr_unmap(c, i, host_ns);
 
 	return v < 0 ? 0 : (uint64_t)(v + 0.5);
 }
@@ -421,7 +421,8 @@ static int host_events(struct pf *p, const struct corr *c)
 	for (size_t i = 0; i < c->host.n; i++) {
 		const struct host_cmd *h = &c->host.v[i];
 		const struct corr_cmd *r = &c->hc[i];
-		uint64_t t0 = to_fw(c, h->submit_ns), t1 = to_fw(c, h->complete_ns);
+		uint64_t t0 = to_fw(c, i, h->submit_ns);
+		uint64_t t1 = to_fw(c, i, h->complete_ns);
 		bool flow = r->fw >= 0 &&
 			(c->fw[r->fw].mask & (1u << HMB_PHASE_FETCH));
 

@@ -194,6 +194,46 @@ r = run([BIN, "convert", odd, os.path.join(WORK, "again.ctf"), "--to",
 T.ok(r.returncode == 1 and b"already holds a trace" in r.stderr,
      "an existing trace directory is not overwritten", r.stderr)
 
+# --raw: metadata that describes the dump's own bytes, no conversion
+RAWLINE = re.compile(r"^\[(\d+)\] \([^)]*\) (\w+): \{ payload = \[ ?(.*?) ?\] \}$")
+w = Workload(n_cmds=N, seed=22)
+rawdump = os.path.join(WORK, "raw.bin")
+w.write(rawdump)
+rawdir = os.path.join(WORK, "raw.ctf")
+r = run([BIN, "convert", rawdump, rawdir, "--to", "ctf", "--raw"])
+if T.eq(r.returncode, 0, "--raw: convert exits 0"):
+    T.ok(os.path.samefile(os.path.join(rawdir, "stream"), rawdump),
+         "--raw: DIR/stream is the dump itself (link), not a copy")
+    bt = subprocess.run([BT, "--clock-cycles", rawdir],
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    T.eq(bt.returncode, 0, "--raw: babeltrace2 reads the dump as it is")
+    got = []
+    for ln in bt.stdout.decode().splitlines():
+        m = RAWLINE.match(ln)
+        got.append((int(m.group(1)), m.group(2), bytes(
+            int(x) for x in re.findall(r"\[\d+\] = (\d+)", m.group(3))))
+            if m else None)
+    dec = run([BIN, "decode", rawdump, "--format", "jsonl"])
+    want = []
+    for ln in dec.stdout.decode().splitlines():
+        x = json.loads(ln)
+        d = DICTIONARY.get(x["opcode"])
+        want.append((x["ts_ns"], d[0] if d else "op_0x%04x" % x["opcode"],
+                     bytes.fromhex(x["payload"])))
+    T.ok(got == want, "--raw: every record's name, timestamp and payload "
+         "equal decode (%d)" % len(want),
+         next(((a, b) for a, b in zip(got, want) if a != b),
+              (len(got), len(want))))
+r = run([BIN, "convert", odd, os.path.join(WORK, "oddraw.ctf"), "--to",
+         "ctf", "--raw"])
+T.ok(r.returncode == 1 and b"backwards" in r.stderr,
+     "--raw: a dump whose timestamps go backwards is refused", r.stderr)
+ring = os.path.join(TOP, "docs", "test-vectors", "v1", "single.bin")
+r = run([BIN, "convert", ring, os.path.join(WORK, "ringraw.ctf"), "--to",
+         "ctf", "--raw"])
+T.ok(r.returncode == 1 and b"ring image" in r.stderr,
+     "--raw: a ring image is refused (it is not a record stream)", r.stderr)
+
 # A large dump
 big = os.path.join(WORK, "big.bin")
 wb = Workload(n_cmds=max(BIG // 5, 10), seed=99, gc_every=400)

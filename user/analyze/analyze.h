@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "hmbtrace.h"
+#include "hmbtrace_dict.h"
 
 #define PROG "hmb-trace-analyze"
 #ifndef HMB_ANALYZE_VERSION
@@ -145,11 +146,23 @@ void usage_decode(FILE *f);
 void usage_convert(FILE *f);
 void usage_stats(FILE *f);
 
-/* Record formatters (also used by convert). */
-enum rec_format { FMT_TEXT, FMT_JSONL, FMT_CSV };
+/* Record formatters (also used by convert); @dict may be NULL (raw). */
+enum rec_format { FMT_TEXT, FMT_JSONL, FMT_CSV, FMT_CTF };
 void fmt_record(struct outbuf *ob, enum rec_format fmt,
-		const struct hmb_record *rec);
-void fmt_header(struct outbuf *ob, enum rec_format fmt);
+		const struct hmb_dict *dict, const struct hmb_record *rec);
+void fmt_header(struct outbuf *ob, enum rec_format fmt,
+		const struct hmb_dict *dict);
+
+/* Event dictionary: @path NULL loads the built-in shipped one. */
+int evdict_open(struct hmb_dict **d, const char *path);
+void fmt_dict_text(struct outbuf *ob, const struct hmb_dict_event *ev,
+		   const struct hmb_record *rec);
+void fmt_dict_json(struct outbuf *ob, const struct hmb_dict_event *ev,
+		   const struct hmb_record *rec);
+
+/* CTF 1.8 trace directory (convert --to ctf). */
+int ctf_convert(struct input *in, const char *dir,
+		const struct hmb_dict *dict);
 
 /* Shared option parsing helpers. */
 int parse_u64(const char *s, uint64_t *v);

@@ -14,17 +14,22 @@
 
 #define OUTBUF_SIZE	(1u << 20)
 /* Upper bound of one formatted record: hex payload plus fixed fields. */
-#define REC_OUT_MAX	(2 * HMB_RECORD_MAX_PAYLOAD + 512)
+#define REC_OUT_MAX	(2 * HMB_RECORD_MAX_PAYLOAD + 4096)
 
-void fmt_header(struct outbuf *ob, enum rec_format fmt)
+void fmt_header(struct outbuf *ob, enum rec_format fmt,
+		const struct hmb_dict *dict)
 {
 	if (fmt == FMT_CSV) {
 		ob_reserve(ob, 64);
-		ob_lit(ob, "seq,ts_ns,opcode,cpu,flags,payload_len,payload\n");
+		ob_lit(ob, "seq,ts_ns,opcode,cpu,flags,payload_len,payload");
+		if (dict)
+			ob_lit(ob, ",name");
+		ob_putc(ob, '\n');
 	}
 }
 
-static void fmt_jsonl(struct outbuf *ob, const struct hmb_record *rec)
+static void fmt_jsonl(struct outbuf *ob, const struct hmb_dict_event *ev,
+		      const struct hmb_record *rec)
 {
 	const struct hmb_record_hdr *h = &rec->hdr;
 
@@ -42,10 +47,16 @@ static void fmt_jsonl(struct outbuf *ob, const struct hmb_record *rec)
 	ob_u64(ob, h->payload_len);
 	ob_lit(ob, ",\"payload\":\"");
 	ob_hexbytes(ob, rec->payload, h->payload_len);
-	ob_lit(ob, "\"}\n");
+	ob_putc(ob, '"');
+	/* Names and fields come next to the raw keys, never instead. */
+	if (ev)
+		fmt_dict_json(ob, ev, rec);
+	ob_lit(ob, "}\n");
 }
 
-static void fmt_csv(struct outbuf *ob, const struct hmb_record *rec)
+static void fmt_csv(struct outbuf *ob, const struct hmb_dict *dict,
+		    const struct hmb_dict_event *ev,
+		    const struct hmb_record *rec)
 {
 	const struct hmb_record_hdr *h = &rec->hdr;
 
@@ -62,6 +73,11 @@ static void fmt_csv(struct outbuf *ob, const struct hmb_record *rec)
 	ob_u64(ob, h->payload_len);
 	ob_putc(ob, ',');
 	ob_hexbytes(ob, rec->payload, h->payload_len);
+	if (dict) {
+		ob_putc(ob, ',');
+		if (ev)
+			ob_puts_n(ob, ev->name, strlen(ev->name));
+	}
 	ob_putc(ob, '\n');
 }
 
@@ -69,7 +85,8 @@ static void fmt_csv(struct outbuf *ob, const struct hmb_record *rec)
  * "[cpu] seconds.nanoseconds: seq op len flags payload", the shape of a
  * perf script line; the timestamp is the firmware clock (D10).
  */
-static void fmt_text(struct outbuf *ob, const struct hmb_record *rec)
+static void fmt_text(struct outbuf *ob, const struct hmb_dict_event *ev,
+		     const struct hmb_record *rec)
 {
 	const struct hmb_record_hdr *h = &rec->hdr;
 
@@ -87,7 +104,9 @@ static void fmt_text(struct outbuf *ob, const struct hmb_record *rec)
 	ob_u64(ob, h->payload_len);
 	if (h->flags & HMB_REC_FLAG_TRUNCATED)
 		ob_lit(ob, " TRUNCATED");
-	if (h->payload_len) {
+	if (ev)
+		fmt_dict_text(ob, ev, rec);
+	else if (h->payload_len) {
 		ob_lit(ob, " payload=");
 		ob_hexbytes(ob, rec->payload, h->payload_len);
 	}
@@ -95,17 +114,22 @@ static void fmt_text(struct outbuf *ob, const struct hmb_record *rec)
 }
 
 void fmt_record(struct outbuf *ob, enum rec_format fmt,
-		const struct hmb_record *rec)
+		const struct hmb_dict *dict, const struct hmb_record *rec)
 {
+	const struct hmb_dict_event *ev =
+		dict ? hmb_dict_lookup(dict, rec->hdr.opcode) : NULL;
+
 	switch (fmt) {
 	case FMT_JSONL:
-		fmt_jsonl(ob, rec);
+		fmt_jsonl(ob, ev, rec);
 		break;
 	case FMT_CSV:
-		fmt_csv(ob, rec);
+		fmt_csv(ob, dict, ev, rec);
 		break;
 	case FMT_TEXT:
-		fmt_text(ob, rec);
+		fmt_text(ob, ev, rec);
+		break;
+	case FMT_CTF:
 		break;
 	}
 }
@@ -137,14 +161,14 @@ static void fmt_text_gap(struct outbuf *ob, const struct hmb_gap *g)
  * EXIT_BADINPUT after printing the one error line (input or output).
  */
 static int stream_records(struct input *in, struct outbuf *ob,
-			  enum rec_format fmt)
+			  enum rec_format fmt, const struct hmb_dict *dict)
 {
 	struct hmb_error err = { 0 };
 	struct hmb_record rec;
 	uint64_t gaps_seen = 0;
 	int rc;
 
-	fmt_header(ob, fmt);
+	fmt_header(ob, fmt, dict);
 	while ((rc = input_next(in, &rec, &err)) > 0) {
 		if (ob_reserve(ob, REC_OUT_MAX))
 			break;
@@ -152,7 +176,7 @@ static int stream_records(struct input *in, struct outbuf *ob,
 			gaps_seen = in->acct->gaps;
 			fmt_text_gap(ob, &in->last_gap);
 		}
-		fmt_record(ob, fmt, &rec);
+		fmt_record(ob, fmt, dict, &rec);
 	}
 	/* Output written so far stays; the error line comes after it. */
 	ob_flush(ob);
@@ -176,9 +200,11 @@ static int parse_format(const char *s, enum rec_format *fmt, bool allow_text,
 		*fmt = FMT_JSONL;
 	else if (!allow_text && strcmp(s, "csv") == 0)
 		*fmt = FMT_CSV;
+	else if (!allow_text && strcmp(s, "ctf") == 0)
+		*fmt = FMT_CTF;
 	else {
 		errorf("%s: unknown format '%s' (expected %s)", opt, s,
-		       allow_text ? "text or jsonl" : "csv or jsonl");
+		       allow_text ? "text or jsonl" : "csv, jsonl or ctf");
 		return -1;
 	}
 	return 0;
@@ -198,6 +224,10 @@ void usage_decode(FILE *f)
 "                       jsonl: one JSON object per line with the keys seq,\n"
 "                       ts_ns, opcode, cpu, flags, payload_len, payload (hex)\n"
 "  -j, --json           same as --format jsonl\n"
+"  -n, --names          event names and payload fields from the shipped\n"
+"                       event dictionary (share/hmb-events.dict, built in);\n"
+"                       jsonl adds \"name\" and \"fields\" after the raw keys\n"
+"  -d, --dict FILE      the same with the dictionary FILE (docs/events.md)\n"
 "      --meta PATH      read this sidecar instead of FILE.meta\n"
 "      --no-meta        ignore FILE.meta\n"
 "      --dup-window N   a seq at most N behind the highest seen is a replayed\n"
@@ -207,12 +237,18 @@ void usage_decode(FILE *f)
 "Examples:\n"
 "  " PROG " decode /var/log/hmb/trace.bin | less\n"
 "  " PROG " decode trace.bin --format jsonl | jq 'select(.opcode == 18)'\n"
+"  " PROG " decode trace.bin --names      # cmd_fetch sqid=1 cid=64 ...\n"
 "  hmb-trace-daemon --ring-file /dev/shm/ring -o - | " PROG " decode -\n");
 }
+
+#define DICT_LONGOPTS \
+	{ "names", no_argument, NULL, 'n' }, \
+	{ "dict", required_argument, NULL, 'd' }
 
 static const struct option decode_opts[] = {
 	{ "format", required_argument, NULL, 'f' },
 	{ "json", no_argument, NULL, 'j' },
+	DICT_LONGOPTS,
 	{ "help", no_argument, NULL, 'h' },
 	INPUT_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
@@ -222,13 +258,23 @@ int cmd_decode(int argc, char **argv)
 {
 	struct input_opts iopts = { .max_gaps = 0 };
 	enum rec_format fmt = FMT_TEXT;
+	struct hmb_dict *dict = NULL;
+	const char *dict_path = NULL;
+	bool names = false;
 	struct outbuf ob;
 	struct input in;
 	int opt, rc;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "f:jh", decode_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "f:jnd:h", decode_opts, NULL)) != -1) {
 		switch (opt) {
+		case 'n':
+			names = true;
+			break;
+		case 'd':
+			names = true;
+			dict_path = optarg;
+			break;
 		case 'f':
 			if (parse_format(optarg, &fmt, true, "--format"))
 				return EXIT_USAGE;
@@ -253,23 +299,29 @@ int cmd_decode(int argc, char **argv)
 		errorf("decode: expected one FILE (try '" PROG " decode --help')");
 		return EXIT_USAGE;
 	}
-	if (input_open(&in, argv[optind], &iopts))
+	if (names && evdict_open(&dict, dict_path))
 		return EXIT_BADINPUT;
+	if (input_open(&in, argv[optind], &iopts)) {
+		hmb_dict_free(dict);
+		return EXIT_BADINPUT;
+	}
 	if (ob_open(&ob, STDOUT_FILENO, "<stdout>", OUTBUF_SIZE)) {
 		errorf("out of memory");
 		input_close(&in);
+		hmb_dict_free(dict);
 		return EXIT_BADINPUT;
 	}
-	rc = stream_records(&in, &ob, fmt);
+	rc = stream_records(&in, &ob, fmt, dict);
 	ob_close(&ob);
 	input_close(&in);
+	hmb_dict_free(dict);
 	return rc;
 }
 
 void usage_convert(FILE *f)
 {
 	fprintf(f,
-"Usage: " PROG " convert FILE OUT [--to csv|jsonl] [OPTIONS]\n"
+"Usage: " PROG " convert FILE OUT [--to csv|jsonl|ctf] [OPTIONS]\n"
 "\n"
 "Convert the decoded records of FILE (a dump or ring image, or - for stdin)\n"
 "into OUT (a path, or - for stdout).  The records are those decode prints.\n"
@@ -278,7 +330,14 @@ void usage_convert(FILE *f)
 "  -t, --to FMT         csv: a header line, then seq,ts_ns,opcode,cpu,flags,\n"
 "                       payload_len,payload (payload in lowercase hex)\n"
 "                       jsonl: the same lines as decode --format jsonl\n"
+"                       ctf: OUT is a directory to create, a CTF 1.8 trace\n"
+"                       (metadata + stream files) for babeltrace2 and Trace\n"
+"                       Compass: one event class per dictionary event, the\n"
+"                       firmware clock, losses as discarded events\n"
 "                       default: from OUT's extension (.csv, .jsonl, .json)\n"
+"  -n, --names          csv/jsonl: add event names (and fields) from the\n"
+"                       shipped event dictionary; ctf always uses it\n"
+"  -d, --dict FILE      use the event dictionary FILE instead\n"
 "      --meta PATH      read this sidecar instead of FILE.meta\n"
 "      --no-meta        ignore FILE.meta\n"
 "      --dup-window N   see decode --help\n"
@@ -289,11 +348,13 @@ void usage_convert(FILE *f)
 "\n"
 "Examples:\n"
 "  " PROG " convert trace.bin trace.csv\n"
-"  " PROG " convert trace.bin - --to jsonl | gzip > trace.jsonl.gz\n");
+"  " PROG " convert trace.bin - --to jsonl | gzip > trace.jsonl.gz\n"
+"  " PROG " convert trace.bin trace-ctf --to ctf && babeltrace2 trace-ctf\n");
 }
 
 static const struct option convert_opts[] = {
 	{ "to", required_argument, NULL, 't' },
+	DICT_LONGOPTS,
 	{ "help", no_argument, NULL, 'h' },
 	INPUT_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
@@ -311,14 +372,24 @@ int cmd_convert(int argc, char **argv)
 	struct input_opts iopts = { .max_gaps = 0 };
 	enum rec_format fmt = FMT_JSONL;
 	bool have_fmt = false;
+	struct hmb_dict *dict = NULL;
+	const char *dict_path = NULL;
+	bool names = false;
 	const char *out;
 	struct outbuf ob;
 	struct input in;
 	int opt, rc, fd;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "t:h", convert_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "t:nd:h", convert_opts, NULL)) != -1) {
 		switch (opt) {
+		case 'n':
+			names = true;
+			break;
+		case 'd':
+			names = true;
+			dict_path = optarg;
+			break;
 		case 't':
 			if (parse_format(optarg, &fmt, false, "--to"))
 				return EXIT_USAGE;
@@ -353,8 +424,18 @@ int cmd_convert(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (input_open(&in, argv[optind], &iopts))
+	if ((names || fmt == FMT_CTF) && evdict_open(&dict, dict_path))
 		return EXIT_BADINPUT;
+	if (input_open(&in, argv[optind], &iopts)) {
+		hmb_dict_free(dict);
+		return EXIT_BADINPUT;
+	}
+	if (fmt == FMT_CTF) {
+		rc = ctf_convert(&in, out, dict);
+		input_close(&in);
+		hmb_dict_free(dict);
+		return rc;
+	}
 	if (strcmp(out, "-") == 0) {
 		fd = STDOUT_FILENO;
 	} else {
@@ -371,7 +452,7 @@ int cmd_convert(int argc, char **argv)
 		rc = EXIT_BADINPUT;
 		goto out;
 	}
-	rc = stream_records(&in, &ob, fmt);
+	rc = stream_records(&in, &ob, fmt, dict);
 	ob_close(&ob);
 	if (fd != STDOUT_FILENO && close(fd) && rc == 0) {
 		errorf("%s: close: %s", out, strerror(errno));
@@ -382,5 +463,6 @@ out:
 	if (fd != STDOUT_FILENO)
 		close(fd);
 	input_close(&in);
+	hmb_dict_free(dict);
 	return rc;
 }

@@ -618,23 +618,18 @@ void usage_convert_ext(FILE *f)
 "      --dict FILE      event dictionary (default: the shipped one, or\n"
 "                       $HMB_EVENTS_DICT)\n"
 "\n"
-"CTF 1.8 (babeltrace2, Trace Compass):\n"
-"  " PROG " convert FILE DIR --to ctf [--dict FILE]\n"
+"CTF 1.8 without conversion:\n"
+"  " PROG " convert FILE DIR --to ctf --raw [--dict FILE]\n"
 "\n"
-"  Writes a CTF trace directory: DIR/metadata and one stream per firmware\n"
-"  CPU (DIR/cpuN).  One event class per dictionary event with its typed\n"
-"  fields, then seq, opcode, cpu, flags and the raw payload; other opcodes\n"
-"  as \"hmb_raw\".  Timestamps on clock \"fw\" (firmware ns).  Sequence gaps\n"
-"  are carried as discarded events, which babeltrace2 reports.\n"
-"      --raw            do not convert: DIR/metadata describes the dump's own\n"
-"                       bytes and DIR/stream links to FILE (every record,\n"
-"                       wrap markers and duplicates included; payload raw;\n"
-"                       a dump whose timestamps go backwards is refused)\n"
+"  DIR/metadata describes the dump's own bytes and DIR/stream links to FILE,\n"
+"  so babeltrace2 reads the dump as written: every record, wrap markers and\n"
+"  duplicates included, payload raw, event names from the dictionary.  A\n"
+"  ring image, or a dump whose timestamps go backwards, is refused.\n"
 "\n"
 "  Examples:\n"
 "  " PROG " convert trace.bin trace.json --to perfetto\n"
 "      then open trace.json in https://ui.perfetto.dev\n"
-"  " PROG " convert trace.bin trace-ctf --to ctf && babeltrace2 trace-ctf\n");
+"  " PROG " convert trace.bin raw-ctf --to ctf --raw && babeltrace2 raw-ctf\n");
 }
 
 static const struct option pf_opts[] = {
@@ -789,6 +784,8 @@ int cmd_convert_ext(int argc, char **argv)
 	if (to && strcmp(to, "perfetto") == 0)
 		return cmd_perfetto(argc, argv);
 	if (to && strcmp(to, "ctf") == 0)
-		return cmd_ctf(argc, argv);
+		for (int i = 1; i < argc; i++)
+			if (strcmp(argv[i], "--raw") == 0)
+				return cmd_ctf_raw_main(argc, argv);
 	return cmd_convert(argc, argv);
 }

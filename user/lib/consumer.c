@@ -102,6 +102,9 @@ int hmb_consumer_open(struct hmb_consumer **out, const volatile void *base,
 	if (!out || !base)
 		return hmb__err(err, HMB_E_INVAL, 0, 0, "no ring mapping given");
 	*out = NULL;
+	if ((uintptr_t)base & (HMB_RECORD_ALIGN - 1))
+		return hmb__err(err, HMB_E_INVAL, 0, 0,
+				"ring mapping %p is not 8-byte aligned", base);
 	if (map_len < HMB_RING_HDR_SIZE)
 		return hmb__err(err, HMB_E_RING_SHORT, 0, map_len,
 				"mapping of %zu bytes is shorter than the %d-byte ring header",
@@ -149,9 +152,15 @@ int hmb_consumer_poll(struct hmb_consumer *c, uint64_t *avail,
 	if (frozen)
 		c->frozen_seen = true;
 	if (h < c->head) {
-		/* A frozen ring is being re-initialised: wait for reinit. */
-		if (c->frozen_seen)
+		/*
+		 * A frozen ring is being re-initialised: wait for reinit, and
+		 * read nothing more of the old epoch (its bytes are being
+		 * overwritten).
+		 */
+		if (c->frozen_seen) {
+			c->head = c->cursor;
 			return 0;
+		}
 		where_cur(c, c->cursor, where, sizeof(where));
 		return hmb__err(err, HMB_E_HEAD_BACKWARDS, 0, c->cursor,
 				"head moved backwards from %" PRIu64 " to %" PRIu64
@@ -188,7 +197,7 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 		   struct hmb_error *err)
 {
 	const uint64_t rs = c->ring_size, head = c->head;
-	uint64_t cur = c->cursor, ck_end = c->cursor;
+	uint64_t cur = c->cursor, ck_end = c->cursor, refilled = UINT64_MAX;
 	unsigned long nrec = 0;
 	size_t out = 0;
 	char where[96];
@@ -228,6 +237,9 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 				break;		/* caller's buffer is full */
 			if (n > buflen - out)
 				n = buflen - out;
+			/* One record wanted: do not copy a whole chunk. */
+			if (max_recs == 1)
+				n = HMB_RECORD_HDR_SIZE;
 			memcpy(buf + out, c->area + off, n);
 			ck_end = cur + n;
 		}
@@ -278,6 +290,15 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 				break;		/* caller's buffer is full */
 			if (n > buflen - out)
 				n = buflen - out;
+			/*
+			 * One record wanted: copy just it, once.  A second
+			 * refill at the same cursor (the bytes changed under
+			 * us) copies all it can, so that a header that grows
+			 * again fails a check instead of looping.
+			 */
+			if (max_recs == 1 && refilled != cur)
+				n = s;
+			refilled = cur;
 			memcpy(buf + out, c->area + off, n);
 			ck_end = cur + n;
 			continue;

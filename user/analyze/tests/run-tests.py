@@ -630,11 +630,250 @@ def test_memory():
     os.unlink(f)
 
 
+# ------------------------------------------------- dictionary and CTF
+DICT_EVENTS = {   # opcode: (name, [(field, struct fmt, offset)]) as shipped
+    0x100: ("cmd_fetch", [("sqid", "H", 0), ("cid", "H", 2),
+                          ("nsid", "I", 4), ("opc", "B", 8),
+                          ("nlb", "H", 10), ("slba", "Q", 16)]),
+    0x104: ("cmd_cqe_posted", [("sqid", "H", 0), ("cid", "H", 2),
+                               ("status", "H", 4), ("cqid", "H", 6)]),
+    0x210: ("thermal_throttle_start", [("temp_c", "h", 0),
+                                       ("level", "B", 2)]),
+}
+
+
+def dict_payload(opcode, values, extra=b""):
+    import struct
+    name, fields = DICT_EVENTS[opcode]
+    end = max(off + struct.calcsize(f) for _, f, off in fields)
+    buf = bytearray(end)
+    for (fname, f, off) in fields:
+        struct.pack_into("<" + f, buf, off, values[fname])
+    return bytes(buf) + extra
+
+
+def dict_dump():
+    """Records of shipped events (with the values they carry), a record
+    too short for its fields, an unknown opcode, a gap, and a timestamp
+    that goes backwards."""
+    d = Dump()
+    expect = []        # (name or None, fields or None) per data record
+    vals = [
+        (0x100, {"sqid": 1, "cid": 0x4040, "nsid": 1, "opc": 2, "nlb": 7,
+                 "slba": 123456789}, b""),
+        (0x104, {"sqid": 1, "cid": 0x4040, "status": 0, "cqid": 1},
+         b"\x01\x02"),
+        (0x210, {"temp_c": -5, "level": 3}, b""),
+    ]
+    seq, ts = 10, 1000
+    for i in range(30):
+        op, v, extra = vals[i % 3]
+        v = dict(v)
+        if "cid" in v:
+            v["cid"] = (v["cid"] + i) & 0xFFFF
+        d.add(seq, ts, opcode=op, cpu=i % 2, payload=dict_payload(op, v,
+                                                                  extra))
+        expect.append((DICT_EVENTS[op][0], v))
+        seq += 2 if i == 10 else 1       # one record lost after the 11th
+        ts += 100 if i != 20 else -500   # the clock goes back once
+    full = dict_payload(0x100, vals[0][1])
+    d.add(seq, ts, opcode=0x100, payload=full[:10])         # short
+    expect.append(("cmd_fetch_short", None))
+    d.add(seq + 1, ts + 5, opcode=0x777, flags=2, payload=b"abc")
+    expect.append(("opcode_0x0777", None))
+    return d, expect
+
+
+def test_names():
+    d, expect = dict_dump()
+    f = write("dict.bin", d.buf)
+    r = run("decode", f, "-j", "--names")
+    T.eq(r.rc, 0, "decode --names: exit 0")
+    objs = [json.loads(x) for x in jsonl_lines(r)]
+    raw = [json.loads(x) for x in d.jsonl()]
+    T.eq([{k: o[k] for k in raw[0]} for o in objs], raw,
+         "decode --names jsonl: the raw keys are unchanged")
+    got = [(o.get("name"), o.get("fields")) for o in objs]
+    want = []
+    for name, v in expect:
+        if name.endswith("_short"):
+            want.append((name[:-6], {"sqid": 1, "cid": 0x4040, "nsid": 1,
+                                     "opc": 2, "nlb": None, "slba": None}))
+        elif name.startswith("opcode_"):
+            want.append((None, None))
+        else:
+            want.append((name, v))
+    T.eq(got, want, "decode --names jsonl: name and fields (signed, "
+         "too short -> null, unknown opcode raw)")
+    r = run("decode", f, "--names")
+    lines = [ln for ln in r.text.splitlines() if not ln.startswith("LOST")]
+    T.ok(lines[0].endswith("seq=10 opcode=0x0100 len=24 cmd_fetch sqid=1 "
+                           "cid=16448 nsid=1 opc=2 nlb=7 slba=123456789")
+         and "thermal_throttle_start temp_c=-5 level=3" in lines[2]
+         and lines[1].endswith(" tail=0102")
+         and lines[-1].endswith("len=3 TRUNCATED payload=616263"),
+         "decode --names text: event names and fields", "\n".join(lines[:3]))
+    r2 = run("decode", f, "-j")
+    T.eq(jsonl_lines(r2), d.jsonl(), "decode without --names: raw only")
+    # A dictionary of one's own.
+    df = write("my.dict", b"dict 1\nevent 0x777 my_event\n"
+                          b"field a u8 0\nfield b u16 2\n")
+    r = run("decode", f, "-j", "--dict", df)
+    last = json.loads(jsonl_lines(r)[-1])
+    T.eq((last.get("name"), last.get("fields")),
+         ("my_event", {"a": 0x61, "b": None}), "--dict FILE: its events")
+    bad = write("bad.dict", b"dict 1\nevent 0x1 x\nfield a u99 0\n")
+    r = run("decode", f, "--dict", bad)
+    T.ok(r.rc == 1 and len(r.errlines) == 1 and
+         r.errlines[0].startswith("%s: %s:3: " % (PROG, bad)),
+         "--dict with a bad dictionary: one line naming file:line",
+         r.errlines)
+    r = run("convert", f, "-", "--to", "csv", "--names")
+    rows = r.text.splitlines()
+    T.ok(rows[0].endswith(",payload,name") and rows[1].endswith(",cmd_fetch")
+         and rows[-1].endswith(","), "convert csv --names: a name column",
+         rows[:2])
+
+
+def bt2_events(ctfdir):
+    """Events babeltrace2 reads from a CTF trace: (ts, name, seq, cpu,
+    flags, fields, payload); and its discarded-event warnings."""
+    import re
+    p = subprocess.run(["babeltrace2", "--clock-cycles", "--no-delta",
+                        ctfdir], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    ev_re = re.compile(r"^\[(\d+)\] (\S+): \{ seq = (\d+), cpu = (\d+), "
+                       r"flags = (\d+) \}, \{ (.*) \}$")
+    out = []
+    for line in p.stdout.decode().splitlines():
+        m = ev_re.match(line)
+        if not m:
+            out.append(("unparsed", line))
+            continue
+        body = m.group(6)
+        head, _, pl = body.partition("payload = [")
+        fields = {}
+        for kv in head.split(", "):
+            if " = " in kv:
+                k, v = kv.split(" = ")
+                fields[k] = int(v)
+        plen = fields.pop("payload_len")
+        payload = bytes(int(x) for x in re.findall(r"\[\d+\] = (\d+)", pl))
+        assert len(payload) == plen
+        out.append((int(m.group(1)), m.group(2), int(m.group(3)),
+                    int(m.group(4)), int(m.group(5)), fields,
+                    payload.hex()))
+    warn = re.findall(r"discarded (\d+) events? between \[([0-9:.]+)\] "
+                      r"and \[([0-9:.]+)\]", p.stderr.decode())
+    return p.returncode, out, warn
+
+
+def expected_ctf(jsonl):
+    """What babeltrace2 must show for decode --names --format jsonl lines."""
+    out = []
+    for line in jsonl:
+        o = json.loads(line)
+        name, fields = o.get("name"), o.get("fields") or {}
+        if name is None:
+            name, fields = "opcode_0x%04x" % o["opcode"], {}
+        elif None in fields.values():
+            name, fields = name + "_short", {}
+        out.append((o["ts_ns"], name, o["seq"], o["cpu"], o["flags"],
+                    fields, o["payload"]))
+    return out
+
+
+def ctf_check(src, what, sort=False, want_rc=0):
+    out = path("ctf-" + os.path.basename(src))
+    subprocess.run(["rm", "-rf", out])
+    r = run("convert", src, out, "--to", "ctf")
+    dec = run("decode", src, "-j", "--names")
+    if not T.ok(r.rc == want_rc and dec.rc == want_rc,
+                "%s: convert --to ctf exit %d" % (what, want_rc), r.errlines):
+        return None
+    rc, got, warn = bt2_events(out)
+    want = expected_ctf(jsonl_lines(dec))
+    if sort:
+        got.sort(key=lambda e: (e[0], e[2]))
+        want.sort(key=lambda e: (e[0], e[2]))
+    T.ok(rc == 0 and got == want,
+         "%s: babeltrace2 reads %d events, names, timestamps and fields "
+         "equal to decode" % (what, len(want)),
+         "rc %d, first difference: %r" % (rc, next(
+             ((g, w) for g, w in zip(got, want) if g != w),
+             (len(got), len(want)))))
+    return warn
+
+
+def test_ctf():
+    import shutil
+    if not shutil.which("babeltrace2"):
+        T.skip("CTF output read by babeltrace2", "babeltrace2 not installed")
+        return
+    d, _ = dict_dump()
+    warn = ctf_check(write("dictctf.bin", d.buf), "dictionary dump",
+                     sort=True)
+    T.eq([w[0] for w in warn or []], ["1"],
+         "CTF: the lost record is a discarded event for babeltrace2")
+    g, gaps, lost = gap_dump()
+    warn = ctf_check(write("gapctf.bin", g.buf), "gap dump")
+
+    def clk(ns):
+        return "00:00:%02d.%09d" % (ns // 10**9, ns % 10**9)
+    T.eq(warn, [(str(x["count"]), clk(x["ts_before"]), clk(x["ts_after"]))
+                for x in gaps],
+         "CTF: babeltrace2 reports each gap's count between the timestamps "
+         "around it")
+    ctf_check(write("mixedctf.bin", mixed_dump().buf), "mixed dump")
+    vdir = os.path.join(TOP, "docs", "test-vectors", "v1")
+    vecs = sorted(x[:-5] for x in os.listdir(vdir) if x.endswith(".json"))
+    nvec = 0
+    for v in vecs:
+        with open(os.path.join(vdir, v + ".json")) as fh:
+            exp = json.load(fh)
+        if exp["dialect"] is None or (exp["error"] and exp["error"]["code"]
+                                      in ("HMB_E_RING_VERSION",)):
+            r = run("convert", os.path.join(vdir, v + ".bin"),
+                    path("ctf-v-" + v), "--to", "ctf")
+            T.ok(r.rc == 1 and len(r.errlines) == 1,
+                 "vector %s: refused, one error line" % v, r.errlines)
+            continue
+        ctf_check(os.path.join(vdir, v + ".bin"), "vector " + v,
+                  want_rc=1 if exp["error"] else 0)
+        nvec += 1
+    T.ok(nvec >= 8, "CTF: %d test vectors checked" % nvec)
+    # A large dump: one million records.
+    n = int(os.environ.get("HMB_TEST_CTF_RECORDS", "1000000"))
+    if ASAN:
+        n = min(n, 20000)
+    import struct
+    big = path("ctf-big.bin")
+    hdr = struct.Struct("<IIQHBBHHQ")
+    ops = [0x100, 0x101, 0x102, 0x103, 0x104, 0x200, 0x220, 0x999]
+    with open(big, "wb") as fh:
+        chunk = bytearray()
+        for i in range(n):
+            op = ops[i % len(ops)]
+            plen = (0, 8, 8, 8, 8, 8, 2, 3)[i % len(ops)] if op != 0x100 \
+                else 24
+            pl = bytes(((i >> (8 * (k % 4))) + k) & 255 for k in range(plen))
+            chunk += hdr.pack(0x54434552, i + (i // 100000), 10**9 + 7 * i,
+                              op, i % 4, 0, plen, 0, 0) + pl + \
+                b"\0" * ((-plen) & 7)
+            if len(chunk) > 1 << 20:
+                fh.write(chunk)
+                chunk = bytearray()
+        fh.write(chunk)
+    ctf_check(big, "%d-record dump" % n)
+    os.unlink(big)
+
+
 def main():
     print("TAP version 13")
     for t in (test_help, test_decode_mixed, test_stdin, test_gaps,
               test_duplicates, test_seq_wrap, test_ring, test_empty_dump,
-              test_convert, test_errors, test_sidecar, test_memory):
+              test_convert, test_errors, test_sidecar, test_memory,
+              test_names, test_ctf):
         try:
             t()
         except Exception as e:      # a crash in a test is a failure

@@ -141,7 +141,9 @@ void hmb_consumer_close(struct hmb_consumer *c);
 /*
  * Acquire-load head once, validate it against the previous head and our
  * cursor (never backwards, aligned, head - cursor <= ring_size) and return
- * the number of unread bytes in *@avail.
+ * the number of unread bytes in *@avail.  While the ring is FROZEN (being
+ * re-initialised) a head failing these checks gives *@avail = 0, not an
+ * error; see hmb_consumer_reinit().
  */
 int hmb_consumer_poll(struct hmb_consumer *c, uint64_t *avail,
 		      struct hmb_error *err);
@@ -235,7 +237,9 @@ struct hmb_event {
 enum hmb_emit_mode {
 	HMB_EMIT_DROP = 0,	/* firmware rule: full -> drop, set OVERFLOWED */
 	HMB_EMIT_TRY = 1,	/* full -> return HMB_EMIT_FULL, no seq used;
-				 * may publish a wrap alone to make room */
+				 * may publish a wrap alone to make room
+				 * (not published under HMB_EMIT_DEFER);
+				 * a record larger than the ring: HMB_E_INVAL */
 };
 #define HMB_EMIT_DEFER	0x100	/* OR into mode: do not publish head yet */
 

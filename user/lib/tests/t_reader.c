@@ -321,12 +321,50 @@ static void test_images(void)
 	}
 }
 
+/* An image larger than the reader's first buffer: the growth path. */
+static void test_big_image(void)
+{
+	const uint32_t rs = 256 * 1024;
+	uint8_t *ring = calloc(1, 64 + rs), pl[1000];
+	struct hmb_producer p;
+	struct hmb_error e;
+	enum hmb_dialect d;
+	unsigned i;
+	long n;
+	int rc;
+
+	hmb_producer_init(&p, ring, 64 + rs, rs, 0, &e);
+	for (i = 0; ; i++) {
+		struct hmb_event ev = { .ts_ns = i, .payload_len = i % 1000,
+					.payload = pl };
+
+		if (hmb_producer_emit(&p, &ev, HMB_EMIT_TRY) != HMB_EMITTED)
+			break;
+	}
+	put("big.bin", ring, 64 + rs);
+	{
+		int fd = open(path("big.bin"), O_RDONLY);
+
+		n = read_all(fd, &rc, &e, &d, false);
+		close(fd);
+	}
+	ok(rc == 0 && d == HMB_DIALECT_RING && n == (long)(i + p.markers),
+	   "256 KiB image from a file: %ld of %u records + markers", n, i);
+	n = read_pipe(ring, 64 + rs, &rc, &e, &d, false);
+	ok(rc == 0 && n == (long)(i + p.markers),
+	   "256 KiB image through a pipe: %ld", n);
+	n = read_pipe(ring, 64 + rs - 1000, &rc, &e, &d, false);
+	ok(rc == HMB_E_RING_SHORT, "short 256 KiB image in a pipe: %s", e.msg);
+	free(ring);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir))
 		return 1;
 	test_dumps();
 	test_images();
+	test_big_image();
 	{
 		char cmd[300];
 

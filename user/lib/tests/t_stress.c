@@ -310,10 +310,10 @@ int main(void)
 
 	/* DROP mode, slow consumer: lost == dropped. */
 	memset(&r, 0, sizeof(r));
-	r.rs = 65536;
+	r.rs = 16384;
 	r.n = total / 50 < 20000 ? 20000 : total / 50;
 	r.mode = HMB_EMIT_DROP;
-	r.consumer_nap = 50;
+	r.consumer_nap = 100;
 	run_one(&r);
 	diag("drop run: %" PRIu64 " produced, %" PRIu64 " dropped, %" PRIu64
 	     " lost in %" PRIu64 " gaps", r.p.produced, r.p.dropped,

@@ -150,7 +150,11 @@ static void test_roundtrip(void)
 	   HMB_E_RING_SHORT, "producer init on a short buffer");
 	ok(hmb_producer_init(&p, ring, 64 + 4096, 1000, 10, &e) ==
 	   HMB_E_RING_SIZE, "producer init with a bad size");
+	ok(hmb_producer_init(&p, ring + 4, 64 + 4000, 2048, 10, &e) ==
+	   HMB_E_INVAL, "producer init on a misaligned ring");
 	hmb_producer_init(&p, ring, 64 + 4096, 4096, 10, &e);
+	ok(hmb_consumer_open(&c, ring + 4, 64 + 4000, NULL, NULL, &e) ==
+	   HMB_E_INVAL && !c, "consumer open on a misaligned mapping");
 	ok(hmb_consumer_open(&c, ring, 64 + 4096, hmb_publish_store, ring,
 			     &e) == 0, "consumer open");
 	for (i = 0; i < 5; i++)
@@ -419,6 +423,12 @@ static void test_reinit(void)
 	((struct hmb_ring_hdr *)ring)->head = 0;
 	ok(hmb_consumer_poll(c, &avail, &e) == 0 && avail == 0,
 	   "poll on a frozen ring with head reset reports nothing");
+	{
+		size_t l = 1;
+
+		ok(hmb_consumer_read(c, buf, sizeof(buf), &l, &e) == 0 &&
+		   l == 0, "and read returns nothing of the old epoch");
+	}
 	hmb_producer_reinit(&p, 1000);
 	emit_len(&p, 0, HMB_EMIT_DROP);
 	ok(hmb_consumer_reinit(c, &e) == 1 && hmb_consumer_cursor(c) == 0 &&
@@ -614,6 +624,44 @@ static void test_sidecar(void)
 	rmdir(dir);
 }
 
+/* Reads through a minimal 4096-byte buffer equal one big read. */
+static void test_small_buffer(void)
+{
+	const uint32_t rs = 65536;
+	uint8_t *ring = new_ring(rs), *big = malloc(rs), small[4096];
+	struct hmb_consumer *c1, *c2;
+	struct hmb_producer p;
+	struct hmb_error e;
+	size_t n1 = 0, n2 = 0, l;
+	uint64_t avail;
+	unsigned i, reads = 0;
+	int rc = 0;
+
+	hmb_producer_init(&p, ring, 64 + rs, rs, 0, &e);
+	hmb_consumer_open(&c1, ring, 64 + rs, NULL, NULL, &e);
+	hmb_consumer_open(&c2, ring, 64 + rs, NULL, NULL, &e);
+	for (i = 0; emit_len(&p, (i * 389) % 4065, HMB_EMIT_DROP) ==
+		    HMB_EMITTED; i++)
+		;
+	hmb_consumer_poll(c1, &avail, &e);
+	rc |= hmb_consumer_read(c1, big, rs, &n1, &e);
+	hmb_consumer_poll(c2, &avail, &e);
+	do {
+		rc |= hmb_consumer_read(c2, small, sizeof(small), &l, &e);
+		if (n2 + l > rs || memcmp(big + n2, small, l))
+			rc = -99;
+		n2 += l;
+		reads++;
+	} while (l && rc == 0);
+	ok(rc == 0 && n1 == n2 && n1 > 60000 &&
+	   hmb_consumer_cursor(c1) == hmb_consumer_cursor(c2),
+	   "%u reads of 4096 bytes equal one read of %zu bytes", reads, n1);
+	hmb_consumer_close(c1);
+	hmb_consumer_close(c2);
+	free(big);
+	free(ring);
+}
+
 int main(void)
 {
 	test_errors();
@@ -630,5 +678,6 @@ int main(void)
 	test_acct();
 	test_buf_iter();
 	test_sidecar();
+	test_small_buffer();
 	return tap_done();
 }

@@ -1,0 +1,178 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# bench-classic.sh: drain rate of hmb-trace-daemon (issue 3).
+#
+# For 64- and 512-byte records, on every directory of HMB_BENCH_DIRS
+# (default: build/bench on the repository's filesystem, and /dev/shm):
+#   1. hmb-fwsim, unthrottled, produces about HMB_BENCH_BYTES (default 1 GB)
+#      into a 4 MiB ring file in /dev/shm while hmb-trace-daemon drains it
+#      into DIR.  The simulator runs in wait mode, so every byte offered is
+#      drained and the simulator sleeps instead of spinning when the ring is
+#      full; the rate is the daemon's bytes over the time from the first
+#      record to a drained ring.  The daemon's CPU time (utime + stime) is
+#      read too: bytes per CPU second is its capacity whatever else the
+#      machine runs;
+#   2. dd writes the same number of bytes, bs = the daemon's batch (256K),
+#      from /dev/zero to the same directory, right after, timed the same way
+#      (wall and CPU);
+#   3. daemon / dd, on wall time and per CPU second (goal >= 0.8).
+# Then, per record size, the highest simulator rate (records/s, bursts of
+# 100, drop mode: the firmware rule) with zero drops over 2-s runs, by
+# bisection (HMB_BENCH_SEARCH=0 skips it).
+# Prints a Markdown table and writes it into docs/benchmarks.md between the
+# "bench-classic" markers (HMB_BENCH_NO_DOC=1 leaves the doc alone).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+bin=$top/build/bin
+sim=$bin/hmb-fwsim
+daemon=$bin/hmb-trace-daemon
+bytes=${HMB_BENCH_BYTES:-1000000000}
+dirs=${HMB_BENCH_DIRS:-$top/build/bench /dev/shm}
+doc=$top/docs/benchmarks.md
+batch=262144
+
+[ -x "$sim" ] && [ -x "$daemon" ] || make -C "$top" all >&2
+ring=$(mktemp /dev/shm/hmb-bench-ring.XXXXXX)
+scratch=()
+dpid=
+cleanup() {
+	[ -n "$dpid" ] && kill -KILL "$dpid" 2>/dev/null
+	rm -f "$ring" "${scratch[@]}"
+}
+trap cleanup EXIT
+
+now() { date +%s%N; }
+jget() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+
+# start_daemon OUT STATS: a daemon draining $ring into OUT.
+start_daemon() {
+	"$daemon" -r "$ring" -o "$1" --stats-json "$2" -q &
+	dpid=$!
+}
+# cpu_ticks PID: utime + stime of a running process, in clock ticks.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+hz=$(getconf CLK_TCK)
+stop_daemon() {
+	kill -TERM "$dpid"
+	wait "$dpid" || { echo "bench-classic: daemon failed" >&2; exit 1; }
+	dpid=
+}
+
+rows=""
+declare -A best_rate
+for dir in $dirs; do
+	mkdir -p "$dir"
+	fs=$(df -T "$dir" | awk 'NR == 2 { print $2 }')
+	for size in 64 512; do
+		n=$((bytes / (32 + size)))
+		out=$dir/hmb-bench-$$.bin
+		st=$dir/hmb-bench-$$.json
+		sj=$dir/hmb-bench-$$.sim.json
+		scratch+=("$out" "$out.meta" "$st" "$sj" "$dir/hmb-bench-$$.dd")
+		rm -f "$out" "$out.meta"
+		"$sim" -r "$ring" --init-only
+		start_daemon "$out" "$st"
+		"$sim" -r "$ring" --attach -n "$n" -p "fixed:$size" --mode wait \
+			--wait-drained --json > "$sj"
+		dticks=$(cpu_ticks "$dpid")
+		stop_daemon
+		el=$(jget "$sj" elapsed_s)
+		sim_rate=$(jget "$sj" rate_rps)
+		dbytes=$(jget "$st" bytes)
+		drec=$(jget "$st" records)
+		rm -f "$out" "$out.meta"
+		sync -f "$dir" 2>/dev/null || true
+		cnt=$(((dbytes + batch - 1) / batch))
+		t0=$(now)
+		/usr/bin/time -f "%U %S" -o "$dir/hmb-bench-$$.time" \
+			dd if=/dev/zero of="$dir/hmb-bench-$$.dd" bs=$batch count=$cnt status=none
+		t1=$(now)
+		scratch+=("$dir/hmb-bench-$$.time")
+		dd_cpu=$(awk '{ print $1 + $2 }' "$dir/hmb-bench-$$.time")
+		rm -f "$dir/hmb-bench-$$.dd"
+		dd_gbs=$(awk -v b=$((cnt * batch)) -v ns=$((t1 - t0)) 'BEGIN { printf "%.3f", b / ns }')
+		dd_cgbs=$(awk -v b=$((cnt * batch)) -v c="$dd_cpu" 'BEGIN { printf "%.2f", (c > 0 ? b / c / 1e9 : 0) }')
+		d_gbs=$(awk -v b="$dbytes" -v s="$el" 'BEGIN { printf "%.3f", b / s / 1e9 }')
+		d_mrs=$(awk -v r="$drec" -v s="$el" 'BEGIN { printf "%.2f", r / s / 1e6 }')
+		d_cpu=$(awk -v t="$dticks" -v hz="$hz" 'BEGIN { printf "%.2f", t / hz }')
+		d_cgbs=$(awk -v b="$dbytes" -v c="$d_cpu" 'BEGIN { printf "%.2f", (c > 0 ? b / c / 1e9 : 0) }')
+		ratio=$(awk -v a="$d_gbs" -v b="$dd_gbs" 'BEGIN { printf "%.2f", a / b }')
+		cratio=$(awk -v a="$d_cgbs" -v b="$dd_cgbs" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
+		best_rate[$size]=${best_rate[$size]:-$sim_rate}
+		echo "bench-classic: $dir ($fs) ${size}B: daemon $d_mrs M rec/s $d_gbs GB/s ($d_cgbs GB per CPU s), dd $dd_gbs GB/s ($dd_cgbs GB per CPU s), ratio $ratio wall, $cratio CPU" >&2
+		rows+="| $dir ($fs) | $size | $drec | $d_mrs | $d_gbs | $dd_gbs | **$ratio** | $d_cpu s | $d_cgbs | $dd_cgbs | **$cratio** |"$'\n'
+	done
+done
+
+# Highest simulator rate with zero drops (bisection over 2-s runs).
+search_rows=""
+if [ "${HMB_BENCH_SEARCH:-1}" = 1 ]; then
+	sdir=$(echo "$dirs" | awk '{ print $NF }')
+	for size in 64 512; do
+		lo=0
+		hi=$(awk -v r="${best_rate[$size]}" 'BEGIN { printf "%d", r * 1.2 }')
+		for i in 1 2 3 4 5 6 7; do
+			mid=$(((lo + hi) / 2))
+			[ "$mid" -le 0 ] && break
+			out=$sdir/hmb-bench-$$.bin
+			rm -f "$out" "$out.meta"
+			"$sim" -r "$ring" --init-only
+			start_daemon "$out" "$sdir/hmb-bench-$$.json"
+			"$sim" -r "$ring" --attach -n $((mid * 2)) -R "$mid" -b 100 \
+				-p "fixed:$size" --wait-drained --json > "$sdir/hmb-bench-$$.sim.json"
+			stop_daemon
+			d=$(jget "$sdir/hmb-bench-$$.sim.json" dropped)
+			echo "bench-classic: ${size}B at $mid records/s: $d dropped" >&2
+			if [ "$d" = 0 ]; then lo=$mid; else hi=$mid; fi
+		done
+		rm -f "$out" "$out.meta"
+		search_rows+="| $size | $lo | $(awk -v r="$lo" -v s="$size" 'BEGIN { printf "%.3f", r * (32 + s) / 1e9 }') | $hi |"$'\n'
+	done
+fi
+
+table=$(cat <<EOT
+<!-- bench-classic:begin (generated by scripts/bench-classic.sh) -->
+### hmb-trace-daemon drain rate
+
+$(date -u +%Y-%m-%d), $(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)),
+load average at the end $(cut -d' ' -f1-3 /proc/loadavg) (other jobs shared the
+machine).  4 MiB ring file in /dev/shm; hmb-fwsim unthrottled, wait mode (all
+offered records drained); daemon with its defaults (256 KiB batches); dd
+bs=256K from /dev/zero to the same directory right after.  Wall rates over
+the time from the first record to a drained ring; "per CPU s" is bytes over
+the process's own user + system time.
+
+| output directory (fs) | payload B | records | daemon M rec/s | daemon GB/s | dd GB/s | daemon / dd (wall) | daemon CPU | daemon GB per CPU s | dd GB per CPU s | daemon / dd (CPU) |
+|---|---|---|---|---|---|---|---|---|---|---|
+${rows}
+Goal (issue 3): daemon >= 0.8 of dd.  The wall rate is the pace of the pair
+simulator + daemon on two shared cores (with 64-byte records the simulator,
+not the daemon, is the slower of the two); the CPU columns compare what the
+daemon and dd each spend per byte.
+
+Highest simulator rate with zero drops (2-s runs, bursts of 100 records,
+bisection; output in $(echo "$dirs" | awk '{ print $NF }')):
+
+| payload B | records/s | GB/s | lowest rate that dropped |
+|---|---|---|---|
+${search_rows}
+Reproduce: \`HMB_BENCH_BYTES=$bytes HMB_BENCH_DIRS="$dirs" scripts/bench-classic.sh\`
+<!-- bench-classic:end -->
+EOT
+)
+echo "$table"
+if [ "${HMB_BENCH_NO_DOC:-0}" != 1 ]; then
+	if [ ! -f "$doc" ]; then
+		printf '%s\n\n%s\n' "# Benchmarks" \
+			"Measured numbers and the commands that reproduce them." > "$doc"
+	fi
+	if grep -q '<!-- bench-classic:begin' "$doc"; then
+		awk -v t="$table" '
+			/<!-- bench-classic:begin/ { print t; skip = 1; next }
+			/<!-- bench-classic:end/ { skip = 0; next }
+			!skip { print }' "$doc" > "$doc.tmp" && mv "$doc.tmp" "$doc"
+	else
+		printf '\n%s\n' "$table" >> "$doc"
+	fi
+	echo "bench-classic: results written to $doc" >&2
+fi

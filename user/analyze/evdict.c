@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Dictionary-aware output: event names and named payload fields from the
+ * event dictionary (docs/events.md, parsed by libhmbtrace).  Records whose
+ * opcode the dictionary does not know are printed raw.
+ */
+#include <string.h>
+
+#include "analyze.h"
+
+extern const char hmb_analyze_dict[], hmb_analyze_dict_end[];
+
+int evdict_open(struct hmb_dict **d, const char *path)
+{
+	struct hmb_error err = { 0 };
+	int rc;
+
+	if (path)
+		rc = hmb_dict_load(d, path, &err);
+	else
+		rc = hmb_dict_parse(d, hmb_analyze_dict,
+				    (size_t)(hmb_analyze_dict_end -
+					     hmb_analyze_dict) - 1,
+				    "hmb-events.dict (built in)", &err);
+	if (rc) {
+		/* The library's message names the file and line. */
+		errorf("%s", err.msg[0] ? err.msg : hmb_strerror(rc));
+		return EXIT_BADINPUT;
+	}
+	return 0;
+}
+
+static void field_value(struct outbuf *ob, const struct hmb_dict_field *f,
+			uint64_t v)
+{
+	if (f->type >= HMB_FT_S8 && (int64_t)v < 0) {
+		ob_putc(ob, '-');
+		ob_u64(ob, -(uint64_t)v);
+	} else {
+		ob_u64(ob, v);
+	}
+}
+
+/* Bytes of the payload after the last dictionary field, if any. */
+static size_t fields_end(const struct hmb_dict_event *ev)
+{
+	size_t end = ev->min_len;
+
+	for (unsigned int i = 0; i < ev->nfields; i++) {
+		size_t e = (size_t)ev->fields[i].offset + ev->fields[i].size;
+
+		if (e > end)
+			end = e;
+	}
+	return end;
+}
+
+void fmt_dict_text(struct outbuf *ob, const struct hmb_dict_event *ev,
+		   const struct hmb_record *rec)
+{
+	size_t len = rec->hdr.payload_len, end = fields_end(ev);
+
+	ob_putc(ob, ' ');
+	ob_puts_n(ob, ev->name, strlen(ev->name));
+	for (unsigned int i = 0; i < ev->nfields; i++) {
+		const struct hmb_dict_field *f = &ev->fields[i];
+		uint64_t v;
+
+		ob_putc(ob, ' ');
+		ob_puts_n(ob, f->name, strlen(f->name));
+		ob_putc(ob, '=');
+		if (hmb_dict_get(f, rec->payload, len, &v))
+			ob_putc(ob, '?');	/* payload too short */
+		else
+			field_value(ob, f, v);
+	}
+	if (len > end) {
+		ob_lit(ob, " tail=");
+		ob_hexbytes(ob, rec->payload + end, len - end);
+	}
+}
+
+void fmt_dict_json(struct outbuf *ob, const struct hmb_dict_event *ev,
+		   const struct hmb_record *rec)
+{
+	size_t len = rec->hdr.payload_len;
+
+	ob_lit(ob, ",\"name\":\"");
+	ob_puts_n(ob, ev->name, strlen(ev->name));
+	ob_lit(ob, "\",\"fields\":{");
+	for (unsigned int i = 0; i < ev->nfields; i++) {
+		const struct hmb_dict_field *f = &ev->fields[i];
+		uint64_t v;
+
+		if (i)
+			ob_putc(ob, ',');
+		ob_putc(ob, '"');
+		ob_puts_n(ob, f->name, strlen(f->name));
+		ob_lit(ob, "\":");
+		if (hmb_dict_get(f, rec->payload, len, &v))
+			ob_lit(ob, "null");	/* payload too short */
+		else
+			field_value(ob, f, v);
+	}
+	ob_putc(ob, '}');
+}

@@ -314,13 +314,19 @@ static bool fw_whole(const struct fw_cmd *f)
 	       (f->mask & (1u << HMB_PHASE_CQE_POSTED));
 }
 
-/* The clock estimate of the matched commands among @set (time order). */
+/*
+ * The clock estimate of the matched commands among @set (time order), in
+ * a fresh estimator (reset keeps the drift and the pre-step estimate, which
+ * belong to another chunk here).  On allocation failure *k is not valid.
+ */
 static void estimate(struct corr *c, struct hmb_clock *k, const size_t *set,
 		     size_t ns)
 {
-	hmb_clock_reset(k);
-	k->added = 0;
-	k->steps = 0;
+	hmb_clock_free(k);
+	if (hmb_clock_init(k, ns + 16)) {
+		memset(k, 0, sizeof(*k));
+		return;
+	}
 	for (size_t s = 0; s < ns; s++) {
 		size_t i = set[s];
 		const struct corr_cmd *r = &c->hc[i];

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * clock.c - the firmware -> host clock estimate (hmbtrace_clock.h).
- * Moved from user/agent/analysis.c (branch bpf), code unchanged.
+ * Moved from user/agent/analysis.c (branch bpf, synced with 6aa87ae),
+ * code unchanged.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -43,15 +44,30 @@ double hmb_clock_offset_at(const struct hmb_clock *c, uint64_t fw_ns)
 	return c->off_ns + c->drift * ((double)fw_ns - c->ref);
 }
 
+static bool before_step(const struct hmb_clock *c, uint64_t fw_ns)
+{
+	return c->have_prev && (int64_t)fw_ns < c->step_t;
+}
+
 double hmb_clock_map(const struct hmb_clock *c, uint64_t fw_ns)
 {
+	if (before_step(c, fw_ns))
+		return (double)fw_ns + c->prev_off +
+		       c->prev_drift * ((double)fw_ns - c->prev_ref);
 	return (double)fw_ns + hmb_clock_offset_at(c, fw_ns);
+}
+
+double hmb_clock_err_at(const struct hmb_clock *c, uint64_t fw_ns)
+{
+	return before_step(c, fw_ns) ? c->prev_err : c->off_err_ns;
 }
 
 static struct hmb_clk_pt *pt_at(struct hmb_clock *c, size_t i)
 {
 	return &c->pts[(c->first + i) % c->cap];
 }
+
+static bool refit_ok(struct hmb_clock *c, const struct hmb_clk_pt *p);
 
 void hmb_clock_add(struct hmb_clock *c, uint64_t submit, uint64_t complete,
 		   uint64_t fw_fetch, uint64_t fw_cqe)
@@ -72,15 +88,24 @@ void hmb_clock_add(struct hmb_clock *c, uint64_t submit, uint64_t complete,
 		if (p.lo > pred + tol || p.hi < pred - tol) {
 			if (c->streak++ == 0)
 				c->streak_start = c->n;
-			if (c->streak >= 8) {
+			if (c->streak >= 8 && !refit_ok(c, &p)) {
 				/*
 				 * Eight commands in a row contradict the
-				 * estimate by far more than its error: the
-				 * firmware clock stepped.  Keep only them.
+				 * estimate by far more than its error, and no
+				 * line fits them together with the window:
+				 * the firmware clock stepped.  Keep only them
+				 * (and the drift, which a step does not
+				 * change).
 				 */
 				size_t keep = c->n - c->streak_start;
 				size_t i;
 
+				c->have_prev = true;
+				c->prev_off = c->off_ns;
+				c->prev_drift = c->drift;
+				c->prev_ref = c->ref;
+				c->prev_err = c->off_err_ns;
+				c->step_t = pt_at(c, c->streak_start)->t;
 				for (i = 0; i < keep; i++)
 					c->pts[i] = *pt_at(c, c->streak_start + i);
 				c->first = 0;
@@ -88,6 +113,8 @@ void hmb_clock_add(struct hmb_clock *c, uint64_t submit, uint64_t complete,
 				c->valid = false;
 				c->steps++;
 				c->streak = 0;
+			} else if (c->streak >= 8) {
+				c->streak = 0;	/* drift, now in the estimate */
 			}
 		} else {
 			c->streak = 0;
@@ -211,9 +238,17 @@ bool hmb_clock_solve(struct hmb_clock *c)
 	na = n / 2;
 	ta = mean_t(p, na);
 	tb = mean_t(p + na, n - na);
-	c->drift_err = -1;
-	/* Drift only from a window long enough to show it (100 ms). */
-	if (tb - ta >= 50e6) {
+	/*
+	 * Drift only from a window long enough to show it: at first 100 ms
+	 * and 64 commands; once there is one, 1 s and 512 commands, and
+	 * until then the last one stays (a step leaves the drift alone, and
+	 * the short window right after a step would give a wild one).
+	 */
+	b = c->have_drift ? c->drift : 0;
+	if (!c->have_drift)
+		c->drift_err = -1;
+	if (c->have_drift ? (tb - ta >= 500e6 && n >= 512) :
+			    (tb - ta >= 50e6 && n >= 64)) {
 		double wa = 0, wb = 0;
 
 		for (it = 0; it < 6; it++) {
@@ -231,6 +266,7 @@ bool hmb_clock_solve(struct hmb_clock *c)
 			wb = fabs(Ub - Lb);
 		}
 		c->drift_err = (wa / 2 + wb / 2) / (tb - ta);
+		c->have_drift = true;
 	}
 	c->ref = (double)p[n / 2].t;
 	c->trimmed = intersect(p, n, b, c->ref, tmp, &L, &U);
@@ -243,4 +279,30 @@ bool hmb_clock_solve(struct hmb_clock *c)
 	free(p);
 	free(tmp);
 	return true;
+}
+
+/*
+ * After a streak of contradicting commands: does the whole window, the new
+ * point included, still fit one line (a drift the estimate had not caught
+ * up with)?  Then it is no step.
+ */
+static bool refit_ok(struct hmb_clock *c, const struct hmb_clk_pt *p)
+{
+	struct hmb_clock tmp = *c;
+	bool ok;
+
+	tmp.pts = malloc((c->n + 1) * sizeof(*tmp.pts));
+	if (!tmp.pts)
+		return false;
+	for (size_t i = 0; i < c->n; i++)
+		tmp.pts[i] = *pt_at(c, i);
+	tmp.pts[c->n] = *p;
+	tmp.n = c->n + 1;
+	tmp.first = 0;
+	tmp.cap = c->n + 1;
+	tmp.have_drift = false;	/* fit the drift afresh */
+	ok = hmb_clock_solve(&tmp) && tmp.consistent &&
+	     tmp.trimmed <= tmp.n / 2000 + 1;
+	free(tmp.pts);
+	return ok;
 }

@@ -5,7 +5,7 @@
  * correlate (offline) so both give the same estimate for the same commands.
  *
  * Moved here from user/agent/analysis.h (branch bpf, the agent's author),
- * unchanged but for this header; pending: the agent drops its own copy and
+ * unchanged but for this header (synced with bpf 6aa87ae); pending: the agent drops its own copy and
  * includes this one (see the formats helper's report).
  */
 #ifndef HMBTRACE_CLOCK_H
@@ -49,6 +49,11 @@ struct hmb_clock {
 	double drift;		/* b: host clock rate / fw clock rate - 1 */
 	double off_err_ns;	/* half width of the intersection */
 	double drift_err;	/* bound on |b - true b| from the halves */
+	bool have_drift;	/* b was estimated (kept across a step) */
+	/* the estimate before the last step, for firmware times before it */
+	bool have_prev;
+	double prev_off, prev_drift, prev_ref, prev_err;
+	int64_t step_t;		/* firmware time of the first point after it */
 	size_t used;		/* points in the estimate */
 	size_t trimmed;		/* extreme bounds ignored at each end */
 	/* offset steps detected (the window restarts after a step) */
@@ -67,8 +72,11 @@ void hmb_clock_add(struct hmb_clock *c, uint64_t submit, uint64_t complete,
 		   uint64_t fw_fetch, uint64_t fw_cqe);
 /* Recompute the estimate from the window; returns c->valid. */
 bool hmb_clock_solve(struct hmb_clock *c);
-/* Firmware time -> host time (needs c->valid). */
+/* Firmware time -> host time (needs c->valid); times before the last
+ * step use the estimate from before it. */
 double hmb_clock_map(const struct hmb_clock *c, uint64_t fw_ns);
+/* The error bound that applies at @fw_ns. */
+double hmb_clock_err_at(const struct hmb_clock *c, uint64_t fw_ns);
 /* Offset (host - fw) at firmware time @fw_ns. */
 double hmb_clock_offset_at(const struct hmb_clock *c, uint64_t fw_ns);
 

@@ -62,8 +62,8 @@ def _fetch(sqid, cid, nsid, opc, nlb, slba):
 
 class Workload:
     def __init__(self, n_cmds=200, seed=1, cpus=4, qd=16, sqids=(1, 2),
-                 gc_every=40, unknown_every=25, first_seq=0,
-                 t0=5_000_000_000):
+                 gc_every=200, unknown_every=25, first_seq=0,
+                 t0=5_000_000_000, gap=(200, 3000)):
         rnd = random.Random(seed)
         self.cmds = []          # dicts: sqid, cid, opc, phases {phase: ts}
         recs = []
@@ -72,7 +72,7 @@ class Workload:
         busy = []               # (end_ts, sqid, tag)
         t = t0
         for i in range(n_cmds):
-            t += rnd.randint(200, 3000)
+            t += rnd.randint(*gap)
             busy.sort()
             while busy and busy[0][0] <= t:
                 _, q, tag = busy.pop(0)
@@ -126,7 +126,7 @@ class Workload:
                 recs.append(Rec(gs, OP_GC_START, cpus - 1,
                                 struct.pack("<II", rnd.randrange(1000),
                                             rnd.randrange(4096))))
-                recs.append(Rec(gs + rnd.randint(50_000, 400_000), OP_GC_END,
+                recs.append(Rec(gs + rnd.randint(20_000, 150_000), OP_GC_END,
                                 cpus - 1, struct.pack("<II", 7, 99)))
             if gc_every and i % (gc_every * 2) == 3:
                 recs.append(Rec(t + 10, OP_TEMP, 0,
@@ -199,3 +199,82 @@ class Workload:
             if t0 is not None:
                 out.setdefault(grp, []).append((t0, last))
         return out
+
+
+    # ------------------------------------------------ the host's view
+
+    def host_commands(self, offset_ns, drift_ppm=0.0, ref=None, seed=3,
+                      skip_first=0, ctrl=0, step_at=None, step_ns=0):
+        """Host submit/complete of every command, on a host clock with
+        host = fw + offset + drift * (fw - ref): submitted 2..15 us before
+        the firmware fetched it, completed 3..20 us after cqe_posted.
+        The first @skip_first commands are left out (the host recorder
+        started later).  With @step_at (firmware ns), the offset steps by
+        @step_ns from there on.  Returns dicts in completion order."""
+        rnd = random.Random(seed)
+        ref = self.all[0].ts if ref is None else ref
+
+        def host(fw):
+            step = step_ns if step_at is not None and fw >= step_at else 0
+            return int(fw + offset_ns + step + drift_ppm * 1e-6 * (fw - ref))
+        out = []
+        for i, c in enumerate(self.cmds[skip_first:], skip_first):
+            ph = c["phases"]
+            out.append({"idx": i, "ctrl": ctrl, "qid": c["sqid"],
+                        "cid": c["cid"], "opc": c["opc"],
+                        "nsid": c["nsid"], "slba": c["slba"],
+                        "nlb": c["nlb"],
+                        "submit_ns": host(ph[1]) - rnd.randint(2000, 15000),
+                        "complete_ns": host(ph[5]) + rnd.randint(3000, 20000)})
+        out.sort(key=lambda h: h["complete_ns"])
+        return out
+
+
+OPC_NAME = {0: "flush", 1: "write", 2: "read"}
+
+
+def write_agent_jsonl(path, hosts):
+    """hmb-trace-agent -j --per-command in host-only mode, with the
+    interval report lines it interleaves."""
+    import json
+    with open(path, "w") as f:
+        for i, h in enumerate(hosts):
+            cmd = {"ctrl": h["ctrl"], "qid": h["qid"], "cid": h["cid"],
+                   "opc": OPC_NAME[h["opc"]], "nsid": h["nsid"],
+                   "slba": h["slba"], "nlb": h["nlb"] + 1, "dev": "259:0",
+                   "match": "host-only", "flags": 32,
+                   "submit_ns": h["submit_ns"],
+                   "complete_ns": h["complete_ns"],
+                   "host_total_ns": h["complete_ns"] - h["submit_ns"],
+                   "fw": []}
+            f.write(json.dumps({"type": "cmd", "cmd": cmd}) + "\n")
+            if i % 1000 == 999:
+                f.write(json.dumps({"type": "interval", "time": "12:00:00",
+                                    "top": [{"ctrl": 9, "qid": 1,
+                                             "cid": 1}]}) + "\n")
+
+
+def write_perf_script(path, hosts):
+    """perf script --ns of nvme:nvme_setup_cmd / nvme:nvme_complete_rq."""
+    ev = []
+    for h in hosts:
+        ev.append((h["submit_ns"], 0, h))
+        ev.append((h["complete_ns"], 1, h))
+    ev.sort(key=lambda e: (e[0], e[1]))
+    with open(path, "w") as f:
+        for ts, kind, h in ev:
+            t = "%d.%09d" % (ts // 10**9, ts % 10**9)
+            if kind == 0:
+                f.write("             fio  4242 [001] %s: nvme:nvme_setup_cmd: "
+                        "nvme%d: disk=nvme%dn1, qid=%d, cmdid=%d, nsid=%d, "
+                        "flags=0x0, meta=0x0, cmd=(nvme_cmd_%s slba=%d, "
+                        "len=%d, ctrl=0x0, dsmgmt=0, reftag=0)\n"
+                        % (t, h["ctrl"], h["ctrl"], h["qid"], h["cid"],
+                           h["nsid"], OPC_NAME[h["opc"]], h["slba"],
+                           h["nlb"]))
+            else:
+                f.write("         swapper     0 [000] %s: "
+                        "nvme:nvme_complete_rq: nvme%d: disk=nvme%dn1, "
+                        "qid=%d, cmdid=%d, res=0x0, retries=0, flags=0x0, "
+                        "status=0x0\n"
+                        % (t, h["ctrl"], h["ctrl"], h["qid"], h["cid"]))

@@ -17,7 +17,8 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from fwgen import Workload, EVENT_NAME, PHASE_NAME, BG_GROUP  # noqa: E402
+from fwgen import (Workload, EVENT_NAME, PHASE_NAME,  # noqa: E402
+                   OP_FETCH, write_agent_jsonl)
 from tap import Tap, run  # noqa: E402
 
 T = Tap()
@@ -199,6 +200,55 @@ w = Workload(n_cmds=N, seed=11, first_seq=0xFFFFFF00)
 n = len(w.all)
 w.lose([(n // 5, 3), (n // 2, 17), (n * 3 // 4, 1)])
 test_workload("lossy", w)
+
+# --host: host commands beside the firmware's, flows submit -> fetch
+w = Workload(n_cmds=N, seed=13)
+n = len(w.all)
+w.lose([(n // 3, 12)])
+OFF = 55_000_000_000
+hosts = w.host_commands(OFF, skip_first=N // 10)
+dump = os.path.join(WORK, "host.bin")
+w.write(dump)
+hpath = os.path.join(WORK, "host.jsonl")
+write_agent_jsonl(hpath, hosts)
+r, out = convert(dump, ["--host", hpath])
+if T.eq(r.returncode, 0, "--host: convert exits 0"):
+    doc = json.load(open(out))
+    ev = doc["traceEvents"]
+    hb = [e for e in ev if e.get("cat") == "host" and e["ph"] == "b"]
+    T.eq(len(hb), len(hosts), "--host: one async slice per host command")
+    err = doc["metadata"]["clock_offset_err_ns"]
+    by = {(h["qid"], h["cid"], h["submit_ns"]): h for h in hosts}
+    bad = [e for e in hb if abs(round(e["ts"] * 1000) - (
+        by[(e["args"]["qid"], e["args"]["cid"],
+            e["args"]["submit_ns"])]["submit_ns"] - OFF)) > err + 1]
+    T.ok(not bad, "--host: host slices placed on the firmware time line "
+         "within the clock error (%d ns)" % err, bad[:2])
+    outs = {e["bind_id"]: e for e in ev if e.get("flow_out")}
+    ins = {}
+    for e in ev:
+        if e.get("flow_in"):
+            ins.setdefault(e["bind_id"], []).append(e)
+    fetch_of = {}
+    for rec in w.kept:
+        if rec.opcode == OP_FETCH:
+            fetch_of[rec.cmd] = rec.seq
+    want_flows = sum(1 for h in hosts if h["idx"] in fetch_of)
+    T.ok(len(outs) == want_flows and set(outs) == set(ins) and
+         all(len(v) == 1 for v in ins.values()),
+         "--host: one flow per host command whose fetch survived (%d), "
+         "each with one end" % want_flows, (len(outs), len(ins)))
+    wrong = []
+    for bid, o in outs.items():
+        h = by[(o["args"]["qid"], o["args"]["cid"], next(
+            b["args"]["submit_ns"] for b in hb if b["id"] == bid))]
+        i = ins[bid][0]
+        if i["args"]["seq"] != fetch_of[h["idx"]] or i["ts"] < o["ts"]:
+            wrong.append((bid, i["args"]["seq"], fetch_of[h["idx"]]))
+    T.ok(not wrong, "--host: every flow ends on its own command's fetch "
+         "record, after the submit", wrong[:3])
+    T.ok(not sync_overlaps(ev), "--host: no overlapping slices on any "
+         "synchronous track")
 
 # Errors: a missing dictionary, an unreadable input, an unknown format.
 dump = os.path.join(WORK, "clean.bin")

@@ -11,6 +11,8 @@
 /* convert: --to perfetto here, everything else to cmd_convert(). */
 int cmd_convert_ext(int argc, char **argv);
 void usage_convert_ext(FILE *f);
+/* convert --to ctf --raw (ctfraw.c); --to ctf itself is cmd_convert's */
+int cmd_ctf_raw_main(int argc, char **argv);
 
 int cmd_report(int argc, char **argv);
 void usage_report(FILE *f);

@@ -10,6 +10,7 @@
 
 #include "analyze.h"
 #include "formats.h"
+#include "correlate.h"
 
 static int cmd_help(int argc, char **argv);
 
@@ -19,8 +20,13 @@ static const struct cmd cmds[] = {
 	{ "stats", cmd_stats, "count records, losses, duplicates, opcodes",
 	  usage_stats },
 	{ "convert", cmd_convert_ext,
-	  "write the records as CSV, JSON Lines or Perfetto JSON",
+	  "write the records as CSV, JSON Lines, Perfetto JSON or CTF",
 	  usage_convert_ext },
+	{ "report", cmd_report, "write a self-contained HTML report",
+	  usage_report },
+	{ "correlate", cmd_correlate,
+	  "join a dump with host NVMe events (agent or perf)",
+	  usage_correlate },
 	{ "help", cmd_help, "show help for a command", NULL },
 };
 

@@ -20,15 +20,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "analyze.h"
 #include "formats.h"
 #include "fwmodel.h"
+#include "correlate.h"
 
 #define OUTBUF_SIZE	(1u << 20)
 #define PID_FW		1
+#define PID_HOST	2
+#define TID_SUBMIT	1
 #define TID_LOST	1000
 #define TID_BG		1100
 #define REC_OUT_MAX	(2 * HMB_RECORD_MAX_PAYLOAD + 64 * HMB_DICT_MAX_FIELDS + 512)
@@ -44,6 +48,17 @@ struct pf {
 	/* counts, written into the metadata */
 	uint64_t n_records, n_cmds, n_steps, n_lost_slices, n_bg, n_instants;
 	uint64_t lost_clamped;
+	/* --host: flows from host submit to the fetch record */
+	const struct corr *corr;
+	struct flow *flows;	/* sorted by (seq, ts) of the fetch record */
+	size_t nflows;
+	uint64_t n_host, n_flows_out;
+};
+
+struct flow {
+	uint64_t ts;
+	uint32_t seq;
+	uint32_t id;
 };
 
 static void ev_start(struct pf *p)
@@ -74,12 +89,12 @@ static void put_i64(struct outbuf *ob, int64_t v)
 	}
 }
 
-static void meta_name(struct pf *p, const char *what, int tid,
-		      const char *name, int sort)
+static void meta_name_pid(struct pf *p, int pid, const char *what, int tid,
+			  const char *name, int sort)
 {
 	ev_start(p);
 	ob_lit(p->ob, "{\"ph\":\"M\",\"pid\":");
-	ob_u64(p->ob, PID_FW);
+	ob_u64(p->ob, (uint64_t)pid);
 	if (tid >= 0) {
 		ob_lit(p->ob, ",\"tid\":");
 		ob_u64(p->ob, (uint64_t)tid);
@@ -92,13 +107,38 @@ static void meta_name(struct pf *p, const char *what, int tid,
 	if (tid >= 0) {
 		ev_start(p);
 		ob_lit(p->ob, "{\"ph\":\"M\",\"pid\":");
-		ob_u64(p->ob, PID_FW);
+		ob_u64(p->ob, (uint64_t)pid);
 		ob_lit(p->ob, ",\"tid\":");
 		ob_u64(p->ob, (uint64_t)tid);
 		ob_lit(p->ob, ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":");
 		ob_u64(p->ob, (uint64_t)sort);
 		ob_lit(p->ob, "}}");
 	}
+}
+
+static void meta_name(struct pf *p, const char *what, int tid,
+		      const char *name, int sort)
+{
+	meta_name_pid(p, PID_FW, what, tid, name, sort);
+}
+
+static const struct flow *flow_find(const struct pf *p, uint32_t seq,
+				    uint64_t ts)
+{
+	size_t lo = 0, hi = p->nflows;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct flow *f = &p->flows[mid];
+
+		if (f->seq < seq || (f->seq == seq && f->ts < ts))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < p->nflows && p->flows[lo].seq == seq && p->flows[lo].ts == ts)
+		return &p->flows[lo];
+	return NULL;
 }
 
 static void cpu_track(struct pf *p, uint8_t cpu)
@@ -173,7 +213,17 @@ static void on_record(void *ctx, const struct hmb_record *rec,
 		ob_hexbytes(ob, rec->payload, h->payload_len);
 		ob_putc(ob, '"');
 	}
-	ob_lit(ob, "}}");
+	ob_lit(ob, "}");
+	if (p->nflows && ev && ev->phase == HMB_PHASE_FETCH) {
+		const struct flow *f = flow_find(p, h->seq, h->ts_ns);
+
+		if (f) {
+			ob_lit(ob, ",\"bind_id\":\"0x");
+			ob_hex_fixed(ob, f->id, 8);
+			ob_lit(ob, "\",\"flow_in\":true");
+		}
+	}
+	ob_putc(ob, '}');
 }
 
 static void async_ev(struct pf *p, char ph, const char *name,
@@ -332,6 +382,113 @@ static void lost_slice(struct pf *p, const struct hmb_gap *g)
 		  clamped ? ",\"clamped\":true" : "");
 }
 
+static int cmp_flow(const void *a, const void *b)
+{
+	const struct flow *x = a, *y = b;
+
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+static uint64_t to_fw(const struct corr *c, size_t i, uint64_t host_ns)
+{
+	double v = corr_unmap(c, i, host_ns);
+
+	return v < 0 ? 0 : (uint64_t)(v + 0.5);
+}
+
+/*
+ * The host's commands, on the firmware time line through the clock
+ * estimate: async slices in process "host", and a zero-length "submit"
+ * slice per command from which a flow arrow goes to its fetch record.
+ */
+static int host_events(struct pf *p, const struct corr *c)
+{
+	struct outbuf *ob = p->ob;
+	char name[300];
+	size_t k = 0;
+
+	p->flows = calloc(c->host.n ? c->host.n : 1, sizeof(*p->flows));
+	if (!p->flows) {
+		errorf("out of memory");
+		return -1;
+	}
+	snprintf(name, sizeof(name), "host nvme%u (%s, times mapped to the firmware clock)",
+		 c->ctrl, c->host.path);
+	meta_name_pid(p, PID_HOST, "process_name", -1, name, 0);
+	meta_name_pid(p, PID_HOST, "thread_name", TID_SUBMIT, "host submit", 0);
+	for (size_t i = 0; i < c->host.n; i++) {
+		const struct host_cmd *h = &c->host.v[i];
+		const struct corr_cmd *r = &c->hc[i];
+		uint64_t t0 = to_fw(c, i, h->submit_ns);
+		uint64_t t1 = to_fw(c, i, h->complete_ns);
+		bool flow = r->fw >= 0 &&
+			(c->fw[r->fw].mask & (1u << HMB_PHASE_FETCH));
+
+		if (h->ctrl != c->ctrl)
+			continue;
+		if (t1 < t0)
+			t1 = t0;
+		p->n_host++;
+		for (int e = 0; e < 2; e++) {
+			ev_start(p);
+			ob_lit(ob, "{\"ph\":\"");
+			ob_putc(ob, e ? 'e' : 'b');
+			ob_lit(ob, "\",\"cat\":\"host\",\"id\":\"0x");
+			ob_hex_fixed(ob, i + 1, 8);
+			ob_lit(ob, "\",\"name\":\"");
+			ob_json_str(ob, h->opc[0] ? h->opc : "cmd");
+			ob_lit(ob, "\",\"pid\":");
+			ob_u64(ob, PID_HOST);
+			ob_lit(ob, ",\"tid\":");
+			ob_u64(ob, TID_SUBMIT);
+			ob_lit(ob, ",\"ts\":");
+			put_us(ob, e ? t1 : t0);
+			if (e) {
+				ob_lit(ob, "}");
+				continue;
+			}
+			ob_printf(ob, ",\"args\":{\"qid\":%u,\"cid\":%u,\"slba\":%llu,\"match\":\"%s\",\"submit_ns\":%llu,\"complete_ns\":%llu",
+				  h->qid, h->cid, (unsigned long long)h->slba,
+				  corr_match_name(r->match),
+				  (unsigned long long)h->submit_ns,
+				  (unsigned long long)h->complete_ns);
+			for (int x = 0; x < CX_COUNT; x++)
+				if (r->x[x] >= 0)
+					ob_printf(ob, ",\"%s_ns\":%lld",
+						  corr_x_names[x],
+						  (long long)r->x[x]);
+			ob_lit(ob, "}}");
+		}
+		ev_start(p);
+		ob_lit(ob, "{\"ph\":\"X\",\"dur\":0,\"cat\":\"host\",\"name\":\"submit\",\"pid\":");
+		ob_u64(ob, PID_HOST);
+		ob_lit(ob, ",\"tid\":");
+		ob_u64(ob, TID_SUBMIT);
+		ob_lit(ob, ",\"ts\":");
+		put_us(ob, t0);
+		ob_printf(ob, ",\"args\":{\"qid\":%u,\"cid\":%u}", h->qid,
+			  h->cid);
+		if (flow) {
+			const struct fw_cmd *f = &c->fw[r->fw];
+
+			ob_lit(ob, ",\"bind_id\":\"0x");
+			ob_hex_fixed(ob, i + 1, 8);
+			ob_lit(ob, "\",\"flow_out\":true");
+			p->flows[k].seq = f->seq[HMB_PHASE_FETCH];
+			p->flows[k].ts = f->ts[HMB_PHASE_FETCH];
+			p->flows[k].id = (uint32_t)(i + 1);
+			k++;
+		}
+		ob_putc(ob, '}');
+	}
+	p->nflows = k;
+	p->n_flows_out = k;
+	qsort(p->flows, k, sizeof(*p->flows), cmp_flow);
+	return 0;
+}
+
 static const struct fwm_ops pf_ops = {
 	.record = on_record,
 	.cmd_begin = on_cmd_begin,
@@ -366,7 +523,7 @@ static void metadata(struct pf *p, const struct input *in,
 		  "\"duplicate_phase_events\":%llu,\"unknown_opcode\":%llu,"
 		  "\"short_payload\":%llu,\"backwards_clamped\":%llu,"
 		  "\"bg_windows\":%llu,\"lost_slices\":%llu,"
-		  "\"lost_slices_clamped\":%llu}\n}\n",
+		  "\"lost_slices_clamped\":%llu",
 		  (unsigned long long)m->st.cmds,
 		  (unsigned long long)m->st.complete,
 		  (unsigned long long)m->st.reused,
@@ -380,15 +537,24 @@ static void metadata(struct pf *p, const struct input *in,
 		  (unsigned long long)m->st.bg_windows,
 		  (unsigned long long)p->n_lost_slices,
 		  (unsigned long long)p->lost_clamped);
+	if (p->corr)
+		ob_printf(ob, ",\"host_commands\":%llu,\"host_flows\":%llu,"
+			  "\"clock_offset_ns\":%.0f,\"clock_offset_err_ns\":%.0f,"
+			  "\"clock_ref_fw_ns\":%.0f,\"clock_drift_ppm\":%.3f",
+			  (unsigned long long)p->n_host,
+			  (unsigned long long)p->n_flows_out,
+			  p->corr->clk.off_ns, p->corr->clk.off_err_ns,
+			  p->corr->clk.ref, p->corr->clk.drift * 1e6);
+	ob_lit(ob, "}\n}\n");
 }
 
 static int write_perfetto(struct input *in, struct outbuf *ob,
-			  const struct hmb_dict *dict)
+			  const struct hmb_dict *dict, const struct corr *corr)
 {
 	struct hmb_error err = { 0 };
 	struct hmb_record rec;
 	struct fwmodel m;
-	struct pf p = { .ob = ob, .dict = dict, .first = true };
+	struct pf p = { .ob = ob, .dict = dict, .first = true, .corr = corr };
 	uint64_t gaps_seen = 0;
 	char pname[300];
 	int rc;
@@ -400,6 +566,10 @@ static int write_perfetto(struct input *in, struct outbuf *ob,
 	ob_lit(ob, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
 	snprintf(pname, sizeof(pname), "SSD firmware (%s)", in->name);
 	meta_name(&p, "process_name", -1, pname, 0);
+	if (corr && host_events(&p, corr)) {
+		fwm_finish(&m);
+		return EXIT_BADINPUT;
+	}
 	while ((rc = input_next(in, &rec, &err)) > 0) {
 		if (in->acct->gaps != gaps_seen) {
 			gaps_seen = in->acct->gaps;
@@ -410,6 +580,7 @@ static int write_perfetto(struct input *in, struct outbuf *ob,
 			break;
 	}
 	fwm_finish(&m);
+	free(p.flows);
 	if (rc < 0) {
 		ob_flush(ob);
 		input_report(in, &err);
@@ -430,24 +601,42 @@ void usage_convert_ext(FILE *f)
 	fprintf(f,
 "\n"
 "Perfetto / chrome://tracing:\n"
-"  " PROG " convert FILE OUT.json --to perfetto [--dict FILE]\n"
+"  " PROG " convert FILE OUT.json --to perfetto [--host HOST_EVENTS [--ctrl N]]\n"
+"                                          [--dict FILE]\n"
 "\n"
 "  Writes a Trace Event JSON file for ui.perfetto.dev or chrome://tracing:\n"
 "  a track per firmware CPU with every record (dictionary names and fields\n"
 "  as args), NVMe commands as async slices with their phases nested inside,\n"
 "  background windows (gc, thermal) on their own tracks, and every sequence\n"
 "  gap as a \"LOST N records\" slice.  Times are the firmware clock.\n"
+"      --host FILE      also the host's commands (hmb-trace-agent -j\n"
+"                       --per-command output, or perf script of the nvme\n"
+"                       tracepoints; see correlate --help), placed on the\n"
+"                       firmware time line by the clock estimate, with a flow\n"
+"                       arrow from each host submit to its firmware fetch\n"
+"      --ctrl N         the host controller of FILE (see correlate --help)\n"
 "      --dict FILE      event dictionary (default: the shipped one, or\n"
 "                       $HMB_EVENTS_DICT)\n"
 "\n"
-"  Example:\n"
+"CTF 1.8 without conversion:\n"
+"  " PROG " convert FILE DIR --to ctf --raw [--dict FILE]\n"
+"\n"
+"  DIR/metadata describes the dump's own bytes and DIR/stream links to FILE,\n"
+"  so babeltrace2 reads the dump as written: every record, wrap markers and\n"
+"  duplicates included, payload raw, event names from the dictionary.  A\n"
+"  ring image, or a dump whose timestamps go backwards, is refused.\n"
+"\n"
+"  Examples:\n"
 "  " PROG " convert trace.bin trace.json --to perfetto\n"
-"      then open trace.json in https://ui.perfetto.dev\n");
+"      then open trace.json in https://ui.perfetto.dev\n"
+"  " PROG " convert trace.bin raw-ctf --to ctf --raw && babeltrace2 raw-ctf\n");
 }
 
 static const struct option pf_opts[] = {
 	{ "to", required_argument, NULL, 't' },
 	{ "dict", required_argument, NULL, 'D' },
+	{ "host", required_argument, NULL, 'H' },
+	{ "ctrl", required_argument, NULL, 'C' },
 	{ "help", no_argument, NULL, 'h' },
 	INPUT_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
@@ -456,10 +645,13 @@ static const struct option pf_opts[] = {
 static int cmd_perfetto(int argc, char **argv)
 {
 	struct input_opts iopts = { .max_gaps = 0 };
-	const char *dict_path = NULL, *out;
+	const char *dict_path = NULL, *out, *host = NULL;
 	struct hmb_dict *dict = NULL;
+	struct corr corr, *cp = NULL;
 	struct outbuf ob;
 	struct input in;
+	long ctrl = -1;
+	uint64_t v;
 	int opt, rc, fd;
 
 	optind = 1;
@@ -469,6 +661,16 @@ static int cmd_perfetto(int argc, char **argv)
 			break;		/* perfetto: that is why we are here */
 		case 'D':
 			dict_path = optarg;
+			break;
+		case 'H':
+			host = optarg;
+			break;
+		case 'C':
+			if (parse_u64(optarg, &v) || v > UINT32_MAX) {
+				errorf("--ctrl: '%s' is not a controller number", optarg);
+				return EXIT_USAGE;
+			}
+			ctrl = (long)v;
 			break;
 		case 'h':
 			usage_convert_ext(stdout);
@@ -488,9 +690,29 @@ static int cmd_perfetto(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	out = argv[optind + 1];
+	if (host && strcmp(argv[optind], "-") == 0) {
+		errorf("convert: --host reads FILE twice; give a file, not -");
+		return EXIT_USAGE;
+	}
 	if (dict_open(dict_path, &dict))
 		return EXIT_BADINPUT;
+	if (host) {
+		rc = corr_run(&corr, argv[optind], host, dict, ctrl);
+		if (rc) {
+			hmb_dict_free(dict);
+			return rc;
+		}
+		if (corr.clk.valid) {
+			cp = &corr;
+		} else {
+			fprintf(stderr, PROG ": %s: no clock estimate (%llu matched commands, %zu needed): host commands left out\n",
+				host, (unsigned long long)corr.matched,
+				corr.clk.min_points);
+		}
+	}
 	if (input_open(&in, argv[optind], &iopts)) {
+		if (host)
+			corr_free(&corr);
 		hmb_dict_free(dict);
 		return EXIT_BADINPUT;
 	}
@@ -510,7 +732,7 @@ static int cmd_perfetto(int argc, char **argv)
 		rc = EXIT_BADINPUT;
 		goto out;
 	}
-	rc = write_perfetto(&in, &ob, dict);
+	rc = write_perfetto(&in, &ob, dict, cp);
 	ob_close(&ob);
 	if (fd != STDOUT_FILENO && close(fd) && rc == 0) {
 		errorf("%s: close: %s", out, strerror(errno));
@@ -521,12 +743,14 @@ out:
 	if (fd != STDOUT_FILENO)
 		close(fd);
 	input_close(&in);
+	if (host)
+		corr_free(&corr);
 	hmb_dict_free(dict);
 	return rc;
 }
 
-/* Which converter: --to perfetto (any spelling getopt accepts) is ours. */
-static bool wants_perfetto(int argc, char **argv)
+/* The --to value, in any spelling getopt accepts (NULL if none). */
+static const char *convert_target(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = NULL;
@@ -540,21 +764,28 @@ static bool wants_perfetto(int argc, char **argv)
 			v = a + 5;
 		else if (strncmp(a, "-t", 2) == 0 && a[2])
 			v = a + 2;
-		if (v && strcmp(v, "perfetto") == 0)
-			return true;
+		if (v)
+			return v;
 	}
-	return false;
+	return NULL;
 }
 
 int cmd_convert_ext(int argc, char **argv)
 {
+	const char *to;
+
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "-h") == 0 ||
 		    strcmp(argv[i], "--help") == 0) {
 			usage_convert_ext(stdout);
 			return 0;
 		}
-	if (wants_perfetto(argc, argv))
+	to = convert_target(argc, argv);
+	if (to && strcmp(to, "perfetto") == 0)
 		return cmd_perfetto(argc, argv);
+	if (to && strcmp(to, "ctf") == 0)
+		for (int i = 1; i < argc; i++)
+			if (strcmp(argv[i], "--raw") == 0)
+				return cmd_ctf_raw_main(argc, argv);
 	return cmd_convert(argc, argv);
 }

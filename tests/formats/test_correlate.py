@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""TAP tests of `hmb-trace-analyze correlate`.
+
+usage: test_correlate.py BINARY
+
+fwgen.py writes a firmware dump and the host's view of the same commands on
+a host clock with a known offset (and drift), as hmb-trace-agent JSON lines
+and as perf script text.  The expected join is known command by command:
+every host command must get exactly the firmware records of its own command
+(by seq), "matched" when its fetch and cqe_posted survived, "partial" when
+only some of its records did; the clock estimate must contain the true
+offset within its error bound and recover the drift within 10 %.
+"""
+
+import json
+import os
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from fwgen import (Workload, PHASE_OF, PHASE_NAME,  # noqa: E402
+                   write_agent_jsonl, write_perf_script)
+from tap import Tap, run  # noqa: E402
+
+T = Tap()
+BIN = sys.argv[1]
+WORK = tempfile.mkdtemp(prefix="hmb-formats-corr.")
+N = int(os.environ.get("HMB_FORMATS_CMDS", "3000"))
+
+
+def correlate(dump, host, *extra):
+    r = run([BIN, "correlate", dump, host, "--format", "json", *extra])
+    lines = [json.loads(x) for x in r.stdout.decode().splitlines()] \
+        if r.returncode == 0 else []
+    cmds = [x["cmd"] for x in lines if x["type"] == "cmd"]
+    final = next((x for x in lines if x["type"] == "final"), None)
+    return r, cmds, final
+
+
+def expected_fw(w):
+    """Per command index: {phase name: seq} of its surviving records."""
+    out = {}
+    for r in w.kept:
+        if r.cmd is not None:
+            out.setdefault(r.cmd, {})[PHASE_NAME[PHASE_OF[r.opcode]]] = r.seq
+    return out
+
+
+def check_join(label, w, hosts, cmds, final):
+    exp = expected_fw(w)
+    by_key = {(h["qid"], h["cid"], h["submit_ns"]): h["idx"] for h in hosts}
+    T.eq(len(cmds), len(hosts), "%s: one output line per host command"
+         % label)
+    wrong = []
+    counts = {"matched": 0, "partial": 0, "unmatched": 0}
+    for c in cmds:
+        idx = by_key.get((c["qid"], c["cid"], c["submit_ns"]))
+        got = {e["phase"]: e["seq"] for e in c["fw"]}
+        want = exp.get(idx, {})
+        want_match = ("matched" if "fetch" in want and "cqe_posted" in want
+                      else "partial" if want else "unmatched")
+        counts[c["match"]] = counts.get(c["match"], 0) + 1
+        if got != want or c["match"] != want_match:
+            wrong.append((idx, c["match"], want_match, got, want))
+    T.ok(not wrong, "%s: every host command joined with exactly its own "
+         "firmware records (%d matched, %d partial, %d unmatched)"
+         % (label, counts["matched"], counts["partial"],
+            counts["unmatched"]), wrong[:3])
+    t = final["totals"]
+    T.ok(t["matched"] == counts["matched"] and
+         t["partial"] == counts["partial"] and
+         t["unmatched"] == counts["unmatched"] and
+         t["fw_unmatched"] == t["fw_commands"] - counts["matched"] -
+         counts["partial"],
+         "%s: totals agree with the per-command lines" % label, t)
+    return counts
+
+
+def check_clock(label, final, off, drift_ppm=None):
+    k = final["clock"]
+    if not T.ok(k["valid"], "%s: clock estimate valid" % label, k):
+        return
+    # host = fw + off + drift * (fw - ref0); the estimate is at ref_fw_ns
+    true_at_ref = off + (drift_ppm or 0) * 1e-6 * (k["ref_fw_ns"] - REF0)
+    T.ok(abs(k["offset_ns"] - true_at_ref) <= k["offset_err_ns"] + 1,
+         "%s: true offset %.0f ns within the estimate %.0f ± %.0f ns"
+         % (label, true_at_ref, k["offset_ns"], k["offset_err_ns"]), k)
+    if drift_ppm is not None:
+        T.ok(k["drift_err_ppm"] >= 0 and
+             abs(k["drift_ppm"] - drift_ppm) <= 0.1 * abs(drift_ppm),
+             "%s: drift %.3f ppm recovered within 10%% (%.3f ppm)"
+             % (label, drift_ppm, k["drift_ppm"]), k)
+
+
+# 1. Agent JSON lines and perf script, losses on the firmware side, the
+#    host recorder starting after the dump (its first commands missing).
+w = Workload(n_cmds=N, seed=31)
+n = len(w.all)
+w.lose([(n // 5, 25), (n // 2, 3), (n * 4 // 5, 60)])
+REF0 = w.all[0].ts
+dump = os.path.join(WORK, "fw.bin")
+w.write(dump)
+OFF = 987_654_321_987
+hosts = w.host_commands(OFF, skip_first=N // 20)
+agent = os.path.join(WORK, "host.jsonl")
+perf = os.path.join(WORK, "host.perf")
+write_agent_jsonl(agent, hosts)
+write_perf_script(perf, hosts)
+for label, path in (("agent JSON", agent), ("perf script", perf)):
+    r, cmds, final = correlate(dump, path)
+    if not T.eq(r.returncode, 0, "%s: correlate exits 0" % label):
+        print("# " + r.stderr.decode())
+        continue
+    check_join(label, w, hosts, cmds, final)
+    check_clock(label, final, OFF)
+    T.eq(final["totals"]["outside_window"], 0,
+         "%s: no command's firmware events outside its host window" % label)
+
+r = run([BIN, "correlate", dump, agent])
+T.ok(r.returncode == 0 and b"clock fw->host: host = fw" in r.stdout and
+     b"slowest commands" in r.stdout and b"usecs" in r.stdout,
+     "text output: summary, clock, histograms, slowest commands", r.stderr)
+
+# 2. Drift over a long enough run (span > 100 ms)
+w = Workload(n_cmds=max(N, 4000), seed=32, gap=(20000, 60000), gc_every=0,
+             unknown_every=0)
+REF0 = w.all[0].ts
+dump2 = os.path.join(WORK, "fw2.bin")
+w.write(dump2)
+hosts = w.host_commands(-4_000_000_000, drift_ppm=80.0)
+agent2 = os.path.join(WORK, "host2.jsonl")
+write_agent_jsonl(agent2, hosts)
+r, cmds, final = correlate(dump2, agent2)
+if T.eq(r.returncode, 0, "drift: correlate exits 0"):
+    check_join("drift 80 ppm", w, hosts, cmds, final)
+    check_clock("drift 80 ppm", final, -4_000_000_000, 80.0)
+
+# 2b. A firmware clock step (+2 ms) in the middle, with drift: the commands
+#     on both sides are joined, two segments with the two offsets
+w = Workload(n_cmds=max(N, 4000), seed=34, gap=(20000, 60000), gc_every=0,
+             unknown_every=0)
+REF0 = w.all[0].ts
+mid = w.cmds[len(w.cmds) // 2]["phases"][1]
+dump4 = os.path.join(WORK, "fw4.bin")
+w.write(dump4)
+hosts = w.host_commands(7_000_000, drift_ppm=-50.0, step_at=mid,
+                        step_ns=2_000_000)
+agent4 = os.path.join(WORK, "host4.jsonl")
+write_agent_jsonl(agent4, hosts)
+r, cmds, final = correlate(dump4, agent4)
+if T.eq(r.returncode, 0, "step: correlate exits 0"):
+    check_join("clock step 2 ms", w, hosts, cmds, final)
+    segs = final["clock"]["segments"]
+    T.ok(final["clock"]["steps"] == 1 and len(segs) >= 2,
+         "clock step 2 ms: one offset step between the segments", segs)
+
+    def true_off(t):
+        return 7_000_000 + (2_000_000 if t >= mid else 0) + \
+            -50e-6 * (t - REF0)
+    bad = [g for g in segs if g["valid"] and
+           abs(g["offset_ns"] - true_off(g["ref_fw_ns"])) >
+           g["offset_err_ns"] + 1]
+    T.ok(not bad, "clock step 2 ms: every segment's offset contains the "
+         "true one", bad)
+    T.eq(final["totals"]["outside_window"], 0,
+         "clock step 2 ms: no firmware event outside its host window")
+    r = run([BIN, "correlate", dump4, agent4])
+    T.ok(b"offset steps between them: 1" in r.stdout,
+         "clock step 2 ms: text output shows the step and segments")
+
+# 3. Several controllers: --ctrl picks one, the others are counted
+w3 = Workload(n_cmds=500, seed=33)
+REF0 = w3.all[0].ts
+dump3 = os.path.join(WORK, "fw3.bin")
+w3.write(dump3)
+h3 = w3.host_commands(1_000_000, ctrl=1) + \
+    w3.host_commands(2_000_000, ctrl=2, seed=9)
+agent3 = os.path.join(WORK, "host3.jsonl")
+write_agent_jsonl(agent3, h3)
+r, _, _ = correlate(dump3, agent3)
+T.ok(r.returncode == 2 and b"--ctrl" in r.stderr,
+     "two controllers without --ctrl: usage error naming --ctrl", r.stderr)
+r, cmds, final = correlate(dump3, agent3, "--ctrl", "2")
+T.ok(r.returncode == 0 and final["totals"]["other_ctrl"] == 500 and
+     final["totals"]["matched"] == 500 and
+     abs(final["clock"]["offset_ns"] - 2_000_000) <=
+     final["clock"]["offset_err_ns"] + 1,
+     "--ctrl 2: joins nvme2's commands, counts nvme1's as other", final)
+
+# 4. Bad input
+bad = os.path.join(WORK, "bad.jsonl")
+with open(bad, "w") as f:
+    f.write('{"type":"cmd","cmd":{"ctrl":0,"qid":1}}\n')
+r, _, _ = correlate(dump, bad)
+T.ok(r.returncode == 1 and b"bad.jsonl:1" in r.stderr,
+     "a cmd line without its ids: exit 1 naming file and line", r.stderr)
+with open(bad, "w") as f:
+    f.write('{"type":"cmd", nope\n')
+r, _, _ = correlate(dump, bad)
+T.ok(r.returncode == 1 and b"bad.jsonl:1" in r.stderr,
+     "malformed JSON: exit 1 naming file and line", r.stderr)
+empty = os.path.join(WORK, "none.txt")
+with open(empty, "w") as f:
+    f.write("nothing to see\n")
+r, _, _ = correlate(dump, empty)
+T.ok(r.returncode == 1 and b"no NVMe commands" in r.stderr,
+     "no commands in HOST_EVENTS: exit 1 saying so", r.stderr)
+r, _, _ = correlate(os.path.join(WORK, "missing.bin"), agent)
+T.ok(r.returncode == 1 and b"missing.bin" in r.stderr,
+     "a missing dump: exit 1 naming it", r.stderr)
+
+# 5. A recorded VM run (dump + the live agent's output) from the VM bench
+vm = os.environ.get("HMB_VM_RUN_DIR")
+if vm and os.path.exists(os.path.join(vm, "fw.bin")) and \
+        os.path.exists(os.path.join(vm, "agent.jsonl")):
+    live = {}
+    for ln in open(os.path.join(vm, "agent.jsonl")):
+        x = json.loads(ln)
+        if x.get("type") == "cmd" and x["cmd"].get("fw"):
+            c = x["cmd"]
+            live[(c["qid"], c["cid"], c["submit_ns"])] = \
+                {e["phase"]: e["seq"] for e in c["fw"]}
+    r, cmds, final = correlate(os.path.join(vm, "fw.bin"),
+                               os.path.join(vm, "agent.jsonl"))
+    got = {(c["qid"], c["cid"], c["submit_ns"]):
+           {e["phase"]: e["seq"] for e in c["fw"]} for c in cmds}
+    diff = [k for k in live if got.get(k) != live[k]]
+    T.ok(r.returncode == 0 and not diff,
+         "recorded VM run: correlate gives the live agent's matches (%d)"
+         % len(live), diff[:3])
+else:
+    T.skip("recorded VM run: correlate gives the live agent's matches",
+           "no recorded run (set HMB_VM_RUN_DIR to a directory with fw.bin "
+           "and the live agent's agent.jsonl from the VM bench)")
+sys.exit(T.done())

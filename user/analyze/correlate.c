@@ -1,0 +1,1076 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * correlate: the offline form of hmb-trace-agent's join, for a dump taken
+ * by the classic daemon and host events recorded by the agent (host-only
+ * mode is enough) or by perf script of the nvme tracepoints.
+ *
+ * The firmware commands come from the dump (fwmodel: phase events joined
+ * by sqid/cid); the host commands from hostev.  The two clocks are unknown
+ * to each other (D10), and command ids are reused, so the join runs in
+ * three passes:
+ *  1. a coarse offset: for a sample of host commands, the differences
+ *     submit - fetch to every firmware command with the same (queue, cid)
+ *     and, when both sides know it, the same slba; the densest 100 us
+ *     window of those differences is the offset (wrong pairs scatter);
+ *  2. each host command takes the closest unused firmware command with its
+ *     keys whose fetch, shifted by that offset, lies in its host window
+ *     (widened by 200 us); the matched commands feed libhmbtrace's clock
+ *     estimate (hmbtrace_clock.h, the agent's own), which adds drift;
+ *  3. the same join again with the estimate, widened only by its error
+ *     (at least 20 us, as the agent does), and the estimate redone on it.
+ * The passes run per chunk of host time (at least CHUNK_NS and CHUNK_MIN
+ * commands), each chunk with its own estimate, so a firmware clock step
+ * costs no matches: the commands a chunk's estimate does not explain go
+ * through the passes again and get a second estimate (a segment).
+ * Then every command gets the agent's breakdown: host total, host submit
+ * -> fw fetch, fw fetch -> cqe_posted, fw cqe_posted -> host complete,
+ * with the clock of its own segment.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analyze.h"
+#include "correlate.h"
+#include "formats.h"
+#include "fwmodel.h"
+
+#define COARSE_WIN	100000	/* ns */
+#define PASS2_TOL	200000	/* ns */
+#define MIN_TOL		20000	/* ns */
+#define MAX_CANDS	(4u << 20)
+#define CHUNK_NS	250000000ull	/* host ns */
+#define CHUNK_MIN	2000		/* host commands */
+
+const char *const corr_x_names[CX_COUNT] = {
+	[CX_HOST_TOTAL] = "host_total",
+	[CX_SUBMIT_TO_FETCH] = "host_submit_to_fw_fetch",
+	[CX_FW_TOTAL] = "fw_fetch_to_cqe_posted",
+	[CX_CQE_TO_COMPLETE] = "fw_cqe_posted_to_host_complete",
+};
+
+const char *corr_match_name(enum corr_match m)
+{
+	return m == CM_MATCHED ? "matched" : m == CM_PARTIAL ? "partial" :
+	       "unmatched";
+}
+
+/* ------------------------------------------------- firmware commands */
+
+struct fwload {
+	struct corr *c;
+	bool oom;
+};
+
+static void on_end(void *ctx, const struct fwm_cmd *m, enum fwm_end why)
+{
+	struct fwload *l = ctx;
+	struct corr *c = l->c;
+	struct fw_cmd *f;
+
+	(void)why;
+	if (c->nfw == c->capfw) {
+		size_t cap = c->capfw ? c->capfw * 2 : 4096;
+		struct fw_cmd *v = realloc(c->fw, cap * sizeof(*v));
+
+		if (!v) {
+			l->oom = true;
+			return;
+		}
+		c->fw = v;
+		c->capfw = cap;
+	}
+	f = &c->fw[c->nfw++];
+	memset(f, 0, sizeof(*f));
+	f->first = m->first_ts;
+	f->last = m->last_ts;
+	memcpy(f->ts, m->ts, sizeof(f->ts));
+	memcpy(f->seq, m->seq, sizeof(f->seq));
+	f->sqid = m->sqid;
+	f->cid = m->cid;
+	f->mask = m->mask;
+	f->host = -1;
+	if (m->mask & (1u << HMB_PHASE_FETCH)) {
+		/* fwmodel reads slba from the fetch when the dictionary has it */
+		f->slba = m->slba;
+		f->have_slba = hmb_dict_phase_event(c->dict, HMB_PHASE_FETCH) &&
+			hmb_dict_field(hmb_dict_phase_event(c->dict,
+							    HMB_PHASE_FETCH),
+				       "slba");
+	}
+	if ((m->mask & (1u << HMB_PHASE_FETCH)) &&
+	    (m->mask & (1u << HMB_PHASE_CQE_POSTED)))
+		c->fw_complete++;
+}
+
+static int load_fw(struct corr *c, const char *path)
+{
+	struct input_opts iopts = { .max_gaps = 0 };
+	struct fwm_ops ops = { .cmd_end = on_end };
+	struct hmb_error err = { 0 };
+	struct fwload l = { .c = c };
+	struct hmb_record rec;
+	struct fwmodel m;
+	struct input in;
+	int rc;
+
+	if (input_open(&in, path, &iopts))
+		return EXIT_BADINPUT;
+	if (fwm_init(&m, c->dict, &ops, &l)) {
+		input_close(&in);
+		errorf("out of memory");
+		return EXIT_BADINPUT;
+	}
+	while ((rc = input_next(&in, &rec, &err)) > 0 && !l.oom)
+		fwm_add(&m, &rec);
+	fwm_finish(&m);
+	c->fw_lost = in.acct->lost;
+	if (rc < 0)
+		input_report(&in, &err);
+	input_close(&in);
+	if (l.oom) {
+		errorf("out of memory");
+		return EXIT_BADINPUT;
+	}
+	return rc < 0 ? EXIT_BADINPUT : 0;
+}
+
+/* --------------------------------------------------------- sorting */
+
+static int cmp_fw(const void *a, const void *b)
+{
+	const struct fw_cmd *x = a, *y = b;
+	uint32_t kx = (uint32_t)x->sqid << 16 | x->cid;
+	uint32_t ky = (uint32_t)y->sqid << 16 | y->cid;
+
+	if (kx != ky)
+		return kx < ky ? -1 : 1;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+static int cmp_host(const void *a, const void *b)
+{
+	const struct host_cmd *x = a, *y = b;
+	uint32_t kx = (uint32_t)x->qid << 16 | x->cid;
+	uint32_t ky = (uint32_t)y->qid << 16 | y->cid;
+
+	if (kx != ky)
+		return kx < ky ? -1 : 1;
+	return x->submit_ns < y->submit_ns ? -1 : x->submit_ns > y->submit_ns;
+}
+
+static int cmp_submit(const void *a, const void *b, void *ctx)
+{
+	const struct corr *c = ctx;
+	uint64_t x = c->host.v[*(const size_t *)a].submit_ns;
+	uint64_t y = c->host.v[*(const size_t *)b].submit_ns;
+
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* First firmware command with key @key (sqid << 16 | cid). */
+static size_t fw_lower(const struct corr *c, uint32_t key)
+{
+	size_t lo = 0, hi = c->nfw;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint32_t k = (uint32_t)c->fw[mid].sqid << 16 | c->fw[mid].cid;
+
+		if (k < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static bool same_key(const struct fw_cmd *f, const struct host_cmd *h)
+{
+	return f->sqid == h->qid && f->cid == h->cid;
+}
+
+static bool slba_ok(const struct fw_cmd *f, const struct host_cmd *h)
+{
+	return !f->have_slba || f->slba == h->slba;
+}
+
+/* ---------------------------------------------------------- passes */
+
+/* Coarse offset of the host commands @set[0..n) (unmatched fw only). */
+static int coarse_offset(struct corr *c, const size_t *set, size_t ns)
+{
+	size_t stride = ns / 512 + 1, n = 0, best = 0, bi = 0;
+	int64_t *cand = malloc(MAX_CANDS * sizeof(*cand));
+
+	if (!cand) {
+		errorf("out of memory");
+		return -1;
+	}
+	for (size_t s = 0; s < ns && n < MAX_CANDS; s += stride) {
+		const struct host_cmd *h = &c->host.v[set[s]];
+
+		for (size_t j = fw_lower(c, (uint32_t)h->qid << 16 | h->cid);
+		     j < c->nfw && same_key(&c->fw[j], h) && n < MAX_CANDS; j++)
+			if (slba_ok(&c->fw[j], h) && c->fw[j].host < 0)
+				cand[n++] = (int64_t)h->submit_ns -
+					    (int64_t)c->fw[j].first;
+	}
+	if (!n) {
+		free(cand);
+		return 1;
+	}
+	qsort(cand, n, sizeof(*cand), cmp_i64);
+	/* densest window of COARSE_WIN */
+	for (size_t i = 0, j = 0; i < n; i++) {
+		while (cand[i] - cand[j] > COARSE_WIN)
+			j++;
+		if (i - j + 1 > best) {
+			best = i - j + 1;
+			bi = j;
+		}
+	}
+	c->coarse_off = (double)cand[bi + best / 2];
+	free(cand);
+	return 0;
+}
+
+static double seg_map(const struct corr_seg *g, uint64_t fw)
+{
+	return (double)fw + g->off_ns + g->drift * ((double)fw - g->ref);
+}
+
+/*
+ * Join the host commands @set[0..n) with the closest fitting unused
+ * firmware command: mapped by @g (else shifted by the coarse offset),
+ * within the host window widened by @tol ns.
+ */
+static void join(struct corr *c, const size_t *set, size_t ns,
+		 const struct corr_seg *g, double tol)
+{
+	for (size_t s = 0; s < ns; s++) {
+		size_t i = set[s];
+		const struct host_cmd *h = &c->host.v[i];
+		struct corr_cmd *r = &c->hc[i];
+		double best = 0;
+		long bj = -1;
+
+		if (r->fw >= 0)
+			continue;
+		for (size_t j = fw_lower(c, (uint32_t)h->qid << 16 | h->cid);
+		     j < c->nfw && same_key(&c->fw[j], h); j++) {
+			const struct fw_cmd *f = &c->fw[j];
+			double m0, m1, d;
+
+			if (f->host >= 0 || !slba_ok(f, h))
+				continue;
+			m0 = g ? seg_map(g, f->first) :
+				 (double)f->first + c->coarse_off;
+			if (m0 > (double)h->complete_ns + tol)
+				break;
+			m1 = g ? seg_map(g, f->last) :
+				 (double)f->last + c->coarse_off;
+			if (m0 < (double)h->submit_ns - tol ||
+			    m1 > (double)h->complete_ns + tol)
+				continue;
+			d = m0 - (double)h->submit_ns;
+			if (d < 0)
+				d = -d;
+			if (bj < 0 || d < best) {
+				best = d;
+				bj = (long)j;
+			}
+		}
+		if (bj >= 0) {
+			r->fw = (int32_t)bj;
+			c->fw[bj].host = (int32_t)i;
+		}
+	}
+}
+
+static void unjoin(struct corr *c, const size_t *set, size_t ns)
+{
+	for (size_t s = 0; s < ns; s++) {
+		struct corr_cmd *r = &c->hc[set[s]];
+
+		if (r->fw >= 0)
+			c->fw[r->fw].host = -1;
+		r->fw = -1;
+	}
+}
+
+static bool fw_whole(const struct fw_cmd *f)
+{
+	return (f->mask & (1u << HMB_PHASE_FETCH)) &&
+	       (f->mask & (1u << HMB_PHASE_CQE_POSTED));
+}
+
+/*
+ * The clock estimate of the matched commands among @set (time order), in
+ * a fresh estimator (reset keeps the drift and the pre-step estimate, which
+ * belong to another chunk here).  On allocation failure *k is not valid.
+ */
+static void estimate(struct corr *c, struct hmb_clock *k, const size_t *set,
+		     size_t ns)
+{
+	hmb_clock_free(k);
+	if (hmb_clock_init(k, ns + 16)) {
+		memset(k, 0, sizeof(*k));
+		return;
+	}
+	for (size_t s = 0; s < ns; s++) {
+		size_t i = set[s];
+		const struct corr_cmd *r = &c->hc[i];
+		const struct fw_cmd *f;
+
+		if (r->fw < 0)
+			continue;
+		f = &c->fw[r->fw];
+		if (fw_whole(f))
+			hmb_clock_add(k, c->host.v[i].submit_ns,
+				      c->host.v[i].complete_ns,
+				      f->ts[HMB_PHASE_FETCH],
+				      f->ts[HMB_PHASE_CQE_POSTED]);
+	}
+	hmb_clock_solve(k);
+}
+
+static int add_seg(struct corr *c, const struct hmb_clock *k,
+		   const size_t *set, size_t ns)
+{
+	struct corr_seg *g;
+
+	if (c->nseg == c->capseg) {
+		size_t cap = c->capseg ? c->capseg * 2 : 16;
+		struct corr_seg *v = realloc(c->segs, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		c->segs = v;
+		c->capseg = cap;
+	}
+	g = &c->segs[c->nseg];
+	memset(g, 0, sizeof(*g));
+	g->valid = k->valid;
+	if (k->valid) {
+		g->off_ns = k->off_ns;
+		g->drift = k->drift;
+		g->ref = k->ref;
+		g->off_err_ns = k->off_err_ns;
+		g->used = k->used;
+	} else {
+		g->off_ns = c->coarse_off;
+		g->off_err_ns = COARSE_WIN;
+	}
+	g->first_submit = UINT64_MAX;
+	for (size_t s = 0; s < ns; s++)
+		if (c->hc[set[s]].fw >= 0) {
+			c->seg_of[set[s]] = (int32_t)c->nseg;
+			if (c->host.v[set[s]].submit_ns < g->first_submit)
+				g->first_submit = c->host.v[set[s]].submit_ns;
+		}
+	c->nseg++;
+	return 0;
+}
+
+/*
+ * The passes on one chunk: coarse offset, wide join, estimate, tight join,
+ * estimate; then again for what is left unmatched (a clock step), at most
+ * four times.  @set is in time order and is reordered: matched first.
+ */
+static int chunk(struct corr *c, size_t *set, size_t ns, struct hmb_clock *k)
+{
+	for (int round = 0; round < 4 && ns; round++) {
+		size_t m = 0;
+		int rc = coarse_offset(c, set, ns);
+
+		if (rc)
+			return rc < 0 ? -1 : 0;
+		join(c, set, ns, NULL, PASS2_TOL);
+		estimate(c, k, set, ns);
+		for (int pass = 0; pass < 2 && k->valid; pass++) {
+			struct corr_seg g = {
+				.off_ns = k->off_ns, .drift = k->drift,
+				.ref = k->ref,
+			};
+			double tol = 4 * k->off_err_ns;
+
+			unjoin(c, set, ns);
+			join(c, set, ns, &g, tol > MIN_TOL ? tol : MIN_TOL);
+			estimate(c, k, set, ns);
+		}
+		/* matched to the front (stable, keeps time order) */
+		for (size_t s = 0; s < ns; s++)
+			if (c->hc[set[s]].fw >= 0)
+				m++;
+		if (!m)
+			return 0;
+		{
+			size_t *tmp = malloc(ns * sizeof(*tmp)), a = 0, b = m;
+
+			if (!tmp)
+				return -1;
+			for (size_t s = 0; s < ns; s++)
+				tmp[c->hc[set[s]].fw >= 0 ? a++ : b++] = set[s];
+			memcpy(set, tmp, ns * sizeof(*set));
+			free(tmp);
+		}
+		if (add_seg(c, k, set, m))
+			return -1;
+		set += m;
+		ns -= m;
+		if (ns < 32)	/* too few for a clock of their own */
+			return 0;
+	}
+	return 0;
+}
+
+static int cmp_seg(const void *a, const void *b)
+{
+	const struct corr_seg *x = a, *y = b;
+
+	return x->first_submit < y->first_submit ? -1 :
+	       x->first_submit > y->first_submit;
+}
+
+static void breakdown(struct corr *c)
+{
+
+	c->matched = c->partial = c->unmatched = 0;
+	c->in_window = c->in_window_err = c->outside = c->other_ctrl = 0;
+	for (size_t i = 0; i < c->host.n; i++) {
+		const struct host_cmd *h = &c->host.v[i];
+		struct corr_cmd *r = &c->hc[i];
+		const struct fw_cmd *f;
+
+		for (int k = 0; k < CX_COUNT; k++)
+			r->x[k] = -1;
+		r->in_window = r->in_window_err = false;
+		r->x[CX_HOST_TOTAL] = (int64_t)(h->complete_ns - h->submit_ns);
+		if (h->ctrl != c->ctrl) {
+			c->other_ctrl++;
+			r->match = CM_UNMATCHED;
+			continue;
+		}
+		if (r->fw < 0) {
+			r->match = CM_UNMATCHED;
+			c->unmatched++;
+			continue;
+		}
+		f = &c->fw[r->fw];
+		r->match = fw_whole(f) ? CM_MATCHED : CM_PARTIAL;
+		if (r->match == CM_MATCHED) {
+			c->matched++;
+			r->x[CX_FW_TOTAL] = (int64_t)(f->ts[HMB_PHASE_CQE_POSTED] -
+						      f->ts[HMB_PHASE_FETCH]);
+		} else {
+			c->partial++;
+		}
+		if (!corr_placed(c, i))
+			continue;
+		if (f->mask & (1u << HMB_PHASE_FETCH))
+			r->x[CX_SUBMIT_TO_FETCH] = (int64_t)
+				(corr_map(c, i, f->ts[HMB_PHASE_FETCH]) -
+				 (double)h->submit_ns);
+		if (f->mask & (1u << HMB_PHASE_CQE_POSTED))
+			r->x[CX_CQE_TO_COMPLETE] = (int64_t)
+				((double)h->complete_ns -
+				 corr_map(c, i, f->ts[HMB_PHASE_CQE_POSTED]));
+		{
+			double m0 = corr_map(c, i, f->first);
+			double m1 = corr_map(c, i, f->last);
+			double err = c->seg_of[i] >= 0 ?
+				c->segs[c->seg_of[i]].off_err_ns :
+				c->clk.off_err_ns;
+
+			r->in_window = m0 >= (double)h->submit_ns &&
+				       m1 <= (double)h->complete_ns;
+			r->in_window_err = m0 >= (double)h->submit_ns - err &&
+					   m1 <= (double)h->complete_ns + err;
+		}
+		if (r->in_window)
+			c->in_window++;
+		else if (r->in_window_err)
+			c->in_window_err++;
+		else
+			c->outside++;
+	}
+	c->fw_unmatched = 0;
+	for (size_t j = 0; j < c->nfw; j++)
+		if (c->fw[j].host < 0)
+			c->fw_unmatched++;
+}
+
+/* The segment clock of host command @i, or NULL for the global one. */
+static const struct corr_seg *seg_for(const struct corr *c, size_t i)
+{
+	int32_t g = c->seg_of ? c->seg_of[i] : -1;
+
+	return g >= 0 && c->segs[g].valid ? &c->segs[g] : NULL;
+}
+
+bool corr_placed(const struct corr *c, size_t i)
+{
+	return seg_for(c, i) || c->clk.valid;
+}
+
+double corr_map(const struct corr *c, size_t i, uint64_t fw)
+{
+	const struct corr_seg *g = seg_for(c, i);
+
+	return g ? seg_map(g, fw) : hmb_clock_map(&c->clk, fw);
+}
+
+double corr_unmap(const struct corr *c, size_t i, uint64_t h)
+{
+	const struct corr_seg *g = seg_for(c, i);
+	double off = g ? g->off_ns : c->clk.off_ns;
+	double drift = g ? g->drift : c->clk.drift;
+	double ref = g ? g->ref : c->clk.ref;
+
+	/* host = fw + off + drift * (fw - ref)  =>  solve for fw */
+	return ((double)h - off + drift * ref) / (1.0 + drift);
+}
+
+int corr_run(struct corr *c, const char *dump, const char *host,
+	     const struct hmb_dict *dict, long ctrl)
+{
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	c->dict = dict;
+	if (hmb_clock_init(&c->clk, 1)) {
+		errorf("out of memory");
+		return EXIT_BADINPUT;
+	}
+	rc = load_fw(c, dump);
+	if (!rc)
+		rc = hostev_load(&c->host, host);
+	if (rc)
+		goto fail;
+	if (ctrl >= 0) {
+		c->ctrl = (uint32_t)ctrl;
+	} else if (c->host.nctrl == 1) {
+		c->ctrl = c->host.ctrls[0];
+	} else {
+		errorf("%s: commands of %u controllers; say which one the dump belongs to with --ctrl N (nvmeN)",
+		       host, c->host.nctrl);
+		rc = EXIT_USAGE;
+		goto fail;
+	}
+	/* the clock window holds every matched command */
+	hmb_clock_free(&c->clk);
+	if (hmb_clock_init(&c->clk, c->host.n + 16)) {
+		errorf("out of memory");
+		rc = EXIT_BADINPUT;
+		goto fail;
+	}
+	c->hc = calloc(c->host.n ? c->host.n : 1, sizeof(*c->hc));
+	if (!c->hc) {
+		errorf("out of memory");
+		rc = EXIT_BADINPUT;
+		goto fail;
+	}
+	qsort(c->fw, c->nfw, sizeof(*c->fw), cmp_fw);
+	qsort(c->host.v, c->host.n, sizeof(*c->host.v), cmp_host);
+	c->order = malloc((c->host.n ? c->host.n : 1) * sizeof(*c->order));
+	if (!c->order) {
+		errorf("out of memory");
+		rc = EXIT_BADINPUT;
+		goto fail;
+	}
+	for (size_t i = 0; i < c->host.n; i++)
+		c->order[i] = i;
+	qsort_r(c->order, c->host.n, sizeof(*c->order), cmp_submit, c);
+	c->seg_of = malloc((c->host.n ? c->host.n : 1) * sizeof(*c->seg_of));
+	if (!c->seg_of) {
+		errorf("out of memory");
+		rc = EXIT_BADINPUT;
+		goto fail;
+	}
+	for (size_t i = 0; i < c->host.n; i++) {
+		c->hc[i].fw = -1;
+		c->seg_of[i] = -1;
+	}
+	{
+		/* this controller's commands in time order, cut into chunks */
+		size_t *set = malloc((c->host.n ? c->host.n : 1) * sizeof(*set));
+		size_t n = 0, pos = 0;
+		struct hmb_clock k;
+
+		if (!set || hmb_clock_init(&k, c->host.n + 16)) {
+			free(set);
+			errorf("out of memory");
+			rc = EXIT_BADINPUT;
+			goto fail;
+		}
+		for (size_t o = 0; o < c->host.n; o++)
+			if (c->host.v[c->order[o]].ctrl == c->ctrl)
+				set[n++] = c->order[o];
+		while (pos < n && !rc) {
+			size_t end = pos;
+			uint64_t t0 = c->host.v[set[pos]].submit_ns;
+
+			while (end < n && (end - pos < CHUNK_MIN ||
+					   c->host.v[set[end]].submit_ns - t0 < CHUNK_NS))
+				end++;
+			/* a short tail joins this chunk */
+			if (n - end < CHUNK_MIN)
+				end = n;
+			if (chunk(c, set + pos, end - pos, &k))
+				rc = EXIT_BADINPUT;
+			pos = end;
+		}
+		hmb_clock_free(&k);
+		if (rc) {
+			free(set);
+			errorf("out of memory");
+			goto fail;
+		}
+		/* the global estimate over every matched command */
+		n = 0;
+		for (size_t o = 0; o < c->host.n; o++)
+			if (c->hc[c->order[o]].fw >= 0)
+				set[n++] = c->order[o];
+		estimate(c, &c->clk, set, n);
+		free(set);
+	}
+	/* segments in time order; count the offset jumps between them */
+	{
+		int32_t *map = malloc((c->nseg ? c->nseg : 1) * sizeof(*map));
+		struct corr_seg *old = malloc((c->nseg ? c->nseg : 1) * sizeof(*old));
+
+		if (!map || !old) {
+			free(map);
+			free(old);
+			errorf("out of memory");
+			rc = EXIT_BADINPUT;
+			goto fail;
+		}
+		memcpy(old, c->segs, c->nseg * sizeof(*old));
+		qsort(c->segs, c->nseg, sizeof(*c->segs), cmp_seg);
+		for (size_t a = 0; a < c->nseg; a++)
+			for (size_t b = 0; b < c->nseg; b++)
+				if (memcmp(&old[a], &c->segs[b], sizeof(*old)) == 0)
+					map[a] = (int32_t)b;
+		for (size_t i = 0; i < c->host.n; i++)
+			if (c->seg_of[i] >= 0)
+				c->seg_of[i] = map[c->seg_of[i]];
+		free(map);
+		free(old);
+		for (size_t g = 1; g < c->nseg; g++) {
+			const struct corr_seg *a = &c->segs[g - 1], *b = &c->segs[g];
+			double t = b->ref, jump;
+
+			if (!a->valid || !b->valid)
+				continue;
+			jump = (t + b->off_ns + b->drift * (t - b->ref)) -
+			       (t + a->off_ns + a->drift * (t - a->ref));
+			if (jump < 0)
+				jump = -jump;
+			if (jump > 4 * (a->off_err_ns + b->off_err_ns) + MIN_TOL)
+				c->steps++;
+		}
+	}
+	rc = 0;
+	breakdown(c);
+	return 0;
+fail:
+	corr_free(c);
+	return rc;
+}
+
+void corr_free(struct corr *c)
+{
+	hmb_clock_free(&c->clk);
+	hostev_free(&c->host);
+	free(c->fw);
+	free(c->hc);
+	free(c->order);
+	free(c->segs);
+	free(c->seg_of);
+	c->segs = NULL;
+	c->seg_of = NULL;
+	c->fw = NULL;
+	c->hc = NULL;
+	c->order = NULL;
+}
+
+/* ---------------------------------------------------------- output */
+
+static void log2_hist(FILE *f, const struct corr *c, int x, const char *title)
+{
+	uint64_t slot[40] = { 0 }, max = 0, n = 0;
+	int hi = -1;
+
+	for (size_t i = 0; i < c->host.n; i++) {
+		int64_t v = c->hc[i].x[x];
+		uint64_t us;
+		int s = 0;
+
+		if (v < 0 || (x != CX_HOST_TOTAL && c->hc[i].match == CM_UNMATCHED))
+			continue;
+		us = (uint64_t)v / 1000;
+		while (us > 0 && s < 39) {
+			us >>= 1;
+			s++;
+		}
+		slot[s]++;
+		n++;
+		if (s > hi)
+			hi = s;
+	}
+	fprintf(f, "\n%s (%llu commands)\n", title, (unsigned long long)n);
+	if (!n)
+		return;
+	for (int s = 0; s <= hi; s++)
+		if (slot[s] > max)
+			max = slot[s];
+	fprintf(f, "%24s : %-10s |%-40s|\n", "usecs", "count", "distribution");
+	for (int s = 0; s <= hi; s++) {
+		unsigned long long lo = s ? 1ull << (s - 1) : 0;
+		unsigned long long up = s ? (1ull << s) - 1 : 0;
+		int w = (int)(40 * slot[s] / max);
+		char range[48];
+
+		snprintf(range, sizeof(range), "%llu -> %llu", lo, up);
+		fprintf(f, "%24s : %-10llu |%-*.*s%*s|\n", range,
+			(unsigned long long)slot[s], w, w,
+			"****************************************", 40 - w, "");
+	}
+}
+
+static void print_clock_text(FILE *f, const struct corr *c)
+{
+	const struct hmb_clock *k = &c->clk;
+
+	if (!k->valid) {
+		fprintf(f, "clock fw->host: no estimate (%llu matched commands; %zu needed)\n",
+			(unsigned long long)k->added, k->min_points);
+		return;
+	}
+	fprintf(f, "clock fw->host: host = fw %+.3f us (±%.3f us) at fw %.6f s, drift ",
+		k->off_ns / 1e3, k->off_err_ns / 1e3, k->ref / 1e9);
+	if (k->drift_err < 0)
+		fprintf(f, "not estimated (matched span under 100 ms)");
+	else
+		fprintf(f, "%+.3f ppm (±%.3f)", k->drift * 1e6,
+			k->drift_err * 1e6);
+	fprintf(f, "; %zu commands, %zu trimmed per side%s\n",
+		k->used, k->trimmed, k->consistent ? "" : ", INCONSISTENT bounds");
+	fprintf(f, "clock segments: %zu (estimated per chunk of host time), offset steps between them: %u\n",
+		c->nseg, c->steps);
+	for (size_t g = 0; c->steps && g < c->nseg; g++)
+		fprintf(f, "  from host %.6f s: host = fw %+.3f us (±%.3f us), drift %+.3f ppm, %zu commands\n",
+			(double)c->segs[g].first_submit / 1e9,
+			c->segs[g].off_ns / 1e3, c->segs[g].off_err_ns / 1e3,
+			c->segs[g].drift * 1e6, c->segs[g].used);
+}
+
+static void print_cmd_json(FILE *f, const struct corr *c, size_t i)
+{
+	const struct host_cmd *h = &c->host.v[i];
+	const struct corr_cmd *r = &c->hc[i];
+	int n = 0;
+
+	fprintf(f, "{\"type\":\"cmd\",\"cmd\":{\"ctrl\":%u,\"qid\":%u,\"cid\":%u,\"opc\":\"%s\",\"nsid\":%u,\"slba\":%llu,\"nlb\":%u,\"match\":\"%s\",\"submit_ns\":%llu,\"complete_ns\":%llu,\"host_line\":%u",
+		h->ctrl, h->qid, h->cid, h->opc, h->nsid,
+		(unsigned long long)h->slba, h->nlb, corr_match_name(r->match),
+		(unsigned long long)h->submit_ns,
+		(unsigned long long)h->complete_ns, h->line);
+	for (int k = 0; k < CX_COUNT; k++)
+		if (r->x[k] >= 0)
+			fprintf(f, ",\"%s_ns\":%lld", corr_x_names[k],
+				(long long)r->x[k]);
+	if (r->fw >= 0 && corr_placed(c, i))
+		fprintf(f, ",\"in_window\":%s,\"in_window_err\":%s",
+			r->in_window ? "true" : "false",
+			r->in_window_err ? "true" : "false");
+	fprintf(f, ",\"fw\":[");
+	if (r->fw >= 0) {
+		const struct fw_cmd *w = &c->fw[r->fw];
+
+		for (int p = HMB_PHASE_FETCH; p < HMB_PHASE_COUNT; p++) {
+			if (!(w->mask & (1u << p)))
+				continue;
+			fprintf(f, "%s{\"phase\":\"%s\",\"seq\":%u,\"ts_ns\":%llu",
+				n++ ? "," : "", hmb_phase_name(p), w->seq[p],
+				(unsigned long long)w->ts[p]);
+			if (corr_placed(c, i))
+				fprintf(f, ",\"host_ns\":%.0f",
+					corr_map(c, i, w->ts[p]));
+			fputc('}', f);
+		}
+	}
+	fprintf(f, "]}}\n");
+}
+
+static void print_final_json(FILE *f, const struct corr *c)
+{
+	const struct hmb_clock *k = &c->clk;
+
+	fprintf(f, "{\"type\":\"final\",\"host_format\":\"%s\",\"ctrl\":%u,"
+		"\"totals\":{\"host_commands\":%zu,\"matched\":%llu,\"partial\":%llu,"
+		"\"unmatched\":%llu,\"other_ctrl\":%llu,\"fw_commands\":%zu,"
+		"\"fw_complete\":%llu,\"fw_unmatched\":%llu,\"fw_records_lost\":%llu,"
+		"\"in_window\":%llu,\"in_window_err\":%llu,\"outside_window\":%llu,"
+		"\"host_block_skipped\":%llu,\"host_incomplete\":%llu,"
+		"\"host_unpaired\":%llu},",
+		c->host.fmt == HOST_FMT_AGENT ? "agent" : "perf", c->ctrl,
+		c->host.n, (unsigned long long)c->matched,
+		(unsigned long long)c->partial, (unsigned long long)c->unmatched,
+		(unsigned long long)c->other_ctrl, c->nfw,
+		(unsigned long long)c->fw_complete,
+		(unsigned long long)c->fw_unmatched,
+		(unsigned long long)c->fw_lost,
+		(unsigned long long)c->in_window,
+		(unsigned long long)c->in_window_err,
+		(unsigned long long)c->outside,
+		(unsigned long long)c->host.block,
+		(unsigned long long)c->host.incomplete,
+		(unsigned long long)c->host.unpaired);
+	fprintf(f, "\"clock\":{\"valid\":%s", k->valid ? "true" : "false");
+	if (k->valid)
+		fprintf(f, ",\"offset_ns\":%.0f,\"offset_err_ns\":%.0f,\"ref_fw_ns\":%.0f,\"drift_ppm\":%.3f,\"drift_err_ppm\":%.3f,\"consistent\":%s,\"points\":%zu,\"trimmed\":%zu",
+			k->off_ns, k->off_err_ns, k->ref, k->drift * 1e6,
+			k->drift_err < 0 ? -1 : k->drift_err * 1e6,
+			k->consistent ? "true" : "false", k->used, k->trimmed);
+	fprintf(f, ",\"steps\":%u,\"matched_seen\":%llu,\"segments\":[",
+		c->steps, (unsigned long long)k->added);
+	for (size_t g = 0; g < c->nseg; g++) {
+		const struct corr_seg *s = &c->segs[g];
+
+		fprintf(f, "%s{\"valid\":%s,\"first_submit_ns\":%llu,\"offset_ns\":%.0f,\"offset_err_ns\":%.0f,\"ref_fw_ns\":%.0f,\"drift_ppm\":%.3f,\"points\":%zu}",
+			g ? "," : "", s->valid ? "true" : "false",
+			(unsigned long long)s->first_submit, s->off_ns,
+			s->off_err_ns, s->ref, s->drift * 1e6, s->used);
+	}
+	fprintf(f, "]}}\n");
+}
+
+static int cmp_slow(const void *a, const void *b, void *ctx)
+{
+	const struct corr *c = ctx;
+	int64_t x = c->hc[*(const size_t *)a].x[CX_HOST_TOTAL];
+	int64_t y = c->hc[*(const size_t *)b].x[CX_HOST_TOTAL];
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static void print_text(FILE *f, const struct corr *c, const char *dump,
+		       unsigned int top)
+{
+	uint64_t n = c->host.n - c->other_ctrl;
+	size_t *idx;
+
+	fprintf(f, "correlate: %s (%zu firmware commands, %llu records lost) with %s (%zu host commands, %s; nvme%u)\n",
+		dump, c->nfw, (unsigned long long)c->fw_lost, c->host.path,
+		c->host.n, hostev_fmt_name(c->host.fmt), c->ctrl);
+	fprintf(f, "host commands: %llu; matched %llu (%.2f%%), partial %llu, unmatched %llu",
+		(unsigned long long)n, (unsigned long long)c->matched,
+		n ? 100.0 * (double)c->matched / (double)n : 0.0,
+		(unsigned long long)c->partial,
+		(unsigned long long)c->unmatched);
+	if (c->other_ctrl)
+		fprintf(f, "; %llu of other controllers",
+			(unsigned long long)c->other_ctrl);
+	fprintf(f, "\nfirmware commands not matched: %llu of %zu; host lines skipped: %llu block-layer, %llu incomplete, %llu completions without setup\n",
+		(unsigned long long)c->fw_unmatched, c->nfw,
+		(unsigned long long)c->host.block,
+		(unsigned long long)c->host.incomplete,
+		(unsigned long long)c->host.unpaired);
+	print_clock_text(f, c);
+	if (c->clk.valid)
+		fprintf(f, "fw events inside the host window: %llu of %llu (%llu within the clock error, %llu outside)\n",
+			(unsigned long long)c->in_window,
+			(unsigned long long)(c->matched + c->partial),
+			(unsigned long long)c->in_window_err,
+			(unsigned long long)c->outside);
+	log2_hist(f, c, CX_HOST_TOTAL, "host: submit -> complete");
+	log2_hist(f, c, CX_SUBMIT_TO_FETCH, "host submit -> fw fetch (clock-mapped)");
+	log2_hist(f, c, CX_FW_TOTAL, "firmware: fetch -> cqe_posted (fw clock)");
+	log2_hist(f, c, CX_CQE_TO_COMPLETE, "fw cqe_posted -> host complete (clock-mapped)");
+	if (!top || !c->host.n)
+		return;
+	idx = malloc(c->host.n * sizeof(*idx));
+	if (!idx)
+		return;
+	for (size_t i = 0; i < c->host.n; i++)
+		idx[i] = i;
+	qsort_r(idx, c->host.n, sizeof(*idx), cmp_slow, (void *)c);
+	fprintf(f, "\n%u slowest commands:\n", top < c->host.n ? top : (unsigned int)c->host.n);
+	for (size_t t = 0; t < top && t < c->host.n; t++) {
+		const struct host_cmd *h = &c->host.v[idx[t]];
+		const struct corr_cmd *r = &c->hc[idx[t]];
+
+		fprintf(f, "  #%-3zu nvme%u q%u cid 0x%04x %-5s slba %llu [%s]: total %.1f us\n",
+			t + 1, h->ctrl, h->qid, h->cid, h->opc,
+			(unsigned long long)h->slba, corr_match_name(r->match),
+			(double)r->x[CX_HOST_TOTAL] / 1e3);
+		if (r->fw < 0)
+			continue;
+		if (c->clk.valid && r->x[CX_SUBMIT_TO_FETCH] >= 0 &&
+		    r->x[CX_FW_TOTAL] >= 0 && r->x[CX_CQE_TO_COMPLETE] >= 0)
+			fprintf(f, "      = host submit->fw fetch %.1f + firmware %.1f + cqe posted->host complete %.1f us%s\n",
+				(double)r->x[CX_SUBMIT_TO_FETCH] / 1e3,
+				(double)r->x[CX_FW_TOTAL] / 1e3,
+				(double)r->x[CX_CQE_TO_COMPLETE] / 1e3,
+				r->in_window ? "" : r->in_window_err ?
+				" (at the edge of the host window, within the clock error)" :
+				" (FW EVENTS OUTSIDE THE HOST WINDOW)");
+		for (int p = HMB_PHASE_FETCH; p < HMB_PHASE_COUNT; p++) {
+			const struct fw_cmd *w = &c->fw[r->fw];
+			const struct hmb_dict_event *ev;
+
+			if (!(w->mask & (1u << p)))
+				continue;
+			ev = hmb_dict_phase_event(c->dict, p);
+			fprintf(f, "      fw %-16s seq %-10u %+9.1f us from fetch",
+				ev ? ev->name : hmb_phase_name(p), w->seq[p],
+				((double)w->ts[p] - (double)w->first) / 1e3);
+			if (corr_placed(c, idx[t]))
+				fprintf(f, "   host %+9.1f us from submit",
+					(corr_map(c, idx[t], w->ts[p]) -
+					 (double)h->submit_ns) / 1e3);
+			fputc('\n', f);
+		}
+	}
+	free(idx);
+}
+
+void usage_correlate(FILE *f)
+{
+	fprintf(f,
+"Usage: " PROG " correlate FW_DUMP HOST_EVENTS [OPTIONS]\n"
+"\n"
+"The offline form of hmb-trace-agent's join: line up the firmware records of\n"
+"FW_DUMP (a dump from hmb-trace-daemon, or a ring image) with the host's\n"
+"view of the same NVMe commands, and split each command's latency into\n"
+"host submit -> firmware fetch -> firmware cqe_posted -> host completion.\n"
+"The firmware clock is mapped to the host's by the estimate hmb-trace-agent\n"
+"uses (offset and drift with an error bound, from the matched commands).\n"
+"\n"
+"HOST_EVENTS is either\n"
+"  - the JSON lines of 'hmb-trace-agent -j --per-command' (host-only mode is\n"
+"    enough: it needs ctrl, qid, cid, submit_ns and complete_ns), or\n"
+"  - 'perf script' output of nvme:nvme_setup_cmd and nvme:nvme_complete_rq.\n"
+"\n"
+"Options:\n"
+"  -f, --format FMT     text (default): summary, clock, log2 histograms and\n"
+"                       the slowest commands; json: one {\"type\":\"cmd\"} line\n"
+"                       per host command, then one {\"type\":\"final\"} line\n"
+"  -j, --json           same as --format json\n"
+"      --ctrl N         the host controller (nvmeN) of the dump, when\n"
+"                       HOST_EVENTS covers several\n"
+"      --top N          slowest commands to show (text; default 10)\n"
+"      --dict FILE      event dictionary (default: the shipped one)\n"
+"  -h, --help           this help\n"
+"\n"
+"Examples:\n"
+"  hmb-trace-agent -d nvme0n1 -j --per-command -o host.jsonl &\n"
+"  hmb-trace-daemon --device /dev/nvme-hmb-trace0 -o fw.bin\n"
+"  " PROG " correlate fw.bin host.jsonl\n"
+"\n"
+"  perf record -e nvme:nvme_setup_cmd -e nvme:nvme_complete_rq -a -- sleep 10\n"
+"  perf script --ns > host.txt\n"
+"  " PROG " correlate fw.bin host.txt --format json | jq 'select(.type==\"final\")'\n");
+}
+
+static const struct option corr_opts[] = {
+	{ "format", required_argument, NULL, 'f' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "ctrl", required_argument, NULL, 'C' },
+	{ "top", required_argument, NULL, 'T' },
+	{ "dict", required_argument, NULL, 'D' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+int cmd_correlate(int argc, char **argv)
+{
+	const char *dict_path = NULL;
+	struct hmb_dict *dict = NULL;
+	unsigned int top = 10;
+	bool json = false;
+	long ctrl = -1;
+	struct corr c;
+	uint64_t v;
+	int opt, rc;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "f:jh", corr_opts, NULL)) != -1) {
+		switch (opt) {
+		case 'f':
+			if (strcmp(optarg, "json") == 0) {
+				json = true;
+			} else if (strcmp(optarg, "text") == 0) {
+				json = false;
+			} else {
+				errorf("--format: unknown format '%s' (expected text or json)",
+				       optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'C':
+			if (parse_u64(optarg, &v) || v > UINT32_MAX) {
+				errorf("--ctrl: '%s' is not a controller number", optarg);
+				return EXIT_USAGE;
+			}
+			ctrl = (long)v;
+			break;
+		case 'T':
+			if (parse_u64(optarg, &v) || v > 100000) {
+				errorf("--top: '%s' is not a count in 0..100000", optarg);
+				return EXIT_USAGE;
+			}
+			top = (unsigned int)v;
+			break;
+		case 'D':
+			dict_path = optarg;
+			break;
+		case 'h':
+			usage_correlate(stdout);
+			return 0;
+		default:
+			usage_correlate(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (argc - optind != 2) {
+		errorf("correlate: expected FW_DUMP and HOST_EVENTS (try '" PROG " correlate --help')");
+		return EXIT_USAGE;
+	}
+	if (dict_open(dict_path, &dict))
+		return EXIT_BADINPUT;
+	rc = corr_run(&c, argv[optind], argv[optind + 1], dict, ctrl);
+	if (rc) {
+		hmb_dict_free(dict);
+		return rc;
+	}
+	if (json) {
+		for (size_t i = 0; i < c.host.n; i++)
+			print_cmd_json(stdout, &c, i);
+		print_final_json(stdout, &c);
+	} else {
+		print_text(stdout, &c, argv[optind], top);
+	}
+	if (fflush(stdout) || ferror(stdout)) {
+		errorf("<stdout>: write error: %s", strerror(errno));
+		rc = EXIT_BADINPUT;
+	}
+	corr_free(&c);
+	hmb_dict_free(dict);
+	return rc;
+}

@@ -1,0 +1,1020 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * report: one self-contained HTML file (inline SVG and CSS, one small
+ * inline script, nothing fetched from the network) that shows what a trace
+ * holds: a timeline overview, events by opcode, command latency per phase
+ * (histograms and CDFs), the slowest commands with their firmware events
+ * and the background windows they overlapped, and the losses in time.
+ *
+ * One streaming pass over the input; memory is bounded (timeline buckets
+ * merge as the trace grows, latency histograms are log-linear, the top-N
+ * and the kept background windows and gaps are capped and what does not
+ * fit is counted).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analyze.h"
+#include "formats.h"
+#include "fwmodel.h"
+#include "correlate.h"
+
+#define OUTBUF_SIZE	(1u << 18)
+#define NBUCKETS	400		/* timeline resolution */
+#define HSUB		8		/* log-linear sub-buckets per octave */
+#define HBUCKETS	(64 * HSUB)
+#define MAX_TOP		100
+#define MAX_BG		20000
+#define MAX_GAPS	1000
+
+/* ------------------------------------------------------------ histogram */
+
+struct lhist {
+	uint64_t n, sum, min, max;
+	uint32_t b[HBUCKETS];
+};
+
+static unsigned int lh_idx(uint64_t v)
+{
+	unsigned int k;
+
+	if (v < HSUB)
+		return (unsigned int)v;
+	k = 63 - (unsigned int)__builtin_clzll(v);	/* >= 3 */
+	return (k - 2) * HSUB + (unsigned int)((v >> (k - 3)) & (HSUB - 1));
+}
+
+static uint64_t lh_lower(unsigned int i)
+{
+	unsigned int k;
+
+	if (i < HSUB)
+		return i;
+	k = i / HSUB + 2;
+	return (uint64_t)(HSUB + i % HSUB) << (k - 3);
+}
+
+static void lh_add(struct lhist *h, uint64_t v)
+{
+	if (!h->n || v < h->min)
+		h->min = v;
+	if (v > h->max)
+		h->max = v;
+	h->n++;
+	h->sum += v;
+	h->b[lh_idx(v)]++;
+}
+
+/* Upper bound of the bucket holding quantile @q, capped at the maximum. */
+static uint64_t lh_quantile(const struct lhist *h, double q)
+{
+	double qn = q * (double)h->n;
+	uint64_t want = (uint64_t)qn, cum = 0;
+
+	if ((double)want < qn || want == 0)
+		want++;
+	for (unsigned int i = 0; i < HBUCKETS; i++) {
+		cum += h->b[i];
+		if (cum >= want) {
+			uint64_t up = i + 1 < HBUCKETS ? lh_lower(i + 1) - 1 :
+							UINT64_MAX;
+
+			return up < h->max ? (up > h->min ? up : h->min) :
+					     h->max;
+		}
+	}
+	return h->max;
+}
+
+/* ----------------------------------------------------------- collector */
+
+struct topcmd {
+	struct fwm_cmd c;
+	uint64_t total;
+};
+
+struct bgwin {
+	uint64_t t0, t1;
+	uint8_t group;
+	uint8_t flags;
+};
+
+struct rep {
+	const struct hmb_dict *dict;
+	/* timeline */
+	bool have_t0;
+	uint64_t t0, width;
+	uint64_t tl_rec[NBUCKETS], tl_cmd[NBUCKETS], tl_lost[NBUCKETS];
+	/* latency */
+	struct lhist step[HMB_PHASE_COUNT][HMB_PHASE_COUNT];
+	struct lhist total;		/* fetch -> cqe_posted */
+	/* top-N slowest complete commands */
+	struct topcmd top[MAX_TOP];
+	unsigned int ntop, top_n;
+	/* background windows */
+	struct bgwin *bg;
+	size_t nbg;
+	uint64_t bg_omitted;
+	char groups[FWM_MAX_GROUPS][HMB_DICT_NAME_LEN];
+	unsigned int ngroups;
+	uint64_t bg_points;
+};
+
+static void tl_fit(struct rep *r, uint64_t ts)
+{
+	if (!r->have_t0) {
+		r->have_t0 = true;
+		r->t0 = ts;
+		r->width = 1000;	/* 1 us to start with */
+	}
+	while (ts >= r->t0 && (ts - r->t0) / r->width >= NBUCKETS) {
+		for (unsigned int i = 0; i < NBUCKETS / 2; i++) {
+			r->tl_rec[i] = r->tl_rec[2 * i] + r->tl_rec[2 * i + 1];
+			r->tl_cmd[i] = r->tl_cmd[2 * i] + r->tl_cmd[2 * i + 1];
+			r->tl_lost[i] = r->tl_lost[2 * i] + r->tl_lost[2 * i + 1];
+		}
+		memset(r->tl_rec + NBUCKETS / 2, 0, sizeof(r->tl_rec) / 2);
+		memset(r->tl_cmd + NBUCKETS / 2, 0, sizeof(r->tl_cmd) / 2);
+		memset(r->tl_lost + NBUCKETS / 2, 0, sizeof(r->tl_lost) / 2);
+		r->width *= 2;
+	}
+}
+
+static unsigned int tl_idx(const struct rep *r, uint64_t ts)
+{
+	return ts < r->t0 ? 0 : (unsigned int)((ts - r->t0) / r->width);
+}
+
+static void on_record(void *ctx, const struct hmb_record *rec,
+		      const struct hmb_dict_event *ev)
+{
+	struct rep *r = ctx;
+
+	tl_fit(r, rec->hdr.ts_ns);
+	r->tl_rec[tl_idx(r, rec->hdr.ts_ns)]++;
+	if (ev && ev->bg_edge == HMB_BG_POINT)
+		r->bg_points++;
+}
+
+static void on_cmd_begin(void *ctx, const struct fwm_cmd *c)
+{
+	struct rep *r = ctx;
+
+	tl_fit(r, c->first_ts);
+	r->tl_cmd[tl_idx(r, c->first_ts)]++;
+}
+
+static void on_cmd_step(void *ctx, const struct fwm_cmd *c,
+			enum hmb_phase from, uint64_t t0,
+			enum hmb_phase to, uint64_t t1)
+{
+	struct rep *r = ctx;
+
+	(void)c;
+	lh_add(&r->step[from][to], t1 - t0);
+}
+
+static void on_cmd_end(void *ctx, const struct fwm_cmd *c, enum fwm_end why)
+{
+	struct rep *r = ctx;
+	uint64_t total;
+	unsigned int i, min = 0;
+
+	if (why != FWM_END_COMPLETE || !(c->mask & (1u << HMB_PHASE_FETCH)))
+		return;
+	total = c->ts[HMB_PHASE_CQE_POSTED] - c->ts[HMB_PHASE_FETCH];
+	lh_add(&r->total, total);
+	if (r->ntop < r->top_n) {
+		i = r->ntop++;
+	} else {
+		for (i = 1; i < r->ntop; i++)
+			if (r->top[i].total < r->top[min].total)
+				min = i;
+		if (total <= r->top[min].total)
+			return;
+		i = min;
+	}
+	r->top[i].c = *c;
+	r->top[i].total = total;
+}
+
+static void on_bg_window(void *ctx, const char *group, uint64_t t0,
+			 uint64_t t1, unsigned int flags, uint8_t cpu)
+{
+	struct rep *r = ctx;
+	unsigned int g;
+
+	(void)cpu;
+	for (g = 0; g < r->ngroups; g++)
+		if (strcmp(r->groups[g], group) == 0)
+			break;
+	if (g == r->ngroups) {
+		if (g == FWM_MAX_GROUPS)
+			return;
+		snprintf(r->groups[g], HMB_DICT_NAME_LEN, "%s", group);
+		r->ngroups++;
+	}
+	if (r->nbg == MAX_BG) {
+		r->bg_omitted++;
+		return;
+	}
+	r->bg[r->nbg++] = (struct bgwin){ t0, t1, (uint8_t)g, (uint8_t)flags };
+}
+
+static const struct fwm_ops rep_ops = {
+	.record = on_record,
+	.cmd_begin = on_cmd_begin,
+	.cmd_step = on_cmd_step,
+	.cmd_end = on_cmd_end,
+	.bg_window = on_bg_window,
+};
+
+/* -------------------------------------------------------------- output */
+
+static void esc(struct outbuf *ob, const char *s)
+{
+	for (; *s; s++) {
+		ob_reserve(ob, 8);
+		switch (*s) {
+		case '&':
+			ob_lit(ob, "&amp;");
+			break;
+		case '<':
+			ob_lit(ob, "&lt;");
+			break;
+		case '>':
+			ob_lit(ob, "&gt;");
+			break;
+		case '"':
+			ob_lit(ob, "&quot;");
+			break;
+		default:
+			ob_putc(ob, *s);
+		}
+	}
+}
+
+static const char *dur(uint64_t ns, char *buf, size_t len)
+{
+	if (ns < 1000)
+		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
+	else if (ns < 1000000)
+		snprintf(buf, len, "%.1f µs", ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, len, "%.2f ms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.3f s", ns / 1e9);
+	return buf;
+}
+
+/* Seconds.nanoseconds of the firmware clock. */
+static const char *fwts(uint64_t ns, char *buf, size_t len)
+{
+	snprintf(buf, len, "%llu.%09llu", (unsigned long long)(ns / 1000000000),
+		 (unsigned long long)(ns % 1000000000));
+	return buf;
+}
+
+static const char *const palette[] = {
+	"#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948",
+	"#9c755f", "#bab0ac",
+};
+
+#define W 960
+
+static void svg_open(struct outbuf *ob, int w, int h, const char *label)
+{
+	ob_printf(ob, "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"",
+		  w, h, w, h);
+	esc(ob, label);
+	ob_lit(ob, "\">\n");
+}
+
+static void timeline(struct outbuf *ob, const struct rep *r,
+		     const struct input *in)
+{
+	const int h = 180, left = 60, top = 10, ph = 130;
+	const double pw = W - left - 10;
+	uint64_t max = 1, span = (uint64_t)NBUCKETS * r->width;
+	unsigned int used = 0;
+	char b1[40], b2[40];
+
+	for (unsigned int i = 0; i < NBUCKETS; i++) {
+		if (r->tl_rec[i] > max)
+			max = r->tl_rec[i];
+		if (r->tl_rec[i] || r->tl_lost[i])
+			used = i + 1;
+	}
+	if (!used)
+		used = 1;
+	span = (uint64_t)used * r->width;
+	ob_printf(ob, "<h2 id=\"timeline\">Timeline</h2>\n<p>Records per %s "
+		  "(bars), commands started (line), background windows "
+		  "(bands below the axis), losses (red marks).  Firmware "
+		  "clock from %s s.</p>\n", dur(r->width, b1, sizeof(b1)),
+		  fwts(r->t0, b2, sizeof(b2)));
+	svg_open(ob, W, h + 20 * (int)r->ngroups, "timeline");
+	ob_printf(ob, "<rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%d\" fill=\"#f7f7f7\"/>\n",
+		  left, top, pw, ph);
+	for (unsigned int i = 0; i < used; i++) {
+		double x = left + pw * i / used, bw = pw / used;
+		double bh = (double)ph * r->tl_rec[i] / max;
+
+		ob_reserve(ob, 512);
+		if (r->tl_rec[i])
+			ob_printf(ob, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"#4e79a7\"><title>%llu records</title></rect>\n",
+				  x, top + ph - bh, bw > 1.2 ? bw - 0.2 : bw,
+				  bh, (unsigned long long)r->tl_rec[i]);
+		if (r->tl_lost[i])
+			ob_printf(ob, "<rect class=\"lost\" x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"#e15759\"><title>%llu records lost</title></rect>\n",
+				  x, top, bw > 2 ? bw : 2, ph,
+				  (unsigned long long)r->tl_lost[i]);
+	}
+	/* commands started, as a polyline scaled to its own maximum */
+	{
+		uint64_t cmax = 0;
+
+		for (unsigned int i = 0; i < used; i++)
+			if (r->tl_cmd[i] > cmax)
+				cmax = r->tl_cmd[i];
+		if (cmax) {
+			ob_lit(ob, "<polyline fill=\"none\" stroke=\"#f28e2b\" stroke-width=\"1.5\" points=\"");
+			for (unsigned int i = 0; i < used; i++) {
+				ob_reserve(ob, 64);
+				ob_printf(ob, "%.1f,%.1f ",
+					  left + pw * (i + 0.5) / used,
+					  top + ph - (double)ph * r->tl_cmd[i] / cmax);
+			}
+			ob_lit(ob, "\"/>\n");
+		}
+	}
+	for (size_t i = 0; i < r->nbg; i++) {
+		const struct bgwin *b = &r->bg[i];
+		double x0 = left + pw * (double)(b->t0 - r->t0) / (double)span;
+		double x1 = left + pw * (double)(b->t1 - r->t0) / (double)span;
+
+		ob_reserve(ob, 512);
+		ob_printf(ob, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"14\" fill=\"%s\"><title>%s %s</title></rect>\n",
+			  x0, top + ph + 24 + 20 * b->group,
+			  x1 - x0 > 1 ? x1 - x0 : 1,
+			  palette[(b->group + 2) % 8], r->groups[b->group],
+			  dur(b->t1 - b->t0, b1, sizeof(b1)));
+	}
+	for (unsigned int g = 0; g < r->ngroups; g++)
+		ob_printf(ob, "<text x=\"4\" y=\"%d\" font-size=\"11\">%s</text>\n",
+			  top + ph + 35 + 20 * g, r->groups[g]);
+	ob_printf(ob, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n",
+		  left, top + ph, W - 10, top + ph);
+	for (int t = 0; t <= 4; t++) {
+		double x = left + pw * t / 4;
+
+		ob_printf(ob, "<text x=\"%.0f\" y=\"%d\" font-size=\"11\" text-anchor=\"%s\">+%s</text>\n",
+			  x, top + ph + 14, t == 0 ? "start" : t == 4 ? "end" : "middle",
+			  dur(span * (uint64_t)t / 4, b1, sizeof(b1)));
+	}
+	ob_printf(ob, "<text x=\"4\" y=\"%d\" font-size=\"11\">%llu</text>\n",
+		  top + 10, (unsigned long long)max);
+	ob_lit(ob, "</svg>\n");
+	(void)in;
+}
+
+static void opcodes(struct outbuf *ob, const struct rep *r,
+		    const struct hmb_acct *a)
+{
+	uint64_t max = 1;
+	unsigned int n = 0;
+	const int rowh = 18, left = 230;
+
+	for (unsigned int op = 0; op < 65536; op++)
+		if (a->opcodes[op]) {
+			n++;
+			if (a->opcodes[op] > max)
+				max = a->opcodes[op];
+		}
+	ob_lit(ob, "<h2 id=\"opcodes\">Events by opcode</h2>\n");
+	if (!n) {
+		ob_lit(ob, "<p>No records.</p>\n");
+		return;
+	}
+	svg_open(ob, W, rowh * (int)n + 10, "events by opcode");
+	n = 0;
+	for (unsigned int op = 0; op < 65536; op++) {
+		const struct hmb_dict_event *ev;
+		double w;
+
+		if (!a->opcodes[op])
+			continue;
+		ev = hmb_dict_lookup(r->dict, (uint16_t)op);
+		w = (W - left - 120.0) * a->opcodes[op] / max;
+		ob_reserve(ob, 512);
+		ob_printf(ob, "<text x=\"4\" y=\"%d\" font-size=\"12\">0x%04x %s</text>"
+			  "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>"
+			  "<text x=\"%.1f\" y=\"%d\" font-size=\"12\">%llu</text>\n",
+			  n * rowh + 14, op, ev ? ev->name : "(not in dictionary)",
+			  left, n * rowh + 3, w > 1 ? w : 1, rowh - 4,
+			  ev ? palette[0] : "#bab0ac", left + w + 4,
+			  n * rowh + 14, (unsigned long long)a->opcodes[op]);
+		n++;
+	}
+	ob_lit(ob, "</svg>\n");
+}
+
+/* Position of bucket @i's lower bound on a log2 axis (in octaves). */
+static double oct_pos(unsigned int i)
+{
+	if (i < HSUB)
+		return i < 2 ? 0 : (double)(31 - __builtin_clz(i)) +
+			(double)(i - (1u << (31 - __builtin_clz(i)))) /
+			(double)(1u << (31 - __builtin_clz(i)));
+	return (double)i / HSUB + 2;
+}
+
+/* Histogram by octave and CDF on a log axis, side by side. */
+static void latency_chart(struct outbuf *ob, const struct lhist *h,
+			  const char *title)
+{
+	const int cw = 460, ch = 160, left = 45, top = 8, ph = 120;
+	const double pw = cw - left - 10;
+	unsigned int k0 = 63 - (unsigned int)__builtin_clzll(h->min | 1);
+	unsigned int k1 = 63 - (unsigned int)__builtin_clzll(h->max | 1);
+	uint64_t oct[64] = { 0 }, omax = 1, cum = 0;
+	unsigned int nk = k1 - k0 + 1, lstep = (nk + 5) / 6;
+	char b1[32], b2[32], b3[32], b4[32], b5[32];
+
+	for (unsigned int i = 0; i < HBUCKETS; i++)
+		if (h->b[i])
+			oct[63 - __builtin_clzll(lh_lower(i) | 1)] += h->b[i];
+	for (unsigned int k = k0; k <= k1; k++)
+		if (oct[k] > omax)
+			omax = oct[k];
+	ob_printf(ob, "<div class=\"lat\"><h3>");
+	esc(ob, title);
+	ob_printf(ob, "</h3><p class=\"small\">n=%llu, min %s, p50 %s, p99 %s, max %s, mean %s</p>\n",
+		  (unsigned long long)h->n, dur(h->min, b1, sizeof(b1)),
+		  dur(lh_quantile(h, 0.5), b2, sizeof(b2)),
+		  dur(lh_quantile(h, 0.99), b3, sizeof(b3)),
+		  dur(h->max, b4, sizeof(b4)),
+		  dur(h->sum / h->n, b5, sizeof(b5)));
+	/* histogram */
+	svg_open(ob, cw, ch, "histogram");
+	for (unsigned int k = k0; k <= k1; k++) {
+		double x = left + pw * (k - k0) / nk, bh = (double)ph * oct[k] / omax;
+
+		ob_reserve(ob, 512);
+		ob_printf(ob, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#59a14f\"><title>%s..%s: %llu</title></rect>\n",
+			  x + 1, top + ph - bh, pw / nk - 2, bh,
+			  dur(1ull << k, b1, sizeof(b1)),
+			  dur((2ull << k) - 1, b2, sizeof(b2)),
+			  (unsigned long long)oct[k]);
+		if ((k - k0) % lstep == 0)
+			ob_printf(ob, "<text x=\"%.1f\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\">%s</text>\n",
+				  x + pw / nk / 2, top + ph + 13,
+				  dur(1ull << k, b1, sizeof(b1)));
+	}
+	ob_printf(ob, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>"
+		  "<text x=\"2\" y=\"%d\" font-size=\"10\">%llu</text>"
+		  "<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\">count per octave</text></svg>\n",
+		  left, top + ph, cw - 10, top + ph, top + 10,
+		  (unsigned long long)omax, cw / 2, ch - 4);
+	/* CDF: x = log2(latency) over [k0, k1 + 1), y = fraction */
+	svg_open(ob, cw, ch, "CDF");
+	ob_printf(ob, "<rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%d\" fill=\"#f7f7f7\"/>",
+		  left, top, pw, ph);
+	ob_lit(ob, "<polyline fill=\"none\" stroke=\"#4e79a7\" stroke-width=\"2\" points=\"");
+	ob_printf(ob, "%d,%d ", left, top + ph);
+	for (unsigned int i = 0; i < HBUCKETS; i++) {
+		double x;
+
+		if (!h->b[i])
+			continue;
+		cum += h->b[i];
+		/* log-linear buckets: index / HSUB is the octave, linear within */
+		x = left + pw * (oct_pos(i + 1) - k0) / nk;
+		ob_reserve(ob, 64);
+		ob_printf(ob, "%.1f,%.1f ", x > left + pw ? left + pw : x,
+			  top + ph - (double)ph * cum / h->n);
+	}
+	ob_lit(ob, "\"/>\n");
+	for (int q = 0; q <= 4; q++)
+		ob_printf(ob, "<text x=\"2\" y=\"%d\" font-size=\"10\">%d%%</text>",
+			  top + ph - ph * q / 4 + 4, q * 25);
+	for (unsigned int k = k0; k <= k1 + 1; k += lstep)
+		ob_printf(ob, "<text x=\"%.1f\" y=\"%d\" font-size=\"10\" text-anchor=\"%s\">%s</text>\n",
+			  left + pw * (k - k0) / nk, top + ph + 13,
+			  k + lstep > k1 + 1 && k > k0 ? "end" : "middle",
+			  dur(1ull << k, b1, sizeof(b1)));
+	ob_printf(ob, "<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\">cumulative fraction</text></svg></div>\n",
+		  cw / 2, ch - 4);
+}
+
+static void latencies(struct outbuf *ob, const struct rep *r)
+{
+	char title[96];
+	unsigned int charts = 0;
+
+	ob_lit(ob, "<h2 id=\"latency\">Command latency by phase</h2>\n"
+	       "<p>Firmware clock.  Each phase interval runs from one phase "
+	       "event of a command to its next one; the total runs from fetch to "
+	       "cqe_posted of complete commands.</p>\n<div class=\"grid\">\n");
+	if (r->total.n) {
+		latency_chart(ob, &r->total, "total: fetch -> cqe_posted");
+		charts++;
+	}
+	for (int a = 0; a < HMB_PHASE_COUNT; a++)
+		for (int b = 0; b < HMB_PHASE_COUNT; b++) {
+			if (!r->step[a][b].n)
+				continue;
+			snprintf(title, sizeof(title), "%s -> %s",
+				 hmb_phase_name(a), hmb_phase_name(b));
+			latency_chart(ob, &r->step[a][b], title);
+			charts++;
+		}
+	if (!charts)
+		ob_lit(ob, "<p>No command phase events (none of the opcodes "
+		       "marks a phase in the dictionary).</p>\n");
+	ob_lit(ob, "</div>\n");
+}
+
+static int cmp_top(const void *x, const void *y)
+{
+	const struct topcmd *a = x, *b = y;
+
+	return a->total < b->total ? 1 : a->total > b->total ? -1 : 0;
+}
+
+static void slowest(struct outbuf *ob, struct rep *r)
+{
+	char b1[32], b2[32], b3[40], nb[16];
+
+	qsort(r->top, r->ntop, sizeof(r->top[0]), cmp_top);
+	ob_printf(ob, "<h2 id=\"slowest\">Slowest commands</h2>\n<p>The %u "
+		  "slowest complete commands, fetch to cqe_posted, with their "
+		  "firmware events and the background windows they overlapped."
+		  "</p>\n", r->ntop);
+	if (!r->ntop)
+		return;
+	ob_lit(ob, "<table class=\"slow\"><tr><th>#</th><th>command</th><th>sqid</th><th>cid</th><th>firmware total</th><th>events (time after fetch, cpu, seq)</th><th>overlapping background</th></tr>\n");
+	for (unsigned int i = 0; i < r->ntop; i++) {
+		const struct fwm_cmd *c = &r->top[i].c;
+		uint64_t f = c->ts[HMB_PHASE_FETCH], e = c->ts[HMB_PHASE_CQE_POSTED];
+		unsigned int nov = 0;
+
+		ob_reserve(ob, 1024);
+		ob_printf(ob, "<tr><td>%u</td><td>%s</td><td>%u</td><td>0x%04x</td><td>%s</td><td>",
+			  i + 1, fwm_cmd_name(c, nb, sizeof(nb)), c->sqid,
+			  c->cid, dur(r->top[i].total, b1, sizeof(b1)));
+		for (int p = HMB_PHASE_FETCH; p < HMB_PHASE_COUNT; p++) {
+			const struct hmb_dict_event *ev;
+
+			if (!(c->mask & (1u << p)))
+				continue;
+			ev = hmb_dict_phase_event(r->dict, p);
+			ob_reserve(ob, 512);
+			ob_printf(ob, "%s +%s (cpu %u, seq %u) @%s<br>",
+				  ev ? ev->name : hmb_phase_name(p),
+				  dur(c->ts[p] - f, b2, sizeof(b2)), c->ecpu[p],
+				  c->seq[p], fwts(c->ts[p], b3, sizeof(b3)));
+		}
+		ob_lit(ob, "</td><td>");
+		for (size_t k = 0; k < r->nbg; k++) {
+			const struct bgwin *b = &r->bg[k];
+
+			if (b->t1 < f || b->t0 > e)
+				continue;
+			if (++nov > 5)
+				continue;
+			ob_reserve(ob, 512);
+			ob_printf(ob, "%s %s (from %s)<br>", r->groups[b->group],
+				  dur(b->t1 - b->t0, b1, sizeof(b1)),
+				  b->t0 < f ? "before fetch" : "during");
+		}
+		if (nov > 5)
+			ob_printf(ob, "and %u more", nov - 5);
+		else if (!nov)
+			ob_lit(ob, "none");
+		ob_lit(ob, "</td></tr>\n");
+	}
+	ob_lit(ob, "</table>\n");
+}
+
+static void losses(struct outbuf *ob, const struct input *in)
+{
+	const struct hmb_acct *a = in->acct;
+	char b1[40], b2[40];
+
+	ob_printf(ob, "<h2 id=\"losses\">Losses</h2>\n<p id=\"loss-summary\">%llu "
+		  "record%s lost in %llu gap%s; %llu duplicate%s dropped; %llu "
+		  "record%s ignored (unknown flags); %llu truncated by the "
+		  "firmware.</p>\n",
+		  (unsigned long long)a->lost, a->lost == 1 ? "" : "s",
+		  (unsigned long long)a->gaps, a->gaps == 1 ? "" : "s",
+		  (unsigned long long)a->duplicates, a->duplicates == 1 ? "" : "s",
+		  (unsigned long long)a->ignored, a->ignored == 1 ? "" : "s",
+		  (unsigned long long)a->truncated);
+	if (!in->ngaps)
+		return;
+	ob_lit(ob, "<table class=\"gaps\"><tr><th>lost</th><th>seq</th><th>between ts (s)</th><th>and ts (s)</th><th>dump offset</th></tr>\n");
+	for (size_t i = 0; i < in->ngaps; i++) {
+		const struct hmb_gap *g = &in->gaps[i];
+
+		ob_reserve(ob, 512);
+		ob_printf(ob, "<tr><td>%llu</td><td>%u..%u</td><td>%s</td><td>%s</td><td>%llu</td></tr>\n",
+			  (unsigned long long)g->count, g->first_seq, g->last_seq,
+			  fwts(g->ts_before, b1, sizeof(b1)),
+			  fwts(g->ts_after, b2, sizeof(b2)),
+			  (unsigned long long)g->offset);
+	}
+	ob_lit(ob, "</table>\n");
+	if (in->gaps_omitted)
+		ob_printf(ob, "<p>%llu more gaps not listed.</p>\n",
+			  (unsigned long long)in->gaps_omitted);
+}
+
+static int cmp_host_slow(const void *a, const void *b, void *ctx)
+{
+	const struct corr *c = ctx;
+	int64_t x = c->hc[*(const size_t *)a].x[CX_HOST_TOTAL];
+	int64_t y = c->hc[*(const size_t *)b].x[CX_HOST_TOTAL];
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The host's view: the join with HOST_EVENTS (correlate.c). */
+static void host_section(struct outbuf *ob, const struct corr *c,
+			 unsigned int top_n)
+{
+	static const char *const titles[CX_COUNT] = {
+		"host: submit -> complete",
+		"host submit -> fw fetch (clock-mapped)",
+		"fw fetch -> cqe_posted (fw clock)",
+		"fw cqe_posted -> host complete (clock-mapped)",
+	};
+	const struct hmb_clock *k = &c->clk;
+	uint64_t n = c->host.n - c->other_ctrl;
+	struct lhist *h = calloc(CX_COUNT, sizeof(*h));
+	size_t *idx = malloc((c->host.n ? c->host.n : 1) * sizeof(*idx));
+	char b1[32], b2[32], b3[32], b4[32];
+
+	ob_lit(ob, "<h2 id=\"host\">Host and firmware</h2>\n<p id=\"host-summary\">");
+	esc(ob, c->host.path);
+	ob_printf(ob, " (%s, nvme%u): %llu host commands; <b>%llu matched</b> "
+		  "(%.2f%%), %llu partial, %llu unmatched; %llu firmware "
+		  "commands without a host command.</p>\n",
+		  hostev_fmt_name(c->host.fmt), c->ctrl, (unsigned long long)n,
+		  (unsigned long long)c->matched,
+		  n ? 100.0 * (double)c->matched / (double)n : 0.0,
+		  (unsigned long long)c->partial,
+		  (unsigned long long)c->unmatched,
+		  (unsigned long long)c->fw_unmatched);
+	if (k->valid) {
+		char drift[64] = "not estimated (matched span under 100 ms)";
+
+		if (k->drift_err >= 0)
+			snprintf(drift, sizeof(drift), "%+.3f ppm (± %.3f)",
+				 k->drift * 1e6, k->drift_err * 1e6);
+		ob_printf(ob, "<p id=\"clock\">Clock: host = firmware %+.3f µs "
+			  "(± %.3f µs) at firmware %.6f s; drift %s; from %zu "
+			  "commands.  Firmware events inside their command's host "
+			  "window: %llu, within the clock error: %llu, outside: "
+			  "%llu.</p>\n", k->off_ns / 1e3, k->off_err_ns / 1e3,
+			  k->ref / 1e9, drift,
+			  k->used, (unsigned long long)c->in_window,
+			  (unsigned long long)c->in_window_err,
+			  (unsigned long long)c->outside);
+	} else {
+		ob_lit(ob, "<p id=\"clock\" class=\"warn\">No clock estimate: too few matched commands.</p>\n");
+	}
+	if (!h || !idx) {
+		free(h);
+		free(idx);
+		return;
+	}
+	for (size_t i = 0; i < c->host.n; i++)
+		for (int x = 0; x < CX_COUNT; x++)
+			if (c->hc[i].x[x] >= 0 && c->host.v[i].ctrl == c->ctrl)
+				lh_add(&h[x], (uint64_t)c->hc[i].x[x]);
+	ob_lit(ob, "<div class=\"grid\">\n");
+	for (int x = 0; x < CX_COUNT; x++)
+		if (h[x].n)
+			latency_chart(ob, &h[x], titles[x]);
+	ob_lit(ob, "</div>\n");
+	for (size_t i = 0; i < c->host.n; i++)
+		idx[i] = i;
+	qsort_r(idx, c->host.n, sizeof(*idx), cmp_host_slow, (void *)c);
+	ob_printf(ob, "<h3>Slowest host commands</h3>\n<table class=\"slow\" id=\"host-slow\"><tr><th>#</th><th>command</th><th>qid</th><th>cid</th><th>host total</th><th>submit -&gt; fetch</th><th>firmware</th><th>cqe -&gt; complete</th><th>match</th></tr>\n");
+	for (size_t t = 0, shown = 0; t < c->host.n && shown < top_n; t++) {
+		const struct host_cmd *hc = &c->host.v[idx[t]];
+		const struct corr_cmd *r = &c->hc[idx[t]];
+
+		if (hc->ctrl != c->ctrl)
+			continue;
+		shown++;
+		ob_reserve(ob, 1024);
+		ob_printf(ob, "<tr><td>%zu</td><td>%s</td><td>%u</td><td>0x%04x</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
+			  shown, hc->opc[0] ? hc->opc : "?", hc->qid, hc->cid,
+			  dur((uint64_t)r->x[CX_HOST_TOTAL], b1, sizeof(b1)),
+			  r->x[CX_SUBMIT_TO_FETCH] >= 0 ?
+			  dur((uint64_t)r->x[CX_SUBMIT_TO_FETCH], b2, sizeof(b2)) : "-",
+			  r->x[CX_FW_TOTAL] >= 0 ?
+			  dur((uint64_t)r->x[CX_FW_TOTAL], b3, sizeof(b3)) : "-",
+			  r->x[CX_CQE_TO_COMPLETE] >= 0 ?
+			  dur((uint64_t)r->x[CX_CQE_TO_COMPLETE], b4, sizeof(b4)) : "-",
+			  corr_match_name(r->match));
+	}
+	ob_lit(ob, "</table>\n");
+	free(h);
+	free(idx);
+}
+
+static const char css[] =
+"body{font-family:sans-serif;margin:16px;color:#222;max-width:1000px}"
+"h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;margin-top:28px}"
+"h3{font-size:14px;margin:4px 0}.small{font-size:12px;color:#555;margin:2px 0}"
+"table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ddd;padding:3px 6px;vertical-align:top;text-align:left}"
+"th{background:#f0f0f0}.grid{display:flex;flex-wrap:wrap}.lat{margin:6px 10px 6px 0;width:460px}"
+".summary td:first-child{font-weight:bold}.warn{color:#c00;font-weight:bold}"
+"svg.chart{display:block}";
+
+/*
+ * The only script: it checks that every chart rendered and says so in a
+ * status element (the test reads it back from the DOM).
+ */
+static const char script[] =
+"(function(){var s=document.getElementById('render-status');"
+"var c=document.querySelectorAll('svg.chart');var ok=0;"
+"for(var i=0;i<c.length;i++){var b=c[i].getBBox();if(b.width>0&&b.height>0)ok++;}"
+"s.setAttribute('data-charts',String(c.length));"
+"s.setAttribute('data-ok',ok===c.length?'1':'0');"
+"s.textContent=ok+' of '+c.length+' charts rendered';})();";
+
+static void html(struct outbuf *ob, struct rep *r, const struct input *in,
+		 const struct fwmodel *m, const struct corr *corr)
+{
+	const struct hmb_acct *a = in->acct;
+	char b1[40], b2[40], b3[40];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	ob_lit(ob, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>HMB trace report: ");
+	esc(ob, in->name);
+	ob_lit(ob, "</title>\n<style>");
+	ob_puts(ob, css);
+	ob_lit(ob, "</style></head><body>\n<h1>HMB firmware trace: ");
+	esc(ob, in->name);
+	ob_lit(ob, "</h1>\n<table class=\"summary\">\n");
+	ob_printf(ob, "<tr><td>records</td><td>%llu (%s)</td></tr>\n",
+		  (unsigned long long)a->records,
+		  hmb_reader_dialect(in->reader) == HMB_DIALECT_RING ?
+		  "ring image" : "dump");
+	if (a->records)
+		ob_printf(ob, "<tr><td>firmware time</td><td>%s s .. %s s (%s)</td></tr>\n",
+			  fwts(a->first_ts_ns, b1, sizeof(b1)),
+			  fwts(a->last_ts_ns, b2, sizeof(b2)),
+			  dur(a->last_ts_ns - a->first_ts_ns, b3, sizeof(b3)));
+	ob_printf(ob, "<tr><td>lost</td><td%s>%llu records in %llu gaps</td></tr>\n",
+		  a->lost ? " class=\"warn\"" : "",
+		  (unsigned long long)a->lost, (unsigned long long)a->gaps);
+	ob_printf(ob, "<tr><td>commands</td><td>%llu (%llu complete, %llu "
+		  "without fetch, %llu open at the end, %llu cid reused "
+		  "before completion)</td></tr>\n",
+		  (unsigned long long)m->st.cmds,
+		  (unsigned long long)m->st.complete,
+		  (unsigned long long)m->st.no_fetch,
+		  (unsigned long long)m->st.eof_open,
+		  (unsigned long long)m->st.reused);
+	ob_printf(ob, "<tr><td>background</td><td>%llu windows, %llu points"
+		  "%s</td></tr>\n", (unsigned long long)m->st.bg_windows,
+		  (unsigned long long)r->bg_points,
+		  r->bg_omitted ? " (some windows not kept for overlap)" : "");
+	ob_printf(ob, "<tr><td>not in dictionary</td><td>%llu records</td></tr>\n",
+		  (unsigned long long)m->st.unknown_opcode);
+	ob_printf(ob, "<tr><td>generated</td><td>%04d-%02d-%02d %02d:%02d UTC by "
+		  PROG " " HMB_ANALYZE_VERSION "</td></tr>\n</table>\n",
+		  tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		  tm.tm_min);
+	ob_lit(ob, "<p class=\"small\" id=\"render-status\" data-ok=\"0\">charts not rendered (scripts disabled?)</p>\n");
+	if (r->have_t0)
+		timeline(ob, r, in);
+	opcodes(ob, r, a);
+	latencies(ob, r);
+	if (corr)
+		host_section(ob, corr, r->top_n);
+	slowest(ob, r);
+	losses(ob, in);
+	ob_lit(ob, "<script>");
+	ob_puts(ob, script);
+	ob_lit(ob, "</script>\n</body></html>\n");
+}
+
+static int write_report(struct input *in, struct outbuf *ob,
+			const struct hmb_dict *dict, unsigned int top_n,
+			const struct corr *corr)
+{
+	struct hmb_error err = { 0 };
+	struct hmb_record rec;
+	struct fwmodel m;
+	struct rep *r;
+	uint64_t gaps_seen = 0;
+	int rc;
+
+	r = calloc(1, sizeof(*r));
+	if (!r || fwm_init(&m, dict, &rep_ops, r)) {
+		free(r);
+		errorf("out of memory");
+		return EXIT_BADINPUT;
+	}
+	r->bg = calloc(MAX_BG, sizeof(*r->bg));
+	if (!r->bg) {
+		fwm_finish(&m);
+		free(r);
+		errorf("out of memory");
+		return EXIT_BADINPUT;
+	}
+	r->dict = dict;
+	r->top_n = top_n;
+	while ((rc = input_next(in, &rec, &err)) > 0) {
+		if (in->acct->gaps != gaps_seen) {
+			gaps_seen = in->acct->gaps;
+			tl_fit(r, in->last_gap.ts_after);
+			r->tl_lost[tl_idx(r, in->last_gap.ts_after)] +=
+				in->last_gap.count;
+		}
+		fwm_add(&m, &rec);
+	}
+	fwm_finish(&m);
+	if (rc < 0) {
+		input_report(in, &err);
+		rc = EXIT_BADINPUT;
+	} else {
+		html(ob, r, in, &m, corr);
+		ob_flush(ob);
+		if (ob->err) {
+			errorf("%s: write error: %s", ob->name,
+			       strerror(ob->err));
+			rc = EXIT_BADINPUT;
+		}
+	}
+	free(r->bg);
+	free(r);
+	return rc;
+}
+
+void usage_report(FILE *f)
+{
+	fprintf(f,
+"Usage: " PROG " report FILE [--host HOST_EVENTS] -o REPORT.html [OPTIONS]\n"
+"\n"
+"Write one self-contained HTML page about FILE (a dump or ring image, or -\n"
+"for stdin): summary, timeline overview (records, commands, background\n"
+"windows, losses), events by opcode, command latency per phase (log2\n"
+"histograms and CDFs), the slowest commands with their firmware events and\n"
+"overlapping background windows, and every loss with its place in time.\n"
+"With --host, also the host's view of the same commands (the join of\n"
+"correlate): matched counts, the clock estimate, host/firmware latency\n"
+"breakdown histograms and the slowest host commands.\n"
+"Inline SVG and CSS only: it opens offline in any browser.\n"
+"\n"
+"Options:\n"
+"  -o, --output PATH    the HTML file (- for stdout); required\n"
+"      --host FILE      hmb-trace-agent -j --per-command output or perf script\n"
+"                       of the nvme tracepoints (see correlate --help)\n"
+"      --ctrl N         the host controller of FILE (see correlate --help)\n"
+"      --dict FILE      event dictionary (default: the shipped one)\n"
+"      --top N          slowest commands to list (default 20, at most %d)\n"
+"      --meta PATH      read this sidecar instead of FILE.meta\n"
+"      --no-meta        ignore FILE.meta\n"
+"      --dup-window N   see decode --help\n"
+"  -h, --help           this help\n"
+"\n"
+"Examples:\n"
+"  " PROG " report trace.bin -o trace.html && xdg-open trace.html\n", MAX_TOP);
+}
+
+static const struct option report_opts[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "dict", required_argument, NULL, 'D' },
+	{ "top", required_argument, NULL, 'T' },
+	{ "host", required_argument, NULL, 'H' },
+	{ "ctrl", required_argument, NULL, 'C' },
+	{ "help", no_argument, NULL, 'h' },
+	INPUT_LONGOPTS,
+	{ NULL, 0, NULL, 0 }
+};
+
+int cmd_report(int argc, char **argv)
+{
+	struct input_opts iopts = { .max_gaps = MAX_GAPS };
+	const char *dict_path = NULL, *out = NULL, *host = NULL;
+	struct hmb_dict *dict = NULL;
+	struct corr corr;
+	long ctrl = -1;
+	unsigned int top_n = 20;
+	struct outbuf ob;
+	struct input in;
+	uint64_t v;
+	int opt, rc, fd;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "o:h", report_opts, NULL)) != -1) {
+		switch (opt) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'D':
+			dict_path = optarg;
+			break;
+		case 'T':
+			if (parse_u64(optarg, &v) || v > MAX_TOP) {
+				errorf("--top: '%s' is not a count in 0..%d",
+				       optarg, MAX_TOP);
+				return EXIT_USAGE;
+			}
+			top_n = (unsigned int)v;
+			break;
+		case 'H':
+			host = optarg;
+			break;
+		case 'C':
+			if (parse_u64(optarg, &v) || v > UINT32_MAX) {
+				errorf("--ctrl: '%s' is not a controller number", optarg);
+				return EXIT_USAGE;
+			}
+			ctrl = (long)v;
+			break;
+		case 'h':
+			usage_report(stdout);
+			return 0;
+		default:
+			rc = input_opt(&iopts, opt, optarg);
+			if (rc < 0)
+				return EXIT_USAGE;
+			if (rc == 0) {
+				usage_report(stderr);
+				return EXIT_USAGE;
+			}
+		}
+	}
+	if (argc - optind != 1 || !out) {
+		errorf("report: expected FILE and -o REPORT.html (try '" PROG " report --help')");
+		return EXIT_USAGE;
+	}
+	if (host && strcmp(argv[optind], "-") == 0) {
+		errorf("report: --host reads FILE twice; give a file, not -");
+		return EXIT_USAGE;
+	}
+	if (dict_open(dict_path, &dict))
+		return EXIT_BADINPUT;
+	if (host) {
+		rc = corr_run(&corr, argv[optind], host, dict, ctrl);
+		if (rc) {
+			hmb_dict_free(dict);
+			return rc;
+		}
+	}
+	if (input_open(&in, argv[optind], &iopts)) {
+		if (host)
+			corr_free(&corr);
+		hmb_dict_free(dict);
+		return EXIT_BADINPUT;
+	}
+	if (strcmp(out, "-") == 0) {
+		fd = STDOUT_FILENO;
+	} else {
+		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			errorf("%s: cannot create: %s", out, strerror(errno));
+			rc = EXIT_BADINPUT;
+			goto out;
+		}
+	}
+	if (ob_open(&ob, fd, fd == STDOUT_FILENO ? "<stdout>" : out,
+		    OUTBUF_SIZE)) {
+		errorf("out of memory");
+		rc = EXIT_BADINPUT;
+		goto out;
+	}
+	rc = write_report(&in, &ob, dict, top_n, host ? &corr : NULL);
+	ob_close(&ob);
+	if (fd != STDOUT_FILENO && close(fd) && rc == 0) {
+		errorf("%s: close: %s", out, strerror(errno));
+		rc = EXIT_BADINPUT;
+	}
+	fd = STDOUT_FILENO;
+	/* No half report: a failed run leaves no file behind. */
+	if (rc && strcmp(out, "-") != 0)
+		unlink(out);
+out:
+	if (fd != STDOUT_FILENO)
+		close(fd);
+	input_close(&in);
+	if (host)
+		corr_free(&corr);
+	hmb_dict_free(dict);
+	return rc;
+}

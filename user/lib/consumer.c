@@ -27,6 +27,7 @@ struct hmb_consumer {
 	uint64_t cursor;	/* local, unpublished */
 	uint64_t head;		/* last validated head */
 	uint64_t published;	/* last tail handed to the hook */
+	uint64_t hdr_tail;	/* tail the header should hold (ours) */
 	hmb_publish_fn publish;
 	void *pub_ctx;
 	bool frozen_seen;
@@ -124,7 +125,7 @@ int hmb_consumer_open(struct hmb_consumer **out, const volatile void *base,
 		free(c);
 		return rc;
 	}
-	c->cursor = c->published = tail;
+	c->cursor = c->published = c->hdr_tail = tail;
 	c->head = head;
 	*out = c;
 	return 0;
@@ -151,6 +152,18 @@ int hmb_consumer_poll(struct hmb_consumer *c, uint64_t *avail,
 	frozen = flags & HMB_RING_FLAG_FROZEN;
 	if (frozen)
 		c->frozen_seen = true;
+	/*
+	 * Only the consumer's side writes tail, except a producer
+	 * re-initialising the ring (format.md 11.2).  A tail we did not
+	 * publish means the header was rewritten even if every FROZEN window
+	 * fell between two polls: read nothing more of the old epoch and
+	 * treat it as FROZEN seen.
+	 */
+	if (hmb__load_acq64(&c->hdr->tail) != c->hdr_tail) {
+		c->frozen_seen = true;
+		c->head = c->cursor;
+		return 0;	/* hmb_consumer_reinit() takes it from here */
+	}
 	if (h < c->head) {
 		/*
 		 * A frozen ring is being re-initialised: wait for reinit, and
@@ -373,6 +386,7 @@ int hmb_consumer_commit(struct hmb_consumer *c, struct hmb_error *err)
 					c->cursor,
 					"publishing tail %" PRIu64 " failed: %s",
 					c->cursor, strerror(rc < 0 ? -rc : rc));
+		c->hdr_tail = c->cursor;
 	}
 	c->published = c->cursor;
 	return 0;
@@ -418,11 +432,11 @@ int hmb_consumer_reinit(struct hmb_consumer *c, struct hmb_error *err)
 	if (rc)
 		return rc;
 	c->frozen_seen = false;
-	if (tail == c->published && head >= c->head) {
+	if (tail == c->hdr_tail && head >= c->head) {
 		/* Thawed without a rewrite: carry on where we were. */
 		return 0;
 	}
-	c->cursor = c->published = tail;
+	c->cursor = c->published = c->hdr_tail = tail;
 	c->head = head;
 	return 1;
 }

@@ -442,7 +442,30 @@ static void test_reinit(void)
 	drain(c, buf, sizeof(buf));
 	hmb_producer_reinit(&p, 0);
 	ok(hmb_consumer_poll(c, &avail, &e) == HMB_E_HEAD_BACKWARDS,
-	   "unseen re-init: %s", e.msg);
+	   "unseen re-init with tail 0 published: %s", e.msg);
+	hmb_consumer_close(c);
+	/*
+	 * A re-init whose whole FROZEN window fell between two polls, after
+	 * the consumer had published a tail, with the new epoch already past
+	 * the old head: the rewritten tail gives it away.
+	 */
+	hmb_consumer_open(&c, ring, 64 + 256, hmb_publish_store, ring, &e);
+	for (i = 0; i < 3; i++)
+		emit_len(&p, 24, HMB_EMIT_DROP);
+	drain(c, buf, sizeof(buf));
+	hmb_consumer_commit(c, &e);
+	ok(hmb_consumer_cursor(c) == 168, "consumer published 168");
+	hmb_producer_reinit(&p, 5000);
+	for (i = 0; i < 4; i++)
+		emit_len(&p, 24, HMB_EMIT_DROP);
+	ok(p.head == 224 && hmb_consumer_poll(c, &avail, &e) == 0 &&
+	   avail == 0, "rewritten tail: nothing of the old epoch is read");
+	ok(hmb_consumer_reinit(c, &e) == 1 && hmb_consumer_cursor(c) == 0,
+	   "missed re-init recognised by the rewritten tail");
+	ok(hmb_consumer_poll(c, &avail, &e) == 0 && avail == 224 &&
+	   drain(c, buf, sizeof(buf)) == 224 &&
+	   ((struct hmb_record_hdr *)buf)->seq == 5000,
+	   "new epoch read from its start");
 	hmb_consumer_close(c);
 	free(ring);
 }

@@ -102,6 +102,9 @@ int hmb_consumer_open(struct hmb_consumer **out, const volatile void *base,
 	if (!out || !base)
 		return hmb__err(err, HMB_E_INVAL, 0, 0, "no ring mapping given");
 	*out = NULL;
+	if ((uintptr_t)base & (HMB_RECORD_ALIGN - 1))
+		return hmb__err(err, HMB_E_INVAL, 0, 0,
+				"ring mapping %p is not 8-byte aligned", base);
 	if (map_len < HMB_RING_HDR_SIZE)
 		return hmb__err(err, HMB_E_RING_SHORT, 0, map_len,
 				"mapping of %zu bytes is shorter than the %d-byte ring header",
@@ -149,9 +152,15 @@ int hmb_consumer_poll(struct hmb_consumer *c, uint64_t *avail,
 	if (frozen)
 		c->frozen_seen = true;
 	if (h < c->head) {
-		/* A frozen ring is being re-initialised: wait for reinit. */
-		if (c->frozen_seen)
+		/*
+		 * A frozen ring is being re-initialised: wait for reinit, and
+		 * read nothing more of the old epoch (its bytes are being
+		 * overwritten).
+		 */
+		if (c->frozen_seen) {
+			c->head = c->cursor;
 			return 0;
+		}
 		where_cur(c, c->cursor, where, sizeof(where));
 		return hmb__err(err, HMB_E_HEAD_BACKWARDS, 0, c->cursor,
 				"head moved backwards from %" PRIu64 " to %" PRIu64
@@ -233,18 +242,21 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 		}
 		/* Validate the copy, never the ring. */
 		memcpy(&h, buf + out, sizeof(h));
-		where_cur(c, cur, where, sizeof(where));
-		rc = hmb__rec_validate(&h, cur, where, err);
-		if (rc)
+		if (__builtin_expect(!hmb__rec_hdr_ok(&h), 0)) {
+			where_cur(c, cur, where, sizeof(where));
+			rc = hmb__rec_validate(&h, cur, where, err);
 			break;
+		}
 		s = HMB_RECORD_SIZE(h.payload_len);
 		if (s > rem) {
+			where_cur(c, cur, where, sizeof(where));
 			rc = hmb__err(err, HMB_E_REC_CROSS_LAP, 0, cur,
 				      "record of %" PRIu64 " bytes %s crosses the end of the lap (%" PRIu64
 				      " bytes left)", s, where, rem);
 			break;
 		}
 		if (s > head - cur) {
+			where_cur(c, cur, where, sizeof(where));
 			rc = hmb__err(err, HMB_E_REC_BEYOND_HEAD, 0, cur,
 				      "record of %" PRIu64 " bytes %s extends past head %" PRIu64,
 				      s, where, head);
@@ -252,6 +264,7 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 		}
 		if (h.flags & HMB_REC_FLAG_WRAP_MARKER) {
 			if (head < lap_end) {
+				where_cur(c, cur, where, sizeof(where));
 				rc = hmb__err(err, HMB_E_HEAD_IN_GAP, 0, cur,
 					      "head %" PRIu64 " inside the skip after the wrap marker %s",
 					      head, where);

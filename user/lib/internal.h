@@ -66,6 +66,17 @@ static inline void hmb__store_rel32(volatile __u32 *p, uint32_t v)
 	__atomic_store_n(p, v, __ATOMIC_RELEASE);
 }
 
+/*
+ * The checks of hmb__rec_validate() without a message: the hot paths test
+ * this first and format a location only for a header that fails it.
+ */
+static inline bool hmb__rec_hdr_ok(const struct hmb_record_hdr *h)
+{
+	return h->magic == HMB_RECORD_MAGIC &&
+	       h->payload_len <= HMB_RECORD_MAX_PAYLOAD &&
+	       !((h->flags & HMB_REC_FLAG_WRAP_MARKER) && h->payload_len);
+}
+
 static inline bool hmb__is_pow2(uint64_t v)
 {
 	return v && !(v & (v - 1));

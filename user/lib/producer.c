@@ -54,6 +54,9 @@ int hmb_producer_init(struct hmb_producer *p, void *base, size_t len,
 
 	if (!p || !base)
 		return hmb__err(err, HMB_E_INVAL, 0, 0, "no producer or ring");
+	if ((uintptr_t)base & (HMB_RECORD_ALIGN - 1))
+		return hmb__err(err, HMB_E_INVAL, 0, 0,
+				"ring %p is not 8-byte aligned", base);
 	rc = check_size(ring_size, len, err);
 	if (rc)
 		return rc;

@@ -14,7 +14,7 @@
 
 #include "internal.h"
 
-#define DUMP_BUF (64 * 1024)
+#define DUMP_BUF (128 * 1024)
 
 struct hmb_reader {
 	int fd;
@@ -265,6 +265,28 @@ int hmb_reader_next(struct hmb_reader *r, struct hmb_record *rec,
 			rec->offset = HMB_RECORD_AREA_OFF +
 				      (rec->offset & ((uint64_t)r->hdr.ring_size - 1));
 		return rc;
+	}
+	/*
+	 * Fast path, taken for almost every record of a dump: a valid header
+	 * and the whole record already in the buffer.  Anything else goes
+	 * the general way below, which refills and says what is wrong.
+	 */
+	if (r->len - r->pos >= HMB_RECORD_HDR_SIZE) {
+		const uint8_t *p = r->buf + r->pos;
+		uint32_t size;
+
+		memcpy(&rec->hdr, p, sizeof(rec->hdr));
+		size = HMB_RECORD_SIZE(rec->hdr.payload_len);
+		if (__builtin_expect(hmb__rec_hdr_ok(&rec->hdr) &&
+				     r->len - r->pos >= size, 1)) {
+			rec->payload = p + HMB_RECORD_HDR_SIZE;
+			rec->raw = p;
+			rec->raw_len = size;
+			rec->kind = hmb_record_kind(&rec->hdr);
+			rec->offset = r->buf_off + r->pos;
+			r->pos += size;
+			return 1;
+		}
 	}
 	rc = fill(r, HMB_RECORD_HDR_SIZE, err);
 	if (rc)

@@ -103,9 +103,10 @@ int hmb__parse_dump_rec(const uint8_t *p, size_t avail, uint64_t offset,
 				" (%zu of %d bytes present)",
 				pfx, sep, offset, avail, HMB_RECORD_HDR_SIZE);
 	memcpy(&rec->hdr, p, sizeof(rec->hdr));
-	snprintf(where, sizeof(where), "at byte offset %" PRIu64, offset);
-	rc = hmb__rec_validate(&rec->hdr, offset, where, err);
-	if (rc) {
+	if (__builtin_expect(!hmb__rec_hdr_ok(&rec->hdr), 0)) {
+		snprintf(where, sizeof(where), "at byte offset %" PRIu64,
+			 offset);
+		rc = hmb__rec_validate(&rec->hdr, offset, where, err);
 		if (err && name) {
 			char tmp[HMB_ERRMSG_LEN];
 			size_t n;

@@ -43,17 +43,17 @@
 
 /* Ring flags (&struct hmb_ring_hdr.flags), written by the producer. */
 /** HMB_RING_FLAG_OVERFLOWED - the producer is dropping records (ring full). */
-#define HMB_RING_FLAG_OVERFLOWED	(1U << 0)
+#define HMB_RING_FLAG_OVERFLOWED	0x1U
 /** HMB_RING_FLAG_FROZEN - the producer has stopped (reset, shutdown). */
-#define HMB_RING_FLAG_FROZEN		(1U << 1)
+#define HMB_RING_FLAG_FROZEN		0x2U
 #define HMB_RING_FLAGS_KNOWN		(HMB_RING_FLAG_OVERFLOWED | \
 					 HMB_RING_FLAG_FROZEN)
 
 /* Record flags (&struct hmb_record_hdr.flags). */
 /** HMB_REC_FLAG_WRAP_MARKER - skip to offset 0 of the next lap; no payload. */
-#define HMB_REC_FLAG_WRAP_MARKER	(1U << 0)
+#define HMB_REC_FLAG_WRAP_MARKER	0x1U
 /** HMB_REC_FLAG_TRUNCATED - the firmware clipped this record's payload. */
-#define HMB_REC_FLAG_TRUNCATED		(1U << 1)
+#define HMB_REC_FLAG_TRUNCATED		0x2U
 #define HMB_REC_FLAGS_KNOWN		(HMB_REC_FLAG_WRAP_MARKER | \
 					 HMB_REC_FLAG_TRUNCATED)
 

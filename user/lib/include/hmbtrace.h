@@ -235,7 +235,9 @@ struct hmb_event {
 enum hmb_emit_mode {
 	HMB_EMIT_DROP = 0,	/* firmware rule: full -> drop, set OVERFLOWED */
 	HMB_EMIT_TRY = 1,	/* full -> return HMB_EMIT_FULL, no seq used;
-				 * may publish a wrap alone to make room */
+				 * may publish a wrap alone to make room
+				 * (not published under HMB_EMIT_DEFER);
+				 * a record larger than the ring: HMB_E_INVAL */
 };
 #define HMB_EMIT_DEFER	0x100	/* OR into mode: do not publish head yet */
 

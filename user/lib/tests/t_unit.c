@@ -150,7 +150,11 @@ static void test_roundtrip(void)
 	   HMB_E_RING_SHORT, "producer init on a short buffer");
 	ok(hmb_producer_init(&p, ring, 64 + 4096, 1000, 10, &e) ==
 	   HMB_E_RING_SIZE, "producer init with a bad size");
+	ok(hmb_producer_init(&p, ring + 4, 64 + 4000, 2048, 10, &e) ==
+	   HMB_E_INVAL, "producer init on a misaligned ring");
 	hmb_producer_init(&p, ring, 64 + 4096, 4096, 10, &e);
+	ok(hmb_consumer_open(&c, ring + 4, 64 + 4000, NULL, NULL, &e) ==
+	   HMB_E_INVAL && !c, "consumer open on a misaligned mapping");
 	ok(hmb_consumer_open(&c, ring, 64 + 4096, hmb_publish_store, ring,
 			     &e) == 0, "consumer open");
 	for (i = 0; i < 5; i++)
@@ -419,6 +423,12 @@ static void test_reinit(void)
 	((struct hmb_ring_hdr *)ring)->head = 0;
 	ok(hmb_consumer_poll(c, &avail, &e) == 0 && avail == 0,
 	   "poll on a frozen ring with head reset reports nothing");
+	{
+		size_t l = 1;
+
+		ok(hmb_consumer_read(c, buf, sizeof(buf), &l, &e) == 0 &&
+		   l == 0, "and read returns nothing of the old epoch");
+	}
 	hmb_producer_reinit(&p, 1000);
 	emit_len(&p, 0, HMB_EMIT_DROP);
 	ok(hmb_consumer_reinit(c, &e) == 1 && hmb_consumer_cursor(c) == 0 &&

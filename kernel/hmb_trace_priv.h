@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * hmb_trace_priv.h - state shared by the parts of nvme-hmb-trace.ko.
+ */
+#ifndef _HMB_TRACE_PRIV_H
+#define _HMB_TRACE_PRIV_H
+
+#include <linux/cdev.h>
+#include <linux/device.h>
+#include <linux/hrtimer.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <linux/nvme-hmb-trace.h>
+
+#ifdef __BIG_ENDIAN
+#error "nvme-hmb-trace reads the little-endian ring in place"
+#endif
+
+#define HMB_TRACE_DRV_NAME	"nvme-hmb-trace"
+
+/* Who holds the single consumer slot of a ring (decision D7). */
+enum hmb_trace_owner {
+	HMB_OWNER_NONE,
+	HMB_OWNER_CHARDEV,
+	HMB_OWNER_BRIDGE,
+};
+
+/* Why a ring was found corrupt; also the text in tracepoints and dmesg. */
+enum hmb_trace_corrupt_reason {
+	HMB_CORRUPT_NONE,
+	HMB_CORRUPT_RING_MAGIC,
+	HMB_CORRUPT_RING_VERSION,
+	HMB_CORRUPT_RING_GEOMETRY,
+	HMB_CORRUPT_HEAD_UNALIGNED,
+	HMB_CORRUPT_HEAD_BACKWARDS,
+	HMB_CORRUPT_HEAD_AHEAD,
+	HMB_CORRUPT_REC_MAGIC,
+	HMB_CORRUPT_REC_LEN,
+	HMB_CORRUPT_REC_STRADDLE,
+	HMB_CORRUPT_REC_BEYOND_HEAD,
+	HMB_CORRUPT_SKIP_BEYOND_HEAD,
+};
+
+const char *hmb_trace_reason_str(enum hmb_trace_corrupt_reason reason);
+
+/**
+ * struct hmb_bridge_stats - counters of the in-kernel consumer.
+ * @records: data records emitted as hmb_trace_record.
+ * @bytes: ring bytes consumed (records, padding, markers, skips).
+ * @markers: wrap markers passed.
+ * @ignored: records with unknown flag bits, skipped but seq-counted.
+ * @lost: records missing by sequence number (mod 2^32 gaps).
+ * @overflows: OVERFLOWED flag transitions 0 -> 1 seen.
+ * @corrupt: times the bridge stopped on a corrupt ring.
+ */
+struct hmb_bridge_stats {
+	u64 records;
+	u64 bytes;
+	u64 markers;
+	u64 ignored;
+	u64 lost;
+	u64 overflows;
+	u64 corrupt;
+};
+
+struct hmb_test_producer;
+
+/**
+ * struct hmb_trace_ring - one registered trace slice.
+ * @dev: the class device; its reference count is the ring's lifetime.
+ * @cdev: the character device /dev/nvme-hmb-traceN.
+ * @id: N.
+ * @provider: NVME_HMB_TRACE_PROVIDER_*.
+ * @name: provider-given name.
+ * @ctrl: name of the parent device.
+ * @parent: the provider's device (for dma_mmap_coherent).
+ * @kaddr: kernel address of the slice (ring header first).
+ * @addr: physical (ivshmem) or DMA (nvme-pci) address of the slice.
+ * @size: bytes of the slice.
+ * @hdr: @kaddr as the ring header.
+ * @area: first byte of the record area.
+ * @ring_size: record area size, validated once at registration.
+ * @mmap_len: bytes a consumer may map.
+ * @lock: serialises consumer changes, ioctls and removal.
+ * @dead: the provider is gone; @kaddr must not be touched.
+ * @owner: the current consumer.
+ * @owner_comm: task name of the char-device consumer.
+ * @owner_pid: its pid.
+ * @vmas: user mappings of the ring, zapped on removal.
+ * @wq: pollers.
+ * @timer: samples head while a consumer is attached.
+ * @poll_interval_us: base sampling interval.
+ * @cur_interval_ns: current interval, doubled while idle.
+ * @snap_head: head seen by the last timer run.
+ * @snap_flags: ring flags seen by the last timer run.
+ * @reason: first corruption found by the sampler or the bridge.
+ * @bridge_work: drains the ring when the bridge owns it.
+ * @bridge_tail: bridge cursor.
+ * @bridge_last_head: head read by the previous batch.
+ * @bridge_flags: ring flags seen by the previous batch.
+ * @bridge_seq: last sequence number seen.
+ * @bridge_have_seq: @bridge_seq is valid.
+ * @bridge_stopped: the bridge hit corruption and waits to be re-enabled.
+ * @bstats: bridge counters.
+ * @test: the test producer feeding this ring, if any.
+ */
+struct hmb_trace_ring {
+	struct device dev;
+	struct cdev cdev;
+	int id;
+	u32 provider;
+	char name[NVME_HMB_TRACE_NAME_LEN];
+	char ctrl[NVME_HMB_TRACE_NAME_LEN];
+	struct device *parent;
+	void *kaddr;
+	dma_addr_t addr;
+	size_t size;
+	struct hmb_ring_hdr *hdr;
+	u8 *area;
+	u32 ring_size;
+	size_t mmap_len;
+
+	struct mutex lock;	/* see kernel-doc above */
+	bool dead;
+	enum hmb_trace_owner owner;
+	char owner_comm[TASK_COMM_LEN];
+	pid_t owner_pid;
+	struct list_head vmas;
+
+	wait_queue_head_t wq;
+	struct hrtimer timer;
+	u32 poll_interval_us;
+	u64 cur_interval_ns;
+	u64 snap_head;
+	u32 snap_flags;
+	enum hmb_trace_corrupt_reason reason;
+
+	struct work_struct bridge_work;
+	u64 bridge_tail;
+	u64 bridge_last_head;
+	u32 bridge_flags;
+	u32 bridge_seq;
+	bool bridge_have_seq;
+	bool bridge_stopped;
+	struct hmb_bridge_stats bstats;
+
+	struct hmb_test_producer *test;
+};
+
+static inline struct hmb_trace_ring *to_hmb_ring(struct device *dev)
+{
+	return container_of(dev, struct hmb_trace_ring, dev);
+}
+
+/* core.c */
+struct hmb_trace_ring *hmb_ring_register(struct device *parent, void *kaddr,
+					 dma_addr_t addr, size_t size,
+					 const char *name, u32 provider,
+					 struct hmb_test_producer *test);
+void hmb_trace_start_sampler(struct hmb_trace_ring *ring);
+void hmb_trace_stop_sampler(struct hmb_trace_ring *ring);
+enum hmb_trace_corrupt_reason hmb_trace_check_cursors(struct hmb_trace_ring *ring,
+						      u64 head, u64 tail);
+extern const struct attribute_group *hmb_trace_ring_groups[];
+extern const struct attribute_group hmb_test_attr_group;
+
+/* chardev.c */
+extern const struct file_operations hmb_trace_fops;
+void hmb_trace_zap_mappings(struct hmb_trace_ring *ring);
+
+/* bridge.c */
+void hmb_bridge_work(struct work_struct *work);
+int hmb_bridge_enable(struct hmb_trace_ring *ring);
+void hmb_bridge_disable(struct hmb_trace_ring *ring);
+
+/* testprod.c */
+int hmb_test_init(void);
+void hmb_test_exit(void);
+
+/* ivshmem.c */
+int hmb_ivshmem_init(void);
+void hmb_ivshmem_exit(void);
+
+#endif /* _HMB_TRACE_PRIV_H */

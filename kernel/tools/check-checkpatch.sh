@@ -1,0 +1,31 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# check-checkpatch.sh CHECKPATCH FILE...: one TAP line per file,
+# checkpatch.pl --strict from linux-source-6.1, which must report nothing.
+set -u
+cp=$1; shift
+# checkpatch seeds its CamelCase list from $root/include; give it an empty
+# one so that it neither warns about a missing tree nor scans one.
+root=$(cd "$(dirname "$cp")/.." && pwd)
+mkdir -p "$root/include"
+echo "1..$#"
+n=0; fail=0
+for f in "$@"; do
+	n=$((n + 1))
+	ignore=FILE_PATH_CHANGES
+	# A UAPI header cannot use the kernel's static_assert(); checkpatch
+	# reads the C11 keyword _Static_assert as CamelCase.
+	case $f in */include/uapi/*) ignore=$ignore,CAMELCASE ;; esac
+	out=$(perl "$cp" --strict --no-tree --root="$root" --no-summary --terse --show-types \
+		--ignore "$ignore" -f "$f" 2>&1)
+	rc=$?
+	rel=${f#"$(cd "$(dirname "$0")/../.." && pwd)"/}
+	if [ $rc -eq 0 ] && [ -z "$out" ]; then
+		echo "ok $n - checkpatch --strict $rel"
+	else
+		echo "not ok $n - checkpatch --strict $rel"
+		printf '%s\n' "$out" | sed 's/^/# /'
+		fail=1
+	fi
+done
+exit $fail

@@ -1,0 +1,56 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# check-nvme-patch.sh LINUX_SRC OUTDIR KDIR TOP: apply kernel/patches and
+# Kconfig.patch to a fresh copy of linux-source-6.1's drivers/nvme/host and
+# build the patched nvme.ko out of tree against KDIR (TAP on stdout).
+# The result, OUTDIR/drivers/nvme/host/nvme.ko, loads next to Debian's own
+# nvme-core; the VM suite loads it (QEMU's NVMe has no HMB, so the trace
+# slice itself cannot be exercised there).
+set -u
+src=$1 out=$2 kdir=$3 top=$4
+t=0 fail=0
+ok() { t=$((t + 1)); echo "ok $t - $*"; }
+nok() { t=$((t + 1)); echo "not ok $t - $*"; fail=1; }
+echo "1..5"
+rm -rf "$out"
+mkdir -p "$out/drivers/nvme"
+cp -a "$src/drivers/nvme/host" "$out/drivers/nvme/"
+applied=1
+for p in "$top"/kernel/patches/*.patch "$top/Kconfig.patch"; do
+	name=${p#"$top"/}
+	if log=$(patch -d "$out" -p1 -F0 -N --no-backup-if-mismatch <"$p" 2>&1); then
+		ok "$name applies to linux-source-6.1 without fuzz"
+	else
+		nok "$name applies to linux-source-6.1 without fuzz"
+		printf '%s\n' "$log" | sed 's/^/# /'
+		applied=0
+	fi
+done
+if [ $applied = 1 ] && log=$(perl "$src/scripts/checkpatch.pl" --strict --no-tree \
+		--root="$src" --no-summary --terse --ignore FILE_PATH_CHANGES \
+		"$top"/kernel/patches/*.patch 2>&1) && [ -z "$log" ]; then
+	ok "checkpatch --strict kernel/patches"
+else
+	nok "checkpatch --strict kernel/patches"
+	printf '%s\n' "$log" | sed 's/^/# /'
+fi
+# Only nvme.ko: nvme-core and the fabrics drivers are Debian's, unchanged.
+dir=$out/drivers/nvme/host
+if [ $applied = 1 ] && log=$(make -C "$kdir" M="$dir" \
+		CONFIG_NVME_CORE= CONFIG_NVME_FABRICS= CONFIG_NVME_RDMA= \
+		CONFIG_NVME_FC= CONFIG_NVME_TCP= CONFIG_NVME_APPLE= \
+		CONFIG_BLK_DEV_NVME=m \
+		KCFLAGS="-I$top/kernel/include -I$top/include/uapi" \
+		modules 2>&1) && [ -f "$dir/nvme.ko" ] && \
+		! printf '%s\n' "$log" | grep -qE 'warning:|error:'; then
+	ok "patched nvme.ko builds against $(basename "$kdir") without warnings"
+else
+	nok "patched nvme.ko builds against $(basename "$kdir") without warnings"
+	printf '%s\n' "$log" | grep -E 'warning|error|Error' | head -40 | sed 's/^/# /'
+fi
+if [ -f "$dir/nvme.ko" ] && modinfo -F parm "$dir/nvme.ko" | grep -q '^hmb_trace_kb:'; then
+	ok "patched nvme.ko has the hmb_trace_kb parameter"
+else
+	nok "patched nvme.ko has the hmb_trace_kb parameter"
+fi
+exit $fail

@@ -1,0 +1,482 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hmb_chardev_test - one test per contract of /dev/nvme-hmb-traceN.
+ *
+ * Runs as root in the VM guest with nvme-hmb-trace.ko loaded.  Variants:
+ *   test     the module's in-kernel test producer ring (test_rings=1);
+ *            records are made through sysfs producer/produce.
+ *   ivshmem  the ivshmem-plain BAR; this program plays the firmware and
+ *            writes records through the PCI resource2 mapping.
+ * A variant whose ring is absent is skipped, not failed.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <linux/nvme_hmb_trace.h>
+
+#include "kselftest_harness.h"
+
+#define CLASS_DIR "/sys/class/nvme-hmb-trace"
+
+static int sysfs_read(const char *dev, const char *attr, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), CLASS_DIR "/%s/%s", dev, attr);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	if (n && buf[n - 1] == '\n')
+		buf[n - 1] = 0;
+	return 0;
+}
+
+/* Returns 0 or -errno of the write, as the kernel reported it. */
+static int sysfs_write(const char *dev, const char *attr, const char *val)
+{
+	char path[PATH_MAX];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), CLASS_DIR "/%s/%s", dev, attr);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static unsigned long long sysfs_u64(const char *dev, const char *attr)
+{
+	char buf[64];
+
+	if (sysfs_read(dev, attr, buf, sizeof(buf)))
+		return ~0ULL;
+	return strtoull(buf, NULL, 0);
+}
+
+/* Finds the ring whose provider attribute is @provider. */
+static int find_ring(const char *provider, char *dev, size_t len)
+{
+	struct dirent *de;
+	char buf[64];
+	DIR *d;
+	int ret = -ENOENT;
+
+	d = opendir(CLASS_DIR);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (sysfs_read(de->d_name, "provider", buf, sizeof(buf)))
+			continue;
+		if (!strcmp(buf, provider)) {
+			snprintf(dev, len, "%s", de->d_name);
+			ret = 0;
+			break;
+		}
+	}
+	closedir(d);
+	return ret;
+}
+
+FIXTURE(ring) {
+	char dev[256];
+	char node[300];
+	int fd;
+	struct nvme_hmb_trace_info info;
+	void *map;		/* consumer's read-only mapping */
+	uint8_t *fw;		/* ivshmem: the producer's writable view */
+	size_t fw_len;
+	uint32_t seq;
+};
+
+FIXTURE_VARIANT(ring) {
+	const char *provider;
+	uint32_t kind;
+};
+
+FIXTURE_VARIANT_ADD(ring, test) {
+	.provider = "test",
+	.kind = NVME_HMB_TRACE_PROVIDER_TEST,
+};
+
+FIXTURE_VARIANT_ADD(ring, ivshmem) {
+	.provider = "ivshmem",
+	.kind = NVME_HMB_TRACE_PROVIDER_IVSHMEM,
+};
+
+static struct hmb_ring_hdr *fw_hdr(FIXTURE_DATA(ring) *self)
+{
+	return (struct hmb_ring_hdr *)self->fw;
+}
+
+/* ivshmem: this process is the firmware; start from an empty ring. */
+static int fw_open(FIXTURE_DATA(ring) *self)
+{
+	char path[PATH_MAX], link[PATH_MAX];
+	struct hmb_ring_hdr *h;
+	struct stat st;
+	ssize_t n;
+	off_t sz;
+	int fd;
+
+	snprintf(path, sizeof(path), CLASS_DIR "/%s/device", self->dev);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return -errno;
+	link[n] = 0;
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource2",
+		 strrchr(link, '/') + 1);
+	fd = open(path, O_RDWR);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return -errno;
+	}
+	sz = st.st_size;
+	self->fw = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (self->fw == MAP_FAILED)
+		return -errno;
+	self->fw_len = sz;
+	h = fw_hdr(self);
+	__atomic_store_n(&h->tail, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&h->head, 0, __ATOMIC_RELEASE);
+	h->flags = 0;
+	return 0;
+}
+
+/* Make @n records of 16-byte payload (no wrap: tests stay in lap 0). */
+static int produce(FIXTURE_DATA(ring) *self,
+		   const FIXTURE_VARIANT(ring) *variant, unsigned int n)
+{
+	struct hmb_ring_hdr *h;
+	char buf[32];
+	unsigned int i;
+
+	if (variant->kind == NVME_HMB_TRACE_PROVIDER_TEST) {
+		snprintf(buf, sizeof(buf), "%u", n);
+		sysfs_write(self->dev, "producer/payload_min", "16");
+		sysfs_write(self->dev, "producer/payload_max", "16");
+		return sysfs_write(self->dev, "producer/produce", buf);
+	}
+	h = fw_hdr(self);
+	for (i = 0; i < n; i++) {
+		uint64_t head = h->head;
+		struct hmb_record_hdr *r = (void *)(self->fw + HMB_RECORD_AREA_OFF +
+						    (head & (h->ring_size - 1)));
+
+		memset(r, 0, HMB_RECORD_SIZE(16));
+		r->magic = HMB_RECORD_MAGIC;
+		r->seq = self->seq++;
+		r->payload_len = 16;
+		__atomic_store_n(&h->head, head + HMB_RECORD_SIZE(16),
+				 __ATOMIC_RELEASE);
+	}
+	return 0;
+}
+
+static uint64_t map_head(FIXTURE_DATA(ring) *self)
+{
+	return __atomic_load_n(&((struct hmb_ring_hdr *)self->map)->head,
+			       __ATOMIC_ACQUIRE);
+}
+
+static uint64_t map_tail(FIXTURE_DATA(ring) *self)
+{
+	return __atomic_load_n(&((struct hmb_ring_hdr *)self->map)->tail,
+			       __ATOMIC_ACQUIRE);
+}
+
+FIXTURE_SETUP(ring)
+{
+	self->fd = -1;
+	self->map = MAP_FAILED;
+	self->fw = NULL;
+	if (find_ring(variant->provider, self->dev, sizeof(self->dev)))
+		SKIP(return, "no %s ring registered", variant->provider);
+	snprintf(self->node, sizeof(self->node), "/dev/%s", self->dev);
+	sysfs_write(self->dev, "bridge", "0");
+	if (variant->kind == NVME_HMB_TRACE_PROVIDER_TEST) {
+		sysfs_write(self->dev, "producer/running", "0");
+		sysfs_write(self->dev, "producer/frozen", "0");
+		ASSERT_EQ(0, sysfs_write(self->dev, "producer/reset", "1"));
+	} else {
+		ASSERT_EQ(0, fw_open(self));
+	}
+	self->fd = open(self->node, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, self->fd) TH_LOG("open %s: %s", self->node, strerror(errno));
+	memset(&self->info, 0xff, sizeof(self->info));
+	ASSERT_EQ(0, ioctl(self->fd, NVME_HMB_TRACE_GET_INFO, &self->info));
+	self->map = mmap(NULL, self->info.mmap_len, PROT_READ, MAP_SHARED,
+			 self->fd, 0);
+	ASSERT_NE(MAP_FAILED, self->map) TH_LOG("mmap: %s", strerror(errno));
+}
+
+FIXTURE_TEARDOWN(ring)
+{
+	if (self->map != MAP_FAILED)
+		munmap(self->map, self->info.mmap_len);
+	if (self->fd >= 0)
+		close(self->fd);
+	if (self->fw)
+		munmap(self->fw, self->fw_len);
+}
+
+TEST_F(ring, second_open_is_ebusy)
+{
+	int fd = open(self->node, O_RDONLY);
+
+	ASSERT_EQ(-1, fd);
+	ASSERT_EQ(EBUSY, errno);
+}
+
+TEST_F(ring, close_releases_lock)
+{
+	int fd;
+
+	/* A mapping holds the open file, and with it the lock, too. */
+	munmap(self->map, self->info.mmap_len);
+	self->map = MAP_FAILED;
+	close(self->fd);
+	fd = open(self->node, O_RDONLY);
+	ASSERT_LE(0, fd) TH_LOG("reopen: %s", strerror(errno));
+	self->fd = fd;
+}
+
+TEST_F(ring, get_info_fields)
+{
+	struct nvme_hmb_trace_info *i = &self->info;
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned int id;
+	size_t k;
+
+	EXPECT_EQ(HMB_TRACE_ABI_VERSION, i->abi_version);
+	EXPECT_EQ(sysfs_u64(self->dev, "ring_size"), i->ring_size);
+	EXPECT_EQ(HMB_RECORD_AREA_OFF, i->record_area_off);
+	ASSERT_EQ(1, sscanf(self->dev, "nvme-hmb-trace%u", &id));
+	EXPECT_EQ(id, i->ring_id);
+	EXPECT_EQ((HMB_RECORD_AREA_OFF + i->ring_size + page - 1) & ~(page - 1),
+		  i->mmap_len);
+	EXPECT_EQ(variant->kind, i->provider);
+	EXPECT_EQ(0, i->reserved0);
+	EXPECT_NE(NULL, memchr(i->name, 0, sizeof(i->name)));
+	EXPECT_NE(NULL, memchr(i->ctrl, 0, sizeof(i->ctrl)));
+	EXPECT_NE(0, i->name[0]);
+	EXPECT_NE(0, i->ctrl[0]);
+	for (k = 0; k < sizeof(i->reserved) / sizeof(i->reserved[0]); k++)
+		EXPECT_EQ(0, i->reserved[k]);
+	/* Bytes after the NUL are zero too: nothing of the kernel leaks. */
+	for (k = strlen(i->name); k < sizeof(i->name); k++)
+		EXPECT_EQ(0, i->name[k]);
+}
+
+TEST_F(ring, mmap_ro_sees_header)
+{
+	struct hmb_ring_hdr *h = self->map;
+
+	EXPECT_EQ(HMB_RING_MAGIC, h->magic);
+	EXPECT_EQ(HMB_TRACE_ABI_VERSION, h->version);
+	EXPECT_EQ(self->info.ring_size, h->ring_size);
+	EXPECT_EQ(HMB_RECORD_AREA_OFF, h->record_area_off);
+	ASSERT_EQ(0, produce(self, variant, 2));
+	EXPECT_EQ(2 * HMB_RECORD_SIZE(16), map_head(self));
+	EXPECT_EQ(HMB_RECORD_MAGIC,
+		  ((struct hmb_record_hdr *)((char *)self->map + 0x40))->magic);
+}
+
+TEST_F(ring, mmap_writable_refused)
+{
+	int fd;
+	void *p;
+
+	close(self->fd);
+	munmap(self->map, self->info.mmap_len);
+	self->map = MAP_FAILED;
+	fd = open(self->node, O_RDWR);
+	ASSERT_LE(0, fd);
+	self->fd = fd;
+	p = mmap(NULL, self->info.mmap_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 fd, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EACCES, errno);
+	p = mmap(NULL, self->info.mmap_len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE, fd, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EACCES, errno);
+}
+
+TEST_F(ring, mprotect_write_refused)
+{
+	EXPECT_EQ(-1, mprotect(self->map, self->info.mmap_len,
+			       PROT_READ | PROT_WRITE));
+	EXPECT_EQ(EACCES, errno);
+}
+
+TEST_F(ring, mmap_bad_offset_or_length)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t len = self->info.mmap_len;
+	void *p;
+
+	p = mmap(NULL, page, PROT_READ, MAP_SHARED, self->fd, len);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	p = mmap(NULL, len + page, PROT_READ, MAP_SHARED, self->fd, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	p = mmap(NULL, len, PROT_READ, MAP_SHARED, self->fd, page);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	/* The last page alone is inside the region. */
+	p = mmap(NULL, page, PROT_READ, MAP_SHARED, self->fd, len - page);
+	ASSERT_NE(MAP_FAILED, p);
+	munmap(p, page);
+}
+
+TEST_F(ring, set_tail_valid)
+{
+	struct nvme_hmb_trace_tail t = { 0 };
+
+	ASSERT_EQ(0, produce(self, variant, 3));
+	t.tail = HMB_RECORD_SIZE(16);
+	ASSERT_EQ(0, ioctl(self->fd, NVME_HMB_TRACE_SET_TAIL, &t));
+	EXPECT_EQ(t.tail, map_tail(self));
+	t.tail = map_head(self);
+	ASSERT_EQ(0, ioctl(self->fd, NVME_HMB_TRACE_SET_TAIL, &t));
+	EXPECT_EQ(t.tail, map_tail(self));
+	/* Republishing the same tail is fine. */
+	EXPECT_EQ(0, ioctl(self->fd, NVME_HMB_TRACE_SET_TAIL, &t));
+}
+
+TEST_F(ring, set_tail_unaligned)
+{
+	struct nvme_hmb_trace_tail t = { .tail = 4 };
+
+	ASSERT_EQ(0, produce(self, variant, 1));
+	EXPECT_EQ(-1, ioctl(self->fd, NVME_HMB_TRACE_SET_TAIL, &t));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, map_tail(self));
+}
+
+TEST_F(ring, set_tail_backwards)
+{
+	struct nvme_hmb_trace_tail t = { 0 };
+
+	ASSERT_EQ(0, produce(self, variant, 2));
+	t.tail = 2 * HMB_RECORD_SIZE(16);
+	ASSERT_EQ(0, ioctl(self->fd, NVME_HMB_TRACE_SET_TAIL, &t));
+	t.tail -= 8;
+	EXPECT_EQ(-1, ioctl(self->fd, NVME_HMB_TRACE_SET_TAIL, &t));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(2 * HMB_RECORD_SIZE(16), map_tail(self));
+}
+
+TEST_F(ring, set_tail_beyond_head)
+{
+	struct nvme_hmb_trace_tail t = { 0 };
+
+	ASSERT_EQ(0, produce(self, variant, 1));
+	t.tail = map_head(self) + 8;
+	EXPECT_EQ(-1, ioctl(self->fd, NVME_HMB_TRACE_SET_TAIL, &t));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, map_tail(self));
+}
+
+TEST_F(ring, set_tail_flags_nonzero)
+{
+	struct nvme_hmb_trace_tail t = { .tail = 0, .flags = 1 };
+
+	EXPECT_EQ(-1, ioctl(self->fd, NVME_HMB_TRACE_SET_TAIL, &t));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(ring, unknown_ioctl_enotty)
+{
+	struct nvme_hmb_trace_info info;
+
+	EXPECT_EQ(-1, ioctl(self->fd, _IO(NVME_HMB_TRACE_IOC_MAGIC, 0x7f)));
+	EXPECT_EQ(ENOTTY, errno);
+	/* Same number, wrong size: a different command. */
+	EXPECT_EQ(-1, ioctl(self->fd, _IOR(NVME_HMB_TRACE_IOC_MAGIC, 0x01,
+					   __u64), &info));
+	EXPECT_EQ(ENOTTY, errno);
+}
+
+TEST_F(ring, poll_pollin)
+{
+	struct pollfd p = { .fd = self->fd, .events = POLLIN };
+
+	ASSERT_EQ(0, poll(&p, 1, 0));
+	ASSERT_EQ(0, produce(self, variant, 1));
+	/* The head sampler wakes us; generous for a TCG guest. */
+	ASSERT_EQ(1, poll(&p, 1, 5000));
+	EXPECT_TRUE(p.revents & POLLIN);
+	EXPECT_FALSE(p.revents & (POLLERR | POLLHUP));
+}
+
+TEST_F(ring, poll_frozen_pollpri)
+{
+	struct pollfd p = { .fd = self->fd, .events = POLLIN | POLLPRI };
+
+	if (variant->kind == NVME_HMB_TRACE_PROVIDER_TEST) {
+		ASSERT_EQ(0, sysfs_write(self->dev, "producer/frozen", "1"));
+	} else {
+		fw_hdr(self)->flags |= HMB_RING_FLAG_FROZEN;
+	}
+	ASSERT_EQ(1, poll(&p, 1, 5000));
+	EXPECT_TRUE(p.revents & POLLPRI);
+	EXPECT_TRUE(p.revents & POLLERR);
+	if (variant->kind == NVME_HMB_TRACE_PROVIDER_TEST)
+		sysfs_write(self->dev, "producer/frozen", "0");
+	else
+		fw_hdr(self)->flags &= ~HMB_RING_FLAG_FROZEN;
+}
+
+TEST_F(ring, bridge_refused_while_open)
+{
+	EXPECT_EQ(-EBUSY, sysfs_write(self->dev, "bridge", "1"));
+	EXPECT_EQ(0, sysfs_u64(self->dev, "bridge"));
+}
+
+TEST_F(ring, open_refused_while_bridge_on)
+{
+	int fd;
+
+	munmap(self->map, self->info.mmap_len);
+	self->map = MAP_FAILED;
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, sysfs_write(self->dev, "bridge", "1"));
+	fd = open(self->node, O_RDONLY);
+	EXPECT_EQ(-1, fd);
+	EXPECT_EQ(EBUSY, errno);
+	ASSERT_EQ(0, sysfs_write(self->dev, "bridge", "0"));
+	fd = open(self->node, O_RDONLY);
+	ASSERT_LE(0, fd);
+	self->fd = fd;
+}
+
+TEST_HARNESS_MAIN

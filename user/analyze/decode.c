@@ -1,0 +1,386 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * decode and convert: one output line per decoded record, in text (a
+ * perf-script-like line), JSON Lines or CSV.  Output is streamed: what was
+ * written before an input error stays, and the error line follows it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analyze.h"
+
+#define OUTBUF_SIZE	(1u << 20)
+/* Upper bound of one formatted record: hex payload plus fixed fields. */
+#define REC_OUT_MAX	(2 * HMB_RECORD_MAX_PAYLOAD + 512)
+
+void fmt_header(struct outbuf *ob, enum rec_format fmt)
+{
+	if (fmt == FMT_CSV) {
+		ob_reserve(ob, 64);
+		ob_lit(ob, "seq,ts_ns,opcode,cpu,flags,payload_len,payload\n");
+	}
+}
+
+static void fmt_jsonl(struct outbuf *ob, const struct hmb_record *rec)
+{
+	const struct hmb_record_hdr *h = &rec->hdr;
+
+	ob_lit(ob, "{\"seq\":");
+	ob_u64(ob, h->seq);
+	ob_lit(ob, ",\"ts_ns\":");
+	ob_u64(ob, h->ts_ns);
+	ob_lit(ob, ",\"opcode\":");
+	ob_u64(ob, h->opcode);
+	ob_lit(ob, ",\"cpu\":");
+	ob_u64(ob, h->cpu);
+	ob_lit(ob, ",\"flags\":");
+	ob_u64(ob, h->flags);
+	ob_lit(ob, ",\"payload_len\":");
+	ob_u64(ob, h->payload_len);
+	ob_lit(ob, ",\"payload\":\"");
+	ob_hexbytes(ob, rec->payload, h->payload_len);
+	ob_lit(ob, "\"}\n");
+}
+
+static void fmt_csv(struct outbuf *ob, const struct hmb_record *rec)
+{
+	const struct hmb_record_hdr *h = &rec->hdr;
+
+	ob_u64(ob, h->seq);
+	ob_putc(ob, ',');
+	ob_u64(ob, h->ts_ns);
+	ob_putc(ob, ',');
+	ob_u64(ob, h->opcode);
+	ob_putc(ob, ',');
+	ob_u64(ob, h->cpu);
+	ob_putc(ob, ',');
+	ob_u64(ob, h->flags);
+	ob_putc(ob, ',');
+	ob_u64(ob, h->payload_len);
+	ob_putc(ob, ',');
+	ob_hexbytes(ob, rec->payload, h->payload_len);
+	ob_putc(ob, '\n');
+}
+
+/*
+ * "[cpu] seconds.nanoseconds: seq op len flags payload", the shape of a
+ * perf script line; the timestamp is the firmware clock (D10).
+ */
+static void fmt_text(struct outbuf *ob, const struct hmb_record *rec)
+{
+	const struct hmb_record_hdr *h = &rec->hdr;
+
+	ob_lit(ob, "[");
+	ob_u64_pad(ob, h->cpu, 3, '0');
+	ob_lit(ob, "] ");
+	ob_u64_pad(ob, h->ts_ns / 1000000000u, 6, ' ');
+	ob_putc(ob, '.');
+	ob_u64_pad(ob, h->ts_ns % 1000000000u, 9, '0');
+	ob_lit(ob, ": seq=");
+	ob_u64(ob, h->seq);
+	ob_lit(ob, " opcode=0x");
+	ob_hex_fixed(ob, h->opcode, 4);
+	ob_lit(ob, " len=");
+	ob_u64(ob, h->payload_len);
+	if (h->flags & HMB_REC_FLAG_TRUNCATED)
+		ob_lit(ob, " TRUNCATED");
+	if (h->payload_len) {
+		ob_lit(ob, " payload=");
+		ob_hexbytes(ob, rec->payload, h->payload_len);
+	}
+	ob_putc(ob, '\n');
+}
+
+void fmt_record(struct outbuf *ob, enum rec_format fmt,
+		const struct hmb_record *rec)
+{
+	switch (fmt) {
+	case FMT_JSONL:
+		fmt_jsonl(ob, rec);
+		break;
+	case FMT_CSV:
+		fmt_csv(ob, rec);
+		break;
+	case FMT_TEXT:
+		fmt_text(ob, rec);
+		break;
+	}
+}
+
+/* Text mode shows a loss where it happened, as perf script shows LOST. */
+static void fmt_text_gap(struct outbuf *ob, const struct hmb_gap *g)
+{
+	ob_reserve(ob, 256);
+	ob_lit(ob, "LOST ");
+	ob_u64(ob, g->count);
+	if (g->count == 1)
+		ob_lit(ob, " record (seq ");
+	else
+		ob_lit(ob, " records (seq ");
+	ob_u64(ob, g->first_seq);
+	if (g->count > 1) {
+		ob_lit(ob, "..");
+		ob_u64(ob, g->last_seq);
+	}
+	ob_lit(ob, ") between ts_ns ");
+	ob_u64(ob, g->ts_before);
+	ob_lit(ob, " and ");
+	ob_u64(ob, g->ts_after);
+	ob_putc(ob, '\n');
+}
+
+/*
+ * Stream every new data record of @in into @ob.  Returns 0, or
+ * EXIT_BADINPUT after printing the one error line (input or output).
+ */
+static int stream_records(struct input *in, struct outbuf *ob,
+			  enum rec_format fmt)
+{
+	struct hmb_error err = { 0 };
+	struct hmb_record rec;
+	uint64_t gaps_seen = 0;
+	int rc;
+
+	fmt_header(ob, fmt);
+	while ((rc = input_next(in, &rec, &err)) > 0) {
+		if (ob_reserve(ob, REC_OUT_MAX))
+			break;
+		if (fmt == FMT_TEXT && in->acct->gaps != gaps_seen) {
+			gaps_seen = in->acct->gaps;
+			fmt_text_gap(ob, &in->last_gap);
+		}
+		fmt_record(ob, fmt, &rec);
+	}
+	/* Output written so far stays; the error line comes after it. */
+	ob_flush(ob);
+	if (ob->err) {
+		errorf("%s: write error: %s", ob->name, strerror(ob->err));
+		return EXIT_BADINPUT;
+	}
+	if (rc < 0) {
+		input_report(in, &err);
+		return EXIT_BADINPUT;
+	}
+	return 0;
+}
+
+static int parse_format(const char *s, enum rec_format *fmt, bool allow_text,
+			const char *opt)
+{
+	if (allow_text && strcmp(s, "text") == 0)
+		*fmt = FMT_TEXT;
+	else if (strcmp(s, "jsonl") == 0)
+		*fmt = FMT_JSONL;
+	else if (!allow_text && strcmp(s, "csv") == 0)
+		*fmt = FMT_CSV;
+	else {
+		errorf("%s: unknown format '%s' (expected %s)", opt, s,
+		       allow_text ? "text or jsonl" : "csv or jsonl");
+		return -1;
+	}
+	return 0;
+}
+
+void usage_decode(FILE *f)
+{
+	fprintf(f,
+"Usage: " PROG " decode FILE [--format text|jsonl] [OPTIONS]\n"
+"\n"
+"Decode every record of a dump or ring image (FILE, or - for stdin), one\n"
+"line per record, in stream order.  Wrap markers, records with unknown flag\n"
+"bits and replayed duplicates are not printed (stats counts them).\n"
+"\n"
+"Options:\n"
+"  -f, --format FMT     text (default): [cpu] seconds.ns: seq opcode len payload\n"
+"                       jsonl: one JSON object per line with the keys seq,\n"
+"                       ts_ns, opcode, cpu, flags, payload_len, payload (hex)\n"
+"  -j, --json           same as --format jsonl\n"
+"      --meta PATH      read this sidecar instead of FILE.meta\n"
+"      --no-meta        ignore FILE.meta\n"
+"      --dup-window N   a seq at most N behind the highest seen is a replayed\n"
+"                       duplicate; a larger jump back is a producer restart\n"
+"  -h, --help           this help\n"
+"\n"
+"Examples:\n"
+"  " PROG " decode /var/log/hmb/trace.bin | less\n"
+"  " PROG " decode trace.bin --format jsonl | jq 'select(.opcode == 18)'\n"
+"  hmb-trace-daemon --ring-file /dev/shm/ring -o - | " PROG " decode -\n");
+}
+
+static const struct option decode_opts[] = {
+	{ "format", required_argument, NULL, 'f' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	INPUT_LONGOPTS,
+	{ NULL, 0, NULL, 0 }
+};
+
+int cmd_decode(int argc, char **argv)
+{
+	struct input_opts iopts = { .max_gaps = 0 };
+	enum rec_format fmt = FMT_TEXT;
+	struct outbuf ob;
+	struct input in;
+	int opt, rc;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "f:jh", decode_opts, NULL)) != -1) {
+		switch (opt) {
+		case 'f':
+			if (parse_format(optarg, &fmt, true, "--format"))
+				return EXIT_USAGE;
+			break;
+		case 'j':
+			fmt = FMT_JSONL;
+			break;
+		case 'h':
+			usage_decode(stdout);
+			return 0;
+		default:
+			rc = input_opt(&iopts, opt, optarg);
+			if (rc < 0)
+				return EXIT_USAGE;
+			if (rc == 0) {
+				usage_decode(stderr);
+				return EXIT_USAGE;
+			}
+		}
+	}
+	if (argc - optind != 1) {
+		errorf("decode: expected one FILE (try '" PROG " decode --help')");
+		return EXIT_USAGE;
+	}
+	if (input_open(&in, argv[optind], &iopts))
+		return EXIT_BADINPUT;
+	if (ob_open(&ob, STDOUT_FILENO, "<stdout>", OUTBUF_SIZE)) {
+		errorf("out of memory");
+		input_close(&in);
+		return EXIT_BADINPUT;
+	}
+	rc = stream_records(&in, &ob, fmt);
+	ob_close(&ob);
+	input_close(&in);
+	return rc;
+}
+
+void usage_convert(FILE *f)
+{
+	fprintf(f,
+"Usage: " PROG " convert FILE OUT [--to csv|jsonl] [OPTIONS]\n"
+"\n"
+"Convert the decoded records of FILE (a dump or ring image, or - for stdin)\n"
+"into OUT (a path, or - for stdout).  The records are those decode prints.\n"
+"\n"
+"Options:\n"
+"  -t, --to FMT         csv: a header line, then seq,ts_ns,opcode,cpu,flags,\n"
+"                       payload_len,payload (payload in lowercase hex)\n"
+"                       jsonl: the same lines as decode --format jsonl\n"
+"                       default: from OUT's extension (.csv, .jsonl, .json)\n"
+"      --meta PATH      read this sidecar instead of FILE.meta\n"
+"      --no-meta        ignore FILE.meta\n"
+"      --dup-window N   see decode --help\n"
+"  -h, --help           this help\n"
+"\n"
+"On a bad record the records before it are kept in OUT and the command\n"
+"exits with status 1 after one error line naming the byte offset.\n"
+"\n"
+"Examples:\n"
+"  " PROG " convert trace.bin trace.csv\n"
+"  " PROG " convert trace.bin - --to jsonl | gzip > trace.jsonl.gz\n");
+}
+
+static const struct option convert_opts[] = {
+	{ "to", required_argument, NULL, 't' },
+	{ "help", no_argument, NULL, 'h' },
+	INPUT_LONGOPTS,
+	{ NULL, 0, NULL, 0 }
+};
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+int cmd_convert(int argc, char **argv)
+{
+	struct input_opts iopts = { .max_gaps = 0 };
+	enum rec_format fmt = FMT_JSONL;
+	bool have_fmt = false;
+	const char *out;
+	struct outbuf ob;
+	struct input in;
+	int opt, rc, fd;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "t:h", convert_opts, NULL)) != -1) {
+		switch (opt) {
+		case 't':
+			if (parse_format(optarg, &fmt, false, "--to"))
+				return EXIT_USAGE;
+			have_fmt = true;
+			break;
+		case 'h':
+			usage_convert(stdout);
+			return 0;
+		default:
+			rc = input_opt(&iopts, opt, optarg);
+			if (rc < 0)
+				return EXIT_USAGE;
+			if (rc == 0) {
+				usage_convert(stderr);
+				return EXIT_USAGE;
+			}
+		}
+	}
+	if (argc - optind != 2) {
+		errorf("convert: expected FILE and OUT (try '" PROG " convert --help')");
+		return EXIT_USAGE;
+	}
+	out = argv[optind + 1];
+	if (!have_fmt) {
+		if (ends_with(out, ".csv")) {
+			fmt = FMT_CSV;
+		} else if (ends_with(out, ".jsonl") || ends_with(out, ".json")) {
+			fmt = FMT_JSONL;
+		} else {
+			errorf("convert: cannot tell the format from '%s'; give --to csv or --to jsonl",
+			       out);
+			return EXIT_USAGE;
+		}
+	}
+	if (input_open(&in, argv[optind], &iopts))
+		return EXIT_BADINPUT;
+	if (strcmp(out, "-") == 0) {
+		fd = STDOUT_FILENO;
+	} else {
+		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			errorf("%s: cannot create: %s", out, strerror(errno));
+			input_close(&in);
+			return EXIT_BADINPUT;
+		}
+	}
+	if (ob_open(&ob, fd, strcmp(out, "-") ? out : "<stdout>",
+		    OUTBUF_SIZE)) {
+		errorf("out of memory");
+		rc = EXIT_BADINPUT;
+		goto out;
+	}
+	rc = stream_records(&in, &ob, fmt);
+	ob_close(&ob);
+	if (fd != STDOUT_FILENO && close(fd) && rc == 0) {
+		errorf("%s: close: %s", out, strerror(errno));
+		rc = EXIT_BADINPUT;
+	}
+	fd = STDOUT_FILENO;
+out:
+	if (fd != STDOUT_FILENO)
+		close(fd);
+	input_close(&in);
+	return rc;
+}

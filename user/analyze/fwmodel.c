@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * fwmodel: commands and background windows rebuilt from firmware records
+ * with the event dictionary (see fwmodel.h).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analyze.h"
+#include "fwmodel.h"
+
+#define TAB_MASK	(FWM_MAX_INFLIGHT - 1)
+/* Keep probe chains short: evict above 3/4 full. */
+#define TAB_LIMIT	(FWM_MAX_INFLIGHT / 4 * 3)
+
+static uint32_t slot_of(uint32_t key)
+{
+	key *= 0x9E3779B1u;	/* Fibonacci hashing */
+	return (key >> 16) & TAB_MASK;
+}
+
+static uint32_t key_of(uint16_t sqid, uint16_t cid)
+{
+	return (uint32_t)sqid << 16 | cid;
+}
+
+int fwm_init(struct fwmodel *m, const struct hmb_dict *d,
+	     const struct fwm_ops *ops, void *ctx)
+{
+	memset(m, 0, sizeof(*m));
+	m->dict = d;
+	m->ops = ops;
+	m->ctx = ctx;
+	m->next_id = 1;
+	m->tab = calloc(FWM_MAX_INFLIGHT, sizeof(*m->tab));
+	return m->tab ? 0 : -1;
+}
+
+static struct fwm_cmd *lookup(struct fwmodel *m, uint32_t key)
+{
+	uint32_t i = slot_of(key);
+
+	while (m->tab[i].used) {
+		if (key_of(m->tab[i].sqid, m->tab[i].cid) == key)
+			return &m->tab[i];
+		i = (i + 1) & TAB_MASK;
+	}
+	return NULL;
+}
+
+/* Remove by backward shift, so probe chains never hold tombstones. */
+static void tab_remove(struct fwmodel *m, struct fwm_cmd *c)
+{
+	uint32_t i = (uint32_t)(c - m->tab), j = i;
+
+	m->tab[i].used = false;
+	m->open--;
+	for (;;) {
+		uint32_t h;
+
+		j = (j + 1) & TAB_MASK;
+		if (!m->tab[j].used)
+			return;
+		h = slot_of(key_of(m->tab[j].sqid, m->tab[j].cid));
+		/* Move j back to i unless its home lies cyclically in (i, j]. */
+		if ((j > i && (h <= i || h > j)) || (j < i && (h <= i && h > j))) {
+			m->tab[i] = m->tab[j];
+			m->tab[j].used = false;
+			i = j;
+		}
+	}
+}
+
+static void end_cmd(struct fwmodel *m, struct fwm_cmd *c, enum fwm_end why)
+{
+	switch (why) {
+	case FWM_END_COMPLETE:
+		m->st.complete++;
+		break;
+	case FWM_END_REUSED:
+		m->st.reused++;
+		break;
+	case FWM_END_EOF:
+		m->st.eof_open++;
+		break;
+	case FWM_END_EVICTED:
+		m->st.evicted++;
+		break;
+	}
+	if (m->ops->cmd_end)
+		m->ops->cmd_end(m->ctx, c, why);
+	tab_remove(m, c);
+}
+
+static struct fwm_cmd *new_cmd(struct fwmodel *m, uint32_t key,
+			       const struct hmb_record *rec)
+{
+	struct fwm_cmd *c;
+	uint32_t i;
+
+	if (m->open >= TAB_LIMIT) {
+		/* Close whatever sits at the new key's home slot. */
+		end_cmd(m, &m->tab[slot_of(key)], FWM_END_EVICTED);
+	}
+	i = slot_of(key);
+	while (m->tab[i].used)
+		i = (i + 1) & TAB_MASK;
+	c = &m->tab[i];
+	memset(c, 0, sizeof(*c));
+	c->used = true;
+	c->id = m->next_id++;
+	c->sqid = (uint16_t)(key >> 16);
+	c->cid = (uint16_t)key;
+	c->cpu = rec->hdr.cpu;
+	c->first_ts = c->last_ts = rec->hdr.ts_ns;
+	c->last_phase = HMB_PHASE_NONE;
+	m->open++;
+	m->st.cmds++;
+	return c;
+}
+
+static bool get_u16(const struct hmb_record *rec, int off, uint16_t *v)
+{
+	if (off < 0 || (unsigned int)off + 2 > rec->hdr.payload_len)
+		return false;
+	*v = (uint16_t)(rec->payload[off] | rec->payload[off + 1] << 8);
+	return true;
+}
+
+static bool get_named(const struct hmb_dict_event *ev,
+		      const struct hmb_record *rec, const char *name,
+		      uint64_t *v)
+{
+	const struct hmb_dict_field *f = hmb_dict_field(ev, name);
+
+	return f && hmb_dict_get(f, rec->payload, rec->hdr.payload_len, v) == 0;
+}
+
+static void phase_event(struct fwmodel *m, const struct hmb_record *rec,
+			const struct hmb_dict_event *ev)
+{
+	enum hmb_phase p = ev->phase;
+	uint64_t ts = rec->hdr.ts_ns, v;
+	uint16_t sqid, cid;
+	struct fwm_cmd *c;
+	uint32_t key;
+
+	if (!get_u16(rec, ev->key_off[HMB_KEY_SQID], &sqid) ||
+	    !get_u16(rec, ev->key_off[HMB_KEY_CID], &cid)) {
+		m->st.short_payload++;
+		return;
+	}
+	key = key_of(sqid, cid);
+	c = lookup(m, key);
+	if (c && p == c->last_phase && p != HMB_PHASE_FETCH) {
+		m->st.dup_phase++;
+		return;
+	}
+	if (c && (p == HMB_PHASE_FETCH || p < c->last_phase)) {
+		/* The id was reused: the old command's end went missing. */
+		end_cmd(m, c, FWM_END_REUSED);
+		c = NULL;
+	}
+	if (!c) {
+		c = new_cmd(m, key, rec);
+		if (p != HMB_PHASE_FETCH)
+			m->st.no_fetch++;
+		c->last_phase = p;
+		c->mask |= 1u << p;
+		c->ts[p] = ts;
+		c->seq[p] = rec->hdr.seq;
+		c->ecpu[p] = rec->hdr.cpu;
+		if (p == HMB_PHASE_FETCH) {
+			if (get_named(ev, rec, "opc", &v)) {
+				c->have_opc = true;
+				c->opc = (uint8_t)v;
+			}
+			if (get_named(ev, rec, "nsid", &v))
+				c->nsid = (uint32_t)v;
+			if (get_named(ev, rec, "slba", &v))
+				c->slba = v;
+			if (get_named(ev, rec, "nlb", &v))
+				c->nlb = (uint32_t)v;
+		}
+		if (m->ops->cmd_begin)
+			m->ops->cmd_begin(m->ctx, c);
+	} else {
+		uint64_t t0 = c->last_ts;
+
+		if (ts < t0) {
+			m->st.backwards++;
+			ts = t0;
+		}
+		c->mask |= 1u << p;
+		c->ts[p] = ts;
+		c->seq[p] = rec->hdr.seq;
+		c->ecpu[p] = rec->hdr.cpu;
+		if (m->ops->cmd_step)
+			m->ops->cmd_step(m->ctx, c, c->last_phase, t0, p, ts);
+		c->last_phase = p;
+		c->last_ts = ts;
+	}
+	if (p == HMB_PHASE_CQE_POSTED)
+		end_cmd(m, c, FWM_END_COMPLETE);
+}
+
+static int group_index(struct fwmodel *m, const char *name)
+{
+	for (unsigned int i = 0; i < m->ngroups; i++)
+		if (strcmp(m->groups[i], name) == 0)
+			return (int)i;
+	if (m->ngroups == FWM_MAX_GROUPS)
+		return -1;
+	snprintf(m->groups[m->ngroups], HMB_DICT_NAME_LEN, "%s", name);
+	return (int)m->ngroups++;
+}
+
+static void bg_emit(struct fwmodel *m, int g, uint64_t t0, uint64_t t1,
+		    unsigned int flags, uint8_t cpu)
+{
+	if (t1 < t0) {
+		m->st.backwards++;
+		t1 = t0;
+	}
+	m->st.bg_windows++;
+	if (flags)
+		m->st.bg_unpaired++;
+	if (m->ops->bg_window)
+		m->ops->bg_window(m->ctx, m->groups[g], t0, t1, flags, cpu);
+}
+
+static void bg_event(struct fwmodel *m, const struct hmb_record *rec,
+		     const struct hmb_dict_event *ev)
+{
+	uint64_t ts = rec->hdr.ts_ns;
+	int g;
+
+	m->st.bg_events++;
+	if (ev->bg_edge == HMB_BG_POINT)
+		return;
+	g = group_index(m, ev->bg_group);
+	if (g < 0)
+		return;
+	if (ev->bg_edge == HMB_BG_BEGIN) {
+		if (m->bg_open[g])
+			bg_emit(m, g, m->bg_t0[g], ts, FWM_BG_NO_END,
+				m->bg_cpu[g]);
+		m->bg_open[g] = true;
+		m->bg_t0[g] = ts;
+		m->bg_cpu[g] = rec->hdr.cpu;
+	} else if (m->bg_open[g]) {
+		bg_emit(m, g, m->bg_t0[g], ts, 0, m->bg_cpu[g]);
+		m->bg_open[g] = false;
+	} else {
+		bg_emit(m, g, m->first_ts, ts, FWM_BG_NO_BEGIN, rec->hdr.cpu);
+	}
+}
+
+void fwm_add(struct fwmodel *m, const struct hmb_record *rec)
+{
+	const struct hmb_dict_event *ev = hmb_dict_lookup(m->dict,
+							  rec->hdr.opcode);
+
+	m->st.records++;
+	if (!m->have_ts) {
+		m->first_ts = rec->hdr.ts_ns;
+		m->have_ts = true;
+	}
+	if (rec->hdr.ts_ns > m->last_ts)
+		m->last_ts = rec->hdr.ts_ns;
+	if (!ev) {
+		m->st.unknown_opcode++;
+	} else if (ev->phase != HMB_PHASE_NONE) {
+		phase_event(m, rec, ev);
+	} else if (ev->bg_edge != HMB_BG_NONE) {
+		bg_event(m, rec, ev);
+	}
+	if (m->ops->record)
+		m->ops->record(m->ctx, rec, ev);
+}
+
+void fwm_finish(struct fwmodel *m)
+{
+	if (m->tab) {
+		for (uint32_t i = 0; i < FWM_MAX_INFLIGHT && m->open; ) {
+			/* tab_remove may shift a later entry into slot i. */
+			if (m->tab[i].used)
+				end_cmd(m, &m->tab[i], FWM_END_EOF);
+			else
+				i++;
+		}
+	}
+	for (unsigned int g = 0; g < m->ngroups; g++)
+		if (m->bg_open[g]) {
+			bg_emit(m, (int)g, m->bg_t0[g], m->last_ts,
+				FWM_BG_NO_END, m->bg_cpu[g]);
+			m->bg_open[g] = false;
+		}
+	free(m->tab);
+	m->tab = NULL;
+}
+
+const char *fwm_cmd_name(const struct fwm_cmd *c, char *buf, size_t len)
+{
+	if (!c->have_opc)
+		return "cmd";
+	switch (c->opc) {
+	case 0x00:
+		return "flush";
+	case 0x01:
+		return "write";
+	case 0x02:
+		return "read";
+	case 0x04:
+		return "write_uncor";
+	case 0x05:
+		return "compare";
+	case 0x08:
+		return "write_zeroes";
+	case 0x09:
+		return "dsm";
+	}
+	snprintf(buf, len, "opc 0x%02x", c->opc);
+	return buf;
+}
+
+const char *fwm_end_name(enum fwm_end e)
+{
+	switch (e) {
+	case FWM_END_COMPLETE:
+		return "complete";
+	case FWM_END_REUSED:
+		return "reused";
+	case FWM_END_EOF:
+		return "open_at_end";
+	case FWM_END_EVICTED:
+		return "evicted";
+	}
+	return "?";
+}
+
+static int try_dict(const char *path, struct hmb_dict **out, bool must)
+{
+	struct hmb_error err = { 0 };
+
+	if (!must && access(path, R_OK) != 0)
+		return 1;
+	if (hmb_dict_load(out, path, &err)) {
+		if (strncmp(err.msg, path, strlen(path)) == 0)
+			errorf("%s", err.msg);
+		else
+			errorf("%s: %s", path, err.msg[0] ? err.msg :
+			       hmb_strerror(err.code));
+		return EXIT_BADINPUT;
+	}
+	return 0;
+}
+
+int dict_open(const char *path, struct hmb_dict **out)
+{
+	char exe[PATH_MAX], cand[PATH_MAX + 64];
+	const char *env = getenv("HMB_EVENTS_DICT");
+	ssize_t n;
+	int rc;
+
+	if (path)
+		return try_dict(path, out, true);
+	if (env && *env)
+		return try_dict(env, out, true);
+	/* build/bin/PROG (or build/asan/bin/PROG) -> TOP/share */
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = 0;
+		for (int up = 3; up <= 4; up++) {
+			char *s = exe + n;
+			int k = 0;
+
+			while (s > exe && k < up)
+				if (*--s == '/')
+					k++;
+			if (k < up)
+				continue;
+			snprintf(cand, sizeof(cand), "%.*s/share/hmb-events.dict",
+				 (int)(s - exe), exe);
+			rc = try_dict(cand, out, false);
+			if (rc != 1)
+				return rc;
+		}
+	}
+	rc = try_dict("/usr/share/nvme-hmb-trace/hmb-events.dict", out, false);
+	if (rc != 1)
+		return rc;
+	errorf("no event dictionary found (give --dict FILE or set HMB_EVENTS_DICT)");
+	return EXIT_BADINPUT;
+}

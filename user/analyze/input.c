@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Input side of every subcommand: a trace file (dump or ring image, or "-"
+ * for stdin) read through libhmbtrace's reader, its records run through
+ * libhmbtrace's sequence accounting, and the dump's sidecar "<file>.meta"
+ * honoured: its version is checked (> 1 refused) and every "epoch=OFFSET"
+ * line starts a new accounting epoch at that dump offset (the daemon writes
+ * one when the ring was re-initialised and sequence numbers restarted).
+ *
+ * Memory is constant whatever the input size: the reader streams, the
+ * sidecar holds at most HMB_SIDECAR_MAX_EPOCHS epochs, and the list of gaps
+ * kept for reporting is bounded.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analyze.h"
+
+void errorf(const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s: %s\n", PROG, line);
+	fflush(stderr);
+}
+
+static void on_gap(void *ctx, const struct hmb_gap *gap)
+{
+	struct input *in = ctx;
+
+	in->last_gap = *gap;
+	if (in->ngaps < in->max_gaps)
+		in->gaps[in->ngaps++] = *gap;
+	else
+		in->gaps_omitted++;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int input_opt(struct input_opts *o, int opt, const char *arg)
+{
+	uint64_t v;
+
+	switch (opt) {
+	case 'M':
+		o->meta = arg;
+		return 1;
+	case 'N':
+		o->no_meta = true;
+		return 1;
+	case 'W':
+		if (parse_u64(arg, &v) || v == 0 || v > UINT32_MAX) {
+			errorf("--dup-window: '%s' is not a count in 1..%u",
+			       arg, UINT32_MAX);
+			return -1;
+		}
+		o->dup_window = (uint32_t)v;
+		return 1;
+	}
+	return 0;
+}
+
+int input_open(struct input *in, const char *path,
+	       const struct input_opts *opts)
+{
+	struct hmb_error err = { 0 };
+	bool is_stdin = strcmp(path, "-") == 0;
+	int rc;
+
+	memset(in, 0, sizeof(*in));
+	in->path = path;
+	in->name = is_stdin ? "<stdin>" : path;
+	in->fd = -1;
+	in->max_gaps = opts->max_gaps;
+
+	if (is_stdin) {
+		in->fd = STDIN_FILENO;
+	} else {
+		in->fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (in->fd < 0) {
+			errorf("%s: cannot open: %s", path, strerror(errno));
+			return EXIT_BADINPUT;
+		}
+		posix_fadvise(in->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	}
+
+	/* The sidecar first: a refused version means nothing is decoded. */
+	if (!opts->no_meta) {
+		struct stat st;
+		int n = -1;
+
+		if (opts->meta)
+			n = snprintf(in->meta_path, sizeof(in->meta_path),
+				     "%s", opts->meta);
+		else if (!is_stdin)
+			n = snprintf(in->meta_path, sizeof(in->meta_path),
+				     "%s.meta", path);
+		if (n >= (int)sizeof(in->meta_path)) {
+			errorf("%s: sidecar path too long", path);
+			goto fail;
+		}
+		if (n > 0 && (opts->meta || stat(in->meta_path, &st) == 0)) {
+			in->err_in_meta = true;
+			rc = hmb_sidecar_read(in->meta_path, &in->sidecar, &err);
+			if (!rc)
+				rc = hmb_sidecar_epochs(in->meta_path, in->epoch_offs,
+							HMB_SIDECAR_MAX_EPOCHS,
+							&in->n_epochs, &err);
+			if (rc) {
+				input_report(in, &err);
+				goto fail;
+			}
+			in->err_in_meta = false;
+			in->have_sidecar = true;
+			/* The daemon appends them in order; do not rely on it. */
+			qsort(in->epoch_offs, in->n_epochs,
+			      sizeof(in->epoch_offs[0]), cmp_u64);
+		}
+	}
+
+	in->acct = malloc(sizeof(*in->acct));
+	in->gaps = calloc(in->max_gaps ? in->max_gaps : 1, sizeof(*in->gaps));
+	if (!in->acct || !in->gaps) {
+		errorf("%s: out of memory", in->name);
+		goto fail;
+	}
+	hmb_acct_init(in->acct, opts->dup_window, on_gap, in);
+
+	rc = hmb_reader_open(&in->reader, in->fd, in->name, &err);
+	if (rc) {
+		input_report(in, &err);
+		goto fail;
+	}
+	return 0;
+fail:
+	input_close(in);
+	return EXIT_BADINPUT;
+}
+
+int input_next(struct input *in, struct hmb_record *rec, struct hmb_error *err)
+{
+	for (;;) {
+		int rc = hmb_reader_next(in->reader, rec, err);
+
+		if (rc <= 0)
+			return rc;
+		/*
+		 * A new epoch starts at each sidecar offset: the ring was
+		 * re-initialised there and seqs restarted.  Only dumps have
+		 * sidecars; a ring image's offsets are not dump offsets.
+		 */
+		while (in->next_epoch < in->n_epochs &&
+		       rec->offset >= in->epoch_offs[in->next_epoch]) {
+			if (hmb_reader_dialect(in->reader) == HMB_DIALECT_DUMP) {
+				hmb_acct_new_epoch(in->acct);
+				in->epochs++;
+			}
+			in->next_epoch++;
+		}
+		if (hmb_acct_add(in->acct, rec) == HMB_ACCT_NEW)
+			return 1;
+	}
+}
+
+void input_report(const struct input *in, const struct hmb_error *err)
+{
+	const char *file = in->err_in_meta ? in->meta_path : in->name;
+	size_t n = strlen(file);
+
+	/*
+	 * libhmbtrace's messages already name the file and say where ("NAME:
+	 * ... at byte offset N ..."); add the name when one does not.
+	 */
+	if (!err->msg[0])
+		errorf("%s: offset %llu: %s", file,
+		       (unsigned long long)err->offset,
+		       hmb_strerror(err->code));
+	else if (strncmp(err->msg, file, n) == 0 && err->msg[n] == ':')
+		errorf("%s", err->msg);
+	else
+		errorf("%s: %s", file, err->msg);
+}
+
+void input_close(struct input *in)
+{
+	if (in->reader)
+		hmb_reader_close(in->reader);
+	if (in->fd > STDIN_FILENO)
+		close(in->fd);
+	free(in->acct);
+	free(in->gaps);
+	in->reader = NULL;
+	in->acct = NULL;
+	in->gaps = NULL;
+	in->fd = -1;
+}

@@ -1,0 +1,943 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hmb-trace-daemon - drain an HMB trace ring into a dump file.
+ *
+ * The consumer loop of the end-to-end flow: acquire head, copy whole
+ * validated records out of the ring (libhmbtrace), write them verbatim to
+ * the output (wrap markers included, D4), and only then publish the tail
+ * (D8), once per batch.  Signals arrive through a signalfd and are handled
+ * between batches, so every file holds whole records and no record is lost
+ * or repeated across a reopen.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+
+#include "daemon.h"
+
+#define DEFAULT_BATCH (256u << 10)
+#define DEFAULT_IDLE_MAX_MS 10
+#define BACKOFF_CAP_MS 1000
+
+int log_verbosity = LOG_INFO;
+bool log_json;
+
+struct opts {
+	enum source_kind kind;
+	const char *source;
+	const char *output;
+	size_t batch;
+	bool once;
+	const char *stats_json;
+	unsigned int idle_max_ms;
+	double throttle;	/* bytes/s, 0 = none (testing aid) */
+	bool no_recover;
+};
+
+struct stats {
+	uint64_t records, markers, ignored, bytes, batches;
+	uint64_t overflow_events, frozen_events, unknown_flag_events;
+	uint64_t reinits, reopens;
+	uint64_t output_errors, output_retries;
+	double t0;
+};
+
+struct daemon {
+	struct opts o;
+	struct source src;
+	struct hmb_consumer *c;
+	int sigfd;
+	int out_fd;
+	bool out_is_file;
+	uint64_t out_size;		/* bytes in the current output file */
+	uint8_t *buf;
+	uint32_t flags;			/* last ring flags seen */
+	bool stop;			/* SIGINT/SIGTERM received */
+	int stop_sig;
+	bool reopen;			/* SIGHUP received */
+	bool dev_err_backoff;		/* device poll reported POLLERR/PRI */
+	uint64_t published;		/* last tail published */
+	struct stats st;
+	int exit_code;
+	const char *exit_reason;
+};
+
+/* ------------------------------------------------------------- logging */
+
+static const char *const level_name[] = { "error", "warning", "info", "debug" };
+
+void log_msg(enum log_level lvl, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	if ((int)lvl > log_verbosity)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (log_json) {
+		struct timespec ts;
+		char esc[2200], *e = esc;
+		const char *m;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		for (m = msg; *m && e < esc + sizeof(esc) - 8; m++) {
+			if (*m == '"' || *m == '\\') {
+				*e++ = '\\';
+				*e++ = *m;
+			} else if ((unsigned char)*m < 0x20) {
+				e += sprintf(e, "\\u%04x", (unsigned char)*m);
+			} else {
+				*e++ = *m;
+			}
+		}
+		*e = 0;
+		fprintf(stderr, "{\"ts\":%lld.%06ld,\"prog\":\"" PROG "\",\"level\":\"%s\",\"msg\":\"%s\"}\n",
+			(long long)ts.tv_sec, ts.tv_nsec / 1000, level_name[lvl], esc);
+	} else {
+		fprintf(stderr, PROG ": %s%s\n",
+			lvl == LOG_ERR ? "error: " : lvl == LOG_WARN ? "warning: " : "",
+			msg);
+	}
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* ---------------------------------------------------------------- usage */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: " PROG " (--device DEV | --ring-file PATH) -o FILE [OPTIONS]\n"
+"\n"
+"Drain an NVMe HMB trace ring into a dump file: every record verbatim, in\n"
+"ring order, wrap markers included; the ring's tail is published only after\n"
+"the bytes were written.  A sidecar FILE.meta describes each output.\n"
+"\n"
+"Source (one of):\n"
+"  -d, --device DEV         trace device, e.g. /dev/nvme-hmb-trace0\n"
+"  -r, --ring-file PATH     file-backed ring, e.g. /dev/shm/hmb0 (hmb-fwsim)\n"
+"Output:\n"
+"  -o, --output FILE        dump file, appended to ('-' = stdout, no sidecar)\n"
+"  -b, --batch-bytes N      bytes copied and written per batch; the tail is\n"
+"                           published once per batch (default 256K, min 4K)\n"
+"      --once               drain what is in the ring now and exit\n"
+"      --stats-json FILE    write the exit summary as JSON to FILE\n"
+"      --idle-max-ms MS     longest sleep of a ring file's idle back-off\n"
+"                           (default 10)\n"
+"      --no-output-check    do not scan an existing FILE for a torn last\n"
+"                           record before appending (see below)\n"
+"      --throttle BYTES/S   limit the drain rate by holding each batch's tail\n"
+"                           back (testing: makes the ring overflow, widens\n"
+"                           the write-to-publish window)\n"
+"Logging (stderr):\n"
+"  -q, --quiet              warnings and errors only\n"
+"  -v, --verbose            debug messages\n"
+"      --log-format text|json  one JSON object per line with json\n"
+"  -h, --help               this help\n"
+"\n"
+"An existing FILE is appended to.  It is scanned first: a record torn by a\n"
+"daemon killed mid-write is cut off (it is still in the ring).\n"
+"\n"
+"Signals:\n"
+"  SIGINT, SIGTERM  finish the batch in hand (write, publish) and exit 0\n"
+"  SIGHUP           reopen FILE after the batch in hand (logrotate) and\n"
+"                   write a new FILE.meta; no record is lost or repeated\n"
+"\n"
+"Exit status:\n"
+"  0 stopped by a signal, or --once done     1 error (open, map, output)\n"
+"  2 usage                                   3 ring corrupt (the good prefix\n"
+"  4 ring header refused (version > 1)         was written and published)\n"
+"  5 device (or ring file) went away         6 stopped while the output was\n"
+"                                              failing; data left in the ring\n"
+"\n"
+"Examples:\n"
+"  " PROG " --device /dev/nvme-hmb-trace0 -o /var/log/hmb/trace.bin\n"
+"  " PROG " --ring-file /dev/shm/hmb0 -o trace.bin --stats-json stats.json\n"
+"  " PROG " -r /dev/shm/hmb0 -o - --once | hmb-trace-analyze stats -\n"
+"  kill -HUP $(pidof " PROG ")   # after moving trace.bin away\n");
+}
+
+static uint64_t parse_num(const char *s, const char *what)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || *s == '-')
+		goto bad;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	default: break;
+	}
+	if (*end == 0)
+		return v;
+bad:
+	log_msg(LOG_ERR, "bad %s '%s' (try --help)", what, s);
+	exit(EXIT_USAGE);
+}
+
+enum { O_ONCE = 256, O_STATS_JSON, O_LOG_FORMAT, O_IDLE_MAX, O_THROTTLE,
+       O_NO_RECOVER };
+
+static void parse_opts(struct opts *o, int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "device", required_argument, NULL, 'd' },
+		{ "ring-file", required_argument, NULL, 'r' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "batch-bytes", required_argument, NULL, 'b' },
+		{ "once", no_argument, NULL, O_ONCE },
+		{ "stats-json", required_argument, NULL, O_STATS_JSON },
+		{ "idle-max-ms", required_argument, NULL, O_IDLE_MAX },
+		{ "throttle", required_argument, NULL, O_THROTTLE },
+		{ "no-output-check", no_argument, NULL, O_NO_RECOVER },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "log-format", required_argument, NULL, O_LOG_FORMAT },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, nsrc = 0;
+	uint64_t v;
+
+	o->batch = DEFAULT_BATCH;
+	o->idle_max_ms = DEFAULT_IDLE_MAX_MS;
+	while ((c = getopt_long(argc, argv, "d:r:o:b:qvh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'd': o->kind = SRC_DEVICE; o->source = optarg; nsrc++; break;
+		case 'r': o->kind = SRC_RING_FILE; o->source = optarg; nsrc++; break;
+		case 'o': o->output = optarg; break;
+		case 'b':
+			v = parse_num(optarg, "batch size");
+			if (v < HMB_RECORD_MAX_SIZE || v > (1u << 30)) {
+				log_msg(LOG_ERR, "--batch-bytes must be between %d and 1G",
+					HMB_RECORD_MAX_SIZE);
+				exit(EXIT_USAGE);
+			}
+			o->batch = (size_t)v;
+			break;
+		case O_ONCE: o->once = true; break;
+		case O_STATS_JSON: o->stats_json = optarg; break;
+		case O_IDLE_MAX:
+			v = parse_num(optarg, "idle sleep");
+			if (v < 1 || v > 1000) {
+				log_msg(LOG_ERR, "--idle-max-ms must be 1..1000");
+				exit(EXIT_USAGE);
+			}
+			o->idle_max_ms = (unsigned int)v;
+			break;
+		case O_NO_RECOVER: o->no_recover = true; break;
+		case O_THROTTLE: o->throttle = (double)parse_num(optarg, "throttle"); break;
+		case 'q': log_verbosity = LOG_WARN; break;
+		case 'v': log_verbosity = LOG_DEBUG; break;
+		case O_LOG_FORMAT:
+			if (!strcmp(optarg, "json")) {
+				log_json = true;
+			} else if (strcmp(optarg, "text")) {
+				log_msg(LOG_ERR, "--log-format must be text or json");
+				exit(EXIT_USAGE);
+			}
+			break;
+		case 'h': usage(stdout); exit(EXIT_OK);
+		default: usage(stderr); exit(EXIT_USAGE);
+		}
+	}
+	if (optind < argc) {
+		log_msg(LOG_ERR, "unexpected argument '%s' (try --help)", argv[optind]);
+		exit(EXIT_USAGE);
+	}
+	if (nsrc != 1) {
+		log_msg(LOG_ERR, "give exactly one of --device DEV or --ring-file PATH (try --help)");
+		exit(EXIT_USAGE);
+	}
+	if (!o->output) {
+		log_msg(LOG_ERR, "-o FILE is required (try --help)");
+		exit(EXIT_USAGE);
+	}
+}
+
+/* --------------------------------------------------------------- output */
+
+static int write_sidecar(struct daemon *d)
+{
+	struct hmb_sidecar sc;
+	struct hmb_error err;
+	char path[4096];
+
+	if (!d->out_is_file)
+		return 0;
+	memset(&sc, 0, sizeof(sc));
+	sc.abi_version = HMB_TRACE_ABI_VERSION;
+	sc.ring_size = d->src.ring_size;
+	snprintf(sc.source, sizeof(sc.source), "%s", d->src.path);
+	sc.realtime_ns = clock_ns(CLOCK_REALTIME);
+	sc.monotonic_ns = clock_ns(CLOCK_MONOTONIC);
+	sc.boottime_ns = clock_ns(CLOCK_BOOTTIME);
+	snprintf(path, sizeof(path), "%s.meta", d->o.output);
+	if (hmb_sidecar_write(path, &sc, &err)) {
+		log_msg(LOG_ERR, "cannot write sidecar %s: %s", path, err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * A daemon killed in the middle of a write (kill -9) can leave a torn record
+ * at the end of its output; the records of that batch are still in the
+ * ring and will be written again.  Find the end of the last whole record
+ * and cut the file back to it, so that appending keeps the dump valid.
+ */
+static void output_recover(struct daemon *d)
+{
+	struct hmb_reader *r;
+	struct hmb_record rec;
+	struct hmb_error err;
+	uint64_t good = 0;
+	int fd, rc;
+
+	fd = open(d->o.output, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	rc = hmb_reader_open(&r, fd, d->o.output, &err);
+	if (rc == 0) {
+		if (hmb_reader_dialect(r) != HMB_DIALECT_DUMP) {
+			log_msg(LOG_WARN, "output %s is a ring image, not a dump; appending anyway",
+				d->o.output);
+			rc = 1;
+		} else {
+			while ((rc = hmb_reader_next(r, &rec, &err)) == 1)
+				good = rec.offset + rec.raw_len;
+		}
+		hmb_reader_close(r);
+	}
+	close(fd);
+	if (rc == HMB_E_TRUNC_HDR || rc == HMB_E_TRUNC_PAYLOAD) {
+		log_msg(LOG_WARN, "output %s ends with a torn record (%s); cutting it back from %" PRIu64
+			" to %" PRIu64 " bytes (the record is still in the ring)",
+			d->o.output, err.msg, d->out_size, good);
+		if (ftruncate(d->out_fd, (off_t)good))
+			log_msg(LOG_ERR, "cannot cut %s back: %s", d->o.output,
+				strerror(errno));
+		else
+			d->out_size = good;
+	} else if (rc < 0) {
+		log_msg(LOG_WARN, "output %s is not a valid dump (%s); appending anyway",
+			d->o.output, err.msg);
+	}
+}
+
+static int output_open(struct daemon *d)
+{
+	struct stat st;
+
+	if (!strcmp(d->o.output, "-")) {
+		d->out_fd = STDOUT_FILENO;
+		d->out_is_file = false;
+		d->out_size = 0;
+		return 0;
+	}
+	d->out_fd = open(d->o.output, O_WRONLY | O_CLOEXEC | O_CREAT | O_APPEND,
+			 0644);
+	if (d->out_fd < 0) {
+		log_msg(LOG_ERR, "cannot open output %s: %s", d->o.output,
+			strerror(errno));
+		return -1;
+	}
+	d->out_is_file = !fstat(d->out_fd, &st) && S_ISREG(st.st_mode);
+	d->out_size = d->out_is_file ? (uint64_t)st.st_size : 0;
+	if (d->out_size && !d->o.no_recover)
+		output_recover(d);
+	return write_sidecar(d);
+}
+
+static void output_close(struct daemon *d)
+{
+	if (d->out_fd >= 0 && d->out_fd != STDOUT_FILENO && close(d->out_fd))
+		log_msg(LOG_WARN, "closing output %s: %s", d->o.output,
+			strerror(errno));
+	d->out_fd = -1;
+}
+
+/* ---------------------------------------------------------------- signals */
+
+static int signals_setup(struct daemon *d)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL)) {
+		log_msg(LOG_ERR, "sigprocmask: %s", strerror(errno));
+		return -1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	d->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (d->sigfd < 0) {
+		log_msg(LOG_ERR, "signalfd: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Read pending signals into flags; never blocks. */
+static void signals_read(struct daemon *d)
+{
+	struct signalfd_siginfo si;
+
+	while (read(d->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGHUP:
+			d->reopen = true;
+			break;
+		default:
+			if (!d->stop)
+				log_msg(LOG_INFO, "%s: finishing the batch in hand",
+					strsignal((int)si.ssi_signo));
+			d->stop = true;
+			d->stop_sig = (int)si.ssi_signo;
+			break;
+		}
+	}
+}
+
+/* Sleep up to @ms milliseconds, waking early for a signal. */
+static void sleep_ms(struct daemon *d, double ms)
+{
+	struct pollfd pfd = { .fd = d->sigfd, .events = POLLIN };
+	struct timespec ts;
+
+	ts.tv_sec = (time_t)(ms / 1000);
+	ts.tv_nsec = (long)((ms - ts.tv_sec * 1000.0) * 1e6);
+	if (ppoll(&pfd, 1, &ts, NULL) > 0)
+		signals_read(d);
+}
+
+/* ---------------------------------------------------------- writing out */
+
+static bool errno_retryable(int e)
+{
+	return e == ENOSPC || e == EIO || e == EDQUOT || e == EFBIG ||
+	       e == EAGAIN || e == EINTR;
+}
+
+/*
+ * Write @len bytes.  Partial writes are continued where they stopped;
+ * ENOSPC/EIO and friends are retried with exponential back-off (1 ms to
+ * 1 s) for as long as it takes, logged once per episode.  The tail is not
+ * touched here, so nothing unwritten is ever published.  Returns 0, or -1
+ * when the daemon was told to stop while the output still failed or on an
+ * error that cannot get better (the output was then cut back to the last
+ * record boundary it had before this batch, so the batch stays in the ring).
+ */
+static int output_write(struct daemon *d, const uint8_t *buf, size_t len)
+{
+	uint64_t start_size = d->out_size;
+	size_t off = 0;
+	double delay_ms = 1, t_fail = 0;
+	bool episode = false;
+	int last_err = 0;
+	ssize_t n;
+
+	while (off < len) {
+		n = write(d->out_fd, buf + off, len - off);
+		if (n > 0) {
+			off += (size_t)n;
+			d->out_size += (uint64_t)n;
+			continue;
+		}
+		last_err = n < 0 ? errno : EIO;
+		if (last_err == EINTR)
+			continue;
+		if (!errno_retryable(last_err)) {
+			log_msg(LOG_ERR, "output %s: %s; %zu bytes of this batch unwritten",
+				d->o.output, strerror(last_err), len - off);
+			goto give_up;
+		}
+		if (!episode) {
+			episode = true;
+			t_fail = now_s();
+			d->st.output_errors++;
+			log_msg(LOG_WARN, "output %s: %s; holding the ring tail at %" PRIu64
+				", %zu bytes pending; retrying",
+				d->o.output, strerror(last_err), d->published,
+				len - off);
+		}
+		d->st.output_retries++;
+		signals_read(d);
+		if (d->stop) {
+			log_msg(LOG_ERR, "output %s: still failing (%s) when told to stop; %zu bytes stay in the ring",
+				d->o.output, strerror(last_err), len - off);
+			goto give_up;
+		}
+		sleep_ms(d, delay_ms);
+		delay_ms = delay_ms * 2 > BACKOFF_CAP_MS ? BACKOFF_CAP_MS : delay_ms * 2;
+	}
+	if (episode)
+		log_msg(LOG_INFO, "output %s: writing again after %.1f s (%s)",
+			d->o.output, now_s() - t_fail, strerror(last_err));
+	return 0;
+
+give_up:
+	/* Leave the file at a record boundary; the batch is still in the ring. */
+	if (d->out_is_file && d->out_size != start_size) {
+		if (ftruncate(d->out_fd, (off_t)start_size) == 0)
+			d->out_size = start_size;
+		else
+			log_msg(LOG_ERR, "output %s: cannot cut back to %" PRIu64 ": %s",
+				d->o.output, start_size, strerror(errno));
+	}
+	return -1;
+}
+
+/* ------------------------------------------------------------ the ring */
+
+static void count_batch(struct daemon *d, const uint8_t *buf, size_t len)
+{
+	struct hmb_buf_iter it;
+	struct hmb_record rec;
+	struct hmb_error err;
+	int r;
+
+	hmb_buf_iter_init(&it, buf, len, 0);
+	while ((r = hmb_buf_iter_next(&it, &rec, &err)) == 1) {
+		if (rec.kind == HMB_KIND_MARKER)
+			d->st.markers++;
+		else if (rec.kind == HMB_KIND_IGNORED)
+			d->st.ignored++;
+		else
+			d->st.records++;
+	}
+	if (r < 0)	/* cannot happen: the consumer validated these bytes */
+		log_msg(LOG_WARN, "batch recount: %s", err.msg);
+}
+
+/* Log ring flag transitions, once each, and count them. */
+static void check_flags(struct daemon *d)
+{
+	uint32_t f = hmb_consumer_flags(d->c), old = d->flags, ch = f ^ old;
+
+	if (!ch)
+		return;
+	if (ch & HMB_RING_FLAG_OVERFLOWED) {
+		d->st.overflow_events++;
+		if (f & HMB_RING_FLAG_OVERFLOWED)
+			log_msg(LOG_WARN, "ring overflow: the producer is dropping records (OVERFLOWED set, tail %" PRIu64 ", head %" PRIu64 ")",
+				hmb_consumer_cursor(d->c), hmb_consumer_head(d->c));
+		else
+			log_msg(LOG_INFO, "ring overflow over (OVERFLOWED cleared)");
+	}
+	if (ch & HMB_RING_FLAG_FROZEN) {
+		d->st.frozen_events++;
+		if (f & HMB_RING_FLAG_FROZEN) {
+			log_msg(LOG_WARN, "ring FROZEN: the producer stopped (controller reset or shutdown); draining what is left");
+		} else {
+			log_msg(LOG_INFO, "ring FROZEN cleared");
+		}
+	}
+	if (ch & ~HMB_RING_FLAGS_KNOWN) {
+		d->st.unknown_flag_events++;
+		log_msg(LOG_WARN, "ring has unknown flag bits 0x%x (flags 0x%x); ignoring them",
+			f & ~HMB_RING_FLAGS_KNOWN, f);
+	}
+	d->flags = f;
+}
+
+/*
+ * Nothing to read: ask the consumer whether a frozen ring was re-initialised
+ * (FROZEN set, header rewritten, FROZEN cleared).  If so, a new producer
+ * epoch starts here: log it and note the output offset in the sidecar.
+ * Returns 1 on a new epoch, 0 if not, -1 on a corrupt rewritten header.
+ */
+static int check_reinit(struct daemon *d)
+{
+	struct hmb_error err;
+	int r;
+
+	r = hmb_consumer_reinit(d->c, &err);
+	if (r <= 0) {
+		if (r < 0) {
+			log_msg(LOG_ERR, "ring corrupt after re-initialisation: %s", err.msg);
+			d->exit_code = EXIT_CORRUPT;
+			d->exit_reason = "corrupt";
+		}
+		return r;
+	}
+	d->st.reinits++;
+	d->published = hmb_consumer_cursor(d->c);
+	check_flags(d);
+	log_msg(LOG_WARN, "ring re-initialised (epoch %" PRIu64 "): carrying on from tail %" PRIu64
+		" at output offset %" PRIu64, d->st.reinits, hmb_consumer_cursor(d->c),
+		d->out_size);
+	if (d->out_is_file) {
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%s.meta", d->o.output);
+		if (hmb_sidecar_append_epoch(path, d->out_size, &err))
+			log_msg(LOG_WARN, "cannot note the new epoch in %s: %s", path,
+				err.msg);
+	}
+	return 1;
+}
+
+/* Stop on a corrupt ring: the good prefix has been written and published. */
+static void ring_corrupt(struct daemon *d, const struct hmb_error *err)
+{
+	log_msg(LOG_ERR, "ring corrupt: %s", err->msg);
+	d->exit_code = EXIT_CORRUPT;
+	d->exit_reason = "corrupt";
+}
+
+static int publish(struct daemon *d)
+{
+	struct hmb_error err;
+
+	if (hmb_consumer_commit(d->c, &err) == 0) {
+		d->published = hmb_consumer_cursor(d->c);
+		return 0;
+	}
+	if (d->src.kind == SRC_DEVICE && (err.sys_errno == ENODEV || err.sys_errno == EIO)) {
+		log_msg(LOG_ERR, "device %s gone: %s", d->src.path, err.msg);
+		d->exit_code = EXIT_GONE;
+		d->exit_reason = "device gone";
+		return -1;
+	}
+	if (d->flags & HMB_RING_FLAG_FROZEN) {
+		/* Ring re-initialised under us: the tail is the producer's now. */
+		log_msg(LOG_DEBUG, "tail not published (ring being re-initialised): %s", err.msg);
+		return 0;
+	}
+	log_msg(LOG_ERR, "cannot publish the tail: %s", err.msg);
+	d->exit_code = EXIT_ERR;
+	d->exit_reason = "publish failed";
+	return -1;
+}
+
+static void throttle(struct daemon *d)
+{
+	double due = d->st.t0 + d->st.bytes / d->o.throttle, t = now_s();
+
+	if (due > t)
+		sleep_ms(d, (due - t) * 1000);
+}
+
+/*
+ * Drain what the ring holds now, batch by batch.  Returns 1 if anything was
+ * read, 0 if the ring was empty, -1 to stop (exit_code set).
+ */
+static int drain(struct daemon *d)
+{
+	struct hmb_error err;
+	uint64_t avail;
+	size_t len;
+	int r, got = 0;
+
+	r = hmb_consumer_poll(d->c, &avail, &err);
+	check_flags(d);
+	if (r < 0) {
+		ring_corrupt(d, &err);
+		return -1;
+	}
+	if (!avail) {
+		r = check_reinit(d);
+		return r < 0 ? -1 : r;
+	}
+	for (;;) {
+		r = hmb_consumer_read(d->c, d->buf, d->o.batch, &len, &err);
+		if (len) {
+			if (output_write(d, d->buf, len)) {
+				d->exit_code = EXIT_OUTPUT;
+				d->exit_reason = "output failed";
+				return -1;
+			}
+			count_batch(d, d->buf, len);
+			d->st.bytes += len;
+			d->st.batches++;
+			got = 1;
+			/* A throttled consumer holds its tail while it dawdles. */
+			if (d->o.throttle)
+				throttle(d);
+			if (publish(d))
+				return -1;
+		}
+		if (r < 0) {
+			ring_corrupt(d, &err);
+			return -1;
+		}
+		if (!len)
+			break;
+		signals_read(d);
+		if (d->stop || d->reopen)
+			break;
+	}
+	return got;
+}
+
+static int reopen_output(struct daemon *d)
+{
+	d->reopen = false;
+	if (!d->out_is_file && d->out_fd == STDOUT_FILENO) {
+		log_msg(LOG_INFO, "SIGHUP: output is stdout, nothing to reopen");
+		return 0;
+	}
+	output_close(d);
+	if (output_open(d)) {
+		d->exit_code = EXIT_ERR;
+		d->exit_reason = "reopen failed";
+		return -1;
+	}
+	d->st.reopens++;
+	log_msg(LOG_INFO, "SIGHUP: reopened %s", d->o.output);
+	return 0;
+}
+
+/*
+ * Wait for data.  A ring file has no notification: spin briefly, then
+ * sleep with a doubling back-off up to --idle-max-ms (near zero CPU when
+ * idle).  The device wakes us with POLLIN; POLLPRI/POLLERR mean FROZEN or
+ * trouble (flags are checked by the next drain), POLLHUP that it is gone.
+ */
+static int wait_data(struct daemon *d, unsigned int idle)
+{
+	struct pollfd pfd[2];
+	double ms;
+	int n;
+
+	if (d->src.kind == SRC_DEVICE && !d->dev_err_backoff) {
+		pfd[0].fd = d->sigfd;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = d->src.fd;
+		pfd[1].events = POLLIN | POLLPRI;
+		n = poll(pfd, 2, 1000);
+		if (n < 0 && errno != EINTR) {
+			log_msg(LOG_ERR, "poll %s: %s", d->src.path, strerror(errno));
+			d->exit_code = EXIT_ERR;
+			return -1;
+		}
+		if (n > 0 && (pfd[0].revents & POLLIN))
+			signals_read(d);
+		if (n > 0 && (pfd[1].revents & (POLLHUP | POLLNVAL))) {
+			log_msg(LOG_ERR, "device %s gone (poll: %s)", d->src.path,
+				pfd[1].revents & POLLHUP ? "POLLHUP" : "POLLNVAL");
+			d->exit_code = EXIT_GONE;
+			d->exit_reason = "device gone";
+			return -1;
+		}
+		/* Level-triggered PRI/ERR: back off instead of spinning. */
+		if (n > 0 && (pfd[1].revents & (POLLPRI | POLLERR)) &&
+		    !(pfd[1].revents & POLLIN))
+			d->dev_err_backoff = true;
+		return 0;
+	}
+	if (idle < 16) {
+		sched_yield();
+		signals_read(d);
+		return 0;
+	}
+	ms = 0.05 * (1u << (idle - 16 < 16 ? idle - 16 : 16));
+	if (ms > d->o.idle_max_ms)
+		ms = d->o.idle_max_ms;
+	sleep_ms(d, ms);
+	if (d->src.kind == SRC_DEVICE && idle > 32)
+		d->dev_err_backoff = false;
+	return 0;
+}
+
+/*
+ * The ring's memory can vanish under us: the module zaps the mapping when
+ * the device goes away, and a ring file can be truncated.  Any access then
+ * raises SIGBUS; turn that into a clean "gone" exit instead of a crash.
+ */
+static sigjmp_buf bus_jmp;
+static volatile sig_atomic_t bus_armed;
+static const char *bus_lo, *bus_hi;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if (bus_armed && (const char *)si->si_addr >= bus_lo &&
+	    (const char *)si->si_addr < bus_hi) {
+		bus_armed = 0;
+		siglongjmp(bus_jmp, 1);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void sigbus_setup(struct daemon *d)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sigbus;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
+	bus_lo = d->src.map;
+	bus_hi = bus_lo + d->src.map_len;
+}
+
+static int run(struct daemon *d)
+{
+	volatile unsigned int idle = 0;
+	int r;
+
+	if (sigsetjmp(bus_jmp, 1)) {
+		log_msg(LOG_ERR, "%s %s gone: its memory is no longer there (SIGBUS reading the ring)",
+			d->src.kind == SRC_DEVICE ? "device" : "ring file", d->src.path);
+		d->exit_code = EXIT_GONE;
+		d->exit_reason = "ring gone";
+		return -1;
+	}
+	bus_armed = 1;
+	for (;;) {
+		r = drain(d);
+		if (r < 0)
+			return -1;
+		if (d->stop)
+			return 0;
+		if (d->reopen && reopen_output(d))
+			return -1;
+		if (r > 0) {
+			idle = 0;
+			d->dev_err_backoff = false;
+			continue;
+		}
+		if (d->o.once)
+			return 0;
+		if (wait_data(d, idle))
+			return -1;
+		idle = idle + 1;
+		if (d->stop)
+			return 0;
+	}
+}
+
+/* -------------------------------------------------------------- summary */
+
+static void summary(struct daemon *d)
+{
+	double el = now_s() - d->st.t0;
+	struct stats *s = &d->st;
+	FILE *f;
+
+	log_msg(LOG_INFO, "summary: %" PRIu64 " records, %" PRIu64 " markers, %" PRIu64
+		" ignored, %" PRIu64 " bytes in %" PRIu64 " batches, %.1f MB/s; "
+		"flag events: %" PRIu64 " overflow, %" PRIu64 " frozen, %" PRIu64
+		" unknown; %" PRIu64 " re-inits, %" PRIu64 " reopens, %" PRIu64
+		" output errors (%" PRIu64 " retries); %.3f s; exit %d (%s)",
+		s->records, s->markers, s->ignored, s->bytes, s->batches,
+		el > 0 ? s->bytes / el / 1e6 : 0, s->overflow_events,
+		s->frozen_events, s->unknown_flag_events, s->reinits, s->reopens,
+		s->output_errors, s->output_retries, el, d->exit_code,
+		d->exit_reason);
+	if (!d->o.stats_json)
+		return;
+	f = fopen(d->o.stats_json, "we");
+	if (!f) {
+		log_msg(LOG_ERR, "cannot write %s: %s", d->o.stats_json, strerror(errno));
+		return;
+	}
+	fprintf(f, "{\"records\":%" PRIu64 ",\"markers\":%" PRIu64 ",\"ignored\":%" PRIu64
+		",\"bytes\":%" PRIu64 ",\"batches\":%" PRIu64
+		",\"overflow_events\":%" PRIu64 ",\"frozen_events\":%" PRIu64
+		",\"unknown_flag_events\":%" PRIu64 ",\"reinits\":%" PRIu64
+		",\"reopens\":%" PRIu64 ",\"output_errors\":%" PRIu64
+		",\"output_retries\":%" PRIu64 ",\"tail\":%" PRIu64
+		",\"elapsed_s\":%.6f,\"exit_code\":%d,\"exit_reason\":\"%s\"}\n",
+		s->records, s->markers, s->ignored, s->bytes, s->batches,
+		s->overflow_events, s->frozen_events, s->unknown_flag_events,
+		s->reinits, s->reopens, s->output_errors, s->output_retries,
+		d->c ? hmb_consumer_cursor(d->c) : 0, el, d->exit_code,
+		d->exit_reason);
+	if (fclose(f))
+		log_msg(LOG_ERR, "cannot write %s: %s", d->o.stats_json, strerror(errno));
+}
+
+int main(int argc, char **argv)
+{
+	static struct daemon dd;
+	struct daemon *d = &dd;
+	struct hmb_error err;
+	void *pub_ctx;
+	int r, ex;
+
+	d->out_fd = -1;
+	d->sigfd = -1;
+	d->exit_reason = "ok";
+	parse_opts(&d->o, argc, argv);
+	d->st.t0 = now_s();
+	if (signals_setup(d))
+		return EXIT_ERR;
+	if (source_open(&d->src, d->o.kind, d->o.source, &ex))
+		return ex;
+	pub_ctx = d->src.kind == SRC_DEVICE ? (void *)&d->src : d->src.map;
+	r = hmb_consumer_open(&d->c, d->src.map, d->src.map_len,
+			      source_publish_fn(&d->src), pub_ctx, &err);
+	if (r) {
+		log_msg(LOG_ERR, "cannot attach to ring %s: %s", d->src.path, err.msg);
+		source_close(&d->src);
+		return r == HMB_E_RING_VERSION || r == HMB_E_RING_MAGIC ? EXIT_VERSION :
+		       EXIT_ERR;
+	}
+	d->buf = malloc(d->o.batch);
+	if (!d->buf) {
+		log_msg(LOG_ERR, "cannot allocate a %zu-byte batch buffer", d->o.batch);
+		return EXIT_ERR;
+	}
+	if (output_open(d))
+		return EXIT_ERR;
+	d->flags = 0;
+	d->published = hmb_consumer_cursor(d->c);
+	sigbus_setup(d);
+	log_msg(LOG_INFO, "draining %s (ring %u bytes, tail %" PRIu64 ") into %s",
+		d->src.path, d->src.ring_size, hmb_consumer_cursor(d->c),
+		d->o.output);
+
+	run(d);
+	bus_armed = 0;
+	if (d->stop && d->exit_code == EXIT_OK)
+		d->exit_reason = d->stop_sig == SIGINT ? "SIGINT" : "SIGTERM";
+	if (d->out_fd >= 0 && d->out_is_file && fsync(d->out_fd) && errno != EINVAL)
+		log_msg(LOG_WARN, "fsync %s: %s", d->o.output, strerror(errno));
+	output_close(d);
+	summary(d);
+	hmb_consumer_close(d->c);
+	source_close(&d->src);
+	free(d->buf);
+	return d->exit_code;
+}

@@ -18,11 +18,12 @@
  * cqe_posted record arrives or the agent sweeps it after a grace period.
  * The same full id comes round again 16 uses of a tag later, which under
  * load is often before the bridge has delivered the predecessor's records
- * (seen in the VM: 983 reuses in 6626 commands).  So up to two completed
- * predecessors wait per key ("done" and the older "done2", a third use
- * flushes the oldest, counted), and a record goes to the oldest command of
- * its key that has not had that phase yet: the ring delivers a command's
- * records before its successor's.  While the agent publishes a clock
+ * (seen in the VM: 983 reuses in 6626 commands, some 6 ms apart).  So up
+ * to HMB_MAX_WAIT completed commands wait per key, in "done" under (key, n)
+ * with n counting the key's completions ("kseq" keeps which n may still
+ * wait; one more flushes the oldest, counted), and a record goes to the
+ * oldest command of its key that has not had that phase yet: the ring
+ * delivers a command's records before its successor's.  While the agent publishes a clock
  * estimate, the command must also contain the record's mapped time in its
  * host window (a tight tolerance first, then a loose one), which keeps a
  * successor's record off a predecessor whose own record was lost.
@@ -71,16 +72,16 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
-	__type(key, struct hmb_cmd_key);
+	__type(key, struct hmb_wait_key);
 	__type(value, struct hmb_cmd_state);
 } done SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, 65536);
 	__type(key, struct hmb_cmd_key);
-	__type(value, struct hmb_cmd_state);
-} done2 SEC(".maps");
+	__type(value, struct hmb_kseq);
+} kseq SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -275,6 +276,8 @@ static __always_inline void join_complete(const struct hmb_cmd_key *key,
 					  __u64 now, __u16 status)
 {
 	struct hmb_cmd_state *st, *old;
+	struct hmb_wait_key wk = {};
+	struct hmb_kseq *ks;
 
 	count(HMB_C_HOST_COMPLETE);
 	st = bpf_map_lookup_elem(&active, key);
@@ -291,27 +294,40 @@ static __always_inline void join_complete(const struct hmb_cmd_key *key,
 		bpf_map_delete_elem(&active, key);
 		return;
 	}
-	old = bpf_map_lookup_elem(&done, key);
-	if (old) {
-		/* A predecessor still waits: it moves to done2 (oldest out). */
-		struct hmb_cmd_state *old2 = bpf_map_lookup_elem(&done2, key);
+	ks = bpf_map_lookup_elem(&kseq, key);
+	if (!ks) {
+		struct hmb_kseq z = {};
 
-		if (old2) {
-			old2->flags |= HMB_CF_REUSED;
-			emit_cmd(key, old2);
+		bpf_map_update_elem(&kseq, key, &z, BPF_NOEXIST);
+		ks = bpf_map_lookup_elem(&kseq, key);
+	}
+	wk.k = *key;
+	if (ks && ks->next - ks->first >= HMB_MAX_WAIT) {
+		/* Too many uses of this id waiting: the oldest gives up. */
+		wk.n = ks->first;
+		old = bpf_map_lookup_elem(&done, &wk);
+		if (old) {
+			old->flags |= HMB_CF_REUSED;
+			emit_cmd(key, old);
+			bpf_map_delete_elem(&done, &wk);
 			count(HMB_C_REUSE_FLUSH);
 		}
-		if (bpf_map_update_elem(&done2, key, old, BPF_ANY)) {
-			old->flags |= HMB_CF_NO_ROOM;
-			count(HMB_C_DONE_FULL);
-			emit_cmd(key, old);
-		}
+		ks->first++;
 	}
-	if (bpf_map_update_elem(&done, key, st, BPF_ANY)) {
-		/* No room to wait for the firmware: report it now. */
+	if (!ks) {
 		st->flags |= HMB_CF_NO_ROOM;
 		count(HMB_C_DONE_FULL);
 		emit_cmd(key, st);
+	} else {
+		wk.n = ks->next;
+		if (bpf_map_update_elem(&done, &wk, st, BPF_NOEXIST)) {
+			/* No room to wait for the firmware: report it now. */
+			st->flags |= HMB_CF_NO_ROOM;
+			count(HMB_C_DONE_FULL);
+			emit_cmd(key, st);
+		} else {
+			ks->next++;
+		}
 	}
 	bpf_map_delete_elem(&active, key);
 }
@@ -472,9 +488,12 @@ static __always_inline void join_fw(__u32 ring,
 				    __u16 sqid, __u16 cid)
 {
 	struct hmb_cmd_key key = {};
-	struct hmb_cmd_state *st, *c0, *c1, *c2;
-	__u32 *ctrlp;
-	int which = -1;
+	struct hmb_wait_key wk = {};
+	struct hmb_cmd_state *st, *act;
+	struct hmb_kseq *ks;
+	__u32 *ctrlp, first, nwait;
+	int which = -1, any = 0, pass, i;
+	__s64 host;
 
 	ctrlp = bpf_map_lookup_elem(&ring_ctrl, &ring);
 	if (!ctrlp || !*ctrlp) {
@@ -484,47 +503,55 @@ static __always_inline void join_fw(__u32 ring,
 	key.ctrl = *ctrlp - 1;
 	key.qid = sqid;
 	key.cid = cid;
-	/* Candidates, oldest first. */
-	c0 = bpf_map_lookup_elem(&done2, &key);
-	c1 = bpf_map_lookup_elem(&done, &key);
-	c2 = bpf_map_lookup_elem(&active, &key);
-	if (!c0 && !c1 && !c2) {
+	/* Candidates, oldest first: the waiting ones, then the one in flight. */
+	wk.k = key;
+	ks = bpf_map_lookup_elem(&kseq, &key);
+	first = ks ? ks->first : 0;
+	nwait = ks ? ks->next - ks->first : 0;
+	if (nwait > HMB_MAX_WAIT)
+		nwait = HMB_MAX_WAIT;
+	act = bpf_map_lookup_elem(&active, &key);
+	if (!nwait && !act) {
 		fw_unmatched(HMB_C_FW_NO_CMD, ring, h, sqid, cid, key.ctrl);
 		return;
 	}
-	if (clk.valid) {
-		__s64 host = fw_to_host(h->ts_ns);
+	host = clk.valid ? fw_to_host(h->ts_ns) : 0;
+	for (pass = 0; pass < 3 && which < 0; pass++) {
+		__u64 tol = pass == 0 ? clk.tight_ns : clk.tol_ns;
 
-		if (fits(c0, ph, host, clk.tight_ns))
-			which = 0;
-		else if (fits(c1, ph, host, clk.tight_ns))
-			which = 1;
-		else if (fits(c2, ph, host, clk.tight_ns))
-			which = 2;
-		else if (fits(c0, ph, host, clk.tol_ns))
-			which = 0;
-		else if (fits(c1, ph, host, clk.tol_ns))
-			which = 1;
-		else if (fits(c2, ph, host, clk.tol_ns))
-			which = 2;
-	} else {
-		if (c0 && !(c0->fw_mask & (1 << ph)))
-			which = 0;
-		else if (c1 && !(c1->fw_mask & (1 << ph)))
-			which = 1;
-		else if (c2 && !(c2->fw_mask & (1 << ph)))
-			which = 2;
+		/* passes 0, 1: with the clock (tight, loose); 2: without */
+		if ((pass < 2) != (clk.valid != 0))
+			continue;
+		for (i = 0; i < HMB_MAX_WAIT; i++) {
+			if (i >= nwait)
+				break;
+			wk.n = first + i;
+			st = bpf_map_lookup_elem(&done, &wk);
+			if (!st || (st->fw_mask & (1 << ph)))
+				continue;
+			any = 1;
+			if (pass == 2 || fits(st, ph, host, tol)) {
+				which = i;
+				break;
+			}
+		}
+		if (which < 0 && act && !(act->fw_mask & (1 << ph))) {
+			any = 1;
+			if (pass == 2 || fits(act, ph, host, tol))
+				which = HMB_MAX_WAIT;
+		}
 	}
 	if (which < 0) {
-		bool dup = (!c0 || (c0->fw_mask & (1 << ph))) &&
-			   (!c1 || (c1->fw_mask & (1 << ph))) &&
-			   (!c2 || (c2->fw_mask & (1 << ph)));
-
-		fw_unmatched(dup ? HMB_C_FW_DUP_PHASE : HMB_C_FW_OUT_OF_WINDOW,
+		fw_unmatched(any ? HMB_C_FW_OUT_OF_WINDOW : HMB_C_FW_DUP_PHASE,
 			     ring, h, sqid, cid, key.ctrl);
 		return;
 	}
-	st = which == 0 ? c0 : which == 1 ? c1 : c2;
+	if (which == HMB_MAX_WAIT) {
+		st = act;
+	} else {
+		wk.n = first + which;
+		st = bpf_map_lookup_elem(&done, &wk);
+	}
 	if (!st)
 		return;
 	if (!(st->flags & HMB_CF_FILTERED))
@@ -534,12 +561,22 @@ static __always_inline void join_fw(__u32 ring,
 	st->fw_mask |= 1 << ph;
 	st->ring = ring;
 	count(HMB_C_FW_MATCHED);
-	if (which < 2 && ph == HMB_PH_CQE_POSTED) {
+	if (which < HMB_MAX_WAIT && ph == HMB_PH_CQE_POSTED) {
 		emit_cmd(&key, st);
-		if (which == 0)
-			bpf_map_delete_elem(&done2, &key);
-		else
-			bpf_map_delete_elem(&done, &key);
+		bpf_map_delete_elem(&done, &wk);
+		/* Move "first" past the commands no longer waiting. */
+		if (ks) {
+			for (i = 0; i < HMB_MAX_WAIT; i++) {
+				if (ks->first == ks->next)
+					break;
+				wk.n = ks->first;
+				if (bpf_map_lookup_elem(&done, &wk))
+					break;
+				ks->first++;
+			}
+			if (ks->first == ks->next)
+				bpf_map_delete_elem(&kseq, &key);
+		}
 	}
 }
 

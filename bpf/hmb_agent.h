@@ -40,7 +40,7 @@ enum hmb_counter {
 	HMB_C_HOST_NO_SUBMIT,	/* completion without a submission seen */
 	HMB_C_ACTIVE_FULL,	/* in-flight map full: command not tracked */
 	HMB_C_DONE_FULL,	/* waiting map full: emitted without firmware */
-	HMB_C_REUSE_FLUSH,	/* third use of a full cid while two wait: oldest flushed */
+	HMB_C_REUSE_FLUSH,	/* HMB_MAX_WAIT commands of one full cid wait: oldest flushed */
 	HMB_C_FW_RECORDS,	/* hmb_trace_record events seen */
 	HMB_C_FW_READ_FAIL,	/* could not read header/payload */
 	HMB_C_FW_UNKNOWN_OP,	/* opcode not in the dictionary */
@@ -74,6 +74,23 @@ struct hmb_cmd_key {
 	__u32 ctrl;
 	__u16 qid;
 	__u16 cid;
+};
+
+/*
+ * Completed commands waiting for their firmware records, per full command
+ * id: the n-th completion of a key waits under (key, n); "kseq" holds the
+ * range [first, next) of n that may still wait.
+ */
+#define HMB_MAX_WAIT		8
+
+struct hmb_wait_key {
+	struct hmb_cmd_key k;
+	__u32 n;
+};
+
+struct hmb_kseq {
+	__u32 first;
+	__u32 next;
 };
 
 /* Flags of a command (struct hmb_cmd_state.flags, hmb_cmd_event.flags). */

@@ -480,6 +480,47 @@ static __always_inline bool fits(const struct hmb_cmd_state *st, __u32 ph,
 }
 
 /*
+ * The oldest candidate for a record of phase @ph: a waiting command of the
+ * key (n = first, first + 1, ...) or, last, the one in flight (returns
+ * HMB_MAX_WAIT).  Without the clock (@noclk) the first without that phase;
+ * with it, the first whose host window widened by @tol holds @host.  Sets
+ * *@any when some candidate lacked the phase.  Unrolled: Linux 6.1's
+ * verifier refuses some loop shapes that newer ones accept.
+ */
+static __always_inline int pick(struct hmb_wait_key *wk, __u32 first,
+				__u32 nwait, struct hmb_cmd_state *act,
+				__u32 ph, __s64 host, __u64 tol, bool noclk,
+				int *any)
+{
+	struct hmb_cmd_state *st;
+	int res = -1;
+
+	/* written out: no loop for any verifier to object to */
+#define HMB_PICK(i)							\
+	if (res < 0 && (i) < nwait) {					\
+		wk->n = first + (i);					\
+		st = bpf_map_lookup_elem(&done, wk);			\
+		if (st && !(st->fw_mask & (1 << ph))) {			\
+			*any = 1;					\
+			if (noclk || fits(st, ph, host, tol))		\
+				res = (i);				\
+		}							\
+	}
+	HMB_PICK(0) HMB_PICK(1) HMB_PICK(2) HMB_PICK(3)
+	HMB_PICK(4) HMB_PICK(5) HMB_PICK(6) HMB_PICK(7)
+#undef HMB_PICK
+	_Static_assert(HMB_MAX_WAIT == 8, "HMB_PICK is written out for 8");
+	if (res >= 0)
+		return res;
+	if (act && !(act->fw_mask & (1 << ph))) {
+		*any = 1;
+		if (noclk || fits(act, ph, host, tol))
+			return HMB_MAX_WAIT;
+	}
+	return -1;
+}
+
+/*
  * Join core: a firmware command event (phase @ph) for (ring, sqid, cid).
  * @h is the record header already copied out of the kernel.
  */
@@ -492,7 +533,7 @@ static __always_inline void join_fw(__u32 ring,
 	struct hmb_cmd_state *st, *act;
 	struct hmb_kseq *ks;
 	__u32 *ctrlp, first, nwait;
-	int which = -1, any = 0, pass, i;
+	int which = -1, any = 0, i;
 	__s64 host;
 
 	ctrlp = bpf_map_lookup_elem(&ring_ctrl, &ring);
@@ -515,31 +556,15 @@ static __always_inline void join_fw(__u32 ring,
 		fw_unmatched(HMB_C_FW_NO_CMD, ring, h, sqid, cid, key.ctrl);
 		return;
 	}
-	host = clk.valid ? fw_to_host(h->ts_ns) : 0;
-	for (pass = 0; pass < 3 && which < 0; pass++) {
-		__u64 tol = pass == 0 ? clk.tight_ns : clk.tol_ns;
-
-		/* passes 0, 1: with the clock (tight, loose); 2: without */
-		if ((pass < 2) != (clk.valid != 0))
-			continue;
-		for (i = 0; i < HMB_MAX_WAIT; i++) {
-			if (i >= nwait)
-				break;
-			wk.n = first + i;
-			st = bpf_map_lookup_elem(&done, &wk);
-			if (!st || (st->fw_mask & (1 << ph)))
-				continue;
-			any = 1;
-			if (pass == 2 || fits(st, ph, host, tol)) {
-				which = i;
-				break;
-			}
-		}
-		if (which < 0 && act && !(act->fw_mask & (1 << ph))) {
-			any = 1;
-			if (pass == 2 || fits(act, ph, host, tol))
-				which = HMB_MAX_WAIT;
-		}
+	if (clk.valid) {
+		host = fw_to_host(h->ts_ns);
+		which = pick(&wk, first, nwait, act, ph, host, clk.tight_ns,
+			     false, &any);
+		if (which < 0)
+			which = pick(&wk, first, nwait, act, ph, host,
+				     clk.tol_ns, false, &any);
+	} else {
+		which = pick(&wk, first, nwait, act, ph, 0, 0, true, &any);
 	}
 	if (which < 0) {
 		fw_unmatched(any ? HMB_C_FW_OUT_OF_WINDOW : HMB_C_FW_DUP_PHASE,
@@ -566,6 +591,7 @@ static __always_inline void join_fw(__u32 ring,
 		bpf_map_delete_elem(&done, &wk);
 		/* Move "first" past the commands no longer waiting. */
 		if (ks) {
+#pragma unroll
 			for (i = 0; i < HMB_MAX_WAIT; i++) {
 				if (ks->first == ks->next)
 					break;

@@ -506,10 +506,13 @@ static __always_inline int pick(struct hmb_wait_key *wk, __u32 first,
 				res = (i);				\
 		}							\
 	}
-	HMB_PICK(0) HMB_PICK(1) HMB_PICK(2) HMB_PICK(3)
-	HMB_PICK(4) HMB_PICK(5) HMB_PICK(6) HMB_PICK(7)
+#define HMB_PICK8(b) HMB_PICK(b) HMB_PICK(b + 1) HMB_PICK(b + 2)	\
+	HMB_PICK(b + 3) HMB_PICK(b + 4) HMB_PICK(b + 5) HMB_PICK(b + 6)	\
+	HMB_PICK(b + 7)
+	HMB_PICK8(0) HMB_PICK8(8) HMB_PICK8(16) HMB_PICK8(24)
+#undef HMB_PICK8
 #undef HMB_PICK
-	_Static_assert(HMB_MAX_WAIT == 8, "HMB_PICK is written out for 8");
+	_Static_assert(HMB_MAX_WAIT == 32, "HMB_PICK is written out for 32");
 	if (res >= 0)
 		return res;
 	if (act && !(act->fw_mask & (1 << ph))) {

@@ -81,7 +81,7 @@ struct hmb_cmd_key {
  * id: the n-th completion of a key waits under (key, n); "kseq" holds the
  * range [first, next) of n that may still wait.
  */
-#define HMB_MAX_WAIT		8
+#define HMB_MAX_WAIT		32
 
 struct hmb_wait_key {
 	struct hmb_cmd_key k;

@@ -53,6 +53,8 @@ static struct hmb_clk_pt *pt_at(struct hmb_clock *c, size_t i)
 	return &c->pts[(c->first + i) % c->cap];
 }
 
+static bool refit_ok(struct hmb_clock *c, const struct hmb_clk_pt *p);
+
 void hmb_clock_add(struct hmb_clock *c, uint64_t submit, uint64_t complete,
 		   uint64_t fw_fetch, uint64_t fw_cqe)
 {
@@ -72,11 +74,14 @@ void hmb_clock_add(struct hmb_clock *c, uint64_t submit, uint64_t complete,
 		if (p.lo > pred + tol || p.hi < pred - tol) {
 			if (c->streak++ == 0)
 				c->streak_start = c->n;
-			if (c->streak >= 8) {
+			if (c->streak >= 8 && !refit_ok(c, &p)) {
 				/*
 				 * Eight commands in a row contradict the
-				 * estimate by far more than its error: the
-				 * firmware clock stepped.  Keep only them.
+				 * estimate by far more than its error, and no
+				 * line fits them together with the window:
+				 * the firmware clock stepped.  Keep only them
+				 * (and the drift, which a step does not
+				 * change).
 				 */
 				size_t keep = c->n - c->streak_start;
 				size_t i;
@@ -88,6 +93,8 @@ void hmb_clock_add(struct hmb_clock *c, uint64_t submit, uint64_t complete,
 				c->valid = false;
 				c->steps++;
 				c->streak = 0;
+			} else if (c->streak >= 8) {
+				c->streak = 0;	/* drift, now in the estimate */
 			}
 		} else {
 			c->streak = 0;
@@ -211,9 +218,17 @@ bool hmb_clock_solve(struct hmb_clock *c)
 	na = n / 2;
 	ta = mean_t(p, na);
 	tb = mean_t(p + na, n - na);
-	c->drift_err = -1;
-	/* Drift only from a window long enough to show it (100 ms). */
-	if (tb - ta >= 50e6) {
+	/*
+	 * Drift only from a window long enough to show it: at first 100 ms
+	 * and 64 commands; once there is one, 1 s and 512 commands, and
+	 * until then the last one stays (a step leaves the drift alone, and
+	 * the short window right after a step would give a wild one).
+	 */
+	b = c->have_drift ? c->drift : 0;
+	if (!c->have_drift)
+		c->drift_err = -1;
+	if (c->have_drift ? (tb - ta >= 500e6 && n >= 512) :
+			    (tb - ta >= 50e6 && n >= 64)) {
 		double wa = 0, wb = 0;
 
 		for (it = 0; it < 6; it++) {
@@ -231,6 +246,7 @@ bool hmb_clock_solve(struct hmb_clock *c)
 			wb = fabs(Ub - Lb);
 		}
 		c->drift_err = (wa / 2 + wb / 2) / (tb - ta);
+		c->have_drift = true;
 	}
 	c->ref = (double)p[n / 2].t;
 	c->trimmed = intersect(p, n, b, c->ref, tmp, &L, &U);
@@ -243,6 +259,32 @@ bool hmb_clock_solve(struct hmb_clock *c)
 	free(p);
 	free(tmp);
 	return true;
+}
+
+/*
+ * After a streak of contradicting commands: does the whole window, the new
+ * point included, still fit one line (a drift the estimate had not caught
+ * up with)?  Then it is no step.
+ */
+static bool refit_ok(struct hmb_clock *c, const struct hmb_clk_pt *p)
+{
+	struct hmb_clock tmp = *c;
+	bool ok;
+
+	tmp.pts = malloc((c->n + 1) * sizeof(*tmp.pts));
+	if (!tmp.pts)
+		return false;
+	for (size_t i = 0; i < c->n; i++)
+		tmp.pts[i] = *pt_at(c, i);
+	tmp.pts[c->n] = *p;
+	tmp.n = c->n + 1;
+	tmp.first = 0;
+	tmp.cap = c->n + 1;
+	tmp.have_drift = false;	/* fit the drift afresh */
+	ok = hmb_clock_solve(&tmp) && tmp.consistent &&
+	     tmp.trimmed <= tmp.n / 2000 + 1;
+	free(tmp.pts);
+	return ok;
 }
 
 /* ------------------------------------------------------------ histograms */

@@ -44,6 +44,7 @@ struct hmb_clock {
 	double drift;		/* b: host clock rate / fw clock rate - 1 */
 	double off_err_ns;	/* half width of the intersection */
 	double drift_err;	/* bound on |b - true b| from the halves */
+	bool have_drift;	/* b was estimated (kept across a step) */
 	size_t used;		/* points in the estimate */
 	size_t trimmed;		/* extreme bounds ignored at each end */
 	/* offset steps detected (the window restarts after a step) */

@@ -364,7 +364,8 @@ int main(int argc, char **argv)
 	   evs[0].bg.ts_ns == 12345 && counter(HMB_C_FW_BG) == 1,
 	   "gc_start: forwarded as a background event");
 	OK(counter(HMB_C_RB_FAIL) == 0, "no ring buffer reservation failed");
-	OK(hist_total(HMB_H_HOST_TOTAL) == 17 && hist_total(HMB_H_FW_TOTAL) == 6 &&
+	OK(hist_total(HMB_H_HOST_TOTAL) == 8 + HMB_MAX_WAIT + 1 &&
+	   hist_total(HMB_H_FW_TOTAL) == 6 &&
 	   hist_total(HMB_H_FW_TO_MEDIA_END) == 2,
 	   "histograms: host %llu, fw total %llu, media %llu",
 	   (unsigned long long)hist_total(HMB_H_HOST_TOTAL),

@@ -823,7 +823,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 		const struct hmb_cmd_event *ev = data;
 
 		hmb_analysis_cmd(&an, ev);
-		if (env.per_command && an.npending == 0) {
+		if (env.per_command) {
 			struct hmb_cmd c = { .ev = *ev };
 			uint64_t lat = ev->st.complete_ns - ev->st.submit_ns;
 
@@ -1309,7 +1309,7 @@ int main(int argc, char **argv)
 	ring_buffer__consume(rb);
 	sweep(true);
 	ring_buffer__consume(rb);
-	hmb_analysis_tick(&an);
+	hmb_analysis_flush(&an);
 	print_report("summary", true);
 
 cleanup:

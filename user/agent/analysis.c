@@ -43,9 +43,22 @@ double hmb_clock_offset_at(const struct hmb_clock *c, uint64_t fw_ns)
 	return c->off_ns + c->drift * ((double)fw_ns - c->ref);
 }
 
+static bool before_step(const struct hmb_clock *c, uint64_t fw_ns)
+{
+	return c->have_prev && (int64_t)fw_ns < c->step_t;
+}
+
 double hmb_clock_map(const struct hmb_clock *c, uint64_t fw_ns)
 {
+	if (before_step(c, fw_ns))
+		return (double)fw_ns + c->prev_off +
+		       c->prev_drift * ((double)fw_ns - c->prev_ref);
 	return (double)fw_ns + hmb_clock_offset_at(c, fw_ns);
+}
+
+double hmb_clock_err_at(const struct hmb_clock *c, uint64_t fw_ns)
+{
+	return before_step(c, fw_ns) ? c->prev_err : c->off_err_ns;
 }
 
 static struct hmb_clk_pt *pt_at(struct hmb_clock *c, size_t i)
@@ -86,6 +99,12 @@ void hmb_clock_add(struct hmb_clock *c, uint64_t submit, uint64_t complete,
 				size_t keep = c->n - c->streak_start;
 				size_t i;
 
+				c->have_prev = true;
+				c->prev_off = c->off_ns;
+				c->prev_drift = c->drift;
+				c->prev_ref = c->ref;
+				c->prev_err = c->off_err_ns;
+				c->step_t = pt_at(c, c->streak_start)->t;
 				for (i = 0; i < keep; i++)
 					c->pts[i] = *pt_at(c, c->streak_start + i);
 				c->first = 0;
@@ -451,8 +470,8 @@ static void process(struct hmb_analysis *a, const struct hmb_cmd_event *ev,
 						st->fw_ts[HMB_PH_FETCH]);
 	if ((m == HMB_M_MATCHED || m == HMB_M_PARTIAL) && a->clk.valid &&
 	    st->complete_ns) {
-		double err = a->clk.off_err_ns, lo = (double)st->submit_ns,
-		       hi = (double)st->complete_ns;
+		double err = hmb_clock_err_at(&a->clk, st->fw_ts[HMB_PH_FETCH]),
+		       lo = (double)st->submit_ns, hi = (double)st->complete_ns;
 		bool in = true, in_err = true;
 
 		c.placed = true;
@@ -520,8 +539,13 @@ void hmb_analysis_cmd(struct hmb_analysis *a, const struct hmb_cmd_event *ev)
 		hmb_clock_add(&a->clk, st->submit_ns, st->complete_ns,
 			      st->fw_ts[HMB_PH_FETCH],
 			      st->fw_ts[HMB_PH_CQE_POSTED]);
-	/* Commands with firmware times wait for the first estimate. */
-	if ((m == HMB_M_MATCHED || m == HMB_M_PARTIAL) && !a->clk.valid &&
+	/*
+	 * Commands with firmware times are placed on the host clock with a
+	 * lag (HMB_PLACE_LAG commands, and not before the first estimate), so
+	 * that a clock step is detected before the commands around it are
+	 * judged with the old estimate.
+	 */
+	if ((m == HMB_M_MATCHED || m == HMB_M_PARTIAL) &&
 	    a->npending < a->cap_pending) {
 		a->pending[a->npending++] = *ev;
 		return;
@@ -529,13 +553,35 @@ void hmb_analysis_cmd(struct hmb_analysis *a, const struct hmb_cmd_event *ev)
 	process(a, ev, m);
 }
 
+static void place(struct hmb_analysis *a, size_t keep)
+{
+	size_t i, n;
+
+	if (!a->clk.valid || a->npending <= keep)
+		return;
+	n = a->npending - keep;
+	for (i = 0; i < n; i++)
+		process(a, &a->pending[i], classify(&a->pending[i]));
+	memmove(a->pending, a->pending + n, keep * sizeof(*a->pending));
+	a->npending = keep;
+}
+
 void hmb_analysis_tick(struct hmb_analysis *a)
+{
+	hmb_clock_solve(&a->clk);
+	place(a, HMB_PLACE_LAG);
+}
+
+void hmb_analysis_flush(struct hmb_analysis *a)
 {
 	size_t i;
 
 	hmb_clock_solve(&a->clk);
-	if (!a->clk.valid)
+	if (a->clk.valid) {
+		place(a, 0);
 		return;
+	}
+	/* never an estimate: report them unplaced */
 	for (i = 0; i < a->npending; i++)
 		process(a, &a->pending[i], classify(&a->pending[i]));
 	a->npending = 0;

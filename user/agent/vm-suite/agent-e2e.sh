@@ -75,7 +75,9 @@ tap_diag "simulator: $(cat "$R/fw-report.json")"
 tap_diag "bridge: records $(cat $HMB_CLASS/$ring/bridge_records) lost $(cat $HMB_CLASS/$ring/bridge_lost 2>/dev/null)"
 
 summ=$(grep '"type":"summary"' "$R/agent.jsonl")
-num() { printf '%s' "$summ" | sed -n "s/.*\"$1\":\([0-9-]*\).*/\1/p" | head -1; }
+# totals and counters only (the top-N objects repeat some names)
+tot=$(printf '%s' "$summ" | sed -n 's/.*"totals":{\([^}]*\)}.*"counters":{\([^}]*\)}.*/\1,\2/p')
+num() { printf '%s' "$tot" | sed -n "s/.*\"$1\":\([0-9-]*\).*/\1/p" | head -1; }
 cmds=$(num commands); matched=$(num matched); partial=$(num partial)
 unmatched=$(num unmatched); placed=$(num placed); inw=$(num in_window_err)
 tap_diag "agent: commands $cmds matched $matched partial $partial unmatched $unmatched placed $placed in_window_err $inw"

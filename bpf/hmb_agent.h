@@ -77,9 +77,10 @@ struct hmb_cmd_key {
 };
 
 /*
- * Completed commands waiting for their firmware records, per full command
- * id: the n-th completion of a key waits under (key, n); "kseq" holds the
- * range [first, next) of n that may still wait.
+ * Commands per full command id: the n-th submission of a key lives under
+ * (key, n) in map "cmds" from submission until it is reported (host
+ * completion and cqe_posted both seen, or swept); "kseq" holds the range
+ * [first, next) of n that may still be there.
  */
 #define HMB_MAX_WAIT		32
 
@@ -116,7 +117,13 @@ struct hmb_cmd_state {
 	__u16 status;
 	__u8 opc;		/* NVMe opcode, or REQ_OP for block mode */
 	__u8 fw_mask;		/* bit per phase seen */
+	__u32 sync;		/* HMB_SYNC_*: who finished (atomic) */
+	__u32 pad2;
 };
+
+/* struct hmb_cmd_state.sync: the side that sets the second bit emits. */
+#define HMB_SYNC_HOST		1U	/* host completion seen */
+#define HMB_SYNC_FW		2U	/* cqe_posted record attached */
 
 enum hmb_ev_type {
 	HMB_EV_CMD = 1,		/* struct hmb_cmd_event */

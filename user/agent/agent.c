@@ -412,6 +412,28 @@ static const char *const x_names[HMB_X_COUNT] = {
 	[HMB_X_CQE_TO_COMPLETE] = "fw_cqe_posted_to_host_complete",
 };
 
+/* Runs the kernel skipped because the program was already running on
+ * that CPU (the per-program recursion guard): events lost before the
+ * program saw them. */
+static uint64_t recursion_misses(void)
+{
+	struct bpf_program *p;
+	uint64_t sum = 0;
+
+	bpf_object__for_each_program(p, skel->obj) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(p);
+
+		if (fd < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+			sum += info.recursion_misses;
+	}
+	return sum;
+}
+
 static void read_counters(uint64_t *c)
 {
 	uint64_t *vals = calloc((size_t)nr_cpus, sizeof(*vals));
@@ -720,7 +742,8 @@ static void print_report(const char *kind, bool final)
 		for (i = 0; i < HMB_C_COUNT; i++)
 			fprintf(out, "%s\"%s\":%llu", i ? "," : "",
 				counter_names[i], (unsigned long long)c[i]);
-		fprintf(out, "},");
+		fprintf(out, ",\"bpf_recursion_misses\":%llu},",
+			(unsigned long long)recursion_misses());
 		print_clock();
 		fprintf(out, "\"hists_us\":{");
 		for (i = 0; i < HMB_H_COUNT; i++) {
@@ -767,8 +790,9 @@ static void print_report(const char *kind, bool final)
 		(unsigned long long)c[HMB_C_DONE_FULL],
 		(unsigned long long)c[HMB_C_HOST_NO_SUBMIT],
 		(unsigned long long)c[HMB_C_REUSE_FLUSH]);
-	fprintf(out, ", submitted while in flight %llu",
-		(unsigned long long)c[HMB_C_ACTIVE_OVERWRITE]);
+	fprintf(out, ", submitted while in flight %llu, missed by the kernel's recursion guard %llu",
+		(unsigned long long)c[HMB_C_ACTIVE_OVERWRITE],
+		(unsigned long long)recursion_misses());
 	if (fw_on)
 		fprintf(out, "\nfw records %llu: matched %llu, background %llu, unmatched: no command %llu, duplicate phase %llu, outside window %llu, unknown opcode %llu, short %llu, unmapped ring %llu, read failed %llu; markers %llu",
 			(unsigned long long)c[HMB_C_FW_RECORDS],
@@ -882,9 +906,8 @@ static uint64_t mono_ns(void)
  */
 static void sweep(bool all)
 {
-	struct hmb_wait_key wkey, wnext, *wprev = NULL, *wkeys;
-	struct hmb_cmd_key key, next, *prev = NULL, *keys;
-	size_t n = 0, cap = 65536 + 16384, i;
+	struct hmb_wait_key key, next, *prev = NULL, *keys;
+	size_t n = 0, cap = 65536 + 1024, i;
 	uint64_t now = mono_ns(), grace = (uint64_t)env.grace_ms * 1000000;
 	struct hmb_cmd_event ev;
 	int fd;
@@ -892,65 +915,9 @@ static void sweep(bool all)
 	if (!fw_on)
 		return;
 	keys = malloc(cap * sizeof(*keys));
-	wkeys = malloc(cap * sizeof(*wkeys));
-	if (!keys || !wkeys) {
-		free(keys);
-		free(wkeys);
+	if (!keys)
 		return;
-	}
-	fd = bpf_map__fd(skel->maps.done);
-	while (n < cap && !bpf_map_get_next_key(fd, wprev, &wnext)) {
-		struct hmb_cmd_state st;
-
-		wkey = wnext;
-		wprev = &wkey;
-		if (bpf_map_lookup_elem(fd, &wkey, &st))
-			continue;
-		if (all || st.complete_ns + grace < now)
-			wkeys[n++] = wkey;
-	}
-	for (i = 0; i < n; i++) {
-		memset(&ev, 0, sizeof(ev));
-		if (bpf_map_lookup_and_delete_elem(fd, &wkeys[i], &ev.st))
-			continue;	/* its cqe_posted arrived meanwhile */
-		ev.type = HMB_EV_CMD;
-		ev.ctrl = wkeys[i].k.ctrl;
-		ev.qid = wkeys[i].k.qid;
-		ev.cid = wkeys[i].k.cid;
-		ev.st.flags |= HMB_CF_SWEPT;
-		if (!(ev.st.flags & HMB_CF_FILTERED))
-			handle_event(NULL, &ev, sizeof(ev));
-	}
-	/* kseq entries with nothing left waiting (the program moves "first"
-	 * only when a record arrives): drop them so the map cannot fill up */
-	n = 0;
-	prev = NULL;
-	fd = bpf_map__fd(skel->maps.kseq);
-	while (n < cap && !bpf_map_get_next_key(fd, prev, &next)) {
-		struct hmb_kseq ks;
-		struct hmb_cmd_state st;
-		struct hmb_wait_key w = { 0 };
-		bool waiting = false;
-
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &ks))
-			continue;
-		w.k = key;
-		for (w.n = ks.first; w.n != ks.next; w.n++)
-			if (!bpf_map_lookup_elem(bpf_map__fd(skel->maps.done), &w, &st)) {
-				waiting = true;
-				break;
-			}
-		if (!waiting)
-			keys[n++] = key;
-	}
-	for (i = 0; i < n; i++)
-		bpf_map_delete_elem(fd, &keys[i]);
-	/* In flight for more than 30 s (or at exit): the completion was lost. */
-	n = 0;
-	prev = NULL;
-	fd = bpf_map__fd(skel->maps.active);
+	fd = bpf_map__fd(skel->maps.cmds);
 	while (n < cap && !bpf_map_get_next_key(fd, prev, &next)) {
 		struct hmb_cmd_state st;
 
@@ -958,24 +925,27 @@ static void sweep(bool all)
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &st))
 			continue;
-		if ((all && st.submit_ns + grace < now) ||
-		    st.submit_ns + 30000000000ULL < now)
+		if (st.complete_ns ? (all || st.complete_ns + grace < now) :
+		    ((all && st.submit_ns + grace < now) ||
+		     st.submit_ns + 30000000000ULL < now))
 			keys[n++] = key;
 	}
 	for (i = 0; i < n; i++) {
 		memset(&ev, 0, sizeof(ev));
 		if (bpf_map_lookup_and_delete_elem(fd, &keys[i], &ev.st))
-			continue;
+			continue;	/* reported meanwhile */
 		ev.type = HMB_EV_CMD;
-		ev.ctrl = keys[i].ctrl;
-		ev.qid = keys[i].qid;
-		ev.cid = keys[i].cid;
-		ev.st.flags |= HMB_CF_SWEPT | HMB_CF_NO_COMPLETE;
+		ev.ctrl = keys[i].k.ctrl;
+		ev.qid = keys[i].k.qid;
+		ev.cid = keys[i].k.cid;
+		/* the program moves kseq past it at the key's next use */
+		ev.st.flags |= HMB_CF_SWEPT;
+		if (!ev.st.complete_ns)
+			ev.st.flags |= HMB_CF_NO_COMPLETE;
 		if (!(ev.st.flags & HMB_CF_FILTERED))
 			handle_event(NULL, &ev, sizeof(ev));
 	}
 	free(keys);
-	free(wkeys);
 }
 
 /* Publish the clock estimate to the BPF window check, or withdraw it. */

@@ -18,11 +18,12 @@
  * cqe_posted record arrives or the agent sweeps it after a grace period.
  * The same full id comes round again 16 uses of a tag later, which under
  * load is often before the bridge has delivered the predecessor's records
- * (seen in the VM: 983 reuses in 6626 commands).  So up to two completed
- * predecessors wait per key ("done" and the older "done2", a third use
- * flushes the oldest, counted), and a record goes to the oldest command of
- * its key that has not had that phase yet: the ring delivers a command's
- * records before its successor's.  While the agent publishes a clock
+ * (seen in the VM: 983 reuses in 6626 commands, some 6 ms apart).  So up
+ * to HMB_MAX_WAIT completed commands wait per key, in "done" under (key, n)
+ * with n counting the key's completions ("kseq" keeps which n may still
+ * wait; one more flushes the oldest, counted), and a record goes to the
+ * oldest command of its key that has not had that phase yet: the ring
+ * delivers a command's records before its successor's.  While the agent publishes a clock
  * estimate, the command must also contain the record's mapped time in its
  * host window (a tight tolerance first, then a loose one), which keeps a
  * successor's record off a predecessor whose own record was lost.
@@ -61,26 +62,24 @@ struct {
 	__uint(max_entries, 4 << 20);
 } rb SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, struct hmb_cmd_key);
-	__type(value, struct hmb_cmd_state);
-} active SEC(".maps");
-
+/*
+ * Every command from submission to report, under (key, n).  One map, so
+ * that no command is ever copied from one map to another while the bridge
+ * attaches a record to it on another CPU.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
-	__type(key, struct hmb_cmd_key);
+	__type(key, struct hmb_wait_key);
 	__type(value, struct hmb_cmd_state);
-} done SEC(".maps");
+} cmds SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, 262144);
 	__type(key, struct hmb_cmd_key);
-	__type(value, struct hmb_cmd_state);
-} done2 SEC(".maps");
+	__type(value, struct hmb_kseq);
+} kseq SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -217,11 +216,47 @@ static __always_inline void emit_cmd(const struct hmb_cmd_key *key,
 	count(HMB_C_CMD_EMITTED);
 }
 
+/* Move ks->first past the commands of @key already reported. */
+static __always_inline void kseq_advance(struct hmb_cmd_key *key,
+					 struct hmb_kseq *ks)
+{
+	struct hmb_wait_key wk = { .k = *key };
+
+#pragma unroll
+	for (int i = 0; i < HMB_MAX_WAIT; i++) {
+		if (ks->first == ks->next)
+			break;
+		wk.n = ks->first;
+		if (bpf_map_lookup_elem(&cmds, &wk))
+			break;
+		ks->first++;
+	}
+}
+
+/* Report command (@key, @n) and forget it. */
+static __always_inline void finish(struct hmb_cmd_key *key, __u32 n,
+				   struct hmb_cmd_state *st)
+{
+	struct hmb_wait_key wk = { .k = *key, .n = n };
+	struct hmb_kseq *ks;
+
+	emit_cmd(key, st);
+	bpf_map_delete_elem(&cmds, &wk);
+	ks = bpf_map_lookup_elem(&kseq, key);
+	if (ks) {
+		kseq_advance(key, ks);
+		if (ks->first == ks->next)
+			bpf_map_delete_elem(&kseq, key);
+	}
+}
+
 /* Join core: a command was submitted (also driven by the test program). */
-static __always_inline void join_setup(const struct hmb_cmd_key *key,
+static __always_inline void join_setup(struct hmb_cmd_key *key,
 				       struct hmb_cmd_state *st)
 {
+	struct hmb_wait_key wk = { .k = *key };
 	struct hmb_cmd_state *old;
+	struct hmb_kseq *ks;
 
 	if ((targ_nsid && st->nsid != targ_nsid) ||
 	    (targ_opc >= 0 && st->opc != (__u8)targ_opc))
@@ -229,15 +264,47 @@ static __always_inline void join_setup(const struct hmb_cmd_key *key,
 	if (!fw_enabled)
 		st->flags |= HMB_CF_HOST_ONLY;
 	count(HMB_C_HOST_SUBMIT);
-	/* Still in flight under this key: its completion was never seen. */
-	old = bpf_map_lookup_elem(&active, key);
-	if (old) {
-		old->flags |= HMB_CF_NO_COMPLETE;
-		emit_cmd(key, old);
-		count(HMB_C_ACTIVE_OVERWRITE);
+	ks = bpf_map_lookup_elem(&kseq, key);
+	if (!ks) {
+		struct hmb_kseq z = {};
+
+		bpf_map_update_elem(&kseq, key, &z, BPF_NOEXIST);
+		ks = bpf_map_lookup_elem(&kseq, key);
+		if (!ks) {
+			count(HMB_C_ACTIVE_FULL);
+			return;
+		}
 	}
-	if (bpf_map_update_elem(&active, key, st, BPF_ANY))
+	kseq_advance(key, ks);
+	if (ks->next != ks->first) {
+		/* The newest of this key never completed: report it. */
+		wk.n = ks->next - 1;
+		old = bpf_map_lookup_elem(&cmds, &wk);
+		if (old && !old->complete_ns) {
+			old->flags |= HMB_CF_NO_COMPLETE;
+			emit_cmd(key, old);
+			bpf_map_delete_elem(&cmds, &wk);
+			count(HMB_C_ACTIVE_OVERWRITE);
+		}
+	}
+	if (ks->next - ks->first >= HMB_MAX_WAIT) {
+		/* Too many uses of this id waiting: the oldest gives up. */
+		wk.n = ks->first;
+		old = bpf_map_lookup_elem(&cmds, &wk);
+		if (old) {
+			old->flags |= HMB_CF_REUSED;
+			emit_cmd(key, old);
+			bpf_map_delete_elem(&cmds, &wk);
+			count(HMB_C_REUSE_FLUSH);
+		}
+		ks->first++;
+	}
+	wk.n = ks->next;
+	if (bpf_map_update_elem(&cmds, &wk, st, BPF_NOEXIST)) {
 		count(HMB_C_ACTIVE_FULL);
+		return;
+	}
+	ks->next++;
 }
 
 static __always_inline int handle_setup(struct request *req, void *cmd)
@@ -271,14 +338,22 @@ static __always_inline int handle_setup(struct request *req, void *cmd)
 }
 
 /* Join core: the host completed a command. */
-static __always_inline void join_complete(const struct hmb_cmd_key *key,
+static __always_inline void join_complete(struct hmb_cmd_key *key,
 					  __u64 now, __u16 status)
 {
-	struct hmb_cmd_state *st, *old;
+	struct hmb_wait_key wk = { .k = *key };
+	struct hmb_cmd_state *st = NULL;
+	struct hmb_kseq *ks;
+	__u32 old;
 
 	count(HMB_C_HOST_COMPLETE);
-	st = bpf_map_lookup_elem(&active, key);
-	if (!st) {
+	ks = bpf_map_lookup_elem(&kseq, key);
+	if (ks && ks->next != ks->first) {
+		/* the one in flight is the newest submission of the key */
+		wk.n = ks->next - 1;
+		st = bpf_map_lookup_elem(&cmds, &wk);
+	}
+	if (!st || st->complete_ns) {
 		count(HMB_C_HOST_NO_SUBMIT);
 		return;
 	}
@@ -286,34 +361,10 @@ static __always_inline void join_complete(const struct hmb_cmd_key *key,
 	st->complete_ns = now;
 	if (!(st->flags & HMB_CF_FILTERED))
 		hist_add(HMB_H_HOST_TOTAL, now - st->submit_ns);
-	if (!fw_enabled || (st->fw_mask & (1 << HMB_PH_CQE_POSTED))) {
-		emit_cmd(key, st);
-		bpf_map_delete_elem(&active, key);
-		return;
-	}
-	old = bpf_map_lookup_elem(&done, key);
-	if (old) {
-		/* A predecessor still waits: it moves to done2 (oldest out). */
-		struct hmb_cmd_state *old2 = bpf_map_lookup_elem(&done2, key);
-
-		if (old2) {
-			old2->flags |= HMB_CF_REUSED;
-			emit_cmd(key, old2);
-			count(HMB_C_REUSE_FLUSH);
-		}
-		if (bpf_map_update_elem(&done2, key, old, BPF_ANY)) {
-			old->flags |= HMB_CF_NO_ROOM;
-			count(HMB_C_DONE_FULL);
-			emit_cmd(key, old);
-		}
-	}
-	if (bpf_map_update_elem(&done, key, st, BPF_ANY)) {
-		/* No room to wait for the firmware: report it now. */
-		st->flags |= HMB_CF_NO_ROOM;
-		count(HMB_C_DONE_FULL);
-		emit_cmd(key, st);
-	}
-	bpf_map_delete_elem(&active, key);
+	/* Whoever sets the second of the two bits reports the command. */
+	old = __sync_fetch_and_or(&st->sync, HMB_SYNC_HOST);
+	if (!fw_enabled || (old & HMB_SYNC_FW))
+		finish(key, wk.n, st);
 }
 
 static __always_inline int handle_complete(struct request *req)
@@ -464,6 +515,41 @@ static __always_inline bool fits(const struct hmb_cmd_state *st, __u32 ph,
 }
 
 /*
+ * The oldest candidate for a record of phase @ph among the commands of the
+ * key (n = first, first + 1, ...; the one in flight is the last).  Without
+ * the clock (@noclk) the first without that phase; with it, the first
+ * whose host window widened by @tol holds @host.  Sets *@any when some
+ * candidate lacked the phase.  Written out: Linux 6.1's verifier refuses
+ * some loop shapes that newer ones accept.
+ */
+static __always_inline int pick(struct hmb_wait_key *wk, __u32 first,
+				__u32 nwait, __u32 ph, __s64 host, __u64 tol,
+				bool noclk, int *any)
+{
+	struct hmb_cmd_state *st;
+	int res = -1;
+
+#define HMB_PICK(i)							\
+	if (res < 0 && (i) < nwait) {					\
+		wk->n = first + (i);					\
+		st = bpf_map_lookup_elem(&cmds, wk);			\
+		if (st && !(st->fw_mask & (1 << ph))) {			\
+			*any = 1;					\
+			if (noclk || fits(st, ph, host, tol))		\
+				res = (i);				\
+		}							\
+	}
+#define HMB_PICK8(b) HMB_PICK(b) HMB_PICK(b + 1) HMB_PICK(b + 2)	\
+	HMB_PICK(b + 3) HMB_PICK(b + 4) HMB_PICK(b + 5) HMB_PICK(b + 6)	\
+	HMB_PICK(b + 7)
+	HMB_PICK8(0) HMB_PICK8(8) HMB_PICK8(16) HMB_PICK8(24)
+#undef HMB_PICK8
+#undef HMB_PICK
+	_Static_assert(HMB_MAX_WAIT == 32, "HMB_PICK is written out for 32");
+	return res;
+}
+
+/*
  * Join core: a firmware command event (phase @ph) for (ring, sqid, cid).
  * @h is the record header already copied out of the kernel.
  */
@@ -472,9 +558,12 @@ static __always_inline void join_fw(__u32 ring,
 				    __u16 sqid, __u16 cid)
 {
 	struct hmb_cmd_key key = {};
-	struct hmb_cmd_state *st, *c0, *c1, *c2;
-	__u32 *ctrlp;
-	int which = -1;
+	struct hmb_wait_key wk = {};
+	struct hmb_cmd_state *st;
+	struct hmb_kseq *ks;
+	__u32 *ctrlp, first, nwait;
+	int which = -1, any = 0;
+	__s64 host;
 
 	ctrlp = bpf_map_lookup_elem(&ring_ctrl, &ring);
 	if (!ctrlp || !*ctrlp) {
@@ -484,47 +573,34 @@ static __always_inline void join_fw(__u32 ring,
 	key.ctrl = *ctrlp - 1;
 	key.qid = sqid;
 	key.cid = cid;
-	/* Candidates, oldest first. */
-	c0 = bpf_map_lookup_elem(&done2, &key);
-	c1 = bpf_map_lookup_elem(&done, &key);
-	c2 = bpf_map_lookup_elem(&active, &key);
-	if (!c0 && !c1 && !c2) {
+	/* Candidates, oldest first; the one in flight is the newest. */
+	wk.k = key;
+	ks = bpf_map_lookup_elem(&kseq, &key);
+	first = ks ? ks->first : 0;
+	nwait = ks ? ks->next - ks->first : 0;
+	if (nwait > HMB_MAX_WAIT)
+		nwait = HMB_MAX_WAIT;
+	if (!nwait) {
 		fw_unmatched(HMB_C_FW_NO_CMD, ring, h, sqid, cid, key.ctrl);
 		return;
 	}
 	if (clk.valid) {
-		__s64 host = fw_to_host(h->ts_ns);
-
-		if (fits(c0, ph, host, clk.tight_ns))
-			which = 0;
-		else if (fits(c1, ph, host, clk.tight_ns))
-			which = 1;
-		else if (fits(c2, ph, host, clk.tight_ns))
-			which = 2;
-		else if (fits(c0, ph, host, clk.tol_ns))
-			which = 0;
-		else if (fits(c1, ph, host, clk.tol_ns))
-			which = 1;
-		else if (fits(c2, ph, host, clk.tol_ns))
-			which = 2;
+		host = fw_to_host(h->ts_ns);
+		which = pick(&wk, first, nwait, ph, host, clk.tight_ns, false,
+			     &any);
+		if (which < 0)
+			which = pick(&wk, first, nwait, ph, host, clk.tol_ns,
+				     false, &any);
 	} else {
-		if (c0 && !(c0->fw_mask & (1 << ph)))
-			which = 0;
-		else if (c1 && !(c1->fw_mask & (1 << ph)))
-			which = 1;
-		else if (c2 && !(c2->fw_mask & (1 << ph)))
-			which = 2;
+		which = pick(&wk, first, nwait, ph, 0, 0, true, &any);
 	}
 	if (which < 0) {
-		bool dup = (!c0 || (c0->fw_mask & (1 << ph))) &&
-			   (!c1 || (c1->fw_mask & (1 << ph))) &&
-			   (!c2 || (c2->fw_mask & (1 << ph)));
-
-		fw_unmatched(dup ? HMB_C_FW_DUP_PHASE : HMB_C_FW_OUT_OF_WINDOW,
+		fw_unmatched(any ? HMB_C_FW_OUT_OF_WINDOW : HMB_C_FW_DUP_PHASE,
 			     ring, h, sqid, cid, key.ctrl);
 		return;
 	}
-	st = which == 0 ? c0 : which == 1 ? c1 : c2;
+	wk.n = first + which;
+	st = bpf_map_lookup_elem(&cmds, &wk);
 	if (!st)
 		return;
 	if (!(st->flags & HMB_CF_FILTERED))
@@ -534,12 +610,12 @@ static __always_inline void join_fw(__u32 ring,
 	st->fw_mask |= 1 << ph;
 	st->ring = ring;
 	count(HMB_C_FW_MATCHED);
-	if (which < 2 && ph == HMB_PH_CQE_POSTED) {
-		emit_cmd(&key, st);
-		if (which == 0)
-			bpf_map_delete_elem(&done2, &key);
-		else
-			bpf_map_delete_elem(&done, &key);
+	if (ph == HMB_PH_CQE_POSTED) {
+		/* Whoever sets the second of the two bits reports it. */
+		__u32 old = __sync_fetch_and_or(&st->sync, HMB_SYNC_FW);
+
+		if (old & HMB_SYNC_HOST)
+			finish(&key, wk.n, st);
 	}
 }
 

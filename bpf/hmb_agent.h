@@ -40,7 +40,7 @@ enum hmb_counter {
 	HMB_C_HOST_NO_SUBMIT,	/* completion without a submission seen */
 	HMB_C_ACTIVE_FULL,	/* in-flight map full: command not tracked */
 	HMB_C_DONE_FULL,	/* waiting map full: emitted without firmware */
-	HMB_C_REUSE_FLUSH,	/* third use of a full cid while two wait: oldest flushed */
+	HMB_C_REUSE_FLUSH,	/* HMB_MAX_WAIT commands of one full cid wait: oldest flushed */
 	HMB_C_FW_RECORDS,	/* hmb_trace_record events seen */
 	HMB_C_FW_READ_FAIL,	/* could not read header/payload */
 	HMB_C_FW_UNKNOWN_OP,	/* opcode not in the dictionary */
@@ -76,6 +76,24 @@ struct hmb_cmd_key {
 	__u16 cid;
 };
 
+/*
+ * Commands per full command id: the n-th submission of a key lives under
+ * (key, n) in map "cmds" from submission until it is reported (host
+ * completion and cqe_posted both seen, or swept); "kseq" holds the range
+ * [first, next) of n that may still be there.
+ */
+#define HMB_MAX_WAIT		32
+
+struct hmb_wait_key {
+	struct hmb_cmd_key k;
+	__u32 n;
+};
+
+struct hmb_kseq {
+	__u32 first;
+	__u32 next;
+};
+
 /* Flags of a command (struct hmb_cmd_state.flags, hmb_cmd_event.flags). */
 #define HMB_CF_FILTERED		(1U << 0)	/* tracked for the join only */
 #define HMB_CF_NO_ROOM		(1U << 1)	/* "done" map full */
@@ -99,7 +117,13 @@ struct hmb_cmd_state {
 	__u16 status;
 	__u8 opc;		/* NVMe opcode, or REQ_OP for block mode */
 	__u8 fw_mask;		/* bit per phase seen */
+	__u32 sync;		/* HMB_SYNC_*: who finished (atomic) */
+	__u32 pad2;
 };
+
+/* struct hmb_cmd_state.sync: the side that sets the second bit emits. */
+#define HMB_SYNC_HOST		1U	/* host completion seen */
+#define HMB_SYNC_FW		2U	/* cqe_posted record attached */
 
 enum hmb_ev_type {
 	HMB_EV_CMD = 1,		/* struct hmb_cmd_event */

@@ -26,6 +26,7 @@
 
 #include <hmbtrace.h>
 #include "gen.h"
+#include "qemutrace.h"
 
 #define PROG "hmb-fwsim"
 #define MAX_DROP_RANGES 64
@@ -61,6 +62,7 @@ struct opts {
 	bool wait_drained;
 	double wait_timeout;
 	bool quiet;
+	struct qt_opts qt;	/* --from-qemu-trace and its options */
 };
 
 struct drop_range {
@@ -185,6 +187,7 @@ static void usage(FILE *f)
 "                           re-initialising (default 2)\n"
 "      --corrupt-seq S      overwrite the magic of record S after writing it\n"
 "      --version2           write a version-2 ring header\n"
+"%s"
 "Output:\n"
 "      --log FILE           write every record written to the ring, wrap\n"
 "                           markers included, as a dump file (what a\n"
@@ -199,9 +202,10 @@ static void usage(FILE *f)
 "  " PROG " -r /dev/shm/hmb0 --attach -n 10000000 --mode wait --wait-drained --log sim.bin\n"
 "  " PROG " -r /dev/shm/hmb0 -R 200000 -d 10 -p uniform:0-4064 --cpus 8\n"
 "  " PROG " -r /dev/shm/hmb0 -n 5000 --corrupt-seq 4000\n"
+"  " PROG " -r /dev/shm/hmb0 --from-qemu-trace - --clock-drift 50 --bg-rate 20 --cmd-log fw.log\n"
 "\n"
 "Exit status: 0 done, 1 error, 2 usage, 3 consumer stalled (wait mode or\n"
-"--wait-drained timed out).\n");
+"--wait-drained timed out).\n", qt_usage());
 }
 
 static uint64_t parse_size(const char *s, const char *what)
@@ -272,6 +276,7 @@ static void parse_opts(struct sim *s, int argc, char **argv)
 		{ "json", no_argument, NULL, O_JSON },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		QT_LONG_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts *o = &s->o;
@@ -279,6 +284,7 @@ static void parse_opts(struct sim *s, int argc, char **argv)
 	uint64_t v;
 	int c;
 
+	qt_defaults(&o->qt);
 	o->ring_size = 4u << 20;
 	o->payload = "mix:16x40,64x40,512x15,4064x5";
 	o->opcodes = "1:40,2:40,3:10,4:10";
@@ -351,6 +357,10 @@ static void parse_opts(struct sim *s, int argc, char **argv)
 		case O_LOG: o->log = optarg; break;
 		case O_JSON: o->json = true; break;
 		case 'q': o->quiet = true; break;
+		case QT_OPT_FIRST ... QT_OPT_LAST:
+			if (qt_opt(&o->qt, c, optarg, msg, sizeof(msg)))
+				die(EXIT_USAGE, "%s", msg);
+			break;
 		case 'h': usage(stdout); exit(EXIT_OK);
 		default: usage(stderr); exit(EXIT_USAGE);
 		}
@@ -839,6 +849,8 @@ int main(int argc, char **argv)
 	ring_map(s);
 	if (s->o.init_only)
 		return EXIT_OK;
+	if (s->o.qt.input)
+		return qt_main(&s->p, &s->o.qt, &stop_signal, stdout);
 	if (s->o.log) {
 		s->log_fd = open(s->o.log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
 				 0644);

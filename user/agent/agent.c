@@ -412,6 +412,28 @@ static const char *const x_names[HMB_X_COUNT] = {
 	[HMB_X_CQE_TO_COMPLETE] = "fw_cqe_posted_to_host_complete",
 };
 
+/* Runs the kernel skipped because the program was already running on
+ * that CPU (the per-program recursion guard): events lost before the
+ * program saw them. */
+static uint64_t recursion_misses(void)
+{
+	struct bpf_program *p;
+	uint64_t sum = 0;
+
+	bpf_object__for_each_program(p, skel->obj) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(p);
+
+		if (fd < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+			sum += info.recursion_misses;
+	}
+	return sum;
+}
+
 static void read_counters(uint64_t *c)
 {
 	uint64_t *vals = calloc((size_t)nr_cpus, sizeof(*vals));
@@ -720,7 +742,8 @@ static void print_report(const char *kind, bool final)
 		for (i = 0; i < HMB_C_COUNT; i++)
 			fprintf(out, "%s\"%s\":%llu", i ? "," : "",
 				counter_names[i], (unsigned long long)c[i]);
-		fprintf(out, "},");
+		fprintf(out, ",\"bpf_recursion_misses\":%llu},",
+			(unsigned long long)recursion_misses());
 		print_clock();
 		fprintf(out, "\"hists_us\":{");
 		for (i = 0; i < HMB_H_COUNT; i++) {
@@ -767,8 +790,9 @@ static void print_report(const char *kind, bool final)
 		(unsigned long long)c[HMB_C_DONE_FULL],
 		(unsigned long long)c[HMB_C_HOST_NO_SUBMIT],
 		(unsigned long long)c[HMB_C_REUSE_FLUSH]);
-	fprintf(out, ", submitted while in flight %llu",
-		(unsigned long long)c[HMB_C_ACTIVE_OVERWRITE]);
+	fprintf(out, ", submitted while in flight %llu, missed by the kernel's recursion guard %llu",
+		(unsigned long long)c[HMB_C_ACTIVE_OVERWRITE],
+		(unsigned long long)recursion_misses());
 	if (fw_on)
 		fprintf(out, "\nfw records %llu: matched %llu, background %llu, unmatched: no command %llu, duplicate phase %llu, outside window %llu, unknown opcode %llu, short %llu, unmapped ring %llu, read failed %llu; markers %llu",
 			(unsigned long long)c[HMB_C_FW_RECORDS],
@@ -823,7 +847,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 		const struct hmb_cmd_event *ev = data;
 
 		hmb_analysis_cmd(&an, ev);
-		if (env.per_command && an.npending == 0) {
+		if (env.per_command) {
 			struct hmb_cmd c = { .ev = *ev };
 			uint64_t lat = ev->st.complete_ns - ev->st.submit_ns;
 
@@ -882,9 +906,8 @@ static uint64_t mono_ns(void)
  */
 static void sweep(bool all)
 {
-	struct hmb_cmd_key key, next, *prev = NULL;
-	struct hmb_cmd_key *keys;
-	size_t n = 0, cap = 65536 + 16384, i;
+	struct hmb_wait_key key, next, *prev = NULL, *keys;
+	size_t n = 0, cap = 65536 + 1024, i;
 	uint64_t now = mono_ns(), grace = (uint64_t)env.grace_ms * 1000000;
 	struct hmb_cmd_event ev;
 	int fd;
@@ -894,11 +917,7 @@ static void sweep(bool all)
 	keys = malloc(cap * sizeof(*keys));
 	if (!keys)
 		return;
-	for (int m = 0; m < 2; m++) {
-	/* done2 first: it holds the older of two commands of a key */
-	fd = bpf_map__fd(m == 0 ? skel->maps.done2 : skel->maps.done);
-	n = 0;
-	prev = NULL;
+	fd = bpf_map__fd(skel->maps.cmds);
 	while (n < cap && !bpf_map_get_next_key(fd, prev, &next)) {
 		struct hmb_cmd_state st;
 
@@ -906,46 +925,23 @@ static void sweep(bool all)
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &st))
 			continue;
-		if (all || st.complete_ns + grace < now)
+		if (st.complete_ns ? (all || st.complete_ns + grace < now) :
+		    ((all && st.submit_ns + grace < now) ||
+		     st.submit_ns + 30000000000ULL < now))
 			keys[n++] = key;
 	}
 	for (i = 0; i < n; i++) {
 		memset(&ev, 0, sizeof(ev));
 		if (bpf_map_lookup_and_delete_elem(fd, &keys[i], &ev.st))
-			continue;	/* its cqe_posted arrived meanwhile */
+			continue;	/* reported meanwhile */
 		ev.type = HMB_EV_CMD;
-		ev.ctrl = keys[i].ctrl;
-		ev.qid = keys[i].qid;
-		ev.cid = keys[i].cid;
+		ev.ctrl = keys[i].k.ctrl;
+		ev.qid = keys[i].k.qid;
+		ev.cid = keys[i].k.cid;
+		/* the program moves kseq past it at the key's next use */
 		ev.st.flags |= HMB_CF_SWEPT;
-		if (!(ev.st.flags & HMB_CF_FILTERED))
-			handle_event(NULL, &ev, sizeof(ev));
-	}
-	}
-	/* In flight for more than 30 s (or at exit): the completion was lost. */
-	n = 0;
-	prev = NULL;
-	fd = bpf_map__fd(skel->maps.active);
-	while (n < cap && !bpf_map_get_next_key(fd, prev, &next)) {
-		struct hmb_cmd_state st;
-
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &st))
-			continue;
-		if ((all && st.submit_ns + grace < now) ||
-		    st.submit_ns + 30000000000ULL < now)
-			keys[n++] = key;
-	}
-	for (i = 0; i < n; i++) {
-		memset(&ev, 0, sizeof(ev));
-		if (bpf_map_lookup_and_delete_elem(fd, &keys[i], &ev.st))
-			continue;
-		ev.type = HMB_EV_CMD;
-		ev.ctrl = keys[i].ctrl;
-		ev.qid = keys[i].qid;
-		ev.cid = keys[i].cid;
-		ev.st.flags |= HMB_CF_SWEPT | HMB_CF_NO_COMPLETE;
+		if (!ev.st.complete_ns)
+			ev.st.flags |= HMB_CF_NO_COMPLETE;
 		if (!(ev.st.flags & HMB_CF_FILTERED))
 			handle_event(NULL, &ev, sizeof(ev));
 	}
@@ -964,11 +960,13 @@ static void publish_clock(void)
 	ow = c[HMB_C_FW_OUT_OF_WINDOW] - counters_prev[HMB_C_FW_OUT_OF_WINDOW];
 	rec = c[HMB_C_FW_RECORDS] - counters_prev[HMB_C_FW_RECORDS];
 	memcpy(counters_prev, c, sizeof(c));
-	if (skel->bss->clk.valid && rec >= 100 && ow * 100 > rec) {
+	if (skel->bss->clk.valid && rec >= 100 && ow * 5 > rec) {
 		/*
-		 * More than 1 % of the records fell outside their windows:
-		 * the estimate is wrong (a clock step larger than the
-		 * tolerance).  Stop checking and learn the clock again.
+		 * More than 20 % of the records fell outside their windows:
+		 * the estimate is wrong (a clock step larger than the loose
+		 * tolerance: then nearly all are).  A few refused records are
+		 * normal: those of commands flushed by cid reuse.  Stop
+		 * checking and learn the clock again.
 		 */
 		fprintf(stderr, "hmb-trace-agent: %llu of %llu firmware records outside their host windows: clock estimate withdrawn, re-learning\n",
 			(unsigned long long)ow, (unsigned long long)rec);
@@ -1281,7 +1279,7 @@ int main(int argc, char **argv)
 	ring_buffer__consume(rb);
 	sweep(true);
 	ring_buffer__consume(rb);
-	hmb_analysis_tick(&an);
+	hmb_analysis_flush(&an);
 	print_report("summary", true);
 
 cleanup:

@@ -43,15 +43,30 @@ double hmb_clock_offset_at(const struct hmb_clock *c, uint64_t fw_ns)
 	return c->off_ns + c->drift * ((double)fw_ns - c->ref);
 }
 
+static bool before_step(const struct hmb_clock *c, uint64_t fw_ns)
+{
+	return c->have_prev && (int64_t)fw_ns < c->step_t;
+}
+
 double hmb_clock_map(const struct hmb_clock *c, uint64_t fw_ns)
 {
+	if (before_step(c, fw_ns))
+		return (double)fw_ns + c->prev_off +
+		       c->prev_drift * ((double)fw_ns - c->prev_ref);
 	return (double)fw_ns + hmb_clock_offset_at(c, fw_ns);
+}
+
+double hmb_clock_err_at(const struct hmb_clock *c, uint64_t fw_ns)
+{
+	return before_step(c, fw_ns) ? c->prev_err : c->off_err_ns;
 }
 
 static struct hmb_clk_pt *pt_at(struct hmb_clock *c, size_t i)
 {
 	return &c->pts[(c->first + i) % c->cap];
 }
+
+static bool refit_ok(struct hmb_clock *c, const struct hmb_clk_pt *p);
 
 void hmb_clock_add(struct hmb_clock *c, uint64_t submit, uint64_t complete,
 		   uint64_t fw_fetch, uint64_t fw_cqe)
@@ -72,15 +87,24 @@ void hmb_clock_add(struct hmb_clock *c, uint64_t submit, uint64_t complete,
 		if (p.lo > pred + tol || p.hi < pred - tol) {
 			if (c->streak++ == 0)
 				c->streak_start = c->n;
-			if (c->streak >= 8) {
+			if (c->streak >= 8 && !refit_ok(c, &p)) {
 				/*
 				 * Eight commands in a row contradict the
-				 * estimate by far more than its error: the
-				 * firmware clock stepped.  Keep only them.
+				 * estimate by far more than its error, and no
+				 * line fits them together with the window:
+				 * the firmware clock stepped.  Keep only them
+				 * (and the drift, which a step does not
+				 * change).
 				 */
 				size_t keep = c->n - c->streak_start;
 				size_t i;
 
+				c->have_prev = true;
+				c->prev_off = c->off_ns;
+				c->prev_drift = c->drift;
+				c->prev_ref = c->ref;
+				c->prev_err = c->off_err_ns;
+				c->step_t = pt_at(c, c->streak_start)->t;
 				for (i = 0; i < keep; i++)
 					c->pts[i] = *pt_at(c, c->streak_start + i);
 				c->first = 0;
@@ -88,6 +112,8 @@ void hmb_clock_add(struct hmb_clock *c, uint64_t submit, uint64_t complete,
 				c->valid = false;
 				c->steps++;
 				c->streak = 0;
+			} else if (c->streak >= 8) {
+				c->streak = 0;	/* drift, now in the estimate */
 			}
 		} else {
 			c->streak = 0;
@@ -211,9 +237,17 @@ bool hmb_clock_solve(struct hmb_clock *c)
 	na = n / 2;
 	ta = mean_t(p, na);
 	tb = mean_t(p + na, n - na);
-	c->drift_err = -1;
-	/* Drift only from a window long enough to show it (100 ms). */
-	if (tb - ta >= 50e6) {
+	/*
+	 * Drift only from a window long enough to show it: at first 100 ms
+	 * and 64 commands; once there is one, 1 s and 512 commands, and
+	 * until then the last one stays (a step leaves the drift alone, and
+	 * the short window right after a step would give a wild one).
+	 */
+	b = c->have_drift ? c->drift : 0;
+	if (!c->have_drift)
+		c->drift_err = -1;
+	if (c->have_drift ? (tb - ta >= 500e6 && n >= 512) :
+			    (tb - ta >= 50e6 && n >= 64)) {
 		double wa = 0, wb = 0;
 
 		for (it = 0; it < 6; it++) {
@@ -231,6 +265,7 @@ bool hmb_clock_solve(struct hmb_clock *c)
 			wb = fabs(Ub - Lb);
 		}
 		c->drift_err = (wa / 2 + wb / 2) / (tb - ta);
+		c->have_drift = true;
 	}
 	c->ref = (double)p[n / 2].t;
 	c->trimmed = intersect(p, n, b, c->ref, tmp, &L, &U);
@@ -243,6 +278,32 @@ bool hmb_clock_solve(struct hmb_clock *c)
 	free(p);
 	free(tmp);
 	return true;
+}
+
+/*
+ * After a streak of contradicting commands: does the whole window, the new
+ * point included, still fit one line (a drift the estimate had not caught
+ * up with)?  Then it is no step.
+ */
+static bool refit_ok(struct hmb_clock *c, const struct hmb_clk_pt *p)
+{
+	struct hmb_clock tmp = *c;
+	bool ok;
+
+	tmp.pts = malloc((c->n + 1) * sizeof(*tmp.pts));
+	if (!tmp.pts)
+		return false;
+	for (size_t i = 0; i < c->n; i++)
+		tmp.pts[i] = *pt_at(c, i);
+	tmp.pts[c->n] = *p;
+	tmp.n = c->n + 1;
+	tmp.first = 0;
+	tmp.cap = c->n + 1;
+	tmp.have_drift = false;	/* fit the drift afresh */
+	ok = hmb_clock_solve(&tmp) && tmp.consistent &&
+	     tmp.trimmed <= tmp.n / 2000 + 1;
+	free(tmp.pts);
+	return ok;
 }
 
 /* ------------------------------------------------------------ histograms */
@@ -409,8 +470,8 @@ static void process(struct hmb_analysis *a, const struct hmb_cmd_event *ev,
 						st->fw_ts[HMB_PH_FETCH]);
 	if ((m == HMB_M_MATCHED || m == HMB_M_PARTIAL) && a->clk.valid &&
 	    st->complete_ns) {
-		double err = a->clk.off_err_ns, lo = (double)st->submit_ns,
-		       hi = (double)st->complete_ns;
+		double err = hmb_clock_err_at(&a->clk, st->fw_ts[HMB_PH_FETCH]),
+		       lo = (double)st->submit_ns, hi = (double)st->complete_ns;
 		bool in = true, in_err = true;
 
 		c.placed = true;
@@ -478,8 +539,13 @@ void hmb_analysis_cmd(struct hmb_analysis *a, const struct hmb_cmd_event *ev)
 		hmb_clock_add(&a->clk, st->submit_ns, st->complete_ns,
 			      st->fw_ts[HMB_PH_FETCH],
 			      st->fw_ts[HMB_PH_CQE_POSTED]);
-	/* Commands with firmware times wait for the first estimate. */
-	if ((m == HMB_M_MATCHED || m == HMB_M_PARTIAL) && !a->clk.valid &&
+	/*
+	 * Commands with firmware times are placed on the host clock with a
+	 * lag (HMB_PLACE_LAG commands, and not before the first estimate), so
+	 * that a clock step is detected before the commands around it are
+	 * judged with the old estimate.
+	 */
+	if ((m == HMB_M_MATCHED || m == HMB_M_PARTIAL) &&
 	    a->npending < a->cap_pending) {
 		a->pending[a->npending++] = *ev;
 		return;
@@ -487,13 +553,35 @@ void hmb_analysis_cmd(struct hmb_analysis *a, const struct hmb_cmd_event *ev)
 	process(a, ev, m);
 }
 
+static void place(struct hmb_analysis *a, size_t keep)
+{
+	size_t i, n;
+
+	if (!a->clk.valid || a->npending <= keep)
+		return;
+	n = a->npending - keep;
+	for (i = 0; i < n; i++)
+		process(a, &a->pending[i], classify(&a->pending[i]));
+	memmove(a->pending, a->pending + n, keep * sizeof(*a->pending));
+	a->npending = keep;
+}
+
 void hmb_analysis_tick(struct hmb_analysis *a)
+{
+	hmb_clock_solve(&a->clk);
+	place(a, HMB_PLACE_LAG);
+}
+
+void hmb_analysis_flush(struct hmb_analysis *a)
 {
 	size_t i;
 
 	hmb_clock_solve(&a->clk);
-	if (!a->clk.valid)
+	if (a->clk.valid) {
+		place(a, 0);
 		return;
+	}
+	/* never an estimate: report them unplaced */
 	for (i = 0; i < a->npending; i++)
 		process(a, &a->pending[i], classify(&a->pending[i]));
 	a->npending = 0;

@@ -44,6 +44,11 @@ struct hmb_clock {
 	double drift;		/* b: host clock rate / fw clock rate - 1 */
 	double off_err_ns;	/* half width of the intersection */
 	double drift_err;	/* bound on |b - true b| from the halves */
+	bool have_drift;	/* b was estimated (kept across a step) */
+	/* the estimate before the last step, for firmware times before it */
+	bool have_prev;
+	double prev_off, prev_drift, prev_ref, prev_err;
+	int64_t step_t;		/* firmware time of the first point after it */
 	size_t used;		/* points in the estimate */
 	size_t trimmed;		/* extreme bounds ignored at each end */
 	/* offset steps detected (the window restarts after a step) */
@@ -62,8 +67,11 @@ void hmb_clock_add(struct hmb_clock *c, uint64_t submit, uint64_t complete,
 		   uint64_t fw_fetch, uint64_t fw_cqe);
 /* Recompute the estimate from the window; returns c->valid. */
 bool hmb_clock_solve(struct hmb_clock *c);
-/* Firmware time -> host time (needs c->valid). */
+/* Firmware time -> host time (needs c->valid); times before the last
+ * step use the estimate from before it. */
 double hmb_clock_map(const struct hmb_clock *c, uint64_t fw_ns);
+/* The error bound that applies at @fw_ns. */
+double hmb_clock_err_at(const struct hmb_clock *c, uint64_t fw_ns);
 /* Offset (host - fw) at firmware time @fw_ns. */
 double hmb_clock_offset_at(const struct hmb_clock *c, uint64_t fw_ns);
 
@@ -157,8 +165,13 @@ void hmb_analysis_cmd(struct hmb_analysis *a, const struct hmb_cmd_event *ev);
 /* One background event; @group names its dictionary group. */
 void hmb_analysis_bg(struct hmb_analysis *a, const struct hmb_bg_event *ev,
 		     const char *group);
-/* Re-solve the clock and place any commands waiting for it. */
+/* Commands placed on the host clock lag this far behind the newest. */
+#define HMB_PLACE_LAG 64
+/* Re-solve the clock and place the commands waiting for it (but the last
+ * HMB_PLACE_LAG). */
 void hmb_analysis_tick(struct hmb_analysis *a);
+/* At the end: place every waiting command (unplaced if no estimate). */
+void hmb_analysis_flush(struct hmb_analysis *a);
 /* Start a new interval (clears the interval totals, top-N, histograms). */
 void hmb_analysis_new_interval(struct hmb_analysis *a);
 

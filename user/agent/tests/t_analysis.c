@@ -114,7 +114,7 @@ static void run_fit(const char *name, struct truth tr, double secs,
 			hmb_analysis_tick(&a);
 		t += erand(1e9 / iops);
 	}
-	hmb_analysis_tick(&a);
+	hmb_analysis_flush(&a);
 	off_err = hmb_clock_offset_at(&a.clk, (uint64_t)a.clk.ref) -
 		  true_off_at(&tr, a.clk.ref, tr.step != 0);
 	drift_err = a.clk.drift - tr.drift;
@@ -138,6 +138,11 @@ static void run_fit(const char *name, struct truth tr, double secs,
 	   name, a.clk.off_err_ns / 1e3, fabs(off_err) / 1e3);
 	OK(a.clk.steps == (tr.step != 0),
 	   "%s: %u offset step(s) detected", name, a.clk.steps);
+	if (tr.step)
+		OK(a.tot.in_window_err * 1000 >= n * 999,
+		   "%s: %llu of %llu commands inside their host window (>= 99.9 %%: placed after the step was found)",
+		   name, (unsigned long long)a.tot.in_window_err,
+		   (unsigned long long)n);
 	if (!tr.step) {
 		/* All good commands inside their windows; the bad ones not. */
 		OK(a.tot.matched == n && a.tot.placed == n &&
@@ -187,8 +192,12 @@ static void test_breakdown(void)
 	   "breakdown: matched commands wait for the first clock estimate (%zu)",
 	   a.npending);
 	hmb_analysis_tick(&a);
+	OK(a.npending == HMB_PLACE_LAG && a.tot.cmds == 100 - HMB_PLACE_LAG,
+	   "breakdown: placed once the estimate exists, %d behind the newest (%llu)",
+	   HMB_PLACE_LAG, (unsigned long long)a.tot.cmds);
+	hmb_analysis_flush(&a);
 	OK(a.npending == 0 && a.tot.cmds == 100 && a.tot.matched == 100,
-	   "breakdown: placed once the estimate exists (%llu)",
+	   "breakdown: all placed at the end (%llu)",
 	   (unsigned long long)a.tot.cmds);
 	for (i = 1; i < (int)a.ntop_all; i++)
 		if (a.top_all[i].x[HMB_X_HOST_TOTAL] >
@@ -217,6 +226,7 @@ static void test_breakdown(void)
 	ev.st.fw_mask = 1 << HMB_PH_FETCH;
 	ev.st.fw_ts[HMB_PH_FETCH] = 7;
 	hmb_analysis_cmd(&a, &ev);
+	hmb_analysis_flush(&a);
 	OK(a.tot.host_only == 1 && a.tot.unmatched == 1 && a.tot.partial == 1 &&
 	   a.tot.swept == 2, "breakdown: host-only, unmatched, partial counted");
 	OK(hmb_hist_total(&a.xh[HMB_X_HOST_TOTAL]) == 103,

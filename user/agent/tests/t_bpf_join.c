@@ -272,17 +272,24 @@ int main(int argc, char **argv)
 	   c->st.fw_ts[HMB_PH_CQE_POSTED] == 28050000 && c->st.flags == 0,
 	   "reuse: the successor gets its own records");
 	nev = 0;
-	/* three uses while none got records: the oldest is flushed */
-	setup(3, 0x40c7, 40000000, 2);
-	complete(3, 0x40c7, 40100000);
-	setup(3, 0x40c7, 41000000, 2);
-	complete(3, 0x40c7, 41100000);
-	setup(3, 0x40c7, 42000000, 2);
-	complete(3, 0x40c7, 42100000);
+	/* HMB_MAX_WAIT + 1 uses while none got records: the oldest goes */
+	for (int k = 0; k <= HMB_MAX_WAIT; k++) {
+		setup(3, 0x40c7, 40000000 + k * 1000000ULL, 2);
+		complete(3, 0x40c7, 40100000 + k * 1000000ULL);
+		if (k < HMB_MAX_WAIT && nev)
+			break;
+	}
 	c = only_cmd();
 	OK(c && (c->st.flags & HMB_CF_REUSED) && c->st.submit_ns == 40000000 &&
 	   counter(HMB_C_REUSE_FLUSH) == 1,
-	   "reuse: a third use flushes the oldest waiting command (flag REUSED, counted)");
+	   "reuse: %d commands of one full cid wait; one more flushes the oldest (flag REUSED, counted)",
+	   HMB_MAX_WAIT);
+	nev = 0;
+	/* the second-oldest still gets its record, in order */
+	fw(0, 0x104, 3, 0x40c7, 1, 8, 0);
+	c = only_cmd();
+	OK(c && c->st.submit_ns == 41000000 && c->st.fw_mask == (1 << HMB_PH_CQE_POSTED),
+	   "reuse: the next record of that cid goes to the oldest command still waiting");
 	nev = 0;
 	/*
 	 * The predecessor's records were lost; with the clock (host = fw +
@@ -324,7 +331,7 @@ int main(int argc, char **argv)
 	 * 1.002 s would be 150 us early).
 	 */
 	fw(0, 0x100, 3, 0x40c4, 1000000000, 24, 0);
-	OK(counter(HMB_C_FW_OUT_OF_WINDOW) == 1 && counter(HMB_C_FW_MATCHED) == 20,
+	OK(counter(HMB_C_FW_OUT_OF_WINDOW) == 1 && counter(HMB_C_FW_MATCHED) == 21,
 	   "clock window: drift applied in the kernel's mapping (record accepted; matched %llu)",
 	   (unsigned long long)counter(HMB_C_FW_MATCHED));
 	fw(0, 0x104, 3, 0x40c4, 999000000, 8, 0);	/* 1 ms before: out */
@@ -357,7 +364,8 @@ int main(int argc, char **argv)
 	   evs[0].bg.ts_ns == 12345 && counter(HMB_C_FW_BG) == 1,
 	   "gc_start: forwarded as a background event");
 	OK(counter(HMB_C_RB_FAIL) == 0, "no ring buffer reservation failed");
-	OK(hist_total(HMB_H_HOST_TOTAL) == 11 && hist_total(HMB_H_FW_TOTAL) == 6 &&
+	OK(hist_total(HMB_H_HOST_TOTAL) == 8 + HMB_MAX_WAIT + 1 &&
+	   hist_total(HMB_H_FW_TOTAL) == 6 &&
 	   hist_total(HMB_H_FW_TO_MEDIA_END) == 2,
 	   "histograms: host %llu, fw total %llu, media %llu",
 	   (unsigned long long)hist_total(HMB_H_HOST_TOTAL),

@@ -1,0 +1,161 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# agent-e2e: the whole path.  QEMU traces what its NVMe model does with each
+# command the guest issues; hmb-fwsim --from-qemu-trace on the VM host turns
+# that into the firmware records of those very commands (real sqid and cid,
+# its own clock with a known offset, drift and step, gc/thermal windows) in
+# the ivshmem ring; nvme-hmb-trace.ko's bridge emits them as
+# hmb_trace:hmb_trace_record; hmb-trace-agent joins them with
+# nvme:nvme_setup_cmd/nvme_complete_rq.  fio mixed read/write at QD1 and
+# QD32.  Checked against the simulator's own log of which QEMU command each
+# record came from.
+# vm-timeout: 500
+# vm-qemu-trace: yes
+# vm-shm-size: 16M
+set -u
+. "$HMB_REPO/scripts/vm/lib/tap.sh"
+. "$HMB_REPO/kernel/tools/guest-lib.sh"
+SECS=${HMB_AGENT_FIO_SECS:-3}
+DRIFT=200		# ppm, simulator clock
+STEP_AT=4		# s after the first trace line
+STEP_NS=2000000		# +2 ms
+R=$HMB_RESULTS
+AGENT=$HMB_BIN/hmb-trace-agent
+
+rs=$(hmb_shm_ring_size)
+hostcmd start fw --qemu-trace-stdin hmb-fwsim --ring-file @SHM@ --ring-size "$rs" \
+	--from-qemu-trace - --clock-offset 1000000000 --clock-drift $DRIFT \
+	--clock-step "$STEP_AT:$STEP_NS" --bg-rate 20 \
+	--cmd-log @RESULTS@/fw-cmd.log --event-dict @REPO@/share/hmb-events.dict \
+	>/dev/null || { tap_fail "start hmb-fwsim --from-qemu-trace on the VM host"; tap_done; }
+i=0
+while [ $i -lt 100 ] && [ "$(vm-mmap "$HMB_IVSHMEM_RES" read 0 4 2>/dev/null)" != "48424d54" ]; do
+	usleep 100000; i=$((i + 1))
+done
+if ! hmb_load; then
+	tap_fail "load nvme-hmb-trace.ko" "$(dmesg | tail -5)"
+	tap_done
+fi
+ring=$(hmb_ring ivshmem) || { tap_fail "ivshmem ring registered" "$(ls $HMB_CLASS)"; tap_done; }
+echo 1 > "$HMB_CLASS/$ring/bridge" && tap_ok "module loaded, ring $ring (ivshmem), bridge on" ||
+	tap_fail "bridge on for $ring" "$(dmesg | tail -3)"
+
+"$AGENT" -d "${HMB_NVME_DEV#/dev/}" -j --per-command -N 5 -o "$R/agent.jsonl" 1 \
+	2>"$R/agent.err" &
+apid=$!
+i=0
+while [ $i -lt 200 ] && ! grep -q '"type":"start"' "$R/agent.jsonl" 2>/dev/null; do
+	usleep 100000; i=$((i + 1))
+done
+grep -q '"mode":"nvme+firmware"' "$R/agent.jsonl" &&
+	tap_ok "agent attached with firmware records: $(head -1 "$R/agent.jsonl" | cut -c1-120)" ||
+	{ tap_fail "agent in nvme+firmware mode" "$(cat "$R/agent.err") $(head -1 "$R/agent.jsonl")"; tap_done; }
+
+perf stat -a -e hmb_trace:hmb_trace_record -e nvme:nvme_complete_rq -x, \
+	-o "$R/perf.csv" sleep $((2 * SECS + 4)) &
+ppid=$!
+sleep 1
+fio --name=qd1 --filename="$HMB_NVME_DEV" --direct=1 --ioengine=psync \
+	--rw=randrw --bs=4k --size=64M --time_based --runtime="$SECS" \
+	--output-format=terse >"$R/fio1.txt" 2>"$R/fio1.err" &&
+fio --name=qd32 --filename="$HMB_NVME_DEV" --direct=1 --ioengine=libaio \
+	--iodepth=32 --rw=randrw --bs=4k --size=64M --time_based \
+	--runtime="$SECS" --output-format=terse >"$R/fio32.txt" 2>"$R/fio32.err" &&
+	tap_ok "fio randrw QD1 then QD32, ${SECS}s each" ||
+	tap_fail "fio ran" "$(cat "$R/fio1.err" "$R/fio32.err")"
+wait $ppid
+kill -INT $apid
+wait $apid
+arc=$?
+[ $arc = 0 ] && tap_ok "agent exits 0 on SIGINT" || tap_fail "agent exit $arc" "$(tail -5 "$R/agent.err")"
+hostcmd stop fw >/dev/null 2>&1
+sleep 1
+cat "$R/host-fw.stdout" > "$R/fw-report.json" 2>/dev/null
+tap_diag "simulator: $(cat "$R/fw-report.json")"
+tap_diag "bridge: records $(cat $HMB_CLASS/$ring/bridge_records) lost $(cat $HMB_CLASS/$ring/bridge_lost 2>/dev/null)"
+
+summ=$(grep '"type":"summary"' "$R/agent.jsonl")
+# totals and counters only (the top-N objects repeat some names)
+tot=$(printf '%s' "$summ" | sed -n 's/.*"totals":{\([^}]*\)}.*"counters":{\([^}]*\)}.*/\1,\2/p')
+num() { printf '%s' "$tot" | sed -n "s/.*\"$1\":\([0-9-]*\).*/\1/p" | head -1; }
+cmds=$(num commands); matched=$(num matched); partial=$(num partial)
+unmatched=$(num unmatched); placed=$(num placed); inw=$(num in_window_err)
+tap_diag "agent: commands $cmds matched $matched partial $partial unmatched $unmatched placed $placed in_window_err $inw"
+tap_diag "agent counters: $(printf '%s' "$summ" | sed -n 's/.*"counters":{\([^}]*\)}.*/\1/p')"
+tap_diag "agent clock: $(printf '%s' "$summ" | sed -n 's/.*"clock":{\([^}]*\)}.*/\1/p')"
+[ -n "$cmds" ] && [ "$cmds" -gt 1000 ] && [ $((matched * 1000)) -ge $((cmds * 999)) ] &&
+	tap_ok "matched $matched of $cmds completed commands (>= 99.9 %)" ||
+	tap_fail "matched >= 99.9 % of completed commands" "$matched of $cmds; partial $partial unmatched $unmatched"
+[ -n "$placed" ] && [ "$placed" -gt 0 ] && [ $((inw * 1000)) -ge $((placed * 999)) ] &&
+	tap_ok "after clock mapping, $inw of $placed commands have all firmware events inside their host window (>= 99.9 %)" ||
+	tap_fail "firmware events inside host windows >= 99.9 %" "$inw of $placed"
+
+# no misattribution: every firmware record the agent gave a command came
+# from that very QEMU command, per the simulator's log
+awk '/^seq=/ { for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+	print v["seq"], v["sqid"], v["cid"], v["qline"] }' "$R/fw-cmd.log" > "$R/fw-seq.txt"
+grep '"type":"cmd"' "$R/agent.jsonl" | sed -n 's/.*"qid":\([0-9]*\),"cid":\([0-9]*\),.*"fw":\[\(.*\)\].*/\1 \2 \3/p' |
+	awk '{ q = $1; c = $2; n = split($0, a, "\"seq\":"); s = "";
+	       for (i = 2; i <= n; i++) { split(a[i], b, ","); s = s " " b[1] }
+	       if (s != "") print q, c, s }' > "$R/agent-fw.txt"
+awk 'NR == FNR { sq[$1] = $2; cid[$1] = $3; ql[$1] = $4; next }
+	{ q = ""; bad = 0
+	  for (i = 3; i <= NF; i++) {
+		if (!($i in ql)) { bad = 1; continue }
+		if (sq[$i] != $1 || cid[$i] != $2) bad = 1
+		if (q == "") q = ql[$i]; else if (ql[$i] != q) bad = 1
+	  }
+	  if (bad) wrong++; else if (used[q]++) twice++
+	  n++ }
+	END { printf "%d %d %d\n", n, wrong + 0, twice + 0 }' "$R/fw-seq.txt" "$R/agent-fw.txt" > "$R/attr.txt"
+read nfw wrong twice < "$R/attr.txt"
+[ "$nfw" -gt 1000 ] && [ "$wrong" = 0 ] && [ "$twice" = 0 ] &&
+	tap_ok "no misattribution: all records of each of $nfw commands come from that one QEMU command (simulator's log), no QEMU command given twice" ||
+	tap_fail "no misattribution" "$nfw commands with records: $wrong with a record of another command, $twice QEMU commands given twice"
+
+# clock: the simulator's drift, and its +2 ms step at 4 s, recovered
+drift=$(printf '%s' "$summ" | sed -n 's/.*"drift_ppm":\([0-9.-]*\).*/\1/p')
+steps=$(printf '%s' "$summ" | sed -n 's/.*"steps":\([0-9]*\).*/\1/p')
+# the agent reports b in host = fw + a + b (fw - ref): a firmware clock
+# running DRIFT ppm fast gives b = 1 / (1 + DRIFT) - 1, about -DRIFT ppm
+want=$(awk -v w=$DRIFT 'BEGIN { printf "%.3f", (1 / (1 + w * 1e-6) - 1) * 1e6 }')
+tap_diag "estimated drift $drift ppm (simulator's clock +$DRIFT ppm fast: expect $want), steps $steps"
+awk -v d="$drift" -v w="$want" 'BEGIN { e = d - w; if (e < 0) e = -e; exit !(d != "" && e <= 0.1 * (w < 0 ? -w : w)) }' &&
+	tap_ok "drift recovered within 10 % ($drift ppm vs $want ppm)" ||
+	tap_fail "drift recovered within 10 %" "$drift ppm vs $want ppm"
+# offsets of the interval reports before and after the step, at one fw time
+grep '"type":"interval"' "$R/agent.jsonl" | sed -n 's/.*"offset_ns":\([0-9.-]*\),"offset_err_ns":\([0-9.-]*\),"ref_fw_ns":\([0-9.-]*\),"drift_ppm":\([0-9.-]*\).*"steps":\([0-9]*\).*/\1 \2 \3 \4 \5/p' > "$R/clock-intervals.txt"
+tap_diag "interval clock estimates (offset err ref drift steps): $(tr '\n' ';' < "$R/clock-intervals.txt")"
+awk -v step=$STEP_NS -v at=$STEP_AT -v dr=$DRIFT '
+	{ o[NR] = $1; r[NR] = $3; d[NR] = $4; s[NR] = $5 }
+	END {
+		tf = 1e9 + at * 1e9 * (1 + dr * 1e-6)	# fw time of the step
+		for (i = 1; i <= NR; i++) { if (s[i] == 0) b = i; if (s[i] >= 1 && !a) a = i }
+		if (!a || !b) exit 1
+		a = NR	# the last estimate after the step
+		ob = o[b] + d[b] * 1e-6 * (tf - r[b])
+		oa = o[a] + d[a] * 1e-6 * (tf + step - r[a])
+		diff = (ob - oa) - step	# host = fw + off: a +step fw clock lowers off
+		if (diff < 0) diff = -diff
+		printf "%.0f\n", diff
+		exit !(diff <= 20000)
+	}' "$R/clock-intervals.txt" > "$R/step-err.txt" &&
+	tap_ok "offset step of $STEP_NS ns recovered within 20 us (error $(cat "$R/step-err.txt") ns)" ||
+	tap_fail "offset step recovered within 20 us" "error '$(cat "$R/step-err.txt")' ns; see clock-intervals.txt"
+
+# losses: all counted; none in the ring buffer
+rbf=$(num ringbuf_reserve_failed)
+[ "$rbf" = 0 ] && tap_ok "zero ring buffer reservation failures" || tap_fail "ring buffer reservations failed" "$rbf"
+fwr=$(num fw_records); brec=$(cat "$HMB_CLASS/$ring/bridge_records")
+tap_diag "agent saw $fwr hmb_trace_record events, bridge emitted $brec"
+[ -n "$fwr" ] && [ "$fwr" -gt 0 ] && [ "$fwr" -le "$brec" ] &&
+	tap_ok "agent's firmware record count ($fwr) within the bridge's ($brec)" ||
+	tap_fail "agent's firmware record count" "agent $fwr bridge $brec"
+ptr=$(awk -F, '/hmb_trace_record/ { print $1 }' "$R/perf.csv")
+[ -n "$ptr" ] && [ "$ptr" -gt 0 ] &&
+	tap_ok "perf stat alongside counted $ptr hmb_trace:hmb_trace_record" ||
+	tap_fail "perf alongside" "$(cat "$R/perf.csv")"
+echo 0 > "$HMB_CLASS/$ring/bridge"
+rmmod nvme_hmb_trace && tap_ok "module unloaded" || tap_fail "rmmod"
+hmb_dmesg_check
+tap_done

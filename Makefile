@@ -34,7 +34,7 @@ deps-check:
 	@$(TOP)/scripts/deps.sh build test kernel bpf vm report
 
 deps-demo:
-	@$(TOP)/scripts/deps.sh build
+	@$(TOP)/scripts/deps.sh build bpf vm kernel
 
 # Every suite runs even if an earlier one failed; the summary decides.
 check: deps-check

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * clock.c - the firmware -> host clock estimate (hmbtrace_clock.h).
- * Moved from user/agent/analysis.c (branch bpf, synced with 6aa87ae),
- * code unchanged.
+ * clock.c - the firmware -> host clock estimate (hmbtrace_clock.h), used by
+ * hmb-trace-agent live and by hmb-trace-analyze correlate offline.
  */
 #include <math.h>
 #include <stdlib.h>

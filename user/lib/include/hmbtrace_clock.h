@@ -4,9 +4,8 @@
  * (design D10), shared by hmb-trace-agent (live) and hmb-trace-analyze
  * correlate (offline) so both give the same estimate for the same commands.
  *
- * Moved here from user/agent/analysis.h (branch bpf, the agent's author),
- * unchanged but for this header (synced with bpf 6aa87ae); pending: the agent drops its own copy and
- * includes this one (see the formats helper's report).
+ * The agent's user-space analysis (user/agent/analysis.c) and the analyzer's
+ * correlate both call it; it is the only implementation.
  */
 #ifndef HMBTRACE_CLOCK_H
 #define HMBTRACE_CLOCK_H

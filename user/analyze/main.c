@@ -19,7 +19,7 @@ static const struct cmd cmds[] = {
 	{ "stats", cmd_stats, "count records, losses, duplicates, opcodes",
 	  usage_stats },
 	{ "convert", cmd_convert_ext,
-	  "write the records as CSV, JSON Lines or Perfetto JSON",
+	  "write the records as CSV, JSON Lines, CTF or Perfetto JSON",
 	  usage_convert_ext },
 	{ "help", cmd_help, "show help for a command", NULL },
 };

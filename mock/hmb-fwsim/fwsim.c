@@ -30,7 +30,7 @@
 #define PROG "hmb-fwsim"
 #define MAX_DROP_RANGES 64
 #define LOG_BUF_SIZE (1u << 20)
-#define FREEZE_MIN_S 0.2	/* FROZEN stays visible at least this long */
+#define FREEZE_MIN_S 0.5	/* FROZEN stays visible at least this long */
 
 enum { EXIT_OK = 0, EXIT_ERR = 1, EXIT_USAGE = 2, EXIT_STALLED = 3 };
 

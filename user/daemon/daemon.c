@@ -526,23 +526,14 @@ give_up:
 
 /* ------------------------------------------------------------ the ring */
 
-static void count_batch(struct daemon *d, const uint8_t *buf, size_t len)
+/* Count what a batch holds (while it is still in cache, before write). */
+static void count_batch(const uint8_t *buf, size_t len, struct hmb_buf_counts *n)
 {
-	struct hmb_buf_iter it;
-	struct hmb_record rec;
 	struct hmb_error err;
-	int r;
 
-	hmb_buf_iter_init(&it, buf, len, 0);
-	while ((r = hmb_buf_iter_next(&it, &rec, &err)) == 1) {
-		if (rec.kind == HMB_KIND_MARKER)
-			d->st.markers++;
-		else if (rec.kind == HMB_KIND_IGNORED)
-			d->st.ignored++;
-		else
-			d->st.records++;
-	}
-	if (r < 0)	/* cannot happen: the consumer validated these bytes */
+	n->records = n->markers = n->ignored = 0;
+	/* Cannot fail: the consumer validated these bytes. */
+	if (hmb_buf_count(buf, len, n, &err))
 		log_msg(LOG_WARN, "batch recount: %s", err.msg);
 }
 
@@ -679,12 +670,17 @@ static int drain(struct daemon *d)
 	for (;;) {
 		r = hmb_consumer_read(d->c, d->buf, d->o.batch, &len, &err);
 		if (len) {
+			struct hmb_buf_counts n;
+
+			count_batch(d->buf, len, &n);
 			if (output_write(d, d->buf, len)) {
 				d->exit_code = EXIT_OUTPUT;
 				d->exit_reason = "output failed";
 				return -1;
 			}
-			count_batch(d, d->buf, len);
+			d->st.records += n.records;
+			d->st.markers += n.markers;
+			d->st.ignored += n.ignored;
 			d->st.bytes += len;
 			d->st.batches++;
 			got = 1;
@@ -933,8 +929,6 @@ int main(int argc, char **argv)
 	bus_armed = 0;
 	if (d->stop && d->exit_code == EXIT_OK)
 		d->exit_reason = d->stop_sig == SIGINT ? "SIGINT" : "SIGTERM";
-	if (d->out_fd >= 0 && d->out_is_file && fsync(d->out_fd) && errno != EINVAL)
-		log_msg(LOG_WARN, "fsync %s: %s", d->o.output, strerror(errno));
 	output_close(d);
 	summary(d);
 	hmb_consumer_close(d->c);

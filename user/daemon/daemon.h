@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include <hmbtrace.h>
+#include <hmbtrace-count.h>
 
 #define PROG "hmb-trace-daemon"
 

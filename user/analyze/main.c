@@ -20,7 +20,7 @@ static const struct cmd cmds[] = {
 	{ "stats", cmd_stats, "count records, losses, duplicates, opcodes",
 	  usage_stats },
 	{ "convert", cmd_convert_ext,
-	  "write the records as CSV, JSON Lines, Perfetto JSON or CTF",
+	  "write the records as CSV, JSON Lines, CTF or Perfetto JSON",
 	  usage_convert_ext },
 	{ "report", cmd_report, "write a self-contained HTML report",
 	  usage_report },

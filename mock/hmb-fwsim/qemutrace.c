@@ -145,6 +145,7 @@ struct qt {
 	struct qt_cmd *sq_cmds[QT_MAX_SQ];	/* per queue, indexed by cid */
 	uint16_t max_sq;
 	FILE *log;
+	FILE *dump;		/* --log: the ring's bytes of every record written */
 	bool have_t0;
 	double t0;		/* seconds, first line */
 	double last_rel;	/* seconds since t0 of the last line */
@@ -224,11 +225,20 @@ static struct qt_cmd *find_cid(struct qt *t, uint16_t cid)
 	return best;
 }
 
+/* Append the ring's bytes at cursor @cur, @len long, to the --log dump. */
+static void dump_ring_bytes(struct qt *t, uint64_t cur, uint32_t len)
+{
+	uint32_t off = (uint32_t)(cur & (t->p->ring_size - 1));
+
+	fwrite(t->p->area + off, 1, len, t->dump);
+}
+
 static int emit(struct qt *t, const struct hmb_dict_event *ev, uint64_t ts,
 		const struct qt_cmd *c, uint64_t vals[][2], unsigned int nvals)
 {
 	uint8_t payload[256];
 	struct hmb_event e = { 0 };
+	uint64_t old_head, old_markers;
 	unsigned int i;
 	int r;
 
@@ -247,15 +257,24 @@ static int emit(struct qt *t, const struct hmb_dict_event *ev, uint64_t ts,
 	e.cpu = c ? (uint8_t)(c->sqid % 4) : 0;
 	e.payload_len = ev->min_len;
 	e.payload = payload;
+	old_head = t->p->head;
+	old_markers = t->p->markers;
 	r = hmb_producer_emit(t->p, &e, HMB_EMIT_DROP);
+	/* the dump gets what the ring got: a wrap marker even before a drop */
+	if (t->dump && t->p->markers != old_markers)
+		dump_ring_bytes(t, old_head, HMB_RECORD_HDR_SIZE);
 	if (r < 0) {
 		fprintf(stderr, "hmb-fwsim: producing a record failed (%d)\n", r);
 		return -1;
 	}
-	if (r == HMB_EMIT_DROPPED)
+	if (r == HMB_EMIT_DROPPED) {
 		t->dropped++;
-	else
+	} else {
 		t->records++;
+		if (t->dump)
+			dump_ring_bytes(t, t->p->head - HMB_RECORD_SIZE(e.payload_len),
+					HMB_RECORD_SIZE(e.payload_len));
+	}
 	if (t->log)
 		fprintf(t->log, "seq=%u op=0x%04x ts=%" PRIu64 " sqid=%u cid=%u qline=%" PRIu64 "%s\n",
 			t->p->next_seq - 1, ev->opcode, ts,
@@ -583,6 +602,15 @@ int qt_main(struct hmb_producer *p, const struct qt_opts *o,
 		}
 		setvbuf(t.log, NULL, _IOLBF, 0);
 	}
+	if (o->dump) {
+		t.dump = fopen(o->dump, "w");
+		if (!t.dump) {
+			fprintf(stderr, "hmb-fwsim: cannot create log %s: %s\n",
+				o->dump, strerror(errno));
+			rc = 1;
+			goto out;
+		}
+	}
 	while (!*stop && (n = getline(&buf, &cap, in)) >= 0) {
 		if (n && buf[n - 1] == '\n')
 			buf[n - 1] = 0;
@@ -602,6 +630,12 @@ int qt_main(struct hmb_producer *p, const struct qt_opts *o,
 		rc = 1;
 	}
 	t.log = NULL;
+	if (t.dump && (ferror(t.dump) | fclose(t.dump))) {
+		fprintf(stderr, "hmb-fwsim: writing log %s: %s\n", o->dump,
+			strerror(errno));
+		rc = 1;
+	}
+	t.dump = NULL;
 	fprintf(report, "{\"mode\":\"from-qemu-trace\",\"lines\":%" PRIu64 ",\"nvme_events\":%" PRIu64
 		",\"commands\":%" PRIu64 ",\"records\":%" PRIu64 ",\"dropped\":%" PRIu64
 		",\"ambiguous_cid\":%" PRIu64 ",\"orphan_events\":%" PRIu64 ",\"bad_lines\":%" PRIu64
@@ -614,6 +648,8 @@ int qt_main(struct hmb_producer *p, const struct qt_opts *o,
 		o->step_ns, t.last_rel, p->next_seq);
 	fflush(report);
 out:
+	if (t.log)
+		fclose(t.log);
 	free(buf);
 	for (int i = 0; i < QT_MAX_SQ; i++)
 		free(t.sq_cmds[i]);

@@ -55,7 +55,7 @@ notok() { n=$((n + 1)); echo "not ok $n - $*"; }
 "$fwsim" --ring-file "$work/ring" --ring-size 16M --from-qemu-trace - \
 	--clock-offset 5000000 --clock-drift 100 --clock-step 2:300000 \
 	--bg-rate 20 --cmd-log "$work/cmd.log" --event-dict "$top/share/hmb-events.dict" \
-	< "$work/trace.log" > "$work/report.json" 2>"$work/err"
+	--log "$work/fw.bin" < "$work/trace.log" > "$work/report.json" 2>"$work/err"
 rc=$?
 [ $rc = 0 ] && ok "hmb-fwsim --from-qemu-trace exits 0" || notok "exit $rc: $(cat "$work/err")"
 "$fwsim" --ring-file "$work/ring2" --from-qemu-trace "$work/nonexistent" 2>"$work/err2" >/dev/null
@@ -75,6 +75,8 @@ def tap(c, m):
 rep = json.load(open(work + "/report.json"))
 ring = open(work + "/ring", "rb").read()
 magic, ver, size, off, head, tail = struct.unpack_from("<IIIIQQ", ring, 0)
+dump = open(work + "/fw.bin", "rb").read()
+tap(head > 0 and dump == ring[off:off + head], "--log: the dump holds every record written to the ring, byte for byte (%d bytes)" % len(dump))
 recs = []
 pos = 0
 while pos < head:

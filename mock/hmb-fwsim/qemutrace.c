@@ -134,6 +134,7 @@ struct qt_cmd {
 	uint64_t line;		/* line of its pci_nvme_io_cmd */
 	uint32_t nsid;
 	uint8_t opc;
+	bool fetch_pending;	/* read/write: fetch waits for its LBA */
 };
 
 struct qt {
@@ -284,6 +285,21 @@ static int emit(struct qt *t, const struct hmb_dict_event *ev, uint64_t ts,
 }
 
 #define V(name, val) { (uint64_t)(uintptr_t)(name), (uint64_t)(val) }
+
+/*
+ * The fetch record of @c at firmware time @fw; with @have_lba, the LBA and
+ * block count QEMU traced (nlb on the wire is 0-based).
+ */
+static int emit_fetch(struct qt *t, struct qt_cmd *c, uint64_t fw,
+		      uint64_t lba, uint64_t nlb, bool have_lba)
+{
+	uint64_t vals[][2] = { V("sqid", c->sqid), V("cid", c->cid), V("nsid", c->nsid),
+			       V("opc", c->opc), V("slba", lba),
+			       V("nlb", have_lba && nlb ? nlb - 1 : 0) };
+
+	c->fetch_pending = false;
+	return emit(t, t->ev[HMB_PHASE_FETCH], fw, c, vals, have_lba ? 6 : 4);
+}
 
 /* Background windows whose edges fall before @rel (seconds). */
 static int background(struct qt *t, double rel)
@@ -447,11 +463,15 @@ static int line(struct qt *t, char *s)
 			t->max_sq = (uint16_t)sq;
 		t->commands++;
 		t->events++;
-		{
-			uint64_t vals[][2] = { V("sqid", sq), V("cid", cid), V("nsid", nsid), V("opc", opc) };
-
-			return emit(t, t->ev[HMB_PHASE_FETCH], fw, c, vals, 4);
-		}
+		/*
+		 * A read or write: QEMU traces its LBA on the next line
+		 * (pci_nvme_read/write, same call); the fetch record carries
+		 * slba and nlb like a real controller's, so it waits for it.
+		 */
+		c->fetch_pending = opc == 0x1 || opc == 0x2;
+		if (c->fetch_pending)
+			return 0;
+		return emit_fetch(t, c, fw, 0, 0, false);
 	}
 	if (!strcmp(ev, "pci_nvme_read") || !strcmp(ev, "pci_nvme_write")) {
 		unsigned long long nlb = 0, lba = 0;
@@ -464,6 +484,8 @@ static int line(struct qt *t, char *s)
 		field(args, "nlb", &nlb);
 		field(args, "lba", &lba);
 		t->events++;
+		if (c->fetch_pending && emit_fetch(t, c, fw, lba, nlb, true))
+			return -1;
 		{
 			uint64_t vals[][2] = { V("sqid", c->sqid), V("cid", cid), V("die", lba % 8) };
 
@@ -477,6 +499,8 @@ static int line(struct qt *t, char *s)
 			return 0;
 		}
 		t->events++;
+		if (c->fetch_pending && emit_fetch(t, c, fw, 0, 0, false))
+			return -1;
 		{
 			uint64_t vals[][2] = { V("sqid", c->sqid), V("cid", cid), V("die", 0), V("status", 0) };
 			uint64_t xv[][2] = { V("sqid", c->sqid), V("cid", cid), V("bytes", 4096) };
@@ -500,6 +524,8 @@ static int line(struct qt *t, char *s)
 			return 0;
 		}
 		t->events++;
+		if (c->fetch_pending && emit_fetch(t, c, fw, 0, 0, false))
+			return -1;
 		{
 			uint64_t vals[][2] = { V("sqid", cq), V("cid", cid), V("status", status), V("cqid", cq) };
 			int r = emit(t, t->ev[HMB_PHASE_CQE_POSTED], fw + 2000, c, vals, 4);

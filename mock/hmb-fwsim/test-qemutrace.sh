@@ -107,6 +107,24 @@ for l in open(work + "/cmd.log"):
     d = dict(x.split("=") for x in l.split() if "=" in x)
     log[int(d["seq"])] = d
 tap(len(log) == len(recs), "command log has a line per record")
+# the fetch of a read/write carries the slba and (0-based) nlb QEMU traced
+rw = {}
+for ln, l in enumerate(lines, 1):
+    m = re.match(r"\d+@[\d.]+:pci_nvme_(read|write) (.*)", l)
+    if m:
+        a = m.group(2).split()
+        kv = {a[i]: a[i + 1] for i in range(len(a) - 1)}
+        rw[ln - 1] = (int(kv["lba"], 16), int(kv["nlb"]) - 1)
+nrw = badlba = 0
+for seq, ts, op, pl in recs:
+    if op == 0x100:
+        ql = int(log[seq]["qline"])
+        if ql in rw:
+            nrw += 1
+            slba, = struct.unpack_from("<Q", pl, 16)
+            nlb, = struct.unpack_from("<H", pl, 10)
+            badlba += (slba, nlb) != rw[ql]
+tap(nrw == 2250 and badlba == 0, "fetch records of reads/writes carry QEMU's slba and nlb (%d, %d wrong)" % (nrw, badlba))
 by_q = {}
 bad_key = 0
 for seq, ts, op, pl in recs:

@@ -239,6 +239,7 @@ if vm and os.path.exists(os.path.join(vm, "fw.bin")) and \
          % len(live), diff[:3])
 else:
     T.skip("recorded VM run: correlate gives the live agent's matches",
-           "no recorded run (set HMB_VM_RUN_DIR to a directory with fw.bin "
-           "and the live agent's agent.jsonl from the VM bench)")
+           "no recorded run here (the VM suite agent-e2e makes this "
+           "comparison itself; to repeat it here set HMB_VM_RUN_DIR to its "
+           "results, build/vm/runs/agent-e2e/results/agent-e2e)")
 sys.exit(T.done())

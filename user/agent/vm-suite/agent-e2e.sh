@@ -13,7 +13,7 @@
 # on fw.bin and the agent's JSON lines, which must give the live agent's
 # matches (issue 6; cmd-matches.awk).  fw.bin and agent.jsonl stay in the
 # results directory: HMB_VM_RUN_DIR for tests/formats/test_correlate.py.
-# vm-timeout: 500
+# vm-timeout: 700
 # vm-qemu-trace: yes
 # vm-shm-size: 16M
 set -u

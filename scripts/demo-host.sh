@@ -1,16 +1,18 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# demo.sh (make demo): the classic path end to end on this machine, no
+# demo-host.sh (make demo-host; make demo falls back to it when the VM
+# bench cannot run): the classic path end to end on this machine, no
 # kernel module needed.  A simulated SSD firmware (hmb-fwsim) writes trace
 # records into a ring file in /dev/shm, standing in for the HMB trace slice;
 # hmb-trace-daemon drains it into a dump; hmb-trace-analyze counts and
 # decodes the dump.  Then the same with a consumer too slow for the load, to
-# show how a loss is counted and located.  Leaves its files in build/demo/.
+# show how a loss is counted and located.  Leaves its files in
+# build/demo-host/.
 # Knobs: HMB_DEMO_RECORDS (default 500000), HMB_DEMO_DIR.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 bin=$top/build/bin
-out=${HMB_DEMO_DIR:-$top/build/demo}
+out=${HMB_DEMO_DIR:-$top/build/demo-host}
 n=${HMB_DEMO_RECORDS:-500000}
 ring=/dev/shm/hmb-demo-$$
 dpid=

@@ -42,7 +42,7 @@ hostcmd start fw --qemu-trace-stdin hmb-fwsim --ring-file @SHM@ --ring-size "$rs
 	--event-dict @REPO@/share/hmb-events.dict >/dev/null ||
 	die "start hmb-fwsim --from-qemu-trace on the VM host"
 i=0
-while [ $i -lt 100 ] && [ "$(vm-mmap "$HMB_IVSHMEM_RES" read 0 4 2>/dev/null)" != "48424d54" ]; do
+while [ $i -lt 100 ] && [ "$(vm-mmap "$HMB_IVSHMEM_RES" read 0 4 2>/dev/null)" != "484d4254" ]; do
 	usleep 100000; i=$((i + 1))
 done
 [ $i -lt 100 ] || die "the firmware initialised its ring in the ivshmem BAR"

@@ -33,7 +33,7 @@ hostcmd start fw --qemu-trace-stdin hmb-fwsim --ring-file @SHM@ --ring-size "$rs
 	--cmd-log @RESULTS@/fw-cmd.log --log @RESULTS@/fw.bin --event-dict @REPO@/share/hmb-events.dict \
 	>/dev/null || { tap_fail "start hmb-fwsim --from-qemu-trace on the VM host"; tap_done; }
 i=0
-while [ $i -lt 100 ] && [ "$(vm-mmap "$HMB_IVSHMEM_RES" read 0 4 2>/dev/null)" != "48424d54" ]; do
+while [ $i -lt 100 ] && [ "$(vm-mmap "$HMB_IVSHMEM_RES" read 0 4 2>/dev/null)" != "484d4254" ]; do
 	usleep 100000; i=$((i + 1))
 done
 if ! hmb_load; then

@@ -147,6 +147,8 @@ struct qt {
 	uint16_t max_sq;
 	FILE *log;
 	FILE *dump;		/* --log: the ring's bytes of every record written */
+	struct qt_cmd *pend;	/* a read/write whose fetch waits for its LBA */
+	uint64_t pend_fw;	/* ... fetched at this firmware time */
 	bool have_t0;
 	double t0;		/* seconds, first line */
 	double last_rel;	/* seconds since t0 of the last line */
@@ -301,6 +303,29 @@ static int emit_fetch(struct qt *t, struct qt_cmd *c, uint64_t fw,
 	return emit(t, t->ev[HMB_PHASE_FETCH], fw, c, vals, have_lba ? 6 : 4);
 }
 
+static int field(const char *s, const char *key, unsigned long long *v);
+
+/*
+ * Before line @ev (QEMU's event name and arguments) is handled: the fetch
+ * of the read/write traced on the line before, at that line's time, with
+ * the LBA if @ev is its pci_nvme_read/write (QEMU traces it next, in the
+ * same call), so that records stay in time order.
+ */
+static int flush_pending(struct qt *t, const char *ev)
+{
+	struct qt_cmd *c = t->pend;
+	unsigned long long cid, lba, nlb;
+	bool rw = !strncmp(ev, "pci_nvme_read ", 14) || !strncmp(ev, "pci_nvme_write ", 15);
+
+	t->pend = NULL;
+	if (!c->fetch_pending)
+		return 0;
+	if (rw && !field(ev, "cid", &cid) && cid == c->cid &&
+	    !field(ev, "lba", &lba) && !field(ev, "nlb", &nlb))
+		return emit_fetch(t, c, t->pend_fw, lba, nlb, true);
+	return emit_fetch(t, c, t->pend_fw, 0, 0, false);
+}
+
 /* Background windows whose edges fall before @rel (seconds). */
 static int background(struct qt *t, double rel)
 {
@@ -426,6 +451,8 @@ static int line(struct qt *t, char *s)
 	if (rel < t->last_rel)
 		rel = t->last_rel;	/* never backwards on our clock */
 	t->last_rel = rel;
+	if (t->pend && flush_pending(t, ev))
+		return -1;
 	if (background(t, rel))
 		return -1;
 	fw = fw_clock(t, rel);
@@ -469,8 +496,11 @@ static int line(struct qt *t, char *s)
 		 * slba and nlb like a real controller's, so it waits for it.
 		 */
 		c->fetch_pending = opc == 0x1 || opc == 0x2;
-		if (c->fetch_pending)
+		if (c->fetch_pending) {
+			t->pend = c;
+			t->pend_fw = fw;
 			return 0;
+		}
 		return emit_fetch(t, c, fw, 0, 0, false);
 	}
 	if (!strcmp(ev, "pci_nvme_read") || !strcmp(ev, "pci_nvme_write")) {
@@ -484,8 +514,6 @@ static int line(struct qt *t, char *s)
 		field(args, "nlb", &nlb);
 		field(args, "lba", &lba);
 		t->events++;
-		if (c->fetch_pending && emit_fetch(t, c, fw, lba, nlb, true))
-			return -1;
 		{
 			uint64_t vals[][2] = { V("sqid", c->sqid), V("cid", cid), V("die", lba % 8) };
 
@@ -645,6 +673,8 @@ int qt_main(struct hmb_producer *p, const struct qt_opts *o,
 			break;
 		}
 	}
+	if (!rc && t.pend && emit_fetch(&t, t.pend, t.pend_fw, 0, 0, false))
+		rc = 1;
 	if (ferror(in) && !*stop) {
 		fprintf(stderr, "hmb-fwsim: reading %s: %s\n", o->input,
 			strerror(errno));

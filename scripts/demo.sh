@@ -58,7 +58,7 @@ cat <<EOF
 Steps: build the kernel module, prepare the guest (the first time only),
 boot a QEMU guest with an NVMe disk, run fio on it for 2 x ${secs} s while the
 agent joins host and firmware events, then read the firmware's dump here.
-Usually 3-5 minutes on 2 cores (the guest runs under TCG, no KVM needed).
+About 2 minutes on 2 cores once built (the guest runs under TCG, no KVM needed).
 Everything lands in $(rel "$out")/.
 EOF
 mkdir -p "$out"
@@ -87,7 +87,7 @@ fi
 tail -2 "$out/guest-build.log"
 took
 
-say "3. Boot the guest and run the workload (~$((2 * secs + 60)) s under TCG)"
+say "3. Boot the guest and run the workload (~$((2 * secs + 30))-$((2 * secs + 60)) s under TCG)"
 cat <<EOF
    VM host: QEMU traces its NVMe model -> hmb-fwsim --from-qemu-trace writes
             the firmware records of those commands into the ivshmem ring,

@@ -37,7 +37,7 @@ say "guest up: kernel $HMB_KVER, NVMe disk $HMB_NVME_DEV (QEMU's model), ivshmem
 rs=$(hmb_shm_ring_size)
 say "VM host: start hmb-fwsim --from-qemu-trace (QEMU NVMe trace -> firmware records in the ivshmem ring, dump in fw.bin)"
 hostcmd start fw --qemu-trace-stdin hmb-fwsim --ring-file @SHM@ --ring-size "$rs" \
-	--from-qemu-trace - --clock-offset 1000000000 --clock-drift 50 --bg-rate 50 \
+	--from-qemu-trace - --clock-offset 1000000000 --clock-drift 50 --bg-rate 100 \
 	--log @RESULTS@/fw.bin --cmd-log @RESULTS@/fw-cmd.log \
 	--event-dict @REPO@/share/hmb-events.dict >/dev/null ||
 	die "start hmb-fwsim --from-qemu-trace on the VM host"

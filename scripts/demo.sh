@@ -49,7 +49,7 @@ fallback() {
 	exit 0
 }
 command -v "${HMB_VM_QEMU:-qemu-system-x86_64}" >/dev/null ||
-	fallback "qemu-system-x86_64 is not installed" "scripts/deps.sh vm"
+	fallback "${HMB_VM_QEMU:-qemu-system-x86_64} is not installed" "scripts/deps.sh vm"
 dpkg-query -W linux-headers-amd64 >/dev/null 2>&1 ||
 	fallback "linux-headers-amd64 is not installed" "scripts/deps.sh kernel vm"
 

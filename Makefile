@@ -4,7 +4,9 @@
 #   make            build the user-space tools and library (build/bin, build/lib)
 #   make check      install missing packages, build, run every test suite and
 #                   print "N passed, N failed, N skipped"
-#   make demo       the main job on an embedded default
+#   make demo       the main job on an embedded default: the VM bench, the
+#                   module, the agent and the analyzer on real NVMe commands
+#   make demo-host  the classic path only (simulator, daemon, analyzer), no VM
 #   make bench      benchmarks (results: docs/benchmarks.md)
 #   make vectors    regenerate docs/test-vectors/v1 byte for byte
 #   make module     build kernel/nvme-hmb-trace.ko (KDIR= overridable)
@@ -20,7 +22,7 @@ USER_DIRS := $(foreach d,$(USER_DIRS),$(if $(wildcard $(d)/Makefile),$(d)))
 CHECK_DIRS := $(USER_DIRS) \
 	$(foreach d,docs/test-vectors python tests tests/formats kernel bpf selftests scripts/vm,$(if $(wildcard $(d)/Makefile),$(d)))
 
-.PHONY: all check check-run demo bench vectors module clean deps-check deps-demo $(USER_DIRS)
+.PHONY: all check check-run demo demo-host bench vectors module clean deps-check deps-demo $(USER_DIRS)
 
 all: $(USER_DIRS)
 
@@ -47,6 +49,9 @@ check: deps-check
 
 demo: deps-demo all
 	@$(TOP)/scripts/demo.sh
+
+demo-host: all
+	@$(TOP)/scripts/demo-host.sh
 
 bench: all
 	@$(TOP)/scripts/bench.sh

@@ -191,7 +191,8 @@ static void usage(FILE *f)
 "Output:\n"
 "      --log FILE           write every record written to the ring, wrap\n"
 "                           markers included, as a dump file (what a\n"
-"                           lossless consumer must deliver, byte for byte)\n"
+"                           lossless consumer must deliver, byte for byte;\n"
+"                           also with --from-qemu-trace)\n"
 "      --json               final report as JSON on stdout (default: text)\n"
 "  -q, --quiet              no report\n"
 "  -h, --help               this help\n"
@@ -849,8 +850,10 @@ int main(int argc, char **argv)
 	ring_map(s);
 	if (s->o.init_only)
 		return EXIT_OK;
-	if (s->o.qt.input)
+	if (s->o.qt.input) {
+		s->o.qt.dump = s->o.log;
 		return qt_main(&s->p, &s->o.qt, &stop_signal, stdout);
+	}
 	if (s->o.log) {
 		s->log_fd = open(s->o.log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
 				 0644);

@@ -134,6 +134,7 @@ struct qt_cmd {
 	uint64_t line;		/* line of its pci_nvme_io_cmd */
 	uint32_t nsid;
 	uint8_t opc;
+	bool fetch_pending;	/* read/write: fetch waits for its LBA */
 };
 
 struct qt {
@@ -145,6 +146,9 @@ struct qt {
 	struct qt_cmd *sq_cmds[QT_MAX_SQ];	/* per queue, indexed by cid */
 	uint16_t max_sq;
 	FILE *log;
+	FILE *dump;		/* --log: the ring's bytes of every record written */
+	struct qt_cmd *pend;	/* a read/write whose fetch waits for its LBA */
+	uint64_t pend_fw;	/* ... fetched at this firmware time */
 	bool have_t0;
 	double t0;		/* seconds, first line */
 	double last_rel;	/* seconds since t0 of the last line */
@@ -224,11 +228,20 @@ static struct qt_cmd *find_cid(struct qt *t, uint16_t cid)
 	return best;
 }
 
+/* Append the ring's bytes at cursor @cur, @len long, to the --log dump. */
+static void dump_ring_bytes(struct qt *t, uint64_t cur, uint32_t len)
+{
+	uint32_t off = (uint32_t)(cur & (t->p->ring_size - 1));
+
+	fwrite(t->p->area + off, 1, len, t->dump);
+}
+
 static int emit(struct qt *t, const struct hmb_dict_event *ev, uint64_t ts,
 		const struct qt_cmd *c, uint64_t vals[][2], unsigned int nvals)
 {
 	uint8_t payload[256];
 	struct hmb_event e = { 0 };
+	uint64_t old_head, old_markers;
 	unsigned int i;
 	int r;
 
@@ -247,15 +260,24 @@ static int emit(struct qt *t, const struct hmb_dict_event *ev, uint64_t ts,
 	e.cpu = c ? (uint8_t)(c->sqid % 4) : 0;
 	e.payload_len = ev->min_len;
 	e.payload = payload;
+	old_head = t->p->head;
+	old_markers = t->p->markers;
 	r = hmb_producer_emit(t->p, &e, HMB_EMIT_DROP);
+	/* the dump gets what the ring got: a wrap marker even before a drop */
+	if (t->dump && t->p->markers != old_markers)
+		dump_ring_bytes(t, old_head, HMB_RECORD_HDR_SIZE);
 	if (r < 0) {
 		fprintf(stderr, "hmb-fwsim: producing a record failed (%d)\n", r);
 		return -1;
 	}
-	if (r == HMB_EMIT_DROPPED)
+	if (r == HMB_EMIT_DROPPED) {
 		t->dropped++;
-	else
+	} else {
 		t->records++;
+		if (t->dump)
+			dump_ring_bytes(t, t->p->head - HMB_RECORD_SIZE(e.payload_len),
+					HMB_RECORD_SIZE(e.payload_len));
+	}
 	if (t->log)
 		fprintf(t->log, "seq=%u op=0x%04x ts=%" PRIu64 " sqid=%u cid=%u qline=%" PRIu64 "%s\n",
 			t->p->next_seq - 1, ev->opcode, ts,
@@ -265,6 +287,44 @@ static int emit(struct qt *t, const struct hmb_dict_event *ev, uint64_t ts,
 }
 
 #define V(name, val) { (uint64_t)(uintptr_t)(name), (uint64_t)(val) }
+
+/*
+ * The fetch record of @c at firmware time @fw; with @have_lba, the LBA and
+ * block count QEMU traced (nlb on the wire is 0-based).
+ */
+static int emit_fetch(struct qt *t, struct qt_cmd *c, uint64_t fw,
+		      uint64_t lba, uint64_t nlb, bool have_lba)
+{
+	uint64_t vals[][2] = { V("sqid", c->sqid), V("cid", c->cid), V("nsid", c->nsid),
+			       V("opc", c->opc), V("slba", lba),
+			       V("nlb", have_lba && nlb ? nlb - 1 : 0) };
+
+	c->fetch_pending = false;
+	return emit(t, t->ev[HMB_PHASE_FETCH], fw, c, vals, have_lba ? 6 : 4);
+}
+
+static int field(const char *s, const char *key, unsigned long long *v);
+
+/*
+ * Before line @ev (QEMU's event name and arguments) is handled: the fetch
+ * of the read/write traced on the line before, at that line's time, with
+ * the LBA if @ev is its pci_nvme_read/write (QEMU traces it next, in the
+ * same call), so that records stay in time order.
+ */
+static int flush_pending(struct qt *t, const char *ev)
+{
+	struct qt_cmd *c = t->pend;
+	unsigned long long cid, lba, nlb;
+	bool rw = !strncmp(ev, "pci_nvme_read ", 14) || !strncmp(ev, "pci_nvme_write ", 15);
+
+	t->pend = NULL;
+	if (!c->fetch_pending)
+		return 0;
+	if (rw && !field(ev, "cid", &cid) && cid == c->cid &&
+	    !field(ev, "lba", &lba) && !field(ev, "nlb", &nlb))
+		return emit_fetch(t, c, t->pend_fw, lba, nlb, true);
+	return emit_fetch(t, c, t->pend_fw, 0, 0, false);
+}
 
 /* Background windows whose edges fall before @rel (seconds). */
 static int background(struct qt *t, double rel)
@@ -391,6 +451,8 @@ static int line(struct qt *t, char *s)
 	if (rel < t->last_rel)
 		rel = t->last_rel;	/* never backwards on our clock */
 	t->last_rel = rel;
+	if (t->pend && flush_pending(t, ev))
+		return -1;
 	if (background(t, rel))
 		return -1;
 	fw = fw_clock(t, rel);
@@ -428,11 +490,18 @@ static int line(struct qt *t, char *s)
 			t->max_sq = (uint16_t)sq;
 		t->commands++;
 		t->events++;
-		{
-			uint64_t vals[][2] = { V("sqid", sq), V("cid", cid), V("nsid", nsid), V("opc", opc) };
-
-			return emit(t, t->ev[HMB_PHASE_FETCH], fw, c, vals, 4);
+		/*
+		 * A read or write: QEMU traces its LBA on the next line
+		 * (pci_nvme_read/write, same call); the fetch record carries
+		 * slba and nlb like a real controller's, so it waits for it.
+		 */
+		c->fetch_pending = opc == 0x1 || opc == 0x2;
+		if (c->fetch_pending) {
+			t->pend = c;
+			t->pend_fw = fw;
+			return 0;
 		}
+		return emit_fetch(t, c, fw, 0, 0, false);
 	}
 	if (!strcmp(ev, "pci_nvme_read") || !strcmp(ev, "pci_nvme_write")) {
 		unsigned long long nlb = 0, lba = 0;
@@ -458,6 +527,8 @@ static int line(struct qt *t, char *s)
 			return 0;
 		}
 		t->events++;
+		if (c->fetch_pending && emit_fetch(t, c, fw, 0, 0, false))
+			return -1;
 		{
 			uint64_t vals[][2] = { V("sqid", c->sqid), V("cid", cid), V("die", 0), V("status", 0) };
 			uint64_t xv[][2] = { V("sqid", c->sqid), V("cid", cid), V("bytes", 4096) };
@@ -481,6 +552,8 @@ static int line(struct qt *t, char *s)
 			return 0;
 		}
 		t->events++;
+		if (c->fetch_pending && emit_fetch(t, c, fw, 0, 0, false))
+			return -1;
 		{
 			uint64_t vals[][2] = { V("sqid", cq), V("cid", cid), V("status", status), V("cqid", cq) };
 			int r = emit(t, t->ev[HMB_PHASE_CQE_POSTED], fw + 2000, c, vals, 4);
@@ -583,6 +656,15 @@ int qt_main(struct hmb_producer *p, const struct qt_opts *o,
 		}
 		setvbuf(t.log, NULL, _IOLBF, 0);
 	}
+	if (o->dump) {
+		t.dump = fopen(o->dump, "w");
+		if (!t.dump) {
+			fprintf(stderr, "hmb-fwsim: cannot create log %s: %s\n",
+				o->dump, strerror(errno));
+			rc = 1;
+			goto out;
+		}
+	}
 	while (!*stop && (n = getline(&buf, &cap, in)) >= 0) {
 		if (n && buf[n - 1] == '\n')
 			buf[n - 1] = 0;
@@ -591,6 +673,8 @@ int qt_main(struct hmb_producer *p, const struct qt_opts *o,
 			break;
 		}
 	}
+	if (!rc && t.pend && emit_fetch(&t, t.pend, t.pend_fw, 0, 0, false))
+		rc = 1;
 	if (ferror(in) && !*stop) {
 		fprintf(stderr, "hmb-fwsim: reading %s: %s\n", o->input,
 			strerror(errno));
@@ -602,6 +686,12 @@ int qt_main(struct hmb_producer *p, const struct qt_opts *o,
 		rc = 1;
 	}
 	t.log = NULL;
+	if (t.dump && (ferror(t.dump) | fclose(t.dump))) {
+		fprintf(stderr, "hmb-fwsim: writing log %s: %s\n", o->dump,
+			strerror(errno));
+		rc = 1;
+	}
+	t.dump = NULL;
 	fprintf(report, "{\"mode\":\"from-qemu-trace\",\"lines\":%" PRIu64 ",\"nvme_events\":%" PRIu64
 		",\"commands\":%" PRIu64 ",\"records\":%" PRIu64 ",\"dropped\":%" PRIu64
 		",\"ambiguous_cid\":%" PRIu64 ",\"orphan_events\":%" PRIu64 ",\"bad_lines\":%" PRIu64
@@ -614,6 +704,8 @@ int qt_main(struct hmb_producer *p, const struct qt_opts *o,
 		o->step_ns, t.last_rel, p->next_seq);
 	fflush(report);
 out:
+	if (t.log)
+		fclose(t.log);
 	free(buf);
 	for (int i = 0; i < QT_MAX_SQ; i++)
 		free(t.sq_cmds[i]);

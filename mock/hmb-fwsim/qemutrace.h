@@ -20,6 +20,7 @@ struct qt_opts {
 	double bg_rate;		/* gc windows per second (thermal: a tenth) */
 	const char *cmd_log;	/* one line per record: which QEMU command */
 	const char *dict;	/* event dictionary (default: share/ next to bin/) */
+	const char *dump;	/* --log: every record written, as a dump file */
 	uint64_t seed;
 };
 

@@ -55,7 +55,7 @@ notok() { n=$((n + 1)); echo "not ok $n - $*"; }
 "$fwsim" --ring-file "$work/ring" --ring-size 16M --from-qemu-trace - \
 	--clock-offset 5000000 --clock-drift 100 --clock-step 2:300000 \
 	--bg-rate 20 --cmd-log "$work/cmd.log" --event-dict "$top/share/hmb-events.dict" \
-	< "$work/trace.log" > "$work/report.json" 2>"$work/err"
+	--log "$work/fw.bin" < "$work/trace.log" > "$work/report.json" 2>"$work/err"
 rc=$?
 [ $rc = 0 ] && ok "hmb-fwsim --from-qemu-trace exits 0" || notok "exit $rc: $(cat "$work/err")"
 "$fwsim" --ring-file "$work/ring2" --from-qemu-trace "$work/nonexistent" 2>"$work/err2" >/dev/null
@@ -75,6 +75,8 @@ def tap(c, m):
 rep = json.load(open(work + "/report.json"))
 ring = open(work + "/ring", "rb").read()
 magic, ver, size, off, head, tail = struct.unpack_from("<IIIIQQ", ring, 0)
+dump = open(work + "/fw.bin", "rb").read()
+tap(head > 0 and dump == ring[off:off + head], "--log: the dump holds every record written to the ring, byte for byte (%d bytes)" % len(dump))
 recs = []
 pos = 0
 while pos < head:
@@ -105,6 +107,24 @@ for l in open(work + "/cmd.log"):
     d = dict(x.split("=") for x in l.split() if "=" in x)
     log[int(d["seq"])] = d
 tap(len(log) == len(recs), "command log has a line per record")
+# the fetch of a read/write carries the slba and (0-based) nlb QEMU traced
+rw = {}
+for ln, l in enumerate(lines, 1):
+    m = re.match(r"\d+@[\d.]+:pci_nvme_(read|write) (.*)", l)
+    if m:
+        a = m.group(2).split()
+        kv = {a[i]: a[i + 1] for i in range(len(a) - 1)}
+        rw[ln - 1] = (int(kv["lba"], 16), int(kv["nlb"]) - 1)
+nrw = badlba = 0
+for seq, ts, op, pl in recs:
+    if op == 0x100:
+        ql = int(log[seq]["qline"])
+        if ql in rw:
+            nrw += 1
+            slba, = struct.unpack_from("<Q", pl, 16)
+            nlb, = struct.unpack_from("<H", pl, 10)
+            badlba += (slba, nlb) != rw[ql]
+tap(nrw == 2250 and badlba == 0, "fetch records of reads/writes carry QEMU's slba and nlb (%d, %d wrong)" % (nrw, badlba))
 by_q = {}
 bad_key = 0
 for seq, ts, op, pl in recs:

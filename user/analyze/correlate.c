@@ -973,6 +973,7 @@ void usage_correlate(FILE *f)
 "                       HOST_EVENTS covers several\n"
 "      --top N          slowest commands to show (text; default 10)\n"
 "      --dict FILE      event dictionary (default: the shipped one)\n"
+"  -o, --output PATH    write to PATH instead of stdout\n"
 "  -h, --help           this help\n"
 "\n"
 "Examples:\n"
@@ -991,15 +992,17 @@ static const struct option corr_opts[] = {
 	{ "ctrl", required_argument, NULL, 'C' },
 	{ "top", required_argument, NULL, 'T' },
 	{ "dict", required_argument, NULL, 'D' },
+	{ "output", required_argument, NULL, 'o' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
 
 int cmd_correlate(int argc, char **argv)
 {
-	const char *dict_path = NULL;
+	const char *dict_path = NULL, *out_path = NULL;
 	struct hmb_dict *dict = NULL;
 	unsigned int top = 10;
+	FILE *out = stdout;
 	bool json = false;
 	long ctrl = -1;
 	struct corr c;
@@ -1007,7 +1010,7 @@ int cmd_correlate(int argc, char **argv)
 	int opt, rc;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "f:jh", corr_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "f:jo:h", corr_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
 			if (strcmp(optarg, "json") == 0) {
@@ -1040,6 +1043,9 @@ int cmd_correlate(int argc, char **argv)
 		case 'D':
 			dict_path = optarg;
 			break;
+		case 'o':
+			out_path = optarg;
+			break;
 		case 'h':
 			usage_correlate(stdout);
 			return 0;
@@ -1059,15 +1065,29 @@ int cmd_correlate(int argc, char **argv)
 		hmb_dict_free(dict);
 		return rc;
 	}
+	if (out_path && strcmp(out_path, "-") != 0) {
+		out = fopen(out_path, "w");
+		if (!out) {
+			errorf("%s: cannot create: %s", out_path, strerror(errno));
+			corr_free(&c);
+			hmb_dict_free(dict);
+			return EXIT_BADINPUT;
+		}
+	}
 	if (json) {
 		for (size_t i = 0; i < c.host.n; i++)
-			print_cmd_json(stdout, &c, i);
-		print_final_json(stdout, &c);
+			print_cmd_json(out, &c, i);
+		print_final_json(out, &c);
 	} else {
-		print_text(stdout, &c, argv[optind], top);
+		print_text(out, &c, argv[optind], top);
 	}
-	if (fflush(stdout) || ferror(stdout)) {
-		errorf("<stdout>: write error: %s", strerror(errno));
+	if (fflush(out) || ferror(out)) {
+		errorf("%s: write error: %s", out == stdout ? "<stdout>" : out_path,
+		       strerror(errno));
+		rc = EXIT_BADINPUT;
+	}
+	if (out != stdout && fclose(out) && !rc) {
+		errorf("%s: write error: %s", out_path, strerror(errno));
 		rc = EXIT_BADINPUT;
 	}
 	corr_free(&c);

@@ -8,8 +8,12 @@
 # hmb_trace:hmb_trace_record; hmb-trace-agent joins them with
 # nvme:nvme_setup_cmd/nvme_complete_rq.  fio mixed read/write at QD1 and
 # QD32.  Checked against the simulator's own log of which QEMU command each
-# record came from.
-# vm-timeout: 500
+# record came from.  The simulator also keeps every record it wrote as a
+# dump (fw.bin); at the end the VM host runs `hmb-trace-analyze correlate`
+# on fw.bin and the agent's JSON lines, which must give the live agent's
+# matches (issue 6; cmd-matches.awk).  fw.bin and agent.jsonl stay in the
+# results directory: HMB_VM_RUN_DIR for tests/formats/test_correlate.py.
+# vm-timeout: 700
 # vm-qemu-trace: yes
 # vm-shm-size: 16M
 set -u
@@ -26,10 +30,10 @@ rs=$(hmb_shm_ring_size)
 hostcmd start fw --qemu-trace-stdin hmb-fwsim --ring-file @SHM@ --ring-size "$rs" \
 	--from-qemu-trace - --clock-offset 1000000000 --clock-drift $DRIFT \
 	--clock-step "$STEP_AT:$STEP_NS" --bg-rate 20 \
-	--cmd-log @RESULTS@/fw-cmd.log --event-dict @REPO@/share/hmb-events.dict \
+	--cmd-log @RESULTS@/fw-cmd.log --log @RESULTS@/fw.bin --event-dict @REPO@/share/hmb-events.dict \
 	>/dev/null || { tap_fail "start hmb-fwsim --from-qemu-trace on the VM host"; tap_done; }
 i=0
-while [ $i -lt 100 ] && [ "$(vm-mmap "$HMB_IVSHMEM_RES" read 0 4 2>/dev/null)" != "48424d54" ]; do
+while [ $i -lt 100 ] && [ "$(vm-mmap "$HMB_IVSHMEM_RES" read 0 4 2>/dev/null)" != "484d4254" ]; do
 	usleep 100000; i=$((i + 1))
 done
 if ! hmb_load; then
@@ -155,6 +159,33 @@ ptr=$(awk -F, '/hmb_trace_record/ { print $1 }' "$R/perf.csv")
 [ -n "$ptr" ] && [ "$ptr" -gt 0 ] &&
 	tap_ok "perf stat alongside counted $ptr hmb_trace:hmb_trace_record" ||
 	tap_fail "perf alongside" "$(cat "$R/perf.csv")"
+
+# offline = live: hmb-trace-analyze correlate (on the VM host) of the
+# simulator's dump against the agent's own JSON lines gives every command
+# the live agent gave firmware records exactly the same records (phase ->
+# seq), keyed by (qid, cid, host submit_ns), and gives records to no other
+# command.
+if hostcmd run hmb-trace-analyze correlate @RESULTS@/fw.bin @RESULTS@/agent.jsonl \
+	-j -o @RESULTS@/correlate.jsonl >"$R/correlate.out" 2>"$R/correlate.err"; then
+	M=$HMB_REPO/user/agent/vm-suite/cmd-matches.awk
+	awk -f "$M" "$R/agent.jsonl" > "$R/matches-live.txt"
+	awk -f "$M" "$R/correlate.jsonl" > "$R/matches-offline.txt"
+	awk 'NR == FNR { live[$1 " " $2 " " $3] = $0; n++; next }
+		{ k = $1 " " $2 " " $3; off[k] = $0; m++
+		  if (!(k in live)) extra++; else if (live[k] != $0) differ++; else same++ }
+		END { for (k in live) if (!(k in off)) missing++
+		      printf "%d %d %d %d %d %d\n", n, m, same, differ + 0, missing + 0, extra + 0 }' \
+		"$R/matches-live.txt" "$R/matches-offline.txt" > "$R/matches-cmp.txt"
+	read nl no same differ missing extra < "$R/matches-cmp.txt"
+	tap_diag "correlate: $(grep '"type":"final"' "$R/correlate.jsonl" | sed -n 's/.*"totals":{\([^}]*\)}.*/\1/p')"
+	tap_diag "matches: live $nl commands with firmware records, offline $no; same $same, different $differ, live only $missing, offline only $extra"
+	[ "$nl" -gt 1000 ] && [ "$same" = "$nl" ] && [ "$no" = "$nl" ] &&
+		tap_ok "hmb-trace-analyze correlate of the dump gives the live agent's matches: $same of $nl commands, same (qid, cid, submit) -> firmware seqs, none more" ||
+		tap_fail "correlate of the dump gives the live agent's matches" "live $nl offline $no same $same different $differ live-only $missing offline-only $extra"
+else
+	tap_fail "hmb-trace-analyze correlate fw.bin agent.jsonl on the VM host" "$(cat "$R/correlate.err")"
+fi
+
 echo 0 > "$HMB_CLASS/$ring/bridge"
 rmmod nvme_hmb_trace && tap_ok "module unloaded" || tap_fail "rmmod"
 hmb_dmesg_check

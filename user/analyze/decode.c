@@ -220,14 +220,18 @@ void usage_decode(FILE *f)
 "bits and replayed duplicates are not printed (stats counts them).\n"
 "\n"
 "Options:\n"
-"  -f, --format FMT     text (default): [cpu] seconds.ns: seq opcode len payload\n"
-"                       jsonl: one JSON object per line with the keys seq,\n"
-"                       ts_ns, opcode, cpu, flags, payload_len, payload (hex)\n"
+"  -f, --format FMT     text (default): [cpu] seconds.ns: seq opcode len, then\n"
+"                       the event name and payload fields from the event\n"
+"                       dictionary (raw payload hex for unknown opcodes)\n"
+"                       jsonl: one JSON object per line with exactly the keys\n"
+"                       seq, ts_ns, opcode, cpu, flags, payload_len, payload\n"
+"                       (hex); with --names or --dict also name and fields\n"
 "  -j, --json           same as --format jsonl\n"
-"  -n, --names          event names and payload fields from the shipped\n"
-"                       event dictionary (share/hmb-events.dict, built in);\n"
-"                       jsonl adds \"name\" and \"fields\" after the raw keys\n"
+"  -n, --names          use the shipped event dictionary (share/hmb-events.dict,\n"
+"                       built in): the default for text; for jsonl it adds\n"
+"                       \"name\" and \"fields\" after the raw keys\n"
 "  -d, --dict FILE      the same with the dictionary FILE (docs/events.md)\n"
+"      --raw            text without the dictionary: payload as hex\n"
 "      --meta PATH      read this sidecar instead of FILE.meta\n"
 "      --no-meta        ignore FILE.meta\n"
 "      --dup-window N   a seq at most N behind the highest seen is a replayed\n"
@@ -237,7 +241,8 @@ void usage_decode(FILE *f)
 "Examples:\n"
 "  " PROG " decode /var/log/hmb/trace.bin | less\n"
 "  " PROG " decode trace.bin --format jsonl | jq 'select(.opcode == 18)'\n"
-"  " PROG " decode trace.bin --names      # cmd_fetch sqid=1 cid=64 ...\n"
+"  " PROG " decode trace.bin              # cmd_fetch sqid=1 cid=64 ...\n"
+"  " PROG " decode trace.bin --raw        # payload as hex\n"
 "  hmb-trace-daemon --ring-file /dev/shm/ring -o - | " PROG " decode -\n");
 }
 
@@ -245,10 +250,13 @@ void usage_decode(FILE *f)
 	{ "names", no_argument, NULL, 'n' }, \
 	{ "dict", required_argument, NULL, 'd' }
 
+#define OPT_RAW 0x200
+
 static const struct option decode_opts[] = {
 	{ "format", required_argument, NULL, 'f' },
 	{ "json", no_argument, NULL, 'j' },
 	DICT_LONGOPTS,
+	{ "raw", no_argument, NULL, OPT_RAW },
 	{ "help", no_argument, NULL, 'h' },
 	INPUT_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
@@ -260,7 +268,7 @@ int cmd_decode(int argc, char **argv)
 	enum rec_format fmt = FMT_TEXT;
 	struct hmb_dict *dict = NULL;
 	const char *dict_path = NULL;
-	bool names = false;
+	int names = -1;		/* -1: the format's default */
 	struct outbuf ob;
 	struct input in;
 	int opt, rc;
@@ -270,6 +278,9 @@ int cmd_decode(int argc, char **argv)
 		switch (opt) {
 		case 'n':
 			names = true;
+			break;
+		case OPT_RAW:
+			names = false;
 			break;
 		case 'd':
 			names = true;
@@ -299,6 +310,13 @@ int cmd_decode(int argc, char **argv)
 		errorf("decode: expected one FILE (try '" PROG " decode --help')");
 		return EXIT_USAGE;
 	}
+	/*
+	 * Text is for people: names and fields by default (issue 6).  JSON
+	 * Lines keeps exactly the raw keys unless asked (issue 3), so scripts
+	 * and the independent Python decoder see one stable shape.
+	 */
+	if (names < 0)
+		names = fmt == FMT_TEXT;
 	if (names && evdict_open(&dict, dict_path))
 		return EXIT_BADINPUT;
 	if (input_open(&in, argv[optind], &iopts)) {

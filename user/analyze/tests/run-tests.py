@@ -715,6 +715,14 @@ def test_names():
          "decode --names text: event names and fields", "\n".join(lines[:3]))
     r2 = run("decode", f, "-j")
     T.eq(jsonl_lines(r2), d.jsonl(), "decode without --names: raw only")
+    r3 = run("decode", f)
+    T.eq(r3.text, r.text, "decode text uses the shipped dictionary by default")
+    r4 = run("decode", f, "--raw")
+    first = [ln for ln in r4.text.splitlines() if not ln.startswith("LOST")][0]
+    pl = json.loads(d.jsonl()[0])["payload"]
+    T.ok(r4.rc == 0 and "cmd_fetch" not in r4.text and
+         first.endswith("seq=10 opcode=0x0100 len=24 payload=" + pl),
+         "decode --raw text: payload as hex, no names", first)
     # A dictionary of one's own.
     df = write("my.dict", b"dict 1\nevent 0x777 my_event\n"
                           b"field a u8 0\nfield b u16 2\n")

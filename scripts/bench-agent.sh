@@ -17,6 +17,7 @@
 # (HMB_BENCH_NO_DOC=1 leaves the doc alone).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/lib/bench-doc.sh"
 agent=$top/build/bin/hmb-trace-agent
 secs=${HMB_BENCH_SECS:-10}
 rounds=${HMB_BENCH_ROUNDS:-3}
@@ -138,20 +139,4 @@ print("\nReproduce: `HMB_BENCH_SECS=%d HMB_BENCH_ROUNDS=%d scripts/bench-agent.s
 print("<!-- bench-agent:end -->")
 EOF
 cat "$work/table.md"
-doc=$top/docs/benchmarks.md
-if [ "${HMB_BENCH_NO_DOC:-0}" != 1 ]; then
-	if [ ! -f "$doc" ]; then
-		printf '%s\n\n%s\n' "# Benchmarks" \
-			"Measured numbers and the commands that reproduce them." > "$doc"
-	fi
-	if grep -q '<!-- bench-agent:begin' "$doc"; then
-		awk -v tf="$work/table.md" '
-			/<!-- bench-agent:begin/ { while ((getline l < tf) > 0) print l; skip = 1; next }
-			/<!-- bench-agent:end/ { skip = 0; next }
-			!skip { print }' "$doc" > "$doc.tmp" && mv "$doc.tmp" "$doc"
-	else
-		printf '\n' >> "$doc"
-		cat "$work/table.md" >> "$doc"
-	fi
-	echo "bench-agent: results written to $doc" >&2
-fi
+bench_doc bench-agent < "$work/table.md"

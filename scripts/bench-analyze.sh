@@ -15,12 +15,12 @@
 # the "bench-analyze" markers (HMB_BENCH_NO_DOC=1 to leave the doc alone).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/lib/bench-doc.sh"
 bin=$top/build/bin/hmb-trace-analyze
 mib=${HMB_BENCH_ANALYZE_MIB:-1024}
 runs=${HMB_BENCH_RUNS:-5}
 dir=${HMB_BENCH_DIR:-$top/build/bench}
 file=$dir/analyze-${mib}mib.bin
-doc=$top/docs/benchmarks.md
 
 [ -x "$bin" ] || make -C "$top/user/analyze" all >&2
 [ -x /usr/bin/time ] || "$top/scripts/deps.sh" build >&2
@@ -79,7 +79,7 @@ verdict() { # ratio rss
 }
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 
-# Issue 6: stats against babeltrace2 reading the CTF conversion of the same
+# Issue 6: stats against babeltrace2 reading the CTF conversion of a
 # dump (1 M records of the shipped dictionary's events, small payloads).
 nctf=${HMB_BENCH_CTF_RECORDS:-1000000}
 cdump=$dir/analyze-ctf-$nctf.bin
@@ -176,17 +176,4 @@ Reproduce: \`HMB_BENCH_ANALYZE_MIB=$mib HMB_BENCH_RUNS=$runs scripts/bench-analy
 EOT
 )
 echo "$table"
-if [ "${HMB_BENCH_NO_DOC:-0}" != 1 ]; then
-	if [ ! -f "$doc" ]; then
-		printf '%s\n\n%s\n' "# Benchmarks" \
-			"Measured numbers and the commands that reproduce them." > "$doc"
-	fi
-	if grep -q '<!-- bench-analyze:begin' "$doc"; then
-		awk -v t="$table" '
-			/<!-- bench-analyze:begin/ { print t; skip = 1; next }
-			/<!-- bench-analyze:end/ { skip = 0; next }
-			!skip { print }' "$doc" > "$doc.tmp" && mv "$doc.tmp" "$doc"
-	else
-		printf '\n%s\n' "$table" >> "$doc"
-	fi
-fi
+printf '%s\n' "$table" | bench_doc bench-analyze

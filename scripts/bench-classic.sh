@@ -23,12 +23,12 @@
 # "bench-classic" markers (HMB_BENCH_NO_DOC=1 leaves the doc alone).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/lib/bench-doc.sh"
 bin=$top/build/bin
 sim=$bin/hmb-fwsim
 daemon=$bin/hmb-trace-daemon
 bytes=${HMB_BENCH_BYTES:-1000000000}
 dirs=${HMB_BENCH_DIRS:-$top/build/bench /dev/shm}
-doc=$top/docs/benchmarks.md
 batch=262144
 
 [ -x "$sim" ] && [ -x "$daemon" ] || make -C "$top" all >&2
@@ -161,18 +161,4 @@ Reproduce: \`HMB_BENCH_BYTES=$bytes HMB_BENCH_DIRS="$dirs" scripts/bench-classic
 EOT
 )
 echo "$table"
-if [ "${HMB_BENCH_NO_DOC:-0}" != 1 ]; then
-	if [ ! -f "$doc" ]; then
-		printf '%s\n\n%s\n' "# Benchmarks" \
-			"Measured numbers and the commands that reproduce them." > "$doc"
-	fi
-	if grep -q '<!-- bench-classic:begin' "$doc"; then
-		awk -v t="$table" '
-			/<!-- bench-classic:begin/ { print t; skip = 1; next }
-			/<!-- bench-classic:end/ { skip = 0; next }
-			!skip { print }' "$doc" > "$doc.tmp" && mv "$doc.tmp" "$doc"
-	else
-		printf '\n%s\n' "$table" >> "$doc"
-	fi
-	echo "bench-classic: results written to $doc" >&2
-fi
+printf '%s\n' "$table" | bench_doc bench-classic

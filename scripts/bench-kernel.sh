@@ -8,8 +8,8 @@
 # "bench-kernel" markers (HMB_BENCH_NO_DOC=1 leaves the doc alone).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/lib/bench-doc.sh"
 secs=${HMB_BENCH_SECS:-10}
-doc=$top/docs/benchmarks.md
 make -s -C "$top" all >&2
 make -s -C "$top/kernel" module >&2
 make -s -C "$top/selftests" all >&2
@@ -42,18 +42,4 @@ Reproduce: \`HMB_BENCH_SECS=$secs scripts/bench-kernel.sh\` (or \`make bench\`).
 EOT
 )
 echo "$table"
-if [ "${HMB_BENCH_NO_DOC:-0}" != 1 ]; then
-	if [ ! -f "$doc" ]; then
-		printf '%s\n\n%s\n' "# Benchmarks" \
-			"Measured numbers and the commands that reproduce them." > "$doc"
-	fi
-	if grep -q '<!-- bench-kernel:begin' "$doc"; then
-		awk -v t="$table" '
-			/<!-- bench-kernel:begin/ { print t; skip = 1; next }
-			/<!-- bench-kernel:end/ { skip = 0; next }
-			!skip { print }' "$doc" > "$doc.tmp" && mv "$doc.tmp" "$doc"
-	else
-		printf '\n%s\n' "$table" >> "$doc"
-	fi
-	echo "bench-kernel: results written to $doc" >&2
-fi
+printf '%s\n' "$table" | bench_doc bench-kernel

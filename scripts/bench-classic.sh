@@ -30,6 +30,7 @@ daemon=$bin/hmb-trace-daemon
 bytes=${HMB_BENCH_BYTES:-1000000000}
 dirs=${HMB_BENCH_DIRS:-$top/build/bench /dev/shm}
 batch=262144
+rounds=${HMB_BENCH_ROUNDS:-3}
 
 [ -x "$sim" ] && [ -x "$daemon" ] || make -C "$top" all >&2
 ring=$(mktemp /dev/shm/hmb-bench-ring.XXXXXX)
@@ -69,38 +70,52 @@ for dir in $dirs; do
 		st=$dir/hmb-bench-$$.json
 		sj=$dir/hmb-bench-$$.sim.json
 		scratch+=("$out" "$out.meta" "$st" "$sj" "$dir/hmb-bench-$$.dd")
-		rm -f "$out" "$out.meta"
-		"$sim" -r "$ring" --init-only
-		start_daemon "$out" "$st"
-		"$sim" -r "$ring" --attach -n "$n" -p "fixed:$size" --mode wait \
-			--wait-drained --json > "$sj"
-		dticks=$(cpu_ticks "$dpid")
-		stop_daemon
-		el=$(jget "$sj" elapsed_s)
-		sim_rate=$(jget "$sj" rate_rps)
-		dbytes=$(jget "$st" bytes)
-		drec=$(jget "$st" records)
-		rm -f "$out" "$out.meta"
-		sync -f "$dir" 2>/dev/null || true
-		cnt=$(((dbytes + batch - 1) / batch))
-		t0=$(now)
-		/usr/bin/time -f "%U %S" -o "$dir/hmb-bench-$$.time" \
-			dd if=/dev/zero of="$dir/hmb-bench-$$.dd" bs=$batch count=$cnt status=none
-		t1=$(now)
-		scratch+=("$dir/hmb-bench-$$.time")
-		dd_cpu=$(awk '{ print $1 + $2 }' "$dir/hmb-bench-$$.time")
-		rm -f "$dir/hmb-bench-$$.dd"
-		dd_gbs=$(awk -v b=$((cnt * batch)) -v ns=$((t1 - t0)) 'BEGIN { printf "%.3f", b / ns }')
-		dd_cgbs=$(awk -v b=$((cnt * batch)) -v c="$dd_cpu" 'BEGIN { printf "%.2f", (c > 0 ? b / c / 1e9 : 0) }')
-		d_gbs=$(awk -v b="$dbytes" -v s="$el" 'BEGIN { printf "%.3f", b / s / 1e9 }')
-		d_mrs=$(awk -v r="$drec" -v s="$el" 'BEGIN { printf "%.2f", r / s / 1e6 }')
-		d_cpu=$(awk -v t="$dticks" -v hz="$hz" 'BEGIN { printf "%.2f", t / hz }')
-		d_cgbs=$(awk -v b="$dbytes" -v c="$d_cpu" 'BEGIN { printf "%.2f", (c > 0 ? b / c / 1e9 : 0) }')
+		best_d=; best_dd=
+		for ((round = 0; round < rounds; round++)); do
+			rm -f "$out" "$out.meta"
+			"$sim" -r "$ring" --init-only
+			start_daemon "$out" "$st"
+			"$sim" -r "$ring" --attach -n "$n" -p "fixed:$size" --mode wait \
+				--wait-drained --json > "$sj"
+			dticks=$(cpu_ticks "$dpid")
+			stop_daemon
+			el=$(jget "$sj" elapsed_s)
+			sim_rate=$(jget "$sj" rate_rps)
+			dbytes=$(jget "$st" bytes)
+			drec=$(jget "$st" records)
+			rm -f "$out" "$out.meta"
+			sync -f "$dir" 2>/dev/null || true
+			cnt=$(((dbytes + batch - 1) / batch))
+			t0=$(now)
+			/usr/bin/time -f "%U %S" -o "$dir/hmb-bench-$$.time" \
+				dd if=/dev/zero of="$dir/hmb-bench-$$.dd" bs=$batch count=$cnt status=none
+			t1=$(now)
+			scratch+=("$dir/hmb-bench-$$.time")
+			dd_cpu=$(awk '{ print $1 + $2 }' "$dir/hmb-bench-$$.time")
+			rm -f "$dir/hmb-bench-$$.dd"
+			dd_gbs=$(awk -v b=$((cnt * batch)) -v ns=$((t1 - t0)) 'BEGIN { printf "%.3f", b / ns }')
+			dd_cgbs=$(awk -v b=$((cnt * batch)) -v c="$dd_cpu" 'BEGIN { printf "%.2f", (c > 0 ? b / c / 1e9 : 0) }')
+			d_gbs=$(awk -v b="$dbytes" -v s="$el" 'BEGIN { printf "%.3f", b / s / 1e9 }')
+			d_mrs=$(awk -v r="$drec" -v s="$el" 'BEGIN { printf "%.2f", r / s / 1e6 }')
+			d_cpu=$(awk -v t="$dticks" -v hz="$hz" 'BEGIN { printf "%.2f", t / hz }')
+			d_cgbs=$(awk -v b="$dbytes" -v c="$d_cpu" 'BEGIN { printf "%.2f", (c > 0 ? b / c / 1e9 : 0) }')
+			# Best of the rounds, each side on its own: the machine's
+			# page-cache and scheduling noise is larger than the effect.
+			if [ -z "$best_d" ] || awk -v a="$d_gbs" -v b="$best_d" 'BEGIN { exit !(a > b) }'; then
+				best_d=$d_gbs; b_drec=$drec; b_mrs=$d_mrs; b_cpu=$d_cpu; b_cgbs=$d_cgbs
+				b_sim_rate=$sim_rate
+			fi
+			if [ -z "$best_dd" ] || awk -v a="$dd_gbs" -v b="$best_dd" 'BEGIN { exit !(a > b) }'; then
+				best_dd=$dd_gbs; b_dd_cgbs=$dd_cgbs
+			fi
+		done
+		d_gbs=$best_d; drec=$b_drec; d_mrs=$b_mrs; d_cpu=$b_cpu; d_cgbs=$b_cgbs
+		sim_rate=$b_sim_rate; dd_gbs=$best_dd; dd_cgbs=$b_dd_cgbs
 		ratio=$(awk -v a="$d_gbs" -v b="$dd_gbs" 'BEGIN { printf "%.2f", a / b }')
 		cratio=$(awk -v a="$d_cgbs" -v b="$dd_cgbs" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
 		best_rate[$size]=${best_rate[$size]:-$sim_rate}
 		echo "bench-classic: $dir ($fs) ${size}B: daemon $d_mrs M rec/s $d_gbs GB/s ($d_cgbs GB per CPU s), dd $dd_gbs GB/s ($dd_cgbs GB per CPU s), ratio $ratio wall, $cratio CPU" >&2
-		rows+="| $dir ($fs) | $size | $drec | $d_mrs | $d_gbs | $dd_gbs | **$ratio** | $d_cpu s | $d_cgbs | $dd_cgbs | **$cratio** |"$'\n'
+		rows+="| ${dir#"$top"/} ($fs) | $size | $drec | $d_mrs | $d_gbs | $dd_gbs | **$ratio** | $d_cpu s | $d_cgbs | $dd_cgbs | **$cratio** |"$'\n'
 	done
 done
 
@@ -138,7 +153,8 @@ $(date -u +%Y-%m-%d), $(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit
 load average at the end $(cut -d' ' -f1-3 /proc/loadavg) (other jobs shared the
 machine).  4 MiB ring file in /dev/shm; hmb-fwsim unthrottled, wait mode (all
 offered records drained); daemon with its defaults (256 KiB batches); dd
-bs=256K from /dev/zero to the same directory right after.  Wall rates over
+bs=256K from /dev/zero to the same directory right after; each side the
+best of $rounds such rounds.  Wall rates over
 the time from the first record to a drained ring; "per CPU s" is bytes over
 the process's own user + system time.
 
@@ -156,7 +172,7 @@ bisection; output in $(echo "$dirs" | awk '{ print $NF }')):
 | payload B | records/s | GB/s | lowest rate that dropped |
 |---|---|---|---|
 ${search_rows}
-Reproduce: \`HMB_BENCH_BYTES=$bytes HMB_BENCH_DIRS="$dirs" scripts/bench-classic.sh\`
+Reproduce: \`HMB_BENCH_BYTES=$bytes HMB_BENCH_ROUNDS=$rounds scripts/bench-classic.sh\` (directories: HMB_BENCH_DIRS, default build/bench and /dev/shm)
 <!-- bench-classic:end -->
 EOT
 )

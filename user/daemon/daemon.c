@@ -526,17 +526,6 @@ give_up:
 
 /* ------------------------------------------------------------ the ring */
 
-/* Count what a batch holds (while it is still in cache, before write). */
-static void count_batch(const uint8_t *buf, size_t len, struct hmb_buf_counts *n)
-{
-	struct hmb_error err;
-
-	n->records = n->markers = n->ignored = 0;
-	/* Cannot fail: the consumer validated these bytes. */
-	if (hmb_buf_count(buf, len, n, &err))
-		log_msg(LOG_WARN, "batch recount: %s", err.msg);
-}
-
 /* Log ring flag transitions, once each, and count them. */
 static void check_flags(struct daemon *d)
 {
@@ -668,19 +657,20 @@ static int drain(struct daemon *d)
 		return r < 0 ? -1 : r;
 	}
 	for (;;) {
-		r = hmb_consumer_read(d->c, d->buf, d->o.batch, &len, &err);
-		if (len) {
-			struct hmb_buf_counts n;
+		struct hmb_consumer_counts n0, n1;
 
-			count_batch(d->buf, len, &n);
+		hmb_consumer_counts(d->c, &n0);
+		r = hmb_consumer_read(d->c, d->buf, d->o.batch, &len, &err);
+		hmb_consumer_counts(d->c, &n1);
+		if (len) {
 			if (output_write(d, d->buf, len)) {
 				d->exit_code = EXIT_OUTPUT;
 				d->exit_reason = "output failed";
 				return -1;
 			}
-			d->st.records += n.records;
-			d->st.markers += n.markers;
-			d->st.ignored += n.ignored;
+			d->st.records += n1.records - n0.records;
+			d->st.markers += n1.markers - n0.markers;
+			d->st.ignored += n1.ignored - n0.ignored;
 			d->st.bytes += len;
 			d->st.batches++;
 			got = 1;

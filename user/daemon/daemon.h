@@ -11,7 +11,6 @@
 #include <stdint.h>
 
 #include <hmbtrace.h>
-#include <hmbtrace-count.h>
 
 #define PROG "hmb-trace-daemon"
 

@@ -31,6 +31,7 @@ struct hmb_consumer {
 	hmb_publish_fn publish;
 	void *pub_ctx;
 	bool frozen_seen;
+	struct hmb_consumer_counts n;	/* copied out since open */
 	uint8_t one[HMB_RECORD_MAX_SIZE];	/* for hmb__consumer_next */
 };
 
@@ -288,6 +289,7 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 			}
 			out += s;
 			nrec++;
+			c->n.markers++;
 			*last = cur;
 			cur = ck_end = lap_end;
 			continue;
@@ -318,6 +320,10 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 		}
 		out += s;
 		nrec++;
+		if (h.flags & ~HMB_REC_FLAGS_KNOWN)
+			c->n.ignored++;
+		else
+			c->n.records++;
 		*last = cur;
 		cur += s;
 	}
@@ -390,6 +396,12 @@ int hmb_consumer_commit(struct hmb_consumer *c, struct hmb_error *err)
 	}
 	c->published = c->cursor;
 	return 0;
+}
+
+void hmb_consumer_counts(const struct hmb_consumer *c,
+			 struct hmb_consumer_counts *n)
+{
+	*n = c->n;
 }
 
 uint64_t hmb_consumer_cursor(const struct hmb_consumer *c)

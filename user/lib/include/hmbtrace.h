@@ -180,6 +180,19 @@ int hmb_consumer_next(struct hmb_consumer *c, struct hmb_record *rec,
  */
 int hmb_consumer_commit(struct hmb_consumer *c, struct hmb_error *err);
 
+/*
+ * Records hmb_consumer_read()/hmb_consumer_next() have copied out since
+ * the consumer was opened, by kind: counted during validation, so a
+ * consumer that only moves bytes (the daemon) need not walk them again.
+ */
+struct hmb_consumer_counts {
+	uint64_t records;	/* HMB_KIND_DATA */
+	uint64_t markers;	/* HMB_KIND_MARKER */
+	uint64_t ignored;	/* HMB_KIND_IGNORED */
+};
+void hmb_consumer_counts(const struct hmb_consumer *c,
+			 struct hmb_consumer_counts *n);
+
 /* Local (unpublished) cursor, last head seen, ring_size. */
 uint64_t hmb_consumer_cursor(const struct hmb_consumer *c);
 uint64_t hmb_consumer_head(const struct hmb_consumer *c);

@@ -69,6 +69,7 @@ struct run {
 	struct hmb_producer p;
 	/* consumer results */
 	uint64_t got, markers, errors, cursor;
+	struct hmb_consumer_counts cn;	/* the consumer's own counts */
 	bool overflow_seen;
 	struct hmb_acct acct;
 	char first_error[400];
@@ -233,6 +234,7 @@ static void *consumer(void *arg)
 			usleep(r->consumer_nap);
 	}
 	r->cursor = hmb_consumer_cursor(c);
+	hmb_consumer_counts(c, &r->cn);
 	hmb_consumer_close(c);
 out:
 	free(buf);
@@ -297,6 +299,10 @@ int main(void)
 		   r.acct.duplicates == 0 && r.acct.resets == 0,
 		   "ring %u: consumer counts equal the producer's (%" PRIu64
 		   " of %" PRIu64 ")", r.rs, r.got, r.p.produced);
+		ok(r.cn.records == r.p.produced && r.cn.markers == r.p.markers &&
+		   r.cn.ignored == 0,
+		   "ring %u: hmb_consumer_counts equals the producer's counts",
+		   r.rs);
 		ok(r.markers == r.p.markers && r.acct.wrap_markers == r.p.markers &&
 		   r.cursor == r.p.head &&
 		   r.acct.bytes == r.p.bytes + 32 * r.p.markers,

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <inttypes.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -195,6 +196,14 @@ static void test_roundtrip(void)
 		   "consumer_next gives a record and its cursor");
 		ok(hmb_consumer_next(c, &r, &e) == 1 && r.hdr.seq == 16 &&
 		   hmb_consumer_next(c, &r, &e) == 0, "consumer_next to the end");
+	}
+	{
+		struct hmb_consumer_counts cn;
+
+		hmb_consumer_counts(c, &cn);
+		ok(cn.records == 7 && cn.markers == 0 && cn.ignored == 0,
+		   "consumer counts what it copied out (%" PRIu64 " records)",
+		   cn.records);
 	}
 	hmb_consumer_close(c);
 	free(ring);

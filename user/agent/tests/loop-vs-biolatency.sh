@@ -17,13 +17,17 @@
 #    two latencies of one request differ by the other program's run time:
 #    0.1-0.3 us, more on a loaded machine, and systematically (the later
 #    program's completion timestamp waits for the earlier program's work).
-#    On a loop device over a sparse file most requests take 2-6 us, right
-#    at the 4 us slot boundary, where that moves several % of the requests
-#    into the neighbouring slot.  So:
-#      * slots from 16 us up (where 0.3 us is < 2 % of the slot width) must
-#        agree per slot within max(10, 10 %) requests (on a loaded machine
-#        a task can be preempted between the two tools' programs);
-#      * below, at most 10 % of all requests may sit in a neighbouring slot
+#    On a loop device over a sparse file most requests take 2-16 us, and
+#    where the bulk sits next to a slot boundary (4, 8 or 16 us, depending
+#    on the machine's load) that moves several % of the requests into the
+#    neighbouring slot (one CI run moved 781 of 20000 from 8-16 to 16-32).
+#    So:
+#      * slots from 64 us up (the tail, where a skew of a few us is a small
+#        part of the slot width) must agree per slot within max(10, 10 %)
+#        requests (on a loaded machine a task can be preempted between the
+#        two tools' programs);
+#      * over all slots, at most 10 % of all requests may sit in a
+#        neighbouring slot
 #        (half the L1 distance), and the cumulative distributions may
 #        differ by at most 10 % at any boundary (a shift, not a different
 #        distribution).
@@ -128,9 +132,9 @@ tap(s["completed"] == a_tot, "reported count equals the histogram total")
 keys = sorted(set(ah) | set(bh))
 moved = sum(abs(ah.get(k, 0) - bh.get(k, 0)) for k in keys) // 2
 tol = max(1, a_tot // 10)
-tap(moved <= tol, "histograms agree below 16 us: %d requests in a neighbouring slot (limit %d = 10 %%)" % (moved, tol))
-bad = [k for k in keys if k >= 16 and abs(ah.get(k, 0) - bh.get(k, 0)) > max(10, 0.1 * max(ah.get(k, 0), bh.get(k, 0)))]
-tap(not bad, "histograms agree per slot from 16 us up (slots off: %s)" % (bad or "none"))
+tap(moved <= tol, "histograms agree: %d requests in a neighbouring slot (limit %d = 10 %%)" % (moved, tol))
+bad = [k for k in keys if k >= 64 and abs(ah.get(k, 0) - bh.get(k, 0)) > max(10, 0.1 * max(ah.get(k, 0), bh.get(k, 0)))]
+tap(not bad, "histograms agree per slot from 64 us up (slots off: %s)" % (bad or "none"))
 # no request more than one slot away: cumulative counts never differ by
 # more than what neighbouring-slot moves explain
 ca = cb = 0; worst = 0

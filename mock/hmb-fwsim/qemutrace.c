@@ -158,6 +158,9 @@ struct qt {
 	/* counts */
 	uint64_t lines, events, unknown_lines, records, dropped, commands;
 	uint64_t ambiguous, orphans, bad_lines, bg_windows, in_flight_full;
+	/* the first record on the stepped clock (forward steps) */
+	bool step_seen;
+	uint32_t step_seq;
 };
 
 static double urand(struct qt *t)
@@ -269,6 +272,11 @@ static int emit(struct qt *t, const struct hmb_dict_event *ev, uint64_t ts,
 	if (r < 0) {
 		fprintf(stderr, "hmb-fwsim: producing a record failed (%d)\n", r);
 		return -1;
+	}
+	if (!t->step_seen && t->o->step_at_s >= 0 && t->o->step_ns > 0 &&
+	    ts >= fw_clock(t, t->o->step_at_s)) {
+		t->step_seen = true;
+		t->step_seq = t->p->next_seq - 1;
 	}
 	if (r == HMB_EMIT_DROPPED) {
 		t->dropped++;
@@ -696,12 +704,13 @@ int qt_main(struct hmb_producer *p, const struct qt_opts *o,
 		",\"commands\":%" PRIu64 ",\"records\":%" PRIu64 ",\"dropped\":%" PRIu64
 		",\"ambiguous_cid\":%" PRIu64 ",\"orphan_events\":%" PRIu64 ",\"bad_lines\":%" PRIu64
 		",\"unknown_events\":%" PRIu64 ",\"in_flight_full\":%" PRIu64 ",\"bg_windows\":%" PRIu64
-		",\"clock\":{\"offset_ns\":%.0f,\"drift_ppm\":%.3f,\"step_at_s\":%.6f,\"step_ns\":%.0f}"
+		",\"clock\":{\"offset_ns\":%.0f,\"drift_ppm\":%.3f,\"step_at_s\":%.6f,\"step_ns\":%.0f,\"step_first_seq\":%lld}"
 		",\"trace_seconds\":%.6f,\"next_seq\":%u}\n",
 		t.lines, t.events, t.commands, t.records, t.dropped, t.ambiguous,
 		t.orphans, t.bad_lines, t.unknown_lines, t.in_flight_full,
 		t.bg_windows, o->offset_ns, o->drift_ppm, o->step_at_s,
-		o->step_ns, t.last_rel, p->next_seq);
+		o->step_ns, t.step_seen ? (long long)t.step_seq : -1LL,
+		t.last_rel, p->next_seq);
 	fflush(report);
 out:
 	if (t.log)

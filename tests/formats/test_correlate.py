@@ -177,6 +177,39 @@ if T.eq(r.returncode, 0, "step: correlate exits 0"):
     T.ok(b"offset steps between them: 1" in r.stdout,
          "clock step 2 ms: text output shows the step and segments")
 
+# 2c. The firmware's own clock jumps 2 ms ahead while a deep queue is in
+#     flight (the hmb-fwsim --clock-step case): dozens of commands were
+#     fetched before the step and completed after it.  Each must still get
+#     exactly its own records, with every record mapped on its own side's
+#     clock (by seq), so no firmware event falls outside its host window.
+w = Workload(n_cmds=max(N, 6000), seed=35, qd=64, gap=(1500, 4000),
+             gc_every=0, unknown_every=0)
+REF0 = w.all[0].ts
+mid = w.cmds[len(w.cmds) // 2]["phases"][1] + 777
+hosts = w.host_commands(-3_000_000, drift_ppm=120.0)
+across = sum(1 for c in w.cmds if c["phases"][1] < mid <= max(c["phases"].values()))
+for rec in w.all:
+    if rec.ts >= mid:
+        rec.ts += 2_000_000
+first_new = min(rec.seq for rec in w.all if rec.ts >= mid + 2_000_000)
+dump5 = os.path.join(WORK, "fw5.bin")
+w.write(dump5)
+agent5 = os.path.join(WORK, "host5.jsonl")
+write_agent_jsonl(agent5, hosts)
+r, cmds, final = correlate(dump5, agent5)
+if T.eq(r.returncode, 0, "deep queue, fw clock step: correlate exits 0"):
+    check_join("deep queue, fw clock +2 ms", w, hosts, cmds, final)
+    t = final["totals"]
+    T.ok(across >= 10 and t["across_step"] == across,
+         "deep queue, fw clock +2 ms: the %d commands in flight across the "
+         "step counted as such (%d)" % (across, t["across_step"]), t)
+    T.eq(t["outside_window"], 0, "deep queue, fw clock +2 ms: no firmware "
+         "event outside its host window, records on both clocks")
+    at = [g.get("step_to_next_at_seq") for g in final["clock"]["segments"]
+          if "step_to_next_at_seq" in g]
+    T.ok(at == [first_new], "deep queue, fw clock +2 ms: the step placed at "
+         "the first record on the new clock (seq %d)" % first_new, at)
+
 # 3. Several controllers: --ctrl picks one, the others are counted
 w3 = Workload(n_cmds=500, seed=33)
 REF0 = w3.all[0].ts

@@ -596,7 +596,7 @@ static void print_cmd_text(const struct hmb_cmd *c, int rank)
 			((double)st->fw_ts[i] - (double)st->fw_ts[HMB_PH_FETCH]) / 1e3);
 		if (c->placed)
 			fprintf(out, "   host %+9.1f us from submit",
-				(hmb_clock_map(&an.clk, st->fw_ts[i]) -
+				(hmb_clock_map(&an.clk, st->fw_ts[i], st->fw_seq[i]) -
 				 (double)st->submit_ns) / 1e3);
 		fputc('\n', out);
 	}
@@ -638,7 +638,8 @@ static void print_cmd_json(const struct hmb_cmd *c)
 			st->fw_seq[i], (unsigned long long)st->fw_ts[i]);
 		if (c->placed)
 			fprintf(out, ",\"host_ns\":%.0f",
-				hmb_clock_map(&an.clk, st->fw_ts[i]));
+				hmb_clock_map(&an.clk, st->fw_ts[i],
+					      st->fw_seq[i]));
 		fputc('}', out);
 	}
 	fputc(']', out);
@@ -669,8 +670,13 @@ static void print_clock(void)
 				k->drift_err < 0 ? -1 : k->drift_err * 1e6,
 				k->consistent ? "true" : "false", k->used,
 				k->trimmed);
-		fprintf(out, ",\"steps\":%u,\"matched_seen\":%llu},",
+		fprintf(out, ",\"steps\":%u,\"matched_seen\":%llu",
 			k->steps, (unsigned long long)k->added);
+		if (k->have_prev)
+			fprintf(out, ",\"step_seq\":%u,\"step_fw_ns\":%lld,\"step_ns\":%.0f,\"skipped_before_step\":%llu",
+				k->step_seq, (long long)k->step_t, k->step_ns,
+				(unsigned long long)k->skipped_before_step);
+		fputs("},", out);
 		return;
 	}
 	if (!k->valid) {
@@ -688,6 +694,10 @@ static void print_clock(void)
 	fprintf(out, "; %zu commands, %zu trimmed per side%s, %u step(s)\n",
 		k->used, k->trimmed,
 		k->consistent ? "" : ", INCONSISTENT bounds", k->steps);
+	if (k->have_prev)
+		fprintf(out, "clock step: %+.3f us at firmware record seq %u (fw %.6f s); records before it keep the earlier estimate; %llu commands across it left out of the estimate\n",
+			k->step_ns / 1e3, k->step_seq, (double)k->step_t / 1e9,
+			(unsigned long long)k->skipped_before_step);
 }
 
 static void print_totals_json(const struct hmb_totals *t)

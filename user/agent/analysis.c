@@ -174,17 +174,18 @@ static void process(struct hmb_analysis *a, const struct hmb_cmd_event *ev,
 						st->fw_ts[HMB_PH_FETCH]);
 	if ((m == HMB_M_MATCHED || m == HMB_M_PARTIAL) && a->clk.valid &&
 	    st->complete_ns) {
-		double err = hmb_clock_err_at(&a->clk, st->fw_ts[HMB_PH_FETCH]),
-		       lo = (double)st->submit_ns, hi = (double)st->complete_ns;
+		double lo = (double)st->submit_ns, hi = (double)st->complete_ns;
 		bool in = true, in_err = true;
 
 		c.placed = true;
 		for (i = HMB_PH_FETCH; i < HMB_PH_COUNT; i++) {
-			double h;
+			double h, err;
 
 			if (!(st->fw_mask & (1 << i)))
 				continue;
-			h = hmb_clock_map(&a->clk, st->fw_ts[i]);
+			/* by record: a command may straddle a clock step */
+			h = hmb_clock_map(&a->clk, st->fw_ts[i], st->fw_seq[i]);
+			err = hmb_clock_err_at(&a->clk, st->fw_seq[i]);
 			if (h < lo || h > hi)
 				in = false;
 			if (h < lo - err || h > hi + err)
@@ -193,13 +194,15 @@ static void process(struct hmb_analysis *a, const struct hmb_cmd_event *ev,
 		c.in_window = in;
 		c.in_window_err = in_err;
 		if (st->fw_mask & (1 << HMB_PH_FETCH)) {
-			double d = hmb_clock_map(&a->clk, st->fw_ts[HMB_PH_FETCH]) - lo;
+			double d = hmb_clock_map(&a->clk, st->fw_ts[HMB_PH_FETCH],
+						 st->fw_seq[HMB_PH_FETCH]) - lo;
 
 			c.x[HMB_X_SUBMIT_TO_FETCH] = d < 0 ? -1 : (int64_t)d;
 		}
 		if (st->fw_mask & (1 << HMB_PH_CQE_POSTED)) {
 			double d = hi - hmb_clock_map(&a->clk,
-						     st->fw_ts[HMB_PH_CQE_POSTED]);
+						     st->fw_ts[HMB_PH_CQE_POSTED],
+						     st->fw_seq[HMB_PH_CQE_POSTED]);
 
 			c.x[HMB_X_CQE_TO_COMPLETE] = d < 0 ? -1 : (int64_t)d;
 		}
@@ -239,10 +242,17 @@ void hmb_analysis_cmd(struct hmb_analysis *a, const struct hmb_cmd_event *ev)
 	enum hmb_match m = classify(ev);
 	const struct hmb_cmd_state *st = &ev->st;
 
+	if (m == HMB_M_MATCHED || m == HMB_M_PARTIAL)
+		for (int i = HMB_PH_FETCH; i < HMB_PH_COUNT; i++)
+			if (st->fw_mask & (1 << i))
+				hmb_clock_note(&a->clk, st->fw_seq[i],
+					       st->fw_ts[i]);
 	if (m == HMB_M_MATCHED && st->complete_ns)
 		hmb_clock_add(&a->clk, st->submit_ns, st->complete_ns,
 			      st->fw_ts[HMB_PH_FETCH],
-			      st->fw_ts[HMB_PH_CQE_POSTED]);
+			      st->fw_ts[HMB_PH_CQE_POSTED],
+			      st->fw_seq[HMB_PH_FETCH],
+			      st->fw_seq[HMB_PH_CQE_POSTED]);
 	/*
 	 * Commands with firmware times are placed on the host clock with a
 	 * lag (HMB_PLACE_LAG commands, and not before the first estimate), so

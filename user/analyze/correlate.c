@@ -27,6 +27,7 @@
  * with the clock of its own segment.
  */
 #include <errno.h>
+#include <math.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,8 @@ static void on_end(void *ctx, const struct fwm_cmd *m, enum fwm_end why)
 	memset(f, 0, sizeof(*f));
 	f->first = m->first_ts;
 	f->last = m->last_ts;
+	f->first_seq = m->first_seq;
+	f->last_seq = m->last_seq;
 	memcpy(f->ts, m->ts, sizeof(f->ts));
 	memcpy(f->seq, m->seq, sizeof(f->seq));
 	f->sqid = m->sqid;
@@ -249,6 +252,46 @@ static double seg_map(const struct corr_seg *g, uint64_t fw)
 	return (double)fw + g->off_ns + g->drift * ((double)fw - g->ref);
 }
 
+/* Record seqs wrap at 2^32: their order is serial-number arithmetic. */
+static int32_t seq_diff(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b);
+}
+
+/*
+ * The clock of record @seq of a command of segment @g: its own, or the
+ * neighbour's when the record lies on the other side of a step between
+ * them (a command the firmware was working on when its clock stepped).
+ */
+static const struct corr_seg *seg_across(const struct corr *c,
+					 const struct corr_seg *g, uint32_t seq)
+{
+	size_t k = (size_t)(g - c->segs);
+
+	if (k >= c->nseg)	/* not one of c->segs */
+		return g;
+	if (g->step_next && k + 1 < c->nseg && c->segs[k + 1].valid &&
+	    seq_diff(seq, g->step_seq) >= 0)
+		return &c->segs[k + 1];
+	if (k > 0 && c->segs[k - 1].step_next && c->segs[k - 1].valid &&
+	    seq_diff(seq, c->segs[k - 1].step_seq) < 0)
+		return &c->segs[k - 1];
+	return g;
+}
+
+/* The error bound for a command of segment @k (and its step neighbours). */
+static double seg_err(const struct corr *c, int32_t k)
+{
+	double e = c->segs[k].off_err_ns;
+
+	if (c->segs[k].step_next && (size_t)k + 1 < c->nseg &&
+	    c->segs[k + 1].off_err_ns > e)
+		e = c->segs[k + 1].off_err_ns;
+	if (k > 0 && c->segs[k - 1].step_next && c->segs[k - 1].off_err_ns > e)
+		e = c->segs[k - 1].off_err_ns;
+	return e;
+}
+
 /*
  * Join the host commands @set[0..n) with the closest fitting unused
  * firmware command: mapped by @g (else shifted by the coarse offset),
@@ -317,11 +360,16 @@ static bool fw_whole(const struct fw_cmd *f)
 /*
  * The clock estimate of the matched commands among @set (time order), in
  * a fresh estimator (reset keeps the drift and the pre-step estimate, which
- * belong to another chunk here).  On allocation failure *k is not valid.
+ * belong to another chunk here).  @stream: solve as
+ * the commands come, as the agent does, so that the estimator finds a
+ * clock step and starts again after it (with every record noted, so the
+ * step is placed at its record).  On allocation failure *k is not valid.
  */
 static void estimate(struct corr *c, struct hmb_clock *k, const size_t *set,
-		     size_t ns)
+		     size_t ns, bool stream)
 {
+	size_t added = 0;
+
 	hmb_clock_free(k);
 	if (hmb_clock_init(k, ns + 16)) {
 		memset(k, 0, sizeof(*k));
@@ -335,11 +383,20 @@ static void estimate(struct corr *c, struct hmb_clock *k, const size_t *set,
 		if (r->fw < 0)
 			continue;
 		f = &c->fw[r->fw];
-		if (fw_whole(f))
-			hmb_clock_add(k, c->host.v[i].submit_ns,
-				      c->host.v[i].complete_ns,
-				      f->ts[HMB_PHASE_FETCH],
-				      f->ts[HMB_PHASE_CQE_POSTED]);
+		if (stream)
+			for (int p = HMB_PHASE_FETCH; p < HMB_PHASE_COUNT; p++)
+				if (f->mask & (1u << p))
+					hmb_clock_note(k, f->seq[p], f->ts[p]);
+		if (!fw_whole(f))
+			continue;
+		hmb_clock_add(k, c->host.v[i].submit_ns,
+			      c->host.v[i].complete_ns,
+			      f->ts[HMB_PHASE_FETCH],
+			      f->ts[HMB_PHASE_CQE_POSTED],
+			      f->seq[HMB_PHASE_FETCH],
+			      f->seq[HMB_PHASE_CQE_POSTED]);
+		if (stream && ++added % 1000 == 0)
+			hmb_clock_solve(k);
 	}
 	hmb_clock_solve(k);
 }
@@ -396,7 +453,7 @@ static int chunk(struct corr *c, size_t *set, size_t ns, struct hmb_clock *k)
 		if (rc)
 			return rc < 0 ? -1 : 0;
 		join(c, set, ns, NULL, PASS2_TOL);
-		estimate(c, k, set, ns);
+		estimate(c, k, set, ns, false);
 		for (int pass = 0; pass < 2 && k->valid; pass++) {
 			struct corr_seg g = {
 				.off_ns = k->off_ns, .drift = k->drift,
@@ -406,7 +463,7 @@ static int chunk(struct corr *c, size_t *set, size_t ns, struct hmb_clock *k)
 
 			unjoin(c, set, ns);
 			join(c, set, ns, &g, tol > MIN_TOL ? tol : MIN_TOL);
-			estimate(c, k, set, ns);
+			estimate(c, k, set, ns, false);
 		}
 		/* matched to the front (stable, keeps time order) */
 		for (size_t s = 0; s < ns; s++)
@@ -447,6 +504,7 @@ static void breakdown(struct corr *c)
 
 	c->matched = c->partial = c->unmatched = 0;
 	c->in_window = c->in_window_err = c->outside = c->other_ctrl = 0;
+	c->across_step = 0;
 	for (size_t i = 0; i < c->host.n; i++) {
 		const struct host_cmd *h = &c->host.v[i];
 		struct corr_cmd *r = &c->hc[i];
@@ -477,20 +535,25 @@ static void breakdown(struct corr *c)
 		}
 		if (!corr_placed(c, i))
 			continue;
+		if (c->seg_of[i] >= 0 &&
+		    seg_across(c, &c->segs[c->seg_of[i]], f->first_seq) !=
+		    seg_across(c, &c->segs[c->seg_of[i]], f->last_seq))
+			c->across_step++;
 		if (f->mask & (1u << HMB_PHASE_FETCH))
 			r->x[CX_SUBMIT_TO_FETCH] = (int64_t)
-				(corr_map(c, i, f->ts[HMB_PHASE_FETCH]) -
+				(corr_map(c, i, f->ts[HMB_PHASE_FETCH],
+					  f->seq[HMB_PHASE_FETCH]) -
 				 (double)h->submit_ns);
 		if (f->mask & (1u << HMB_PHASE_CQE_POSTED))
 			r->x[CX_CQE_TO_COMPLETE] = (int64_t)
 				((double)h->complete_ns -
-				 corr_map(c, i, f->ts[HMB_PHASE_CQE_POSTED]));
+				 corr_map(c, i, f->ts[HMB_PHASE_CQE_POSTED],
+					  f->seq[HMB_PHASE_CQE_POSTED]));
 		{
-			double m0 = corr_map(c, i, f->first);
-			double m1 = corr_map(c, i, f->last);
+			double m0 = corr_map(c, i, f->first, f->first_seq);
+			double m1 = corr_map(c, i, f->last, f->last_seq);
 			double err = c->seg_of[i] >= 0 ?
-				c->segs[c->seg_of[i]].off_err_ns :
-				c->clk.off_err_ns;
+				seg_err(c, c->seg_of[i]) : c->clk.off_err_ns;
 
 			r->in_window = m0 >= (double)h->submit_ns &&
 				       m1 <= (double)h->complete_ns;
@@ -523,11 +586,13 @@ bool corr_placed(const struct corr *c, size_t i)
 	return seg_for(c, i) || c->clk.valid;
 }
 
-double corr_map(const struct corr *c, size_t i, uint64_t fw)
+double corr_map(const struct corr *c, size_t i, uint64_t fw, uint32_t seq)
 {
 	const struct corr_seg *g = seg_for(c, i);
 
-	return g ? seg_map(g, fw) : hmb_clock_map(&c->clk, fw);
+	if (g)
+		g = seg_across(c, g, seq);
+	return g ? seg_map(g, fw) : hmb_clock_map(&c->clk, fw, seq);
 }
 
 double corr_unmap(const struct corr *c, size_t i, uint64_t h)
@@ -539,6 +604,225 @@ double corr_unmap(const struct corr *c, size_t i, uint64_t h)
 
 	/* host = fw + off + drift * (fw - ref)  =>  solve for fw */
 	return ((double)h - off + drift * ref) / (1.0 + drift);
+}
+
+/* A firmware record of a matched command near a step, for step_boundary. */
+struct step_ev {
+	uint32_t seq;
+	int64_t ts;
+	int side;		/* -1: fits the old clock only, 1: new only */
+};
+
+static int cmp_step_ev(const void *a, const void *b)
+{
+	int32_t d = seq_diff(((const struct step_ev *)a)->seq,
+			     ((const struct step_ev *)b)->seq);
+
+	return d < 0 ? -1 : d > 0;
+}
+
+static double seg_tol(const struct corr_seg *g)
+{
+	return 4 * g->off_err_ns > MIN_TOL ? 4 * g->off_err_ns : MIN_TOL;
+}
+
+/*
+ * The firmware clock stepped between segments @k and @k+1: at which
+ * record?  Every record of their matched commands is tried on both clocks
+ * against its command's host window; the step is the seq that leaves the
+ * most records that fit only the old clock before it and only the new one
+ * after it.  Of the seqs that do equally well (the records between fit
+ * both or neither), the one where the firmware times jump furthest, ahead
+ * for a forward step or back for a backward one.  Records are numbered in
+ * the order the firmware wrote them, so one seq divides the two clocks
+ * even when a backward step repeats firmware times.
+ */
+static int step_boundary(struct corr *c, size_t k)
+{
+	struct corr_seg *a = &c->segs[k], *b = &c->segs[k + 1];
+	double ta = seg_tol(a), tb = seg_tol(b), t = b->ref;
+	bool fwd = (b->off_ns + b->drift * (t - b->ref)) <
+		   (a->off_ns + a->drift * (t - a->ref));
+	struct step_ev *ev;
+	size_t n = 0, cap = 0, best = 0, i;
+	long score = 0, top = 0, sc0;
+	size_t i1, i2 = 0;
+	uint32_t lo, hi, step;
+	double jump = 0;
+
+	for (size_t h = 0; h < c->host.n; h++)
+		if ((c->seg_of[h] == (int32_t)k || c->seg_of[h] == (int32_t)k + 1) &&
+		    c->hc[h].fw >= 0)
+			cap += HMB_PHASE_COUNT;
+	if (!cap)
+		return 0;
+	ev = malloc(cap * sizeof(*ev));
+	if (!ev)
+		return -1;
+	for (size_t h = 0; h < c->host.n; h++) {
+		const struct host_cmd *hc = &c->host.v[h];
+		const struct fw_cmd *f;
+
+		if ((c->seg_of[h] != (int32_t)k && c->seg_of[h] != (int32_t)k + 1) ||
+		    c->hc[h].fw < 0)
+			continue;
+		f = &c->fw[c->hc[h].fw];
+		for (int p = HMB_PHASE_FETCH; p < HMB_PHASE_COUNT; p++) {
+			double ma, mb;
+			bool ina, inb;
+
+			if (!(f->mask & (1u << p)))
+				continue;
+			ma = seg_map(a, f->ts[p]);
+			mb = seg_map(b, f->ts[p]);
+			ina = ma >= (double)hc->submit_ns - ta &&
+			      ma <= (double)hc->complete_ns + ta;
+			inb = mb >= (double)hc->submit_ns - tb &&
+			      mb <= (double)hc->complete_ns + tb;
+			ev[n].seq = f->seq[p];
+			ev[n].ts = (int64_t)f->ts[p];
+			ev[n].side = ina && !inb ? -1 : inb && !ina ? 1 : 0;
+			n++;
+		}
+	}
+	if (!n) {
+		free(ev);
+		return 0;
+	}
+	qsort(ev, n, sizeof(*ev), cmp_step_ev);
+	/*
+	 * score(i), a step before ev[i]: old-only records before it plus
+	 * new-only ones from it on.  The positions with the best score span
+	 * [i1, i2]: the step lies after ev[i1 - 1] and at or before ev[i2].
+	 */
+	for (i = 0; i < n; i++)
+		score += ev[i].side > 0;
+	sc0 = score;
+	top = score;
+	for (i = 1; i <= n; i++) {
+		score += (ev[i - 1].side < 0) - (ev[i - 1].side > 0);
+		if (score > top)
+			top = score;
+	}
+	i1 = n + 1;
+	for (i = 0, score = sc0; i <= n; i++) {
+		if (i > 0)
+			score += (ev[i - 1].side < 0) - (ev[i - 1].side > 0);
+		if (score != top)
+			continue;
+		if (i1 == n + 1)
+			i1 = i;
+		i2 = i;
+	}
+	lo = i1 > 0 ? ev[i1 - 1].seq : ev[0].seq - (1u << 24);
+	hi = i2 < n ? ev[i2].seq : ev[n - 1].seq + (1u << 24);
+	step = i1 < n ? ev[i1].seq : ev[n - 1].seq + 1;
+	free(ev);
+	/*
+	 * Between them, every record of the dump (of commands matched or
+	 * not): the step is where their firmware times jump furthest.
+	 */
+	n = 0;
+	cap = 0;
+	ev = NULL;
+	for (size_t j = 0; j < c->nfw; j++) {
+		const struct fw_cmd *f = &c->fw[j];
+
+		if (seq_diff(f->last_seq, lo) < 0 || seq_diff(f->first_seq, hi) > 0)
+			continue;
+		for (int p = HMB_PHASE_FETCH; p < HMB_PHASE_COUNT; p++) {
+			if (!(f->mask & (1u << p)) || seq_diff(f->seq[p], lo) < 0 ||
+			    seq_diff(f->seq[p], hi) > 0)
+				continue;
+			if (n == cap) {
+				size_t nc = cap ? cap * 2 : 256;
+				struct step_ev *v = realloc(ev, nc * sizeof(*v));
+
+				if (!v) {
+					free(ev);
+					return -1;
+				}
+				ev = v;
+				cap = nc;
+			}
+			ev[n].seq = f->seq[p];
+			ev[n].ts = (int64_t)f->ts[p];
+			ev[n].side = 0;
+			n++;
+		}
+	}
+	if (n >= 2) {
+		qsort(ev, n, sizeof(*ev), cmp_step_ev);
+		for (i = 1; i < n; i++) {
+			double d = (double)(ev[i].ts - ev[i - 1].ts);
+
+			if (!fwd)
+				d = -d;
+			if (!best || d > jump) {
+				jump = d;
+				best = i;
+			}
+		}
+		step = ev[best].seq;
+	}
+	free(ev);
+	a->step_next = true;
+	a->step_seq = step;
+	return 0;
+}
+
+/*
+ * Host commands still unmatched next to a step: try their firmware
+ * commands with the records before the step on the old clock and the rest
+ * on the new one (a command the firmware was working on when its clock
+ * stepped fits neither clock alone).
+ */
+static void join_across(struct corr *c)
+{
+	for (size_t k = 0; k + 1 < c->nseg; k++) {
+		const struct corr_seg *a = &c->segs[k], *b = &c->segs[k + 1];
+		double tol = seg_tol(a) > seg_tol(b) ? seg_tol(a) : seg_tol(b);
+
+		if (!a->step_next || !a->valid || !b->valid)
+			continue;
+		for (size_t i = 0; i < c->host.n; i++) {
+			const struct host_cmd *h = &c->host.v[i];
+			double best = 0;
+			long bj = -1;
+
+			if (c->hc[i].fw >= 0 || h->ctrl != c->ctrl)
+				continue;
+			for (size_t j = fw_lower(c, (uint32_t)h->qid << 16 | h->cid);
+			     j < c->nfw && same_key(&c->fw[j], h); j++) {
+				const struct fw_cmd *f = &c->fw[j];
+				double m0, m1, d;
+
+				if (f->host >= 0 || !slba_ok(f, h))
+					continue;
+				m0 = seg_map(seq_diff(f->first_seq, a->step_seq) < 0 ?
+					     a : b, f->first);
+				m1 = seg_map(seq_diff(f->last_seq, a->step_seq) < 0 ?
+					     a : b, f->last);
+				if (m0 < (double)h->submit_ns - tol ||
+				    m1 > (double)h->complete_ns + tol)
+					continue;
+				d = m0 - (double)h->submit_ns;
+				if (d < 0)
+					d = -d;
+				if (bj < 0 || d < best) {
+					best = d;
+					bj = (long)j;
+				}
+			}
+			if (bj < 0)
+				continue;
+			c->hc[i].fw = (int32_t)bj;
+			c->fw[bj].host = (int32_t)i;
+			c->seg_of[i] = seq_diff(c->fw[bj].first_seq,
+						a->step_seq) < 0 ?
+				       (int32_t)k : (int32_t)k + 1;
+		}
+	}
 }
 
 int corr_run(struct corr *c, const char *dump, const char *host,
@@ -641,7 +925,7 @@ int corr_run(struct corr *c, const char *dump, const char *host,
 		for (size_t o = 0; o < c->host.n; o++)
 			if (c->hc[c->order[o]].fw >= 0)
 				set[n++] = c->order[o];
-		estimate(c, &c->clk, set, n);
+		estimate(c, &c->clk, set, n, true);
 		free(set);
 	}
 	/* segments in time order; count the offset jumps between them */
@@ -673,13 +957,26 @@ int corr_run(struct corr *c, const char *dump, const char *host,
 
 			if (!a->valid || !b->valid)
 				continue;
-			jump = (t + b->off_ns + b->drift * (t - b->ref)) -
-			       (t + a->off_ns + a->drift * (t - a->ref));
-			if (jump < 0)
-				jump = -jump;
-			if (jump > 4 * (a->off_err_ns + b->off_err_ns) + MIN_TOL)
+			/*
+			 * At both segments' reference times: a step shows at
+			 * each, a short segment's poor drift only far from
+			 * its own.
+			 */
+			jump = fabs(seg_map(b, (uint64_t)t) - seg_map(a, (uint64_t)t));
+			t = a->ref;
+			if (fabs(seg_map(b, (uint64_t)t) - seg_map(a, (uint64_t)t)) < jump)
+				jump = fabs(seg_map(b, (uint64_t)t) -
+					    seg_map(a, (uint64_t)t));
+			if (jump > 4 * (a->off_err_ns + b->off_err_ns) + MIN_TOL) {
 				c->steps++;
+				if (step_boundary(c, g - 1)) {
+					rc = EXIT_BADINPUT;
+					errorf("out of memory");
+					goto fail;
+				}
+			}
 		}
+		join_across(c);
 	}
 	rc = 0;
 	breakdown(c);
@@ -769,11 +1066,18 @@ static void print_clock_text(FILE *f, const struct corr *c)
 		k->used, k->trimmed, k->consistent ? "" : ", INCONSISTENT bounds");
 	fprintf(f, "clock segments: %zu (estimated per chunk of host time), offset steps between them: %u\n",
 		c->nseg, c->steps);
-	for (size_t g = 0; c->steps && g < c->nseg; g++)
+	for (size_t g = 0; c->steps && g < c->nseg; g++) {
 		fprintf(f, "  from host %.6f s: host = fw %+.3f us (±%.3f us), drift %+.3f ppm, %zu commands\n",
 			(double)c->segs[g].first_submit / 1e9,
 			c->segs[g].off_ns / 1e3, c->segs[g].off_err_ns / 1e3,
 			c->segs[g].drift * 1e6, c->segs[g].used);
+		if (c->segs[g].step_next)
+			fprintf(f, "  clock step before firmware record seq %u\n",
+				c->segs[g].step_seq);
+	}
+	if (c->steps)
+		fprintf(f, "commands the firmware was working on across a step (records mapped on both clocks): %llu\n",
+			(unsigned long long)c->across_step);
 }
 
 static void print_cmd_json(FILE *f, const struct corr *c, size_t i)
@@ -807,7 +1111,7 @@ static void print_cmd_json(FILE *f, const struct corr *c, size_t i)
 				(unsigned long long)w->ts[p]);
 			if (corr_placed(c, i))
 				fprintf(f, ",\"host_ns\":%.0f",
-					corr_map(c, i, w->ts[p]));
+					corr_map(c, i, w->ts[p], w->seq[p]));
 			fputc('}', f);
 		}
 	}
@@ -824,7 +1128,7 @@ static void print_final_json(FILE *f, const struct corr *c)
 		"\"fw_complete\":%llu,\"fw_unmatched\":%llu,\"fw_records_lost\":%llu,"
 		"\"in_window\":%llu,\"in_window_err\":%llu,\"outside_window\":%llu,"
 		"\"host_block_skipped\":%llu,\"host_incomplete\":%llu,"
-		"\"host_unpaired\":%llu},",
+		"\"host_unpaired\":%llu,\"across_step\":%llu},",
 		c->host.fmt == HOST_FMT_AGENT ? "agent" : "perf", c->ctrl,
 		c->host.n, (unsigned long long)c->matched,
 		(unsigned long long)c->partial, (unsigned long long)c->unmatched,
@@ -837,7 +1141,8 @@ static void print_final_json(FILE *f, const struct corr *c)
 		(unsigned long long)c->outside,
 		(unsigned long long)c->host.block,
 		(unsigned long long)c->host.incomplete,
-		(unsigned long long)c->host.unpaired);
+		(unsigned long long)c->host.unpaired,
+		(unsigned long long)c->across_step);
 	fprintf(f, "\"clock\":{\"valid\":%s", k->valid ? "true" : "false");
 	if (k->valid)
 		fprintf(f, ",\"offset_ns\":%.0f,\"offset_err_ns\":%.0f,\"ref_fw_ns\":%.0f,\"drift_ppm\":%.3f,\"drift_err_ppm\":%.3f,\"consistent\":%s,\"points\":%zu,\"trimmed\":%zu",
@@ -849,10 +1154,13 @@ static void print_final_json(FILE *f, const struct corr *c)
 	for (size_t g = 0; g < c->nseg; g++) {
 		const struct corr_seg *s = &c->segs[g];
 
-		fprintf(f, "%s{\"valid\":%s,\"first_submit_ns\":%llu,\"offset_ns\":%.0f,\"offset_err_ns\":%.0f,\"ref_fw_ns\":%.0f,\"drift_ppm\":%.3f,\"points\":%zu}",
+		fprintf(f, "%s{\"valid\":%s,\"first_submit_ns\":%llu,\"offset_ns\":%.0f,\"offset_err_ns\":%.0f,\"ref_fw_ns\":%.0f,\"drift_ppm\":%.3f,\"points\":%zu",
 			g ? "," : "", s->valid ? "true" : "false",
 			(unsigned long long)s->first_submit, s->off_ns,
 			s->off_err_ns, s->ref, s->drift * 1e6, s->used);
+		if (s->step_next)
+			fprintf(f, ",\"step_to_next_at_seq\":%u", s->step_seq);
+		fputc('}', f);
 	}
 	fprintf(f, "]}}\n");
 }
@@ -939,7 +1247,8 @@ static void print_text(FILE *f, const struct corr *c, const char *dump,
 				((double)w->ts[p] - (double)w->first) / 1e3);
 			if (corr_placed(c, idx[t]))
 				fprintf(f, "   host %+9.1f us from submit",
-					(corr_map(c, idx[t], w->ts[p]) -
+					(corr_map(c, idx[t], w->ts[p],
+						  w->seq[p]) -
 					 (double)h->submit_ns) / 1e3);
 			fputc('\n', f);
 		}

@@ -20,6 +20,7 @@
 /* A firmware command as the dump shows it (from fwmodel). */
 struct fw_cmd {
 	uint64_t first, last;		/* firmware ts of first/last event */
+	uint32_t first_seq, last_seq;	/* their records */
 	uint64_t ts[HMB_PHASE_COUNT];
 	uint64_t slba;
 	uint32_t seq[HMB_PHASE_COUNT];
@@ -63,6 +64,13 @@ struct corr_seg {
 	bool valid;
 	uint64_t first_submit;	/* host time of its first command */
 	size_t used;
+	/*
+	 * The firmware clock stepped between this segment and the next, at
+	 * record step_seq: records from it on (of a command straddling the
+	 * step) take the next segment's clock.
+	 */
+	bool step_next;
+	uint32_t step_seq;
 };
 
 struct corr {
@@ -79,6 +87,7 @@ struct corr {
 	size_t nseg, capseg;
 	int32_t *seg_of;		/* per host command, -1 if none */
 	unsigned int steps;		/* segment boundaries with an offset jump */
+	uint64_t across_step;		/* commands matched across a step */
 	/* totals */
 	uint64_t matched, partial, unmatched, fw_unmatched, fw_complete;
 	uint64_t other_ctrl;		/* host commands of other controllers */
@@ -95,8 +104,11 @@ struct corr {
 int corr_run(struct corr *c, const char *dump, const char *host,
 	     const struct hmb_dict *dict, long ctrl);
 void corr_free(struct corr *c);
-/* Host time of firmware time @fw for host command @i (its segment). */
-double corr_map(const struct corr *c, size_t i, uint64_t fw);
+/*
+ * Host time of firmware time @fw of record @seq for host command @i (its
+ * segment's clock, or the neighbour's across a step).
+ */
+double corr_map(const struct corr *c, size_t i, uint64_t fw, uint32_t seq);
 /* Firmware time of host time @h for host command @i (inverse). */
 double corr_unmap(const struct corr *c, size_t i, uint64_t h);
 /* Has host command @i a clock (its segment's or the global one)? */

@@ -117,6 +117,7 @@ static struct fwm_cmd *new_cmd(struct fwmodel *m, uint32_t key,
 	c->cid = (uint16_t)key;
 	c->cpu = rec->hdr.cpu;
 	c->first_ts = c->last_ts = rec->hdr.ts_ns;
+	c->first_seq = c->last_seq = rec->hdr.seq;
 	c->last_phase = HMB_PHASE_NONE;
 	m->open++;
 	m->st.cmds++;
@@ -203,6 +204,7 @@ static void phase_event(struct fwmodel *m, const struct hmb_record *rec,
 			m->ops->cmd_step(m->ctx, c, c->last_phase, t0, p, ts);
 		c->last_phase = p;
 		c->last_ts = ts;
+		c->last_seq = rec->hdr.seq;
 	}
 	if (p == HMB_PHASE_CQE_POSTED)
 		end_cmd(m, c, FWM_END_COMPLETE);

@@ -40,6 +40,7 @@ struct fwm_cmd {
 	uint8_t mask;		/* bit per phase seen */
 	enum hmb_phase last_phase;
 	uint64_t first_ts, last_ts;
+	uint32_t first_seq, last_seq;	/* records of first_ts, last_ts */
 	uint64_t ts[HMB_PHASE_COUNT];	/* firmware ts per phase seen */
 	uint32_t seq[HMB_PHASE_COUNT];
 	uint8_t ecpu[HMB_PHASE_COUNT];

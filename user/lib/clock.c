@@ -9,6 +9,8 @@
 
 #include "hmbtrace_clock.h"
 
+#define HMB_CLK_RECS	8192	/* recent records kept to place a step */
+
 /* ----------------------------------------------------------------- clock */
 
 int hmb_clock_init(struct hmb_clock *c, size_t cap)
@@ -17,8 +19,14 @@ int hmb_clock_init(struct hmb_clock *c, size_t cap)
 	if (cap < 16)
 		cap = 16;
 	c->pts = calloc(cap, sizeof(*c->pts));
-	if (!c->pts)
+	c->recs_cap = HMB_CLK_RECS;
+	c->brk_cap = HMB_CLK_RECS;
+	c->recs = calloc(c->recs_cap, sizeof(*c->recs));
+	c->brk = calloc(c->brk_cap, sizeof(*c->brk));
+	if (!c->pts || !c->recs || !c->brk) {
+		hmb_clock_free(c);
 		return -1;
+	}
 	c->cap = cap;
 	c->min_points = 32;
 	return 0;
@@ -27,7 +35,10 @@ int hmb_clock_init(struct hmb_clock *c, size_t cap)
 void hmb_clock_free(struct hmb_clock *c)
 {
 	free(c->pts);
+	free(c->recs);
+	free(c->brk);
 	c->pts = NULL;
+	c->recs = c->brk = NULL;
 }
 
 void hmb_clock_reset(struct hmb_clock *c)
@@ -43,22 +54,28 @@ double hmb_clock_offset_at(const struct hmb_clock *c, uint64_t fw_ns)
 	return c->off_ns + c->drift * ((double)fw_ns - c->ref);
 }
 
-static bool before_step(const struct hmb_clock *c, uint64_t fw_ns)
+/* Record seqs wrap at 2^32: their order is serial-number arithmetic. */
+static int32_t seq_diff(uint32_t a, uint32_t b)
 {
-	return c->have_prev && (int64_t)fw_ns < c->step_t;
+	return (int32_t)(a - b);
 }
 
-double hmb_clock_map(const struct hmb_clock *c, uint64_t fw_ns)
+bool hmb_clock_before_step(const struct hmb_clock *c, uint32_t seq)
 {
-	if (before_step(c, fw_ns))
+	return c->have_prev && seq_diff(seq, c->step_seq) < 0;
+}
+
+double hmb_clock_map(const struct hmb_clock *c, uint64_t fw_ns, uint32_t seq)
+{
+	if (hmb_clock_before_step(c, seq))
 		return (double)fw_ns + c->prev_off +
 		       c->prev_drift * ((double)fw_ns - c->prev_ref);
 	return (double)fw_ns + hmb_clock_offset_at(c, fw_ns);
 }
 
-double hmb_clock_err_at(const struct hmb_clock *c, uint64_t fw_ns)
+double hmb_clock_err_at(const struct hmb_clock *c, uint32_t seq)
 {
-	return before_step(c, fw_ns) ? c->prev_err : c->off_err_ns;
+	return hmb_clock_before_step(c, seq) ? c->prev_err : c->off_err_ns;
 }
 
 static struct hmb_clk_pt *pt_at(struct hmb_clock *c, size_t i)
@@ -68,16 +85,190 @@ static struct hmb_clk_pt *pt_at(struct hmb_clock *c, size_t i)
 
 static bool refit_ok(struct hmb_clock *c, const struct hmb_clk_pt *p);
 
+static int cmp_rec(const void *a, const void *b)
+{
+	int32_t d = seq_diff(((const struct hmb_clk_rec *)a)->seq,
+			     ((const struct hmb_clk_rec *)b)->seq);
+
+	return d < 0 ? -1 : d > 0;
+}
+
+/* Is record @seq between the records known old and known new? */
+static bool in_brk(const struct hmb_clock *c, uint32_t seq)
+{
+	return seq_diff(seq, c->brk_lo) >= 0 && seq_diff(seq, c->brk_hi) <= 0;
+}
+
+static void brk_add(struct hmb_clock *c, uint32_t seq, int64_t ts)
+{
+	if (c->brk_on && in_brk(c, seq) && c->brk_n < c->brk_cap) {
+		c->brk[c->brk_n].seq = seq;
+		c->brk[c->brk_n].ts = ts;
+		c->brk_n++;
+	}
+}
+
+void hmb_clock_note(struct hmb_clock *c, uint32_t seq, uint64_t fw_ns)
+{
+	c->recs[c->recs_head].seq = seq;
+	c->recs[c->recs_head].ts = (int64_t)fw_ns;
+	c->recs_head = (c->recs_head + 1) % c->recs_cap;
+	if (c->recs_n < c->recs_cap)
+		c->recs_n++;
+	brk_add(c, seq, (int64_t)fw_ns);
+}
+
+/*
+ * The step is where the firmware times of the records between the last
+ * known old and the first known new one, in seq order, jump furthest:
+ * ahead for a forward step, back for a backward one.
+ */
+static void locate_step(struct hmb_clock *c)
+{
+	size_t i, n = 0, best = 0;
+	double jump = 0;
+
+	c->brk_used = c->brk_n;
+	c->step_seq = c->brk_hi;
+	if (c->brk_n < 2)
+		return;
+	qsort(c->brk, c->brk_n, sizeof(*c->brk), cmp_rec);
+	for (i = 0; i < c->brk_n; i++)	/* a record noted twice counts once */
+		if (!n || c->brk[i].seq != c->brk[n - 1].seq)
+			c->brk[n++] = c->brk[i];
+	c->brk_n = c->brk_used = n;
+	for (i = 1; i < n; i++) {
+		double d = (double)(c->brk[i].ts - c->brk[i - 1].ts);
+
+		if (!c->brk_fwd)
+			d = -d;
+		if (!best || d > jump) {
+			jump = d;
+			best = i;
+		}
+	}
+	if (best) {
+		c->step_seq = c->brk[best].seq;
+		c->step_t = c->brk[best].ts;
+	}
+}
+
+/* Bounds of host - fw of a point, detrended to the estimate's ref. */
+static double lo_d(const struct hmb_clock *c, const struct hmb_clk_pt *q)
+{
+	return (double)q->lo - c->drift * ((double)q->t - c->ref);
+}
+
+static double hi_d(const struct hmb_clock *c, const struct hmb_clk_pt *q)
+{
+	return (double)q->hi - c->drift * ((double)q->tc - c->ref);
+}
+
+#define STEP_LOOK_BACK	1024	/* window points searched for the step */
+#define STEP_SLACK_NS	2000.0
+
+/*
+ * The streak [streak_start, n) and @p contradict the estimate: between
+ * which two records did the clock step?  A forward step (firmware time
+ * jumped ahead: host - fw fell) shows in the completions: a cqe_posted
+ * record whose bound hi lies below the estimate is on the new clock.  The
+ * lowest hi of those bounds the new offset from above, so a fetch whose lo
+ * lies above it is on the old clock.  (A backward step: the same with lo
+ * and hi, fetch and cqe_posted, exchanged.)  The step lies between the
+ * last record known old and the first known new; locate_step finds it
+ * among the records in between, now and again as more of them arrive.
+ */
+static void find_step(struct hmb_clock *c, const struct hmb_clk_pt *p,
+		      bool fwd, double tol)
+{
+	size_t from = c->streak_start > STEP_LOOK_BACK ?
+		      c->streak_start - STEP_LOOK_BACK : 0;
+	size_t np = c->n - from + 1, i;
+	double bound = fwd ? INFINITY : -INFINITY;
+	bool have_post = false, have_pre = false;
+	uint32_t min_post = p->sf, max_pre = 0;
+
+	for (i = 0; i < np; i++) {
+		const struct hmb_clk_pt *q = i + from < c->n ?
+			pt_at(c, i + from) : p;
+		double pred = hmb_clock_offset_at(c, (uint64_t)q->t);
+		uint32_t s = fwd ? q->sc : q->sf;
+
+		if (i + from < c->streak_start)
+			continue;
+		if (fwd ? (double)q->hi < pred - tol : (double)q->lo > pred + tol) {
+			if (!have_post || seq_diff(s, min_post) < 0)
+				min_post = s;
+			have_post = true;
+			if (fwd && hi_d(c, q) < bound)
+				bound = hi_d(c, q);
+			if (!fwd && lo_d(c, q) > bound)
+				bound = lo_d(c, q);
+		}
+	}
+	for (i = 0; have_post && i < np; i++) {
+		const struct hmb_clk_pt *q = i + from < c->n ?
+			pt_at(c, i + from) : p;
+		uint32_t s = fwd ? q->sf : q->sc;
+
+		if (seq_diff(s, min_post) >= 0)
+			continue;
+		if (fwd ? lo_d(c, q) > bound + STEP_SLACK_NS :
+			  hi_d(c, q) < bound - STEP_SLACK_NS) {
+			if (!have_pre || seq_diff(s, max_pre) > 0)
+				max_pre = s;
+			have_pre = true;
+		}
+	}
+	c->brk_on = true;
+	c->brk_fwd = fwd;
+	c->brk_hi = min_post;
+	/* nothing known old: as far back as the recent records go */
+	c->brk_lo = have_pre ? max_pre : min_post - (uint32_t)(1u << 24);
+	c->brk_n = 0;
+	c->step_t = p->t;
+	for (i = 0; i < c->recs_n; i++)
+		brk_add(c, c->recs[i].seq, c->recs[i].ts);
+	for (i = 0; i < np; i++) {
+		const struct hmb_clk_pt *q = i + from < c->n ?
+			pt_at(c, i + from) : p;
+
+		brk_add(c, q->sf, q->t);
+		brk_add(c, q->sc, q->tc);
+	}
+	locate_step(c);
+}
+
 void hmb_clock_add(struct hmb_clock *c, uint64_t submit, uint64_t complete,
-		   uint64_t fw_fetch, uint64_t fw_cqe)
+		   uint64_t fw_fetch, uint64_t fw_cqe, uint32_t seq_fetch,
+		   uint32_t seq_cqe)
 {
 	struct hmb_clk_pt p = {
 		.t = (int64_t)fw_fetch,
 		.lo = (int64_t)submit - (int64_t)fw_fetch,
 		.hi = (int64_t)complete - (int64_t)fw_cqe,
+		.tc = (int64_t)fw_cqe,
+		.sf = seq_fetch,
+		.sc = seq_cqe,
 	};
 
 	c->added++;
+	brk_add(c, seq_fetch, p.t);
+	brk_add(c, seq_cqe, p.tc);
+	if (c->have_prev) {
+		/*
+		 * A command with a record before the last step (one that
+		 * straddles it, or finished late) fits neither clock.  Long
+		 * after the step none can come any more: forget it, before
+		 * the seqs wrap round.
+		 */
+		if (hmb_clock_before_step(c, seq_fetch)) {
+			c->skipped_before_step++;
+			return;
+		}
+		if (seq_diff(seq_fetch, c->step_seq) > (1 << 28))
+			c->have_prev = false;
+	}
 	if (c->valid) {
 		double pred = hmb_clock_offset_at(c, fw_fetch);
 		double tol = 4 * c->off_err_ns;
@@ -92,26 +283,36 @@ void hmb_clock_add(struct hmb_clock *c, uint64_t submit, uint64_t complete,
 				 * Eight commands in a row contradict the
 				 * estimate by far more than its error, and no
 				 * line fits them together with the window:
-				 * the firmware clock stepped.  Keep only them
-				 * (and the drift, which a step does not
-				 * change).
+				 * the firmware clock stepped.  Find the
+				 * record it stepped at; keep only the
+				 * commands wholly after it (and the drift,
+				 * which a step does not change).
 				 */
-				size_t keep = c->n - c->streak_start;
-				size_t i;
+				size_t keep = 0, i;
 
+				find_step(c, &p, p.hi < pred - tol, tol);
 				c->have_prev = true;
 				c->prev_off = c->off_ns;
 				c->prev_drift = c->drift;
 				c->prev_ref = c->ref;
 				c->prev_err = c->off_err_ns;
-				c->step_t = pt_at(c, c->streak_start)->t;
-				for (i = 0; i < keep; i++)
-					c->pts[i] = *pt_at(c, c->streak_start + i);
+				for (i = c->streak_start; i < c->n; i++) {
+					struct hmb_clk_pt q = *pt_at(c, i);
+
+					if (hmb_clock_before_step(c, q.sf))
+						c->skipped_before_step++;
+					else
+						c->pts[keep++] = q;
+				}
 				c->first = 0;
 				c->n = keep;
 				c->valid = false;
 				c->steps++;
 				c->streak = 0;
+				if (hmb_clock_before_step(c, p.sf)) {
+					c->skipped_before_step++;
+					return;
+				}
 			} else if (c->streak >= 8) {
 				c->streak = 0;	/* drift, now in the estimate */
 			}
@@ -220,6 +421,8 @@ bool hmb_clock_solve(struct hmb_clock *c)
 	size_t i, n = c->n, na;
 	int it;
 
+	if (c->brk_on && c->brk_n != c->brk_used)
+		locate_step(c);	/* more of the records around the step */
 	if (n < c->min_points) {
 		c->valid = false;
 		return false;
@@ -275,6 +478,10 @@ bool hmb_clock_solve(struct hmb_clock *c)
 	c->consistent = L <= U;
 	c->used = n;
 	c->valid = true;
+	if (c->have_prev)
+		c->step_ns = hmb_clock_offset_at(c, (uint64_t)c->step_t) -
+			     (c->prev_off + c->prev_drift *
+			      ((double)c->step_t - c->prev_ref));
 	free(p);
 	free(tmp);
 	return true;
@@ -300,6 +507,7 @@ static bool refit_ok(struct hmb_clock *c, const struct hmb_clk_pt *p)
 	tmp.first = 0;
 	tmp.cap = c->n + 1;
 	tmp.have_drift = false;	/* fit the drift afresh */
+	tmp.brk_on = false;	/* leave the step's records alone */
 	ok = hmb_clock_solve(&tmp) && tmp.consistent &&
 	     tmp.trimmed <= tmp.n / 2000 + 1;
 	free(tmp.pts);

@@ -79,6 +79,145 @@ static void make_cmd(const struct truth *tr, double t, struct hmb_cmd_event *ev)
 	ev->st.fw_ts[HMB_PH_CQE_POSTED] = (uint64_t)fw_of_host(tr, cqe_h);
 	ev->st.fw_mask = 0x3e;
 	ev->st.opc = 2;
+	/*
+	 * Record seqs in the order the firmware wrote the records: by host
+	 * time (10 ns per number keeps them in order; the test spans < 40 s).
+	 */
+	ev->st.fw_seq[HMB_PH_FETCH] = (uint32_t)(fetch_h / 10);
+	ev->st.fw_seq[HMB_PH_MEDIA_START] = (uint32_t)(media_h / 10);
+	ev->st.fw_seq[HMB_PH_MEDIA_END] = (uint32_t)(mend_h / 10);
+	ev->st.fw_seq[HMB_PH_XFER_DONE] = (uint32_t)(xfer_h / 10);
+	ev->st.fw_seq[HMB_PH_CQE_POSTED] = (uint32_t)(cqe_h / 10);
+}
+
+/*
+ * A deep queue, as fio at QD32 makes it: about @qd commands in flight,
+ * each mostly waiting for the media, so a clock step at any moment finds
+ * dozens of them between their fetch and their completion.  The host sees
+ * them complete in completion order, which is the order they are fed.
+ */
+static int cmp_complete(const void *a, const void *b)
+{
+	const struct hmb_cmd_event *x = a, *y = b;
+
+	return x->st.complete_ns < y->st.complete_ns ? -1 :
+	       x->st.complete_ns > y->st.complete_ns;
+}
+
+static void make_deep_cmd(const struct truth *tr, double t, double media_ns,
+			  struct hmb_cmd_event *ev)
+{
+	double fetch_h = t + 3000 + erand(10000);
+	double media_h = fetch_h + 2000 + erand(3000);
+	double mend_h = media_h + erand(media_ns);
+	double xfer_h = mend_h + 1000;
+	double cqe_h = xfer_h + 1000 + erand(5000);
+	double comp_h = cqe_h + 3000 + erand(20000);
+
+	make_cmd(tr, t, ev);
+	ev->cid = (uint16_t)((uint64_t)(t / 100) & 0xffff);
+	ev->st.complete_ns = (uint64_t)comp_h;
+	ev->st.fw_ts[HMB_PH_FETCH] = (uint64_t)fw_of_host(tr, fetch_h);
+	ev->st.fw_ts[HMB_PH_MEDIA_START] = (uint64_t)fw_of_host(tr, media_h);
+	ev->st.fw_ts[HMB_PH_MEDIA_END] = (uint64_t)fw_of_host(tr, mend_h);
+	ev->st.fw_ts[HMB_PH_XFER_DONE] = (uint64_t)fw_of_host(tr, xfer_h);
+	ev->st.fw_ts[HMB_PH_CQE_POSTED] = (uint64_t)fw_of_host(tr, cqe_h);
+	ev->st.fw_seq[HMB_PH_FETCH] = (uint32_t)(fetch_h / 10);
+	ev->st.fw_seq[HMB_PH_MEDIA_START] = (uint32_t)(media_h / 10);
+	ev->st.fw_seq[HMB_PH_MEDIA_END] = (uint32_t)(mend_h / 10);
+	ev->st.fw_seq[HMB_PH_XFER_DONE] = (uint32_t)(xfer_h / 10);
+	ev->st.fw_seq[HMB_PH_CQE_POSTED] = (uint32_t)(cqe_h / 10);
+}
+
+static void run_deep(const char *name, struct truth tr, double secs,
+		     double iops, double media_ns)
+{
+	struct hmb_analysis_opts o = { .top_n = 5, .clock_window = 65536 };
+	size_t n = (size_t)(secs * iops * 1.2) + 16, m = 0, i, across = 0;
+	struct hmb_cmd_event *v = calloc(n, sizeof(*v));
+	double t = 10e9, end = 10e9 + secs * 1e9, inflight = 0;
+	struct hmb_analysis a;
+	uint64_t ok_across = 0, want_step;
+
+	if (!v || hmb_analysis_init(&a, &o)) {
+		OK(0, "%s: init", name);
+		free(v);
+		return;
+	}
+	while (t < end && m < n) {
+		make_deep_cmd(&tr, t, media_ns, &v[m]);
+		inflight += (double)(v[m].st.complete_ns - v[m].st.submit_ns);
+		m++;
+		t += erand(1e9 / iops);
+	}
+	qsort(v, m, sizeof(*v), cmp_complete);
+	for (i = 0; i < m; i++) {
+		hmb_analysis_cmd(&a, &v[i]);
+		if ((i + 1) % 5000 == 0)
+			hmb_analysis_tick(&a);
+	}
+	hmb_analysis_flush(&a);
+	/*
+	 * The commands the firmware was working on when its clock stepped
+	 * (fetched before the step, cqe posted after it) must be placed
+	 * whole: every record on its own side's clock.
+	 */
+	want_step = tr.step != 0;
+	for (i = 0; want_step && i < m; i++) {
+		const struct hmb_cmd_state *st = &v[i].st;
+		uint32_t sstep = (uint32_t)(tr.step_at_host / 10);
+		bool in = true;
+
+		if (!((int32_t)(st->fw_seq[HMB_PH_FETCH] - sstep) < 0 &&
+		      (int32_t)(st->fw_seq[HMB_PH_CQE_POSTED] - sstep) >= 0))
+			continue;
+		across++;
+		for (int p = HMB_PH_FETCH; p < HMB_PH_COUNT; p++) {
+			double h = hmb_clock_map(&a.clk, st->fw_ts[p],
+						 st->fw_seq[p]);
+			double err = hmb_clock_err_at(&a.clk, st->fw_seq[p]);
+
+			if (h < (double)st->submit_ns - err ||
+			    h > (double)st->complete_ns + err)
+				in = false;
+		}
+		ok_across += in;
+	}
+	printf("# %s: %zu commands, %.1f in flight on average, steps %u (step %.1f us at seq %u, fw %.6f s; %llu skipped), placed %llu, in window (within error) %llu, outside %llu\n",
+	       name, m, inflight / (end - 10e9), a.clk.steps, a.clk.step_ns / 1e3,
+	       a.clk.step_seq, (double)a.clk.step_t / 1e9,
+	       (unsigned long long)a.clk.skipped_before_step,
+	       (unsigned long long)a.tot.placed,
+	       (unsigned long long)a.tot.in_window_err,
+	       (unsigned long long)a.tot.outside_window);
+	OK(a.clk.steps == (tr.step != 0), "%s: %u offset step(s) detected",
+	   name, a.clk.steps);
+	OK(a.tot.placed == m && a.tot.in_window_err == m,
+	   "%s: all %zu commands placed with every firmware event inside its host window (%llu)",
+	   name, m, (unsigned long long)a.tot.in_window_err);
+	if (tr.step) {
+		uint32_t sstep = (uint32_t)(tr.step_at_host / 10);
+
+		OK(across >= 10 && ok_across == across,
+		   "%s: the %zu commands across the step placed whole, each record on its own clock (%llu)",
+		   name, across, (unsigned long long)ok_across);
+		OK(fabs(a.clk.step_ns - tr.step) < 20000,
+		   "%s: step size recovered within 20 us (%.1f us vs %.1f us)",
+		   name, a.clk.step_ns / 1e3, tr.step / 1e3);
+		uint32_t first_new = UINT32_MAX;
+
+		/* the first record on the new clock, exactly */
+		for (i = 0; i < m; i++)
+			for (int p = HMB_PH_FETCH; p < HMB_PH_COUNT; p++)
+				if (v[i].st.fw_seq[p] >= sstep &&
+				    v[i].st.fw_seq[p] < first_new)
+					first_new = v[i].st.fw_seq[p];
+		OK(a.clk.have_prev && a.clk.step_seq == first_new,
+		   "%s: the step found at the first record on the new clock (seq %u; first new %u, step at %u)",
+		   name, a.clk.step_seq, first_new, sstep);
+	}
+	hmb_analysis_free(&a);
+	free(v);
 }
 
 /* Offset host - fw at firmware time fw, per the truth (before any step). */
@@ -275,6 +414,18 @@ int main(void)
 	run_fit("drift -80 ppm", neg, 10, 3000, 0);
 	run_fit("0.1 % misattributed", plain, 2, 5000, 1);
 	run_fit("offset step +3 ms at 5 s", step, 10, 5000, 0);
+	{
+		/* firmware clock +2 ms ahead (host - fw falls), QD ~32 */
+		struct truth fwd = { .off0 = -1e9, .drift = -200e-6,
+				     .step_at_host = 10e9 + 2.5e9, .step = -2e6 };
+		/* firmware clock 3 ms back: its times repeat */
+		struct truth back = { .off0 = 7e6, .drift = 50e-6,
+				      .step_at_host = 10e9 + 2.5e9, .step = 3e6 };
+
+		run_deep("QD32, no step", plain, 3, 8000, 4e6);
+		run_deep("QD32, firmware clock 2 ms forward", fwd, 5, 8000, 4e6);
+		run_deep("QD32, firmware clock 3 ms back", back, 5, 8000, 4e6);
+	}
 	test_breakdown();
 	printf("1..%d\n", tests);
 	return failed ? 1 : 0;

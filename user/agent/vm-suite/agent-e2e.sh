@@ -21,7 +21,10 @@ set -u
 . "$HMB_REPO/kernel/tools/guest-lib.sh"
 SECS=${HMB_AGENT_FIO_SECS:-3}
 DRIFT=200		# ppm, simulator clock
-STEP_AT=4		# s after the first trace line
+# s after the first trace line (about when fio QD1 starts): inside the QD32
+# run (QD1 takes SECS s, then fio starts again in 0.2 to 2 s under TCG), so
+# that dozens of commands are in flight across the step
+STEP_AT=5.5
 STEP_NS=2000000		# +2 ms
 R=$HMB_RESULTS
 AGENT=$HMB_BIN/hmb-trace-agent
@@ -146,6 +149,23 @@ awk -v step=$STEP_NS -v at=$STEP_AT -v dr=$DRIFT '
 	}' "$R/clock-intervals.txt" > "$R/step-err.txt" &&
 	tap_ok "offset step of $STEP_NS ns recovered within 20 us (error $(cat "$R/step-err.txt") ns)" ||
 	tap_fail "offset step recovered within 20 us" "error '$(cat "$R/step-err.txt")' ns; see clock-intervals.txt"
+# the step's record: the simulator knows the first record it wrote on the
+# stepped clock; the first command record from there on is where the agent
+# must have placed the step (it sees command records only)
+sim_step=$(sed -n 's/.*"step_first_seq":\([0-9-]*\).*/\1/p' "$R/fw-report.json")
+want_seq=$(awk -v s="$sim_step" '/^seq=/ && !/ qline=0/ {
+	split($1, kv, "="); if (kv[2] + 0 >= s + 0) { print kv[2]; exit } }' "$R/fw-cmd.log")
+got_seq=$(printf '%s' "$summ" | sed -n 's/.*"step_seq":\([0-9]*\).*/\1/p')
+across=$(grep '"type":"cmd"' "$R/agent.jsonl" | awk -v s="$want_seq" '{
+	f = c = ""
+	if (match($0, /"phase":"fetch","seq":[0-9]+/)) f = substr($0, RSTART + 22, RLENGTH - 22)
+	if (match($0, /"phase":"cqe_posted","seq":[0-9]+/)) c = substr($0, RSTART + 27, RLENGTH - 27)
+	if (f != "" && c != "" && f + 0 < s + 0 && c + 0 >= s + 0) n++ }
+	END { print n + 0 }')
+tap_diag "step: simulator's first record on the new clock $sim_step, first command record from it $want_seq; agent placed the step at $got_seq; $across commands in flight across it"
+[ -n "$want_seq" ] && [ "$got_seq" = "$want_seq" ] &&
+	tap_ok "the agent placed the step at the very record the simulator stepped at (seq $got_seq, $across commands across it)" ||
+	tap_fail "step placed at the simulator's record" "agent '$got_seq', simulator '$want_seq'"
 
 # losses: all counted; none in the ring buffer
 rbf=$(num ringbuf_reserve_failed)

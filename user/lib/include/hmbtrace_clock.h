@@ -33,6 +33,8 @@ extern "C" {
 struct hmb_clk_pt {
 	int64_t t;		/* firmware time of the fetch */
 	int64_t lo, hi;		/* bounds of host - fw at t */
+	int64_t tc;		/* firmware time of cqe_posted */
+	uint32_t sf, sc;	/* record seqs of fetch and cqe_posted */
 };
 
 struct hmb_clock {
@@ -49,10 +51,34 @@ struct hmb_clock {
 	double off_err_ns;	/* half width of the intersection */
 	double drift_err;	/* bound on |b - true b| from the halves */
 	bool have_drift;	/* b was estimated (kept across a step) */
-	/* the estimate before the last step, for firmware times before it */
+	/*
+	 * The estimate before the last step, for the records before it.  The
+	 * step lies between two records: step_seq is the first record on the
+	 * new clock (records are numbered in the order the firmware wrote
+	 * them, so this holds for a step either way, even a backward one
+	 * whose firmware times repeat earlier ones); step_t is its firmware
+	 * time, step_ns the size of the step (new - old offset).
+	 */
 	bool have_prev;
 	double prev_off, prev_drift, prev_ref, prev_err;
-	int64_t step_t;		/* firmware time of the first point after it */
+	uint32_t step_seq;
+	int64_t step_t;
+	double step_ns;
+	uint64_t skipped_before_step;	/* points with a record before it */
+	/*
+	 * Finding the step's record: the firmware records of recent commands
+	 * (hmb_clock_note, a ring), and those between the last record known
+	 * to be on the old clock and the first known on the new one (brk,
+	 * filled on as the commands in flight at the step complete; the step
+	 * is searched again in it at each solve).
+	 */
+	struct hmb_clk_rec {
+		uint32_t seq;
+		int64_t ts;
+	} *recs, *brk;
+	size_t recs_cap, recs_n, recs_head, brk_cap, brk_n, brk_used;
+	bool brk_on, brk_fwd;
+	uint32_t brk_lo, brk_hi;	/* the seqs bracketing the step */
 	size_t used;		/* points in the estimate */
 	size_t trimmed;		/* extreme bounds ignored at each end */
 	/* offset steps detected (the window restarts after a step) */
@@ -66,16 +92,31 @@ int hmb_clock_init(struct hmb_clock *c, size_t cap);
 void hmb_clock_free(struct hmb_clock *c);
 /* Forget every point (after the agent saw the estimate go wrong). */
 void hmb_clock_reset(struct hmb_clock *c);
-/* One matched command: host submit/complete, firmware fetch/cqe_posted. */
+/*
+ * One matched command: host submit/complete, firmware fetch/cqe_posted
+ * times and the seqs of those two records.
+ */
 void hmb_clock_add(struct hmb_clock *c, uint64_t submit, uint64_t complete,
-		   uint64_t fw_fetch, uint64_t fw_cqe);
+		   uint64_t fw_fetch, uint64_t fw_cqe, uint32_t seq_fetch,
+		   uint32_t seq_cqe);
+/*
+ * A firmware record (seq, firmware time) of a command the caller joined,
+ * any phase: it lets a clock step be placed between two records exactly.
+ * Optional; without it the step is placed among the fetch and cqe_posted
+ * records hmb_clock_add sees.
+ */
+void hmb_clock_note(struct hmb_clock *c, uint32_t seq, uint64_t fw_ns);
 /* Recompute the estimate from the window; returns c->valid. */
 bool hmb_clock_solve(struct hmb_clock *c);
-/* Firmware time -> host time (needs c->valid); times before the last
- * step use the estimate from before it. */
-double hmb_clock_map(const struct hmb_clock *c, uint64_t fw_ns);
-/* The error bound that applies at @fw_ns. */
-double hmb_clock_err_at(const struct hmb_clock *c, uint64_t fw_ns);
+/*
+ * Firmware time of record @seq -> host time (needs c->valid); records
+ * before the last step use the estimate from before it.
+ */
+double hmb_clock_map(const struct hmb_clock *c, uint64_t fw_ns, uint32_t seq);
+/* The error bound that applies to record @seq. */
+double hmb_clock_err_at(const struct hmb_clock *c, uint32_t seq);
+/* Is record @seq before the last step (on the previous clock)? */
+bool hmb_clock_before_step(const struct hmb_clock *c, uint32_t seq);
 /* Offset (host - fw) at firmware time @fw_ns. */
 double hmb_clock_offset_at(const struct hmb_clock *c, uint64_t fw_ns);
 

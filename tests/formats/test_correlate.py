@@ -209,6 +209,13 @@ if T.eq(r.returncode, 0, "deep queue, fw clock step: correlate exits 0"):
           if "step_to_next_at_seq" in g]
     T.ok(at == [first_new], "deep queue, fw clock +2 ms: the step placed at "
          "the first record on the new clock (seq %d)" % first_new, at)
+    k = final["clock"]
+    T.ok(k.get("step_seq") == first_new and k.get("placed_with") == "run" and
+         abs(k.get("step_ns", 0) + 2_000_000) < 20_000,
+         "deep queue, fw clock +2 ms: the run's streamed estimate (the "
+         "agent's) finds the same record and a -2 ms step, and places the "
+         "commands", {x: k.get(x) for x in ("step_seq", "step_ns",
+                                             "placed_with")})
 
 # 3. Several controllers: --ctrl picks one, the others are counted
 w3 = Workload(n_cmds=500, seed=33)

@@ -535,9 +535,11 @@ static void breakdown(struct corr *c)
 		}
 		if (!corr_placed(c, i))
 			continue;
-		if (c->seg_of[i] >= 0 &&
+		if (c->seg_of[i] >= 0 ?
 		    seg_across(c, &c->segs[c->seg_of[i]], f->first_seq) !=
-		    seg_across(c, &c->segs[c->seg_of[i]], f->last_seq))
+		    seg_across(c, &c->segs[c->seg_of[i]], f->last_seq) :
+		    hmb_clock_before_step(&c->clk, f->first_seq) !=
+		    hmb_clock_before_step(&c->clk, f->last_seq))
 			c->across_step++;
 		if (f->mask & (1u << HMB_PHASE_FETCH))
 			r->x[CX_SUBMIT_TO_FETCH] = (int64_t)
@@ -577,6 +579,9 @@ static void breakdown(struct corr *c)
 static const struct corr_seg *seg_for(const struct corr *c, size_t i)
 {
 	int32_t g = c->seg_of ? c->seg_of[i] : -1;
+
+	if (c->place_run)
+		return NULL;
 
 	return g >= 0 && c->segs[g].valid ? &c->segs[g] : NULL;
 }
@@ -825,6 +830,56 @@ static void join_across(struct corr *c)
 	}
 }
 
+/*
+ * Host commands still unmatched when the run's own estimate (streamed
+ * like the agent's, so it found the step and the record it happened at)
+ * knows a step: try them with every record mapped on its own side of it,
+ * as the live agent places them.  They keep no segment: the run's
+ * estimate maps them.
+ */
+static void join_stepped(struct corr *c)
+{
+	const struct hmb_clock *k = &c->clk;
+
+	if (!k->valid || !k->have_prev)
+		return;
+	for (size_t i = 0; i < c->host.n; i++) {
+		const struct host_cmd *h = &c->host.v[i];
+		double best = 0;
+		long bj = -1;
+
+		if (c->hc[i].fw >= 0 || h->ctrl != c->ctrl)
+			continue;
+		for (size_t j = fw_lower(c, (uint32_t)h->qid << 16 | h->cid);
+		     j < c->nfw && same_key(&c->fw[j], h); j++) {
+			const struct fw_cmd *f = &c->fw[j];
+			double t0 = 4 * hmb_clock_err_at(k, f->first_seq);
+			double t1 = 4 * hmb_clock_err_at(k, f->last_seq);
+			double m0, m1, d;
+
+			if (f->host >= 0 || !slba_ok(f, h))
+				continue;
+			m0 = hmb_clock_map(k, f->first, f->first_seq);
+			m1 = hmb_clock_map(k, f->last, f->last_seq);
+			if (m0 < (double)h->submit_ns - (t0 > MIN_TOL ? t0 : MIN_TOL) ||
+			    m1 > (double)h->complete_ns + (t1 > MIN_TOL ? t1 : MIN_TOL))
+				continue;
+			d = m0 - (double)h->submit_ns;
+			if (d < 0)
+				d = -d;
+			if (bj < 0 || d < best) {
+				best = d;
+				bj = (long)j;
+			}
+		}
+		if (bj < 0)
+			continue;
+		c->hc[i].fw = (int32_t)bj;
+		c->fw[bj].host = (int32_t)i;
+		c->seg_of[i] = -1;
+	}
+}
+
 int corr_run(struct corr *c, const char *dump, const char *host,
 	     const struct hmb_dict *dict, long ctrl)
 {
@@ -927,6 +982,19 @@ int corr_run(struct corr *c, const char *dump, const char *host,
 				set[n++] = c->order[o];
 		estimate(c, &c->clk, set, n, true);
 		free(set);
+		/*
+		 * Every record of the dump, matched or not, to place a step
+		 * the estimate found at its record (the commands across it
+		 * are not matched yet, but their records are in the dump).
+		 */
+		if (c->clk.have_prev) {
+			for (size_t j = 0; j < c->nfw; j++)
+				for (int p = HMB_PHASE_FETCH; p < HMB_PHASE_COUNT; p++)
+					if (c->fw[j].mask & (1u << p))
+						hmb_clock_note(&c->clk, c->fw[j].seq[p],
+							       c->fw[j].ts[p]);
+			hmb_clock_solve(&c->clk);
+		}
 	}
 	/* segments in time order; count the offset jumps between them */
 	{
@@ -977,6 +1045,15 @@ int corr_run(struct corr *c, const char *dump, const char *host,
 			}
 		}
 		join_across(c);
+		join_stepped(c);
+		/*
+		 * Placement: the run's estimate, streamed as the agent does
+		 * (it follows one step, record by record), unless it saw more
+		 * than one step or no single line fits the run; then each
+		 * command's chunk segment.
+		 */
+		c->place_run = c->clk.valid && c->clk.consistent &&
+			       c->clk.steps <= 1;
 	}
 	rc = 0;
 	breakdown(c);
@@ -1064,6 +1141,12 @@ static void print_clock_text(FILE *f, const struct corr *c)
 			k->drift_err * 1e6);
 	fprintf(f, "; %zu commands, %zu trimmed per side%s\n",
 		k->used, k->trimmed, k->consistent ? "" : ", INCONSISTENT bounds");
+	if (k->have_prev)
+		fprintf(f, "clock step: %+.3f us at firmware record seq %u (fw %.6f s); records before it on the earlier estimate\n",
+			k->step_ns / 1e3, k->step_seq, (double)k->step_t / 1e9);
+	fprintf(f, "commands placed with: %s\n", c->place_run ?
+		"the run's estimate (streamed as the agent does, record by record across a step)" :
+		"their chunk's segment (the run's estimate saw more than one step or does not fit one line)");
 	fprintf(f, "clock segments: %zu (estimated per chunk of host time), offset steps between them: %u\n",
 		c->nseg, c->steps);
 	for (size_t g = 0; c->steps && g < c->nseg; g++) {
@@ -1075,7 +1158,7 @@ static void print_clock_text(FILE *f, const struct corr *c)
 			fprintf(f, "  clock step before firmware record seq %u\n",
 				c->segs[g].step_seq);
 	}
-	if (c->steps)
+	if (c->steps || k->have_prev)
 		fprintf(f, "commands the firmware was working on across a step (records mapped on both clocks): %llu\n",
 			(unsigned long long)c->across_step);
 }
@@ -1149,8 +1232,13 @@ static void print_final_json(FILE *f, const struct corr *c)
 			k->off_ns, k->off_err_ns, k->ref, k->drift * 1e6,
 			k->drift_err < 0 ? -1 : k->drift_err * 1e6,
 			k->consistent ? "true" : "false", k->used, k->trimmed);
-	fprintf(f, ",\"steps\":%u,\"matched_seen\":%llu,\"segments\":[",
+	fprintf(f, ",\"steps\":%u,\"matched_seen\":%llu",
 		c->steps, (unsigned long long)k->added);
+	if (k->have_prev)
+		fprintf(f, ",\"run_steps\":%u,\"step_seq\":%u,\"step_fw_ns\":%lld,\"step_ns\":%.0f",
+			k->steps, k->step_seq, (long long)k->step_t, k->step_ns);
+	fprintf(f, ",\"placed_with\":\"%s\",\"segments\":[",
+		c->place_run ? "run" : "segments");
 	for (size_t g = 0; g < c->nseg; g++) {
 		const struct corr_seg *s = &c->segs[g];
 

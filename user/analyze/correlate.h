@@ -88,6 +88,7 @@ struct corr {
 	int32_t *seg_of;		/* per host command, -1 if none */
 	unsigned int steps;		/* segment boundaries with an offset jump */
 	uint64_t across_step;		/* commands matched across a step */
+	bool place_run;			/* placed with clk, not segments */
 	/* totals */
 	uint64_t matched, partial, unmatched, fw_unmatched, fw_complete;
 	uint64_t other_ctrl;		/* host commands of other controllers */

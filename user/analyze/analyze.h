@@ -153,8 +153,7 @@ void fmt_record(struct outbuf *ob, enum rec_format fmt,
 void fmt_header(struct outbuf *ob, enum rec_format fmt,
 		const struct hmb_dict *dict);
 
-/* Event dictionary: @path NULL loads the built-in shipped one. */
-int evdict_open(struct hmb_dict **d, const char *path);
+/* Records with their dictionary event name and payload fields (evdict.c). */
 void fmt_dict_text(struct outbuf *ob, const struct hmb_dict_event *ev,
 		   const struct hmb_record *rec);
 void fmt_dict_json(struct outbuf *ob, const struct hmb_dict_event *ev,

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "analyze.h"
+#include "fwmodel.h"
 
 #define OUTBUF_SIZE	(1u << 20)
 /* Upper bound of one formatted record: hex payload plus fixed fields. */
@@ -317,7 +318,7 @@ int cmd_decode(int argc, char **argv)
 	 */
 	if (names < 0)
 		names = fmt == FMT_TEXT;
-	if (names && evdict_open(&dict, dict_path))
+	if (names && dict_open(dict_path, &dict))
 		return EXIT_BADINPUT;
 	if (input_open(&in, argv[optind], &iopts)) {
 		hmb_dict_free(dict);
@@ -442,7 +443,7 @@ int cmd_convert(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if ((names || fmt == FMT_CTF) && evdict_open(&dict, dict_path))
+	if ((names || fmt == FMT_CTF) && dict_open(dict_path, &dict))
 		return EXIT_BADINPUT;
 	if (input_open(&in, argv[optind], &iopts)) {
 		hmb_dict_free(dict);

@@ -8,28 +8,6 @@
 
 #include "analyze.h"
 
-extern const char hmb_analyze_dict[], hmb_analyze_dict_end[];
-
-int evdict_open(struct hmb_dict **d, const char *path)
-{
-	struct hmb_error err = { 0 };
-	int rc;
-
-	if (path)
-		rc = hmb_dict_load(d, path, &err);
-	else
-		rc = hmb_dict_parse(d, hmb_analyze_dict,
-				    (size_t)(hmb_analyze_dict_end -
-					     hmb_analyze_dict) - 1,
-				    "hmb-events.dict (built in)", &err);
-	if (rc) {
-		/* The library's message names the file and line. */
-		errorf("%s", err.msg[0] ? err.msg : hmb_strerror(rc));
-		return EXIT_BADINPUT;
-	}
-	return 0;
-}
-
 static void field_value(struct outbuf *ob, const struct hmb_dict_field *f,
 			uint64_t v)
 {

@@ -4,11 +4,9 @@
  * with the event dictionary (see fwmodel.h).
  */
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "analyze.h"
 #include "fwmodel.h"
@@ -345,12 +343,10 @@ const char *fwm_end_name(enum fwm_end e)
 	return "?";
 }
 
-static int try_dict(const char *path, struct hmb_dict **out, bool must)
+static int load_dict(const char *path, struct hmb_dict **out)
 {
 	struct hmb_error err = { 0 };
 
-	if (!must && access(path, R_OK) != 0)
-		return 1;
 	if (hmb_dict_load(out, path, &err)) {
 		if (strncmp(err.msg, path, strlen(path)) == 0)
 			errorf("%s", err.msg);
@@ -362,40 +358,25 @@ static int try_dict(const char *path, struct hmb_dict **out, bool must)
 	return 0;
 }
 
+extern const char hmb_analyze_dict[], hmb_analyze_dict_end[];
+
 int dict_open(const char *path, struct hmb_dict **out)
 {
-	char exe[PATH_MAX], cand[PATH_MAX + 64];
 	const char *env = getenv("HMB_EVENTS_DICT");
-	ssize_t n;
+	struct hmb_error err = { 0 };
 	int rc;
 
 	if (path)
-		return try_dict(path, out, true);
+		return load_dict(path, out);
 	if (env && *env)
-		return try_dict(env, out, true);
-	/* build/bin/PROG (or build/asan/bin/PROG) -> TOP/share */
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = 0;
-		for (int up = 3; up <= 4; up++) {
-			char *s = exe + n;
-			int k = 0;
-
-			while (s > exe && k < up)
-				if (*--s == '/')
-					k++;
-			if (k < up)
-				continue;
-			snprintf(cand, sizeof(cand), "%.*s/share/hmb-events.dict",
-				 (int)(s - exe), exe);
-			rc = try_dict(cand, out, false);
-			if (rc != 1)
-				return rc;
-		}
+		return load_dict(env, out);
+	/* share/hmb-events.dict, built into the tool (dict_blob.c) */
+	rc = hmb_dict_parse(out, hmb_analyze_dict,
+			    (size_t)(hmb_analyze_dict_end - hmb_analyze_dict) - 1,
+			    "hmb-events.dict (built in)", &err);
+	if (rc) {
+		errorf("%s", err.msg[0] ? err.msg : hmb_strerror(rc));
+		return EXIT_BADINPUT;
 	}
-	rc = try_dict("/usr/share/nvme-hmb-trace/hmb-events.dict", out, false);
-	if (rc != 1)
-		return rc;
-	errorf("no event dictionary found (give --dict FILE or set HMB_EVENTS_DICT)");
-	return EXIT_BADINPUT;
+	return 0;
 }

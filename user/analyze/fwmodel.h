@@ -108,9 +108,10 @@ const char *fwm_cmd_name(const struct fwm_cmd *c, char *buf, size_t len);
 const char *fwm_end_name(enum fwm_end e);
 
 /*
- * The event dictionary: @path, else $HMB_EVENTS_DICT, else the shipped one
- * (beside the binary's tree, then /usr/share/nvme-hmb-trace).  Prints the
- * one error line and returns EXIT_BADINPUT on failure.
+ * The event dictionary: @path, else $HMB_EVENTS_DICT, else the shipped
+ * share/hmb-events.dict, built into the tool.  The one loader of every
+ * subcommand.  Prints the one error line and returns EXIT_BADINPUT on
+ * failure.
  */
 int dict_open(const char *path, struct hmb_dict **out);
 

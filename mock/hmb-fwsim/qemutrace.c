@@ -577,8 +577,8 @@ static int line(struct qt *t, char *s)
 static int load_dict(struct qt *t)
 {
 	struct hmb_error err = { 0 };
-	char exe[PATH_MAX], path[PATH_MAX + 64];
-	const char *cands[3];
+	char exe[PATH_MAX], path[2][PATH_MAX + 64];
+	const char *cands[4];
 	ssize_t n;
 	int i, nc = 0;
 
@@ -593,9 +593,14 @@ static int load_dict(struct qt *t)
 			slash = strrchr(exe, '/');
 			if (slash)
 				*slash = 0;
-			/* build/bin/hmb-fwsim -> share/ at the top */
-			snprintf(path, sizeof(path), "%s/../../share/hmb-events.dict", exe);
-			cands[nc++] = path;
+			/*
+			 * build/bin/hmb-fwsim (or build/asan/bin/hmb-fwsim)
+			 * -> share/ at the top of the tree
+			 */
+			snprintf(path[0], sizeof(path[0]), "%s/../../share/hmb-events.dict", exe);
+			snprintf(path[1], sizeof(path[1]), "%s/../../../share/hmb-events.dict", exe);
+			cands[nc++] = path[0];
+			cands[nc++] = path[1];
 		}
 		cands[nc++] = "/usr/share/nvme-hmb-trace/hmb-events.dict";
 	}

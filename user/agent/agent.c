@@ -673,8 +673,9 @@ static void print_clock(void)
 		fprintf(out, ",\"steps\":%u,\"matched_seen\":%llu",
 			k->steps, (unsigned long long)k->added);
 		if (k->have_prev)
-			fprintf(out, ",\"step_seq\":%u,\"step_fw_ns\":%lld,\"step_ns\":%.0f,\"skipped_before_step\":%llu",
+			fprintf(out, ",\"step_seq\":%u,\"step_fw_ns\":%lld,\"step_ns\":%.0f,\"step_err_ns\":%.0f,\"skipped_before_step\":%llu",
 				k->step_seq, (long long)k->step_t, k->step_ns,
+				k->step_err_ns,
 				(unsigned long long)k->skipped_before_step);
 		fputs("},", out);
 		return;
@@ -695,8 +696,9 @@ static void print_clock(void)
 		k->used, k->trimmed,
 		k->consistent ? "" : ", INCONSISTENT bounds", k->steps);
 	if (k->have_prev)
-		fprintf(out, "clock step: %+.3f us at firmware record seq %u (fw %.6f s); records before it keep the earlier estimate; %llu commands across it left out of the estimate\n",
-			k->step_ns / 1e3, k->step_seq, (double)k->step_t / 1e9,
+		fprintf(out, "clock step: %+.3f us (±%.3f) at firmware record seq %u (fw %.6f s); records before it keep the earlier estimate; %llu commands across it left out of the estimate\n",
+			k->step_ns / 1e3, k->step_err_ns / 1e3, k->step_seq,
+			(double)k->step_t / 1e9,
 			(unsigned long long)k->skipped_before_step);
 }
 

@@ -10,6 +10,7 @@
 #include "hmbtrace_clock.h"
 
 #define HMB_CLK_RECS	8192	/* recent records kept to place a step */
+#define HMB_CLK_LOCAL	512	/* commands each side measuring a step */
 
 /* ----------------------------------------------------------------- clock */
 
@@ -23,7 +24,9 @@ int hmb_clock_init(struct hmb_clock *c, size_t cap)
 	c->brk_cap = HMB_CLK_RECS;
 	c->recs = calloc(c->recs_cap, sizeof(*c->recs));
 	c->brk = calloc(c->brk_cap, sizeof(*c->brk));
-	if (!c->pts || !c->recs || !c->brk) {
+	c->pre = calloc(HMB_CLK_LOCAL, sizeof(*c->pre));
+	c->post = calloc(HMB_CLK_LOCAL, sizeof(*c->post));
+	if (!c->pts || !c->recs || !c->brk || !c->pre || !c->post) {
 		hmb_clock_free(c);
 		return -1;
 	}
@@ -37,8 +40,11 @@ void hmb_clock_free(struct hmb_clock *c)
 	free(c->pts);
 	free(c->recs);
 	free(c->brk);
+	free(c->pre);
+	free(c->post);
 	c->pts = NULL;
 	c->recs = c->brk = NULL;
+	c->pre = c->post = NULL;
 }
 
 void hmb_clock_reset(struct hmb_clock *c)
@@ -126,7 +132,7 @@ void hmb_clock_note(struct hmb_clock *c, uint32_t seq, uint64_t fw_ns)
 static void locate_step(struct hmb_clock *c)
 {
 	size_t i, n = 0, best = 0;
-	double jump = 0;
+	double want = c->step_known ? fabs(c->step_ns) : 0, tol, score = 0;
 
 	c->brk_used = c->brk_n;
 	c->step_seq = c->brk_hi;
@@ -137,16 +143,34 @@ static void locate_step(struct hmb_clock *c)
 		if (!n || c->brk[i].seq != c->brk[n - 1].seq)
 			c->brk[n++] = c->brk[i];
 	c->brk_n = c->brk_used = n;
-	for (i = 1; i < n; i++) {
-		double d = (double)(c->brk[i].ts - c->brk[i - 1].ts);
+	/*
+	 * Once the step's size is measured: the jump closest to it (a
+	 * forward step adds the size to the gap the records would have had,
+	 * a backward one takes it off, and under load that gap is small; an
+	 * idle pause nearby can be longer than the step).  Before: the
+	 * furthest jump.
+	 */
+	tol = 4 * (c->step_err_ns + c->off_err_ns);
+	if (tol < 20000)
+		tol = 20000;
+	for (int pass = 0; pass < 2 && !best; pass++)
+		for (i = 1; i < n; i++) {
+			double d = (double)(c->brk[i].ts - c->brk[i - 1].ts), sc;
 
-		if (!c->brk_fwd)
-			d = -d;
-		if (!best || d > jump) {
-			jump = d;
-			best = i;
+			if (!c->brk_fwd)
+				d = -d;
+			if (pass == 0) {
+				if (!want || d < want - tol)
+					continue;
+				sc = -fabs(d - want);
+			} else {
+				sc = d;
+			}
+			if (!best || sc > score) {
+				score = sc;
+				best = i;
+			}
 		}
-	}
 	if (best) {
 		c->step_seq = c->brk[best].seq;
 		c->step_t = c->brk[best].ts;
@@ -290,19 +314,29 @@ void hmb_clock_add(struct hmb_clock *c, uint64_t submit, uint64_t complete,
 				 */
 				size_t keep = 0, i;
 
+				c->pre_n = c->streak_start < HMB_CLK_LOCAL ?
+					   c->streak_start : HMB_CLK_LOCAL;
+				for (i = 0; i < c->pre_n; i++)
+					c->pre[i] = *pt_at(c, c->streak_start -
+							     c->pre_n + i);
+				c->step_known = false;
 				find_step(c, &p, p.hi < pred - tol, tol);
 				c->have_prev = true;
 				c->prev_off = c->off_ns;
 				c->prev_drift = c->drift;
 				c->prev_ref = c->ref;
 				c->prev_err = c->off_err_ns;
+				c->post_n = 0;
 				for (i = c->streak_start; i < c->n; i++) {
 					struct hmb_clk_pt q = *pt_at(c, i);
 
-					if (hmb_clock_before_step(c, q.sf))
+					if (hmb_clock_before_step(c, q.sf)) {
 						c->skipped_before_step++;
-					else
+					} else {
 						c->pts[keep++] = q;
+						if (c->post_n < HMB_CLK_LOCAL)
+							c->post[c->post_n++] = q;
+					}
 				}
 				c->first = 0;
 				c->n = keep;
@@ -320,6 +354,8 @@ void hmb_clock_add(struct hmb_clock *c, uint64_t submit, uint64_t complete,
 			c->streak = 0;
 		}
 	}
+	if (c->have_prev && c->post_n < HMB_CLK_LOCAL)
+		c->post[c->post_n++] = p;
 	if (c->n == c->cap) {
 		c->first = (c->first + 1) % c->cap;
 		c->n--;
@@ -414,6 +450,8 @@ static double mean_t(const struct hmb_clk_pt *p, size_t n)
 	return (double)p[0].t + s / (double)n;
 }
 
+static void measure_step(struct hmb_clock *c);
+
 bool hmb_clock_solve(struct hmb_clock *c)
 {
 	struct hmb_clk_pt *p;
@@ -421,8 +459,6 @@ bool hmb_clock_solve(struct hmb_clock *c)
 	size_t i, n = c->n, na;
 	int it;
 
-	if (c->brk_on && c->brk_n != c->brk_used)
-		locate_step(c);	/* more of the records around the step */
 	if (n < c->min_points) {
 		c->valid = false;
 		return false;
@@ -478,13 +514,73 @@ bool hmb_clock_solve(struct hmb_clock *c)
 	c->consistent = L <= U;
 	c->used = n;
 	c->valid = true;
-	if (c->have_prev)
+	free(p);
+	free(tmp);
+	if (c->have_prev) {
+		double was = c->step_ns;
+
+		measure_step(c);
+		/* more of the records around it, or a better idea of its size */
+		if (c->brk_on && (c->brk_n != c->brk_used ||
+				  fabs(c->step_ns - was) > 1000)) {
+			locate_step(c);
+			measure_step(c);
+		}
+	}
+	return true;
+}
+
+/*
+ * The step's size at its firmware time: the offset of the first commands
+ * after it minus that of the last ones before it, both with the current
+ * drift (the same kind of load on both sides, so the bias of each
+ * offset, from the unequal host latencies before fetch and after
+ * cqe_posted, cancels); the whole estimates when either side is short.
+ */
+static bool local_off(const struct hmb_clock *c, const struct hmb_clk_pt *q,
+		      size_t n, bool before, double *off, double *err)
+{
+	double *tmp, L, U;
+	struct hmb_clk_pt *v;
+	size_t i, m = 0;
+
+	v = malloc((n ? n : 1) * sizeof(*v));
+	tmp = malloc((n ? n : 1) * sizeof(*tmp));
+	if (!v || !tmp) {
+		free(v);
+		free(tmp);
+		return false;
+	}
+	/* only commands wholly on their side of the step */
+	for (i = 0; i < n; i++)
+		if (before ? seq_diff(q[i].sc, c->step_seq) < 0 :
+			     seq_diff(q[i].sf, c->step_seq) >= 0)
+			v[m++] = q[i];
+	if (m >= 32) {
+		intersect(v, m, c->drift, (double)c->step_t, tmp, &L, &U);
+		*off = (L + U) / 2;
+		*err = fabs(U - L) / 2;
+	}
+	free(v);
+	free(tmp);
+	return m >= 32;
+}
+
+static void measure_step(struct hmb_clock *c)
+{
+	double a, ea, b, eb;
+
+	if (local_off(c, c->pre, c->pre_n, true, &a, &ea) &&
+	    local_off(c, c->post, c->post_n, false, &b, &eb)) {
+		c->step_ns = b - a;
+		c->step_err_ns = ea + eb;
+	} else {
 		c->step_ns = hmb_clock_offset_at(c, (uint64_t)c->step_t) -
 			     (c->prev_off + c->prev_drift *
 			      ((double)c->step_t - c->prev_ref));
-	free(p);
-	free(tmp);
-	return true;
+		c->step_err_ns = c->off_err_ns + c->prev_err;
+	}
+	c->step_known = true;
 }
 
 /*
@@ -508,6 +604,7 @@ static bool refit_ok(struct hmb_clock *c, const struct hmb_clk_pt *p)
 	tmp.cap = c->n + 1;
 	tmp.have_drift = false;	/* fit the drift afresh */
 	tmp.brk_on = false;	/* leave the step's records alone */
+	tmp.have_prev = false;
 	ok = hmb_clock_solve(&tmp) && tmp.consistent &&
 	     tmp.trimmed <= tmp.n / 2000 + 1;
 	free(tmp.pts);

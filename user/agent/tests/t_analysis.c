@@ -129,6 +129,116 @@ static void make_deep_cmd(const struct truth *tr, double t, double media_ns,
 	ev->st.fw_seq[HMB_PH_CQE_POSTED] = (uint32_t)(cqe_h / 10);
 }
 
+/*
+ * QD32 as QEMU's NVMe model under TCG makes it: bursts of 32 commands
+ * fetched together and worked through one after the other, then an idle
+ * pause longer than the step.  The step falls between the last two cqes
+ * of a burst whose last commands the host completes late (as a guest
+ * busy elsewhere does): their records fit either clock, and the longest
+ * firmware-time jump near the step is the idle pause, not the step.
+ */
+struct burst_cmd {
+	double h[HMB_PH_COUNT];	/* host times of the phases; [0] = submit */
+	double comp;
+};
+
+static void run_bursty(const char *name, struct truth tr, int nbursts)
+{
+	struct hmb_analysis_opts o = { .top_n = 5, .clock_window = 65536 };
+	size_t m = (size_t)nbursts * 32, i, across = 0;
+	struct burst_cmd *bc = calloc(m, sizeof(*bc));
+	struct hmb_cmd_event *v = calloc(m, sizeof(*v));
+	struct hmb_analysis a;
+	double t = 10e9;
+	uint32_t sstep, first_new = UINT32_MAX;
+	int b, k;
+
+	if (!bc || !v || hmb_analysis_init(&a, &o)) {
+		OK(0, "%s: init", name);
+		free(bc);
+		free(v);
+		return;
+	}
+	for (b = 0; b < nbursts; b++) {
+		double last_cqe = 0, w = t + 40000, lag;
+
+		for (k = 0; k < 32; k++) {
+			struct burst_cmd *c = &bc[b * 32 + k];
+
+			c->h[0] = t + k * 1500;
+			c->h[HMB_PH_FETCH] = t + 30000 + k * 2000 + erand(500);
+			w = (w > c->h[HMB_PH_FETCH] ? w : c->h[HMB_PH_FETCH]) + 50000 + erand(30000);
+			c->h[HMB_PH_MEDIA_START] = w - 45000;
+			c->h[HMB_PH_MEDIA_END] = w - 2000;
+			c->h[HMB_PH_XFER_DONE] = w - 1000;
+			c->h[HMB_PH_CQE_POSTED] = w;
+			last_cqe = w;
+		}
+		/*
+		 * The host sees each completion 20 to 100 us after its cqe;
+		 * in the burst the step falls in, the last few only 2.5 ms
+		 * after the burst's last cqe (so the records across the
+		 * step fit either clock).
+		 */
+		lag = b == nbursts / 2 ? 2.5e6 : 0;
+		for (k = 0; k < 32; k++) {
+			struct burst_cmd *c = &bc[b * 32 + k];
+
+			c->comp = c->h[HMB_PH_CQE_POSTED] + 20000 + erand(30000);
+			if (lag && k >= 28)
+				c->comp = last_cqe + lag + k * 8000;
+		}
+		t = last_cqe + lag + 32 * 8000 + 9e6 + erand(2e6);
+	}
+	/* the step: between the last two cqes of the middle burst */
+	b = nbursts / 2;
+	tr.step_at_host = (bc[b * 32 + 30].h[HMB_PH_CQE_POSTED] +
+			   bc[b * 32 + 31].h[HMB_PH_CQE_POSTED]) / 2;
+	sstep = (uint32_t)(tr.step_at_host / 10);
+	for (i = 0; i < m; i++) {
+		struct hmb_cmd_state *st = &v[i].st;
+
+		v[i].type = HMB_EV_CMD;
+		v[i].qid = 1;
+		v[i].cid = (uint16_t)i;
+		st->submit_ns = (uint64_t)bc[i].h[0];
+		st->complete_ns = (uint64_t)bc[i].comp;
+		for (k = HMB_PH_FETCH; k < HMB_PH_COUNT; k++) {
+			st->fw_ts[k] = (uint64_t)fw_of_host(&tr, bc[i].h[k]);
+			st->fw_seq[k] = (uint32_t)(bc[i].h[k] / 10);
+			if (st->fw_seq[k] >= sstep && st->fw_seq[k] < first_new)
+				first_new = st->fw_seq[k];
+		}
+		st->fw_mask = 0x3e;
+		st->opc = 2;
+		across += st->fw_seq[HMB_PH_FETCH] < sstep &&
+			  st->fw_seq[HMB_PH_CQE_POSTED] >= sstep;
+	}
+	qsort(v, m, sizeof(*v), cmp_complete);
+	for (i = 0; i < m; i++) {
+		hmb_analysis_cmd(&a, &v[i]);
+		if ((i + 1) % 256 == 0)
+			hmb_analysis_tick(&a);
+	}
+	hmb_analysis_flush(&a);
+	printf("# %s: %zu commands, %zu across the step, step %.1f us (+-%.1f) at seq %u (first new %u), placed %llu, in window %llu\n",
+	       name, m, across, a.clk.step_ns / 1e3, a.clk.step_err_ns / 1e3,
+	       a.clk.step_seq, first_new, (unsigned long long)a.tot.placed,
+	       (unsigned long long)a.tot.in_window_err);
+	OK(a.clk.steps == 1 && a.clk.step_seq == first_new,
+	   "%s: the step found at the first record on the new clock, not at the idle pause after it (%u, want %u)",
+	   name, a.clk.step_seq, first_new);
+	OK(fabs(a.clk.step_ns - tr.step) < 20000,
+	   "%s: step size within 20 us (%.1f us vs %.1f us)", name,
+	   a.clk.step_ns / 1e3, tr.step / 1e3);
+	OK(a.tot.placed == m && a.tot.in_window_err == m,
+	   "%s: all %zu commands inside their host windows (%llu)", name, m,
+	   (unsigned long long)a.tot.in_window_err);
+	hmb_analysis_free(&a);
+	free(bc);
+	free(v);
+}
+
 static void run_deep(const char *name, struct truth tr, double secs,
 		     double iops, double media_ns)
 {
@@ -425,6 +535,8 @@ int main(void)
 		run_deep("QD32, no step", plain, 3, 8000, 4e6);
 		run_deep("QD32, firmware clock 2 ms forward", fwd, 5, 8000, 4e6);
 		run_deep("QD32, firmware clock 3 ms back", back, 5, 8000, 4e6);
+		run_bursty("QD32 in bursts (TCG), firmware clock 2 ms forward",
+			   fwd, 400);
 	}
 	test_breakdown();
 	printf("1..%d\n", tests);

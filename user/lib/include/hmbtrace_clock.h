@@ -64,7 +64,16 @@ struct hmb_clock {
 	uint32_t step_seq;
 	int64_t step_t;
 	double step_ns;
+	double step_err_ns;	/* bound on the error of step_ns */
+	bool step_known;	/* step_ns measured after the step */
 	uint64_t skipped_before_step;	/* points with a record before it */
+	/*
+	 * The commands just before the step: the step's size is measured
+	 * between them and the first ones after it, so that the two offsets
+	 * come from the same kind of load and their biases cancel.
+	 */
+	struct hmb_clk_pt *pre, *post;
+	size_t pre_n, post_n;
 	/*
 	 * Finding the step's record: the firmware records of recent commands
 	 * (hmb_clock_note, a ring), and those between the last record known

@@ -293,6 +293,76 @@ static double seg_err(const struct corr *c, int32_t k)
 }
 
 /*
+ * How a join maps firmware times to host time: by the coarse offset, by
+ * one segment's clock, by two segments' clocks on either side of a step
+ * at a record, or by the run's estimate (which knows its step by record).
+ */
+struct mapper {
+	const struct corr_seg *g;	/* NULL: the coarse offset */
+	const struct corr_seg *g2;	/* the clock from record step_seq on */
+	uint32_t step_seq;
+	const struct hmb_clock *k;	/* the run's estimate instead */
+	double tol;			/* window widening, at least */
+};
+
+static double map_at(const struct corr *c, const struct mapper *mp,
+		     uint64_t ts, uint32_t seq, double *tol)
+{
+	*tol = mp->tol;
+	if (mp->k) {
+		double t = 4 * hmb_clock_err_at(mp->k, seq);
+
+		if (t > *tol)
+			*tol = t;
+		return hmb_clock_map(mp->k, ts, seq);
+	}
+	if (mp->g2 && seq_diff(seq, mp->step_seq) >= 0)
+		return seg_map(mp->g2, ts);
+	return mp->g ? seg_map(mp->g, ts) : (double)ts + c->coarse_off;
+}
+
+/*
+ * The unused firmware command with @h's keys whose records, mapped by
+ * @mp, lie in @h's host window (widened by the tolerance) and whose fetch
+ * is closest to the submit; -1 if none.
+ */
+static long closest_fw(const struct corr *c, const struct host_cmd *h,
+		       const struct mapper *mp)
+{
+	double best = 0;
+	long bj = -1;
+
+	for (size_t j = fw_lower(c, (uint32_t)h->qid << 16 | h->cid);
+	     j < c->nfw && same_key(&c->fw[j], h); j++) {
+		const struct fw_cmd *f = &c->fw[j];
+		double m0, m1, t0, t1, d;
+
+		if (f->host >= 0 || !slba_ok(f, h))
+			continue;
+		m0 = map_at(c, mp, f->first, f->first_seq, &t0);
+		/* one clock: the candidates come in firmware time order */
+		if (!mp->k && !mp->g2 && m0 > (double)h->complete_ns + t0)
+			break;
+		m1 = map_at(c, mp, f->last, f->last_seq, &t1);
+		if (m0 < (double)h->submit_ns - t0 ||
+		    m1 > (double)h->complete_ns + t1)
+			continue;
+		d = fabs(m0 - (double)h->submit_ns);
+		if (bj < 0 || d < best) {
+			best = d;
+			bj = (long)j;
+		}
+	}
+	return bj;
+}
+
+static void pair_up(struct corr *c, size_t i, long j)
+{
+	c->hc[i].fw = (int32_t)j;
+	c->fw[j].host = (int32_t)i;
+}
+
+/*
  * Join the host commands @set[0..n) with the closest fitting unused
  * firmware command: mapped by @g (else shifted by the coarse offset),
  * within the host window widened by @tol ns.
@@ -300,43 +370,16 @@ static double seg_err(const struct corr *c, int32_t k)
 static void join(struct corr *c, const size_t *set, size_t ns,
 		 const struct corr_seg *g, double tol)
 {
+	const struct mapper mp = { .g = g, .tol = tol };
+
 	for (size_t s = 0; s < ns; s++) {
-		size_t i = set[s];
-		const struct host_cmd *h = &c->host.v[i];
-		struct corr_cmd *r = &c->hc[i];
-		double best = 0;
-		long bj = -1;
+		long j;
 
-		if (r->fw >= 0)
+		if (c->hc[set[s]].fw >= 0)
 			continue;
-		for (size_t j = fw_lower(c, (uint32_t)h->qid << 16 | h->cid);
-		     j < c->nfw && same_key(&c->fw[j], h); j++) {
-			const struct fw_cmd *f = &c->fw[j];
-			double m0, m1, d;
-
-			if (f->host >= 0 || !slba_ok(f, h))
-				continue;
-			m0 = g ? seg_map(g, f->first) :
-				 (double)f->first + c->coarse_off;
-			if (m0 > (double)h->complete_ns + tol)
-				break;
-			m1 = g ? seg_map(g, f->last) :
-				 (double)f->last + c->coarse_off;
-			if (m0 < (double)h->submit_ns - tol ||
-			    m1 > (double)h->complete_ns + tol)
-				continue;
-			d = m0 - (double)h->submit_ns;
-			if (d < 0)
-				d = -d;
-			if (bj < 0 || d < best) {
-				best = d;
-				bj = (long)j;
-			}
-		}
-		if (bj >= 0) {
-			r->fw = (int32_t)bj;
-			c->fw[bj].host = (int32_t)i;
-		}
+		j = closest_fw(c, &c->host.v[set[s]], &mp);
+		if (j >= 0)
+			pair_up(c, set[s], j);
 	}
 }
 
@@ -777,56 +820,44 @@ static int step_boundary(struct corr *c, size_t k)
 }
 
 /*
- * Host commands still unmatched next to a step: try their firmware
- * commands with the records before the step on the old clock and the rest
- * on the new one (a command the firmware was working on when its clock
- * stepped fits neither clock alone).
+ * Host commands still unmatched, tried with @mp; those joined take segment
+ * @before (first record before @mp's step) or @after.
+ */
+static void join_left(struct corr *c, const struct mapper *mp,
+		      int32_t before, int32_t after)
+{
+	for (size_t i = 0; i < c->host.n; i++) {
+		long j;
+
+		if (c->hc[i].fw >= 0 || c->host.v[i].ctrl != c->ctrl)
+			continue;
+		j = closest_fw(c, &c->host.v[i], mp);
+		if (j < 0)
+			continue;
+		pair_up(c, i, j);
+		c->seg_of[i] = mp->g2 && seq_diff(c->fw[j].first_seq,
+						  mp->step_seq) >= 0 ?
+			       after : before;
+	}
+}
+
+/*
+ * Host commands still unmatched next to a step between two segments: try
+ * their firmware commands with the records before the step on the old
+ * clock and the rest on the new one (a command the firmware was working
+ * on when its clock stepped fits neither clock alone).
  */
 static void join_across(struct corr *c)
 {
 	for (size_t k = 0; k + 1 < c->nseg; k++) {
 		const struct corr_seg *a = &c->segs[k], *b = &c->segs[k + 1];
-		double tol = seg_tol(a) > seg_tol(b) ? seg_tol(a) : seg_tol(b);
+		const struct mapper mp = {
+			.g = a, .g2 = b, .step_seq = a->step_seq,
+			.tol = seg_tol(a) > seg_tol(b) ? seg_tol(a) : seg_tol(b),
+		};
 
-		if (!a->step_next || !a->valid || !b->valid)
-			continue;
-		for (size_t i = 0; i < c->host.n; i++) {
-			const struct host_cmd *h = &c->host.v[i];
-			double best = 0;
-			long bj = -1;
-
-			if (c->hc[i].fw >= 0 || h->ctrl != c->ctrl)
-				continue;
-			for (size_t j = fw_lower(c, (uint32_t)h->qid << 16 | h->cid);
-			     j < c->nfw && same_key(&c->fw[j], h); j++) {
-				const struct fw_cmd *f = &c->fw[j];
-				double m0, m1, d;
-
-				if (f->host >= 0 || !slba_ok(f, h))
-					continue;
-				m0 = seg_map(seq_diff(f->first_seq, a->step_seq) < 0 ?
-					     a : b, f->first);
-				m1 = seg_map(seq_diff(f->last_seq, a->step_seq) < 0 ?
-					     a : b, f->last);
-				if (m0 < (double)h->submit_ns - tol ||
-				    m1 > (double)h->complete_ns + tol)
-					continue;
-				d = m0 - (double)h->submit_ns;
-				if (d < 0)
-					d = -d;
-				if (bj < 0 || d < best) {
-					best = d;
-					bj = (long)j;
-				}
-			}
-			if (bj < 0)
-				continue;
-			c->hc[i].fw = (int32_t)bj;
-			c->fw[bj].host = (int32_t)i;
-			c->seg_of[i] = seq_diff(c->fw[bj].first_seq,
-						a->step_seq) < 0 ?
-				       (int32_t)k : (int32_t)k + 1;
-		}
+		if (a->step_next && a->valid && b->valid)
+			join_left(c, &mp, (int32_t)k, (int32_t)k + 1);
 	}
 }
 
@@ -839,45 +870,10 @@ static void join_across(struct corr *c)
  */
 static void join_stepped(struct corr *c)
 {
-	const struct hmb_clock *k = &c->clk;
+	const struct mapper mp = { .k = &c->clk, .tol = MIN_TOL };
 
-	if (!k->valid || !k->have_prev)
-		return;
-	for (size_t i = 0; i < c->host.n; i++) {
-		const struct host_cmd *h = &c->host.v[i];
-		double best = 0;
-		long bj = -1;
-
-		if (c->hc[i].fw >= 0 || h->ctrl != c->ctrl)
-			continue;
-		for (size_t j = fw_lower(c, (uint32_t)h->qid << 16 | h->cid);
-		     j < c->nfw && same_key(&c->fw[j], h); j++) {
-			const struct fw_cmd *f = &c->fw[j];
-			double t0 = 4 * hmb_clock_err_at(k, f->first_seq);
-			double t1 = 4 * hmb_clock_err_at(k, f->last_seq);
-			double m0, m1, d;
-
-			if (f->host >= 0 || !slba_ok(f, h))
-				continue;
-			m0 = hmb_clock_map(k, f->first, f->first_seq);
-			m1 = hmb_clock_map(k, f->last, f->last_seq);
-			if (m0 < (double)h->submit_ns - (t0 > MIN_TOL ? t0 : MIN_TOL) ||
-			    m1 > (double)h->complete_ns + (t1 > MIN_TOL ? t1 : MIN_TOL))
-				continue;
-			d = m0 - (double)h->submit_ns;
-			if (d < 0)
-				d = -d;
-			if (bj < 0 || d < best) {
-				best = d;
-				bj = (long)j;
-			}
-		}
-		if (bj < 0)
-			continue;
-		c->hc[i].fw = (int32_t)bj;
-		c->fw[bj].host = (int32_t)i;
-		c->seg_of[i] = -1;
-	}
+	if (c->clk.valid && c->clk.have_prev)
+		join_left(c, &mp, -1, -1);
 }
 
 int corr_run(struct corr *c, const char *dump, const char *host,

@@ -56,38 +56,42 @@ static double fw_of_host(const struct truth *tr, double host)
 	return (host - off) / (1 + tr->drift);
 }
 
-/* One synthetic command starting at host time @t. */
-static void make_cmd(const struct truth *tr, double t, struct hmb_cmd_event *ev)
+/*
+ * A command with host times @h (h[0] the submit, then one per phase) and
+ * host completion @comp: its firmware records on the truth's clock,
+ * numbered in the order the firmware wrote them, i.e. by host time (10 ns
+ * a number keeps them in order; the tests span less than 40 s).
+ */
+static void put_cmd(const struct truth *tr, const double h[HMB_PH_COUNT],
+		    double comp, uint16_t cid, struct hmb_cmd_event *ev)
 {
-	double fetch_h = t + 4000 + erand(15000);
-	double media_h = fetch_h + 2000 + erand(3000);
-	double mend_h = media_h + 40000 + erand(60000);
-	double xfer_h = mend_h + 3000 + erand(2000);
-	double cqe_h = xfer_h + 1000 + erand(1000);
-	double comp_h = cqe_h + 3000 + erand(12000);
-
 	memset(ev, 0, sizeof(*ev));
 	ev->type = HMB_EV_CMD;
 	ev->qid = 1;
-	ev->cid = (uint16_t)(t / 1000);
-	ev->st.submit_ns = (uint64_t)t;
-	ev->st.complete_ns = (uint64_t)comp_h;
-	ev->st.fw_ts[HMB_PH_FETCH] = (uint64_t)fw_of_host(tr, fetch_h);
-	ev->st.fw_ts[HMB_PH_MEDIA_START] = (uint64_t)fw_of_host(tr, media_h);
-	ev->st.fw_ts[HMB_PH_MEDIA_END] = (uint64_t)fw_of_host(tr, mend_h);
-	ev->st.fw_ts[HMB_PH_XFER_DONE] = (uint64_t)fw_of_host(tr, xfer_h);
-	ev->st.fw_ts[HMB_PH_CQE_POSTED] = (uint64_t)fw_of_host(tr, cqe_h);
+	ev->cid = cid;
+	ev->st.submit_ns = (uint64_t)h[0];
+	ev->st.complete_ns = (uint64_t)comp;
+	for (int k = HMB_PH_FETCH; k < HMB_PH_COUNT; k++) {
+		ev->st.fw_ts[k] = (uint64_t)fw_of_host(tr, h[k]);
+		ev->st.fw_seq[k] = (uint32_t)(h[k] / 10);
+	}
 	ev->st.fw_mask = 0x3e;
 	ev->st.opc = 2;
-	/*
-	 * Record seqs in the order the firmware wrote the records: by host
-	 * time (10 ns per number keeps them in order; the test spans < 40 s).
-	 */
-	ev->st.fw_seq[HMB_PH_FETCH] = (uint32_t)(fetch_h / 10);
-	ev->st.fw_seq[HMB_PH_MEDIA_START] = (uint32_t)(media_h / 10);
-	ev->st.fw_seq[HMB_PH_MEDIA_END] = (uint32_t)(mend_h / 10);
-	ev->st.fw_seq[HMB_PH_XFER_DONE] = (uint32_t)(xfer_h / 10);
-	ev->st.fw_seq[HMB_PH_CQE_POSTED] = (uint32_t)(cqe_h / 10);
+}
+
+/* One synthetic command starting at host time @t. */
+static void make_cmd(const struct truth *tr, double t, struct hmb_cmd_event *ev)
+{
+	double h[HMB_PH_COUNT];
+
+	h[0] = t;
+	h[HMB_PH_FETCH] = t + 4000 + erand(15000);
+	h[HMB_PH_MEDIA_START] = h[HMB_PH_FETCH] + 2000 + erand(3000);
+	h[HMB_PH_MEDIA_END] = h[HMB_PH_MEDIA_START] + 40000 + erand(60000);
+	h[HMB_PH_XFER_DONE] = h[HMB_PH_MEDIA_END] + 3000 + erand(2000);
+	h[HMB_PH_CQE_POSTED] = h[HMB_PH_XFER_DONE] + 1000 + erand(1000);
+	put_cmd(tr, h, h[HMB_PH_CQE_POSTED] + 3000 + erand(12000),
+		(uint16_t)(t / 1000), ev);
 }
 
 /*
@@ -104,29 +108,32 @@ static int cmp_complete(const void *a, const void *b)
 	       x->st.complete_ns > y->st.complete_ns;
 }
 
+/* The commands to the analysis as the host completes them, ticking. */
+static void feed_completed(struct hmb_analysis *a, struct hmb_cmd_event *v,
+			   size_t m, size_t tick_every)
+{
+	qsort(v, m, sizeof(*v), cmp_complete);
+	for (size_t i = 0; i < m; i++) {
+		hmb_analysis_cmd(a, &v[i]);
+		if ((i + 1) % tick_every == 0)
+			hmb_analysis_tick(a);
+	}
+	hmb_analysis_flush(a);
+}
+
 static void make_deep_cmd(const struct truth *tr, double t, double media_ns,
 			  struct hmb_cmd_event *ev)
 {
-	double fetch_h = t + 3000 + erand(10000);
-	double media_h = fetch_h + 2000 + erand(3000);
-	double mend_h = media_h + erand(media_ns);
-	double xfer_h = mend_h + 1000;
-	double cqe_h = xfer_h + 1000 + erand(5000);
-	double comp_h = cqe_h + 3000 + erand(20000);
+	double h[HMB_PH_COUNT];
 
-	make_cmd(tr, t, ev);
-	ev->cid = (uint16_t)((uint64_t)(t / 100) & 0xffff);
-	ev->st.complete_ns = (uint64_t)comp_h;
-	ev->st.fw_ts[HMB_PH_FETCH] = (uint64_t)fw_of_host(tr, fetch_h);
-	ev->st.fw_ts[HMB_PH_MEDIA_START] = (uint64_t)fw_of_host(tr, media_h);
-	ev->st.fw_ts[HMB_PH_MEDIA_END] = (uint64_t)fw_of_host(tr, mend_h);
-	ev->st.fw_ts[HMB_PH_XFER_DONE] = (uint64_t)fw_of_host(tr, xfer_h);
-	ev->st.fw_ts[HMB_PH_CQE_POSTED] = (uint64_t)fw_of_host(tr, cqe_h);
-	ev->st.fw_seq[HMB_PH_FETCH] = (uint32_t)(fetch_h / 10);
-	ev->st.fw_seq[HMB_PH_MEDIA_START] = (uint32_t)(media_h / 10);
-	ev->st.fw_seq[HMB_PH_MEDIA_END] = (uint32_t)(mend_h / 10);
-	ev->st.fw_seq[HMB_PH_XFER_DONE] = (uint32_t)(xfer_h / 10);
-	ev->st.fw_seq[HMB_PH_CQE_POSTED] = (uint32_t)(cqe_h / 10);
+	h[0] = t;
+	h[HMB_PH_FETCH] = t + 3000 + erand(10000);
+	h[HMB_PH_MEDIA_START] = h[HMB_PH_FETCH] + 2000 + erand(3000);
+	h[HMB_PH_MEDIA_END] = h[HMB_PH_MEDIA_START] + erand(media_ns);
+	h[HMB_PH_XFER_DONE] = h[HMB_PH_MEDIA_END] + 1000;
+	h[HMB_PH_CQE_POSTED] = h[HMB_PH_XFER_DONE] + 1000 + erand(5000);
+	put_cmd(tr, h, h[HMB_PH_CQE_POSTED] + 3000 + erand(20000),
+		(uint16_t)((uint64_t)(t / 100) & 0xffff), ev);
 }
 
 /*
@@ -196,31 +203,16 @@ static void run_bursty(const char *name, struct truth tr, int nbursts)
 			   bc[b * 32 + 31].h[HMB_PH_CQE_POSTED]) / 2;
 	sstep = (uint32_t)(tr.step_at_host / 10);
 	for (i = 0; i < m; i++) {
-		struct hmb_cmd_state *st = &v[i].st;
+		const struct hmb_cmd_state *st = &v[i].st;
 
-		v[i].type = HMB_EV_CMD;
-		v[i].qid = 1;
-		v[i].cid = (uint16_t)i;
-		st->submit_ns = (uint64_t)bc[i].h[0];
-		st->complete_ns = (uint64_t)bc[i].comp;
-		for (k = HMB_PH_FETCH; k < HMB_PH_COUNT; k++) {
-			st->fw_ts[k] = (uint64_t)fw_of_host(&tr, bc[i].h[k]);
-			st->fw_seq[k] = (uint32_t)(bc[i].h[k] / 10);
+		put_cmd(&tr, bc[i].h, bc[i].comp, (uint16_t)i, &v[i]);
+		for (k = HMB_PH_FETCH; k < HMB_PH_COUNT; k++)
 			if (st->fw_seq[k] >= sstep && st->fw_seq[k] < first_new)
 				first_new = st->fw_seq[k];
-		}
-		st->fw_mask = 0x3e;
-		st->opc = 2;
 		across += st->fw_seq[HMB_PH_FETCH] < sstep &&
 			  st->fw_seq[HMB_PH_CQE_POSTED] >= sstep;
 	}
-	qsort(v, m, sizeof(*v), cmp_complete);
-	for (i = 0; i < m; i++) {
-		hmb_analysis_cmd(&a, &v[i]);
-		if ((i + 1) % 256 == 0)
-			hmb_analysis_tick(&a);
-	}
-	hmb_analysis_flush(&a);
+	feed_completed(&a, v, m, 256);
 	printf("# %s: %zu commands, %zu across the step, step %.1f us (+-%.1f) at seq %u (first new %u), placed %llu, in window %llu\n",
 	       name, m, across, a.clk.step_ns / 1e3, a.clk.step_err_ns / 1e3,
 	       a.clk.step_seq, first_new, (unsigned long long)a.tot.placed,
@@ -260,13 +252,7 @@ static void run_deep(const char *name, struct truth tr, double secs,
 		m++;
 		t += erand(1e9 / iops);
 	}
-	qsort(v, m, sizeof(*v), cmp_complete);
-	for (i = 0; i < m; i++) {
-		hmb_analysis_cmd(&a, &v[i]);
-		if ((i + 1) % 5000 == 0)
-			hmb_analysis_tick(&a);
-	}
-	hmb_analysis_flush(&a);
+	feed_completed(&a, v, m, 5000);
 	/*
 	 * The commands the firmware was working on when its clock stepped
 	 * (fetched before the step, cqe posted after it) must be placed

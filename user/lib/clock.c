@@ -10,7 +10,7 @@
 #include "hmbtrace_clock.h"
 
 #define HMB_CLK_RECS	8192	/* recent records kept to place a step */
-#define HMB_CLK_LOCAL	512	/* commands each side measuring a step */
+#define HMB_CLK_LOCAL	8192	/* commands each side measuring a step */
 
 /* ----------------------------------------------------------------- clock */
 

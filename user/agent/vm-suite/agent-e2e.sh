@@ -19,12 +19,14 @@
 set -u
 . "$HMB_REPO/scripts/vm/lib/tap.sh"
 . "$HMB_REPO/kernel/tools/guest-lib.sh"
-SECS=${HMB_AGENT_FIO_SECS:-3}
+SECS=${HMB_AGENT_FIO_SECS:-3}		# fio QD1
+SECS32=${HMB_AGENT_FIO32_SECS:-6}	# fio QD32
 DRIFT=200		# ppm, simulator clock
-# s after the first trace line (about when fio QD1 starts): inside the QD32
-# run (QD1 takes SECS s, then fio starts again in 0.2 to 2 s under TCG), so
-# that dozens of commands are in flight across the step
-STEP_AT=5.5
+# s after the first trace line (about when fio QD1 starts): the middle of
+# the QD32 run (QD1 takes SECS s, then fio starts again in 0.2 to 2 s under
+# TCG), so that commands may be in flight across the step and the agent
+# measures the step's size on thousands of QD32 commands on either side
+STEP_AT=$(awk -v a="$SECS" -v b="$SECS32" 'BEGIN { print a + 1 + b / 2 }')
 STEP_NS=2000000		# +2 ms
 R=$HMB_RESULTS
 AGENT=$HMB_BIN/hmb-trace-agent
@@ -59,7 +61,7 @@ grep -q '"mode":"nvme+firmware"' "$R/agent.jsonl" &&
 	{ tap_fail "agent in nvme+firmware mode" "$(cat "$R/agent.err") $(head -1 "$R/agent.jsonl")"; tap_done; }
 
 perf stat -a -e hmb_trace:hmb_trace_record -e nvme:nvme_complete_rq -x, \
-	-o "$R/perf.csv" sleep $((2 * SECS + 4)) &
+	-o "$R/perf.csv" sleep $((SECS + SECS32 + 4)) &
 ppid=$!
 sleep 1
 fio --name=qd1 --filename="$HMB_NVME_DEV" --direct=1 --ioengine=psync \
@@ -67,8 +69,8 @@ fio --name=qd1 --filename="$HMB_NVME_DEV" --direct=1 --ioengine=psync \
 	--output-format=terse >"$R/fio1.txt" 2>"$R/fio1.err" &&
 fio --name=qd32 --filename="$HMB_NVME_DEV" --direct=1 --ioengine=libaio \
 	--iodepth=32 --rw=randrw --bs=4k --size=64M --time_based \
-	--runtime="$SECS" --output-format=terse >"$R/fio32.txt" 2>"$R/fio32.err" &&
-	tap_ok "fio randrw QD1 then QD32, ${SECS}s each" ||
+	--runtime="$SECS32" --output-format=terse >"$R/fio32.txt" 2>"$R/fio32.err" &&
+	tap_ok "fio randrw QD1 ${SECS}s, then QD32 ${SECS32}s" ||
 	tap_fail "fio ran" "$(cat "$R/fio1.err" "$R/fio32.err")"
 wait $ppid
 kill -INT $apid

@@ -42,6 +42,36 @@ check "JSON log lines" python3 -c 'import json,sys
 for l in open(sys.argv[1]): json.loads(l)' "$WORK/idle.err"
 check "summary line logged" grep -q '"msg":"summary: 0 records' "$WORK/idle.err"
 
+# The watermark holds a few records back, but never past a stop, --once or
+# a FROZEN ring.  A watermark no run reaches (clamped to a quarter of the
+# ring) and a 60 s delay, so that only those events can drain them.
+"$DAEMON" -r "$ring" -o z --watermark 2G 2>/dev/null
+eq "--watermark above 1G: exit 2" "$?" 2
+"$DAEMON" -r "$ring" -o z --max-delay-us 0 2>/dev/null
+eq "--max-delay-us 0: exit 2" "$?" 2
+"$FWSIM" -r "$ring" -n 10 -p fixed:64 --log "$WORK/wm1.bin" -q
+"$DAEMON" -r "$ring" -o "$WORK/wm-once.bin" --once --watermark 1G --max-delay-us 60000000 2>/dev/null
+check "--once drains below the watermark" cmp "$WORK/wm-once.bin" "$WORK/wm1.bin"
+"$FWSIM" -r "$ring" --init-only
+start_daemon wm -r "$ring" -o "$WORK/wm-stop.bin" --watermark 1G --max-delay-us 60000000
+"$FWSIM" -r "$ring" --attach -n 10 -p fixed:64 --log "$WORK/wm2.bin" -q
+sleep 0.3
+check "below the watermark, nothing written yet" [ ! -s "$WORK/wm-stop.bin" ]
+kill -TERM "$DPID"
+wait_exit "$DPID" 10
+eq "SIGTERM below the watermark: exit 0" "$RC" 0
+check "SIGTERM drains what the watermark held" cmp "$WORK/wm-stop.bin" "$WORK/wm2.bin"
+"$FWSIM" -r "$ring" --init-only
+start_daemon wmf -r "$ring" -o "$WORK/wm-frozen.bin" --watermark 1G --max-delay-us 60000000
+"$FWSIM" -r "$ring" --attach -n 20 --freeze-after 10 -p fixed:64 --log "$WORK/wm3.bin" -q
+i=0
+while [ $i -lt 50 ] && ! cmp -s "$WORK/wm-frozen.bin" "$WORK/wm3.bin"; do
+	sleep 0.1; i=$((i + 1))
+done
+check "a FROZEN ring is drained below the watermark" cmp "$WORK/wm-frozen.bin" "$WORK/wm3.bin"
+kill -TERM "$DPID"
+wait_exit "$DPID" 10
+
 # The ring's memory going away (device removed; here: the ring file cut
 # short) is a clean exit 5, not a crash.
 "$FWSIM" -r "$ring" --init-only

@@ -31,6 +31,8 @@
 
 #define DEFAULT_BATCH (256u << 10)
 #define DEFAULT_IDLE_MAX_MS 10
+#define DEFAULT_WATERMARK (64u << 10)
+#define DEFAULT_MAX_DELAY_US 1000
 #define BACKOFF_CAP_MS 1000
 
 int log_verbosity = LOG_INFO;
@@ -46,6 +48,8 @@ struct opts {
 	unsigned int idle_max_ms;
 	double throttle;	/* bytes/s, 0 = none (testing aid) */
 	bool no_recover;
+	size_t watermark;	/* drain once this much is in the ring ... */
+	unsigned int max_delay_us;	/* ... or its oldest byte waited this */
 };
 
 struct stats {
@@ -71,6 +75,7 @@ struct daemon {
 	bool reopen;			/* SIGHUP received */
 	bool dev_err_backoff;		/* device poll reported POLLERR/PRI */
 	uint64_t published;		/* last tail published */
+	double hold_since;		/* below the watermark since (0: not) */
 	struct stats st;
 	int exit_code;
 	const char *exit_reason;
@@ -154,6 +159,12 @@ static void usage(FILE *f)
 "      --stats-json FILE    write the exit summary as JSON to FILE\n"
 "      --idle-max-ms MS     longest sleep of a ring file's idle back-off\n"
 "                           (default 10)\n"
+"      --watermark BYTES    drain once the ring holds this much, or once\n"
+"                           its oldest record waited --max-delay-us; fewer,\n"
+"                           larger writes (default 64K; 0 = at once;\n"
+"                           never more than a quarter of the ring)\n"
+"      --max-delay-us US    longest a record waits below the watermark\n"
+"                           (default 1000)\n"
 "      --no-output-check    do not scan an existing FILE for a torn last\n"
 "                           record before appending (see below)\n"
 "      --throttle BYTES/S   limit the drain rate by holding each batch's tail\n"
@@ -210,7 +221,7 @@ bad:
 }
 
 enum { O_ONCE = 256, O_STATS_JSON, O_LOG_FORMAT, O_IDLE_MAX, O_THROTTLE,
-       O_NO_RECOVER };
+       O_NO_RECOVER, O_WATERMARK, O_MAX_DELAY };
 
 static void parse_opts(struct opts *o, int argc, char **argv)
 {
@@ -224,6 +235,8 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 		{ "idle-max-ms", required_argument, NULL, O_IDLE_MAX },
 		{ "throttle", required_argument, NULL, O_THROTTLE },
 		{ "no-output-check", no_argument, NULL, O_NO_RECOVER },
+		{ "watermark", required_argument, NULL, O_WATERMARK },
+		{ "max-delay-us", required_argument, NULL, O_MAX_DELAY },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "log-format", required_argument, NULL, O_LOG_FORMAT },
@@ -235,6 +248,8 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 
 	o->batch = DEFAULT_BATCH;
 	o->idle_max_ms = DEFAULT_IDLE_MAX_MS;
+	o->watermark = DEFAULT_WATERMARK;
+	o->max_delay_us = DEFAULT_MAX_DELAY_US;
 	while ((c = getopt_long(argc, argv, "d:r:o:b:qvh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': o->kind = SRC_DEVICE; o->source = optarg; nsrc++; break;
@@ -260,6 +275,22 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 			o->idle_max_ms = (unsigned int)v;
 			break;
 		case O_NO_RECOVER: o->no_recover = true; break;
+		case O_WATERMARK:
+			v = parse_num(optarg, "watermark");
+			if (v > (1u << 30)) {
+				log_msg(LOG_ERR, "--watermark must be at most 1G");
+				exit(EXIT_USAGE);
+			}
+			o->watermark = (size_t)v;
+			break;
+		case O_MAX_DELAY:
+			v = parse_num(optarg, "delay");
+			if (v < 1 || v > 60000000) {
+				log_msg(LOG_ERR, "--max-delay-us must be 1..60000000 (60 s)");
+				exit(EXIT_USAGE);
+			}
+			o->max_delay_us = (unsigned int)v;
+			break;
 		case O_THROTTLE: o->throttle = (double)parse_num(optarg, "throttle"); break;
 		case 'q': log_verbosity = LOG_WARN; break;
 		case 'v': log_verbosity = LOG_DEBUG; break;
@@ -636,6 +667,35 @@ static void throttle(struct daemon *d)
 }
 
 /*
+ * Leave @avail bytes in the ring a little longer?  Below the watermark
+ * (at most a quarter of the ring, so a burst cannot fill it meanwhile),
+ * until the oldest of them waited --max-delay-us: fewer, larger writes
+ * and tail updates for the same bytes.  Never when stopping, on --once,
+ * or when the producer has set a flag (FROZEN, OVERFLOWED: drain now).
+ */
+static bool hold(struct daemon *d, uint64_t avail)
+{
+	size_t wm = d->o.watermark;
+	double t;
+
+	if (wm > d->src.ring_size / 4)
+		wm = d->src.ring_size / 4;
+	if (avail >= wm || d->stop || d->reopen || d->o.once ||
+	    (hmb_consumer_flags(d->c) & (HMB_RING_FLAG_FROZEN |
+					 HMB_RING_FLAG_OVERFLOWED))) {
+		d->hold_since = 0;
+		return false;
+	}
+	t = now_s();
+	if (!d->hold_since)
+		d->hold_since = t;
+	if ((t - d->hold_since) * 1e6 < d->o.max_delay_us)
+		return true;
+	d->hold_since = 0;
+	return false;
+}
+
+/*
  * Drain what the ring holds now, batch by batch.  Returns 1 if anything was
  * read, 0 if the ring was empty, -1 to stop (exit_code set).
  */
@@ -653,9 +713,12 @@ static int drain(struct daemon *d)
 		return -1;
 	}
 	if (!avail) {
+		d->hold_since = 0;
 		r = check_reinit(d);
 		return r < 0 ? -1 : r;
 	}
+	if (hold(d, avail))
+		return 2;
 	for (;;) {
 		struct hmb_consumer_counts n0, n1;
 
@@ -821,6 +884,12 @@ static int run(struct daemon *d)
 		/* --once: what the first look at head found, and no more. */
 		if (d->o.once)
 			return 0;
+		if (r == 2) {
+			/* below the watermark: let it fill a little */
+			sleep_ms(d, d->o.max_delay_us / 4000.0);
+			idle = 0;
+			continue;
+		}
 		if (r > 0) {
 			idle = 0;
 			d->dev_err_backoff = false;

@@ -42,6 +42,16 @@ int ob_open(struct outbuf *ob, int fd, const char *name, size_t cap);
 int ob_flush(struct outbuf *ob);
 /* Flush and free; returns 0 or the first write error's errno. */
 int ob_close(struct outbuf *ob);
+/*
+ * A buffer on a new file @path ("-": stdout), truncated.  Prints the one
+ * error line; returns 0 or EXIT_BADINPUT (nothing left open).
+ */
+int ob_create(struct outbuf *ob, const char *path, size_t cap);
+/*
+ * Flush and close what ob_create opened; @rc is the result so far.
+ * Returns @rc, or EXIT_BADINPUT if it was 0 and closing the file failed.
+ */
+int ob_finish(struct outbuf *ob, int rc);
 
 static inline int ob_reserve(struct outbuf *ob, size_t n)
 {
@@ -171,5 +181,14 @@ int parse_u64(const char *s, uint64_t *v);
 	{ "no-meta", no_argument, NULL, 'N' }, \
 	{ "dup-window", required_argument, NULL, 'W' }
 int input_opt(struct input_opts *o, int opt, const char *arg);
+/*
+ * The default: branch of a subcommand's option switch: an input option
+ * (input_opt), else the subcommand's usage on stderr.  Returns 0 when
+ * taken, non-zero (EXIT_USAGE) for a bad value or an unknown option.
+ */
+int input_opt_or_usage(struct input_opts *o, int opt, const char *arg,
+		       void (*usage)(FILE *));
+/* --ctrl N: a controller number (nvmeN); 0 or EXIT_USAGE, said. */
+int parse_ctrl(const char *arg, long *ctrl);
 
 #endif /* HMB_ANALYZE_H */

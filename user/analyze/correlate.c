@@ -1420,11 +1420,8 @@ int cmd_correlate(int argc, char **argv)
 			json = true;
 			break;
 		case 'C':
-			if (parse_u64(optarg, &v) || v > UINT32_MAX) {
-				errorf("--ctrl: '%s' is not a controller number", optarg);
+			if (parse_ctrl(optarg, &ctrl))
 				return EXIT_USAGE;
-			}
-			ctrl = (long)v;
 			break;
 		case 'T':
 			if (parse_u64(optarg, &v) || v > 100000) {

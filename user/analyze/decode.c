@@ -298,13 +298,8 @@ int cmd_decode(int argc, char **argv)
 			usage_decode(stdout);
 			return 0;
 		default:
-			rc = input_opt(&iopts, opt, optarg);
-			if (rc < 0)
+			if (input_opt_or_usage(&iopts, opt, optarg, usage_decode))
 				return EXIT_USAGE;
-			if (rc == 0) {
-				usage_decode(stderr);
-				return EXIT_USAGE;
-			}
 		}
 	}
 	if (argc - optind != 1) {
@@ -397,7 +392,7 @@ int cmd_convert(int argc, char **argv)
 	const char *out;
 	struct outbuf ob;
 	struct input in;
-	int opt, rc, fd;
+	int opt, rc;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "t:nd:h", convert_opts, NULL)) != -1) {
@@ -418,13 +413,8 @@ int cmd_convert(int argc, char **argv)
 			usage_convert(stdout);
 			return 0;
 		default:
-			rc = input_opt(&iopts, opt, optarg);
-			if (rc < 0)
+			if (input_opt_or_usage(&iopts, opt, optarg, usage_convert))
 				return EXIT_USAGE;
-			if (rc == 0) {
-				usage_convert(stderr);
-				return EXIT_USAGE;
-			}
 		}
 	}
 	if (argc - optind != 2) {
@@ -455,32 +445,11 @@ int cmd_convert(int argc, char **argv)
 		hmb_dict_free(dict);
 		return rc;
 	}
-	if (strcmp(out, "-") == 0) {
-		fd = STDOUT_FILENO;
-	} else {
-		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0) {
-			errorf("%s: cannot create: %s", out, strerror(errno));
-			input_close(&in);
-			return EXIT_BADINPUT;
-		}
+	rc = ob_create(&ob, out, OUTBUF_SIZE);
+	if (!rc) {
+		rc = stream_records(&in, &ob, fmt, dict);
+		rc = ob_finish(&ob, rc);
 	}
-	if (ob_open(&ob, fd, strcmp(out, "-") ? out : "<stdout>",
-		    OUTBUF_SIZE)) {
-		errorf("out of memory");
-		rc = EXIT_BADINPUT;
-		goto out;
-	}
-	rc = stream_records(&in, &ob, fmt, dict);
-	ob_close(&ob);
-	if (fd != STDOUT_FILENO && close(fd) && rc == 0) {
-		errorf("%s: close: %s", out, strerror(errno));
-		rc = EXIT_BADINPUT;
-	}
-	fd = STDOUT_FILENO;
-out:
-	if (fd != STDOUT_FILENO)
-		close(fd);
 	input_close(&in);
 	hmb_dict_free(dict);
 	return rc;

@@ -74,6 +74,28 @@ int input_opt(struct input_opts *o, int opt, const char *arg)
 	return 0;
 }
 
+int input_opt_or_usage(struct input_opts *o, int opt, const char *arg,
+		       void (*usage)(FILE *))
+{
+	int rc = input_opt(o, opt, arg);
+
+	if (rc == 0)
+		usage(stderr);
+	return rc > 0 ? 0 : EXIT_USAGE;
+}
+
+int parse_ctrl(const char *arg, long *ctrl)
+{
+	uint64_t v;
+
+	if (parse_u64(arg, &v) || v > UINT32_MAX) {
+		errorf("--ctrl: '%s' is not a controller number", arg);
+		return EXIT_USAGE;
+	}
+	*ctrl = (long)v;
+	return 0;
+}
+
 int input_open(struct input *in, const char *path,
 	       const struct input_opts *opts)
 {

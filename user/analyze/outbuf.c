@@ -4,7 +4,9 @@
  * millions of lines, so nothing on the per-record path goes through stdio.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -39,6 +41,37 @@ int ob_flush(struct outbuf *ob)
 	/* After an error the data is dropped; the caller reports ob->err. */
 	ob->len = 0;
 	return ob->err ? -ob->err : 0;
+}
+
+int ob_create(struct outbuf *ob, const char *path, size_t cap)
+{
+	bool std = strcmp(path, "-") == 0;
+	int fd = std ? STDOUT_FILENO :
+		 open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	if (fd < 0) {
+		errorf("%s: cannot create: %s", path, strerror(errno));
+		return EXIT_BADINPUT;
+	}
+	if (ob_open(ob, fd, std ? "<stdout>" : path, cap)) {
+		errorf("out of memory");
+		if (!std)
+			close(fd);
+		return EXIT_BADINPUT;
+	}
+	return 0;
+}
+
+int ob_finish(struct outbuf *ob, int rc)
+{
+	int fd = ob->fd;
+
+	ob_close(ob);
+	if (fd != STDOUT_FILENO && close(fd) && rc == 0) {
+		errorf("%s: close: %s", ob->name, strerror(errno));
+		rc = EXIT_BADINPUT;
+	}
+	return rc;
 }
 
 int ob_close(struct outbuf *ob)

@@ -651,8 +651,7 @@ static int cmd_perfetto(int argc, char **argv)
 	struct outbuf ob;
 	struct input in;
 	long ctrl = -1;
-	uint64_t v;
-	int opt, rc, fd;
+	int opt, rc;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "t:h", pf_opts, NULL)) != -1) {
@@ -666,23 +665,15 @@ static int cmd_perfetto(int argc, char **argv)
 			host = optarg;
 			break;
 		case 'C':
-			if (parse_u64(optarg, &v) || v > UINT32_MAX) {
-				errorf("--ctrl: '%s' is not a controller number", optarg);
+			if (parse_ctrl(optarg, &ctrl))
 				return EXIT_USAGE;
-			}
-			ctrl = (long)v;
 			break;
 		case 'h':
 			usage_convert_ext(stdout);
 			return 0;
 		default:
-			rc = input_opt(&iopts, opt, optarg);
-			if (rc < 0)
+			if (input_opt_or_usage(&iopts, opt, optarg, usage_convert_ext))
 				return EXIT_USAGE;
-			if (rc == 0) {
-				usage_convert_ext(stderr);
-				return EXIT_USAGE;
-			}
 		}
 	}
 	if (argc - optind != 2) {
@@ -716,32 +707,11 @@ static int cmd_perfetto(int argc, char **argv)
 		hmb_dict_free(dict);
 		return EXIT_BADINPUT;
 	}
-	if (strcmp(out, "-") == 0) {
-		fd = STDOUT_FILENO;
-	} else {
-		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0) {
-			errorf("%s: cannot create: %s", out, strerror(errno));
-			rc = EXIT_BADINPUT;
-			goto out;
-		}
+	rc = ob_create(&ob, out, OUTBUF_SIZE);
+	if (!rc) {
+		rc = write_perfetto(&in, &ob, dict, cp);
+		rc = ob_finish(&ob, rc);
 	}
-	if (ob_open(&ob, fd, fd == STDOUT_FILENO ? "<stdout>" : out,
-		    OUTBUF_SIZE)) {
-		errorf("out of memory");
-		rc = EXIT_BADINPUT;
-		goto out;
-	}
-	rc = write_perfetto(&in, &ob, dict, cp);
-	ob_close(&ob);
-	if (fd != STDOUT_FILENO && close(fd) && rc == 0) {
-		errorf("%s: close: %s", out, strerror(errno));
-		rc = EXIT_BADINPUT;
-	}
-	fd = STDOUT_FILENO;
-out:
-	if (fd != STDOUT_FILENO)
-		close(fd);
 	input_close(&in);
 	if (host)
 		corr_free(&corr);

@@ -918,7 +918,7 @@ int cmd_report(int argc, char **argv)
 	struct outbuf ob;
 	struct input in;
 	uint64_t v;
-	int opt, rc, fd;
+	int opt, rc;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "o:h", report_opts, NULL)) != -1) {
@@ -941,23 +941,15 @@ int cmd_report(int argc, char **argv)
 			host = optarg;
 			break;
 		case 'C':
-			if (parse_u64(optarg, &v) || v > UINT32_MAX) {
-				errorf("--ctrl: '%s' is not a controller number", optarg);
+			if (parse_ctrl(optarg, &ctrl))
 				return EXIT_USAGE;
-			}
-			ctrl = (long)v;
 			break;
 		case 'h':
 			usage_report(stdout);
 			return 0;
 		default:
-			rc = input_opt(&iopts, opt, optarg);
-			if (rc < 0)
+			if (input_opt_or_usage(&iopts, opt, optarg, usage_report))
 				return EXIT_USAGE;
-			if (rc == 0) {
-				usage_report(stderr);
-				return EXIT_USAGE;
-			}
 		}
 	}
 	if (argc - optind != 1 || !out) {
@@ -983,35 +975,14 @@ int cmd_report(int argc, char **argv)
 		hmb_dict_free(dict);
 		return EXIT_BADINPUT;
 	}
-	if (strcmp(out, "-") == 0) {
-		fd = STDOUT_FILENO;
-	} else {
-		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0) {
-			errorf("%s: cannot create: %s", out, strerror(errno));
-			rc = EXIT_BADINPUT;
-			goto out;
-		}
+	rc = ob_create(&ob, out, OUTBUF_SIZE);
+	if (!rc) {
+		rc = write_report(&in, &ob, dict, top_n, host ? &corr : NULL);
+		rc = ob_finish(&ob, rc);
+		/* No half report: a failed run leaves no file behind. */
+		if (rc && strcmp(out, "-") != 0)
+			unlink(out);
 	}
-	if (ob_open(&ob, fd, fd == STDOUT_FILENO ? "<stdout>" : out,
-		    OUTBUF_SIZE)) {
-		errorf("out of memory");
-		rc = EXIT_BADINPUT;
-		goto out;
-	}
-	rc = write_report(&in, &ob, dict, top_n, host ? &corr : NULL);
-	ob_close(&ob);
-	if (fd != STDOUT_FILENO && close(fd) && rc == 0) {
-		errorf("%s: close: %s", out, strerror(errno));
-		rc = EXIT_BADINPUT;
-	}
-	fd = STDOUT_FILENO;
-	/* No half report: a failed run leaves no file behind. */
-	if (rc && strcmp(out, "-") != 0)
-		unlink(out);
-out:
-	if (fd != STDOUT_FILENO)
-		close(fd);
 	input_close(&in);
 	if (host)
 		corr_free(&corr);

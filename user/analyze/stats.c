@@ -340,13 +340,8 @@ int cmd_stats(int argc, char **argv)
 			usage_stats(stdout);
 			return 0;
 		default:
-			rc = input_opt(&iopts, opt, optarg);
-			if (rc < 0)
+			if (input_opt_or_usage(&iopts, opt, optarg, usage_stats))
 				return EXIT_USAGE;
-			if (rc == 0) {
-				usage_stats(stderr);
-				return EXIT_USAGE;
-			}
 		}
 	}
 	if (argc - optind != 1) {

@@ -302,8 +302,58 @@ struct mapper {
 	const struct corr_seg *g2;	/* the clock from record step_seq on */
 	uint32_t step_seq;
 	const struct hmb_clock *k;	/* the run's estimate instead */
+	bool split;			/* k: records inside its step's bracket
+					 * may be on either clock */
 	double tol;			/* window widening, at least */
 };
+
+/* Host time of @ts on the run estimate's clock before or after its step. */
+static double run_map(const struct hmb_clock *k, uint64_t ts, bool old)
+{
+	if (old)
+		return (double)ts + k->prev_off +
+		       k->prev_drift * ((double)ts - k->prev_ref);
+	return (double)ts + hmb_clock_offset_at(k, ts);
+}
+
+static bool in_step_bracket(const struct hmb_clock *k, uint32_t seq)
+{
+	return k->brk_on && seq_diff(seq, k->brk_lo) >= 0 &&
+	       seq_diff(seq, k->brk_hi) <= 0;
+}
+
+/*
+ * Does @f fit @h with its first and last records each on the clock the
+ * step leaves them, or, inside the step's bracket (where the record the
+ * clock stepped at is not certain), on either (in seq order: old before
+ * new)?  The fit whose fetch is closest to the submit: *d, or false.
+ */
+static bool fits_split(const struct hmb_clock *k, const struct fw_cmd *f,
+		       const struct host_cmd *h, double tol, double *d)
+{
+	bool a0 = in_step_bracket(k, f->first_seq);
+	bool a1 = in_step_bracket(k, f->last_seq);
+	bool o0 = hmb_clock_before_step(k, f->first_seq);
+	bool o1 = hmb_clock_before_step(k, f->last_seq);
+	bool found = false;
+
+	for (int opt = 0; opt < 3; opt++) {
+		bool old0 = opt < 2, old1 = opt < 1;
+		double m0, m1;
+
+		if ((!a0 && old0 != o0) || (!a1 && old1 != o1))
+			continue;
+		m0 = run_map(k, f->first, old0);
+		m1 = run_map(k, f->last, old1);
+		if (m0 < (double)h->submit_ns - tol ||
+		    m1 > (double)h->complete_ns + tol)
+			continue;
+		if (!found || fabs(m0 - (double)h->submit_ns) < *d)
+			*d = fabs(m0 - (double)h->submit_ns);
+		found = true;
+	}
+	return found;
+}
 
 static double map_at(const struct corr *c, const struct mapper *mp,
 		     uint64_t ts, uint32_t seq, double *tol)
@@ -335,10 +385,23 @@ static long closest_fw(const struct corr *c, const struct host_cmd *h,
 	for (size_t j = fw_lower(c, (uint32_t)h->qid << 16 | h->cid);
 	     j < c->nfw && same_key(&c->fw[j], h); j++) {
 		const struct fw_cmd *f = &c->fw[j];
-		double m0, m1, t0, t1, d;
+		double m0, m1, t0, t1, d = 0;
 
 		if (f->host >= 0 || !slba_ok(f, h))
 			continue;
+		if (mp->split) {
+			double e = mp->k->off_err_ns > mp->k->prev_err ?
+				   mp->k->off_err_ns : mp->k->prev_err;
+
+			if (!fits_split(mp->k, f, h, 4 * e > mp->tol ? 4 * e :
+					mp->tol, &d))
+				continue;
+			if (bj < 0 || d < best) {
+				best = d;
+				bj = (long)j;
+			}
+			continue;
+		}
 		m0 = map_at(c, mp, f->first, f->first_seq, &t0);
 		/* one clock: the candidates come in firmware time order */
 		if (!mp->k && !mp->g2 && m0 > (double)h->complete_ns + t0)
@@ -823,9 +886,11 @@ static int step_boundary(struct corr *c, size_t k)
  * Host commands still unmatched, tried with @mp; those joined take segment
  * @before (first record before @mp's step) or @after.
  */
-static void join_left(struct corr *c, const struct mapper *mp,
-		      int32_t before, int32_t after)
+static size_t join_left(struct corr *c, const struct mapper *mp,
+			int32_t before, int32_t after)
 {
+	size_t joined = 0;
+
 	for (size_t i = 0; i < c->host.n; i++) {
 		long j;
 
@@ -838,7 +903,9 @@ static void join_left(struct corr *c, const struct mapper *mp,
 		c->seg_of[i] = mp->g2 && seq_diff(c->fw[j].first_seq,
 						  mp->step_seq) >= 0 ?
 			       after : before;
+		joined++;
 	}
+	return joined;
 }
 
 /*
@@ -868,12 +935,42 @@ static void join_across(struct corr *c)
  * as the live agent places them.  They keep no segment: the run's
  * estimate maps them.
  */
-static void join_stepped(struct corr *c)
+static size_t join_stepped(struct corr *c)
 {
-	const struct mapper mp = { .k = &c->clk, .tol = MIN_TOL };
+	const struct mapper mp = { .k = &c->clk, .split = true, .tol = MIN_TOL };
 
 	if (c->clk.valid && c->clk.have_prev)
-		join_left(c, &mp, -1, -1);
+		return join_left(c, &mp, -1, -1);
+	return 0;
+}
+
+/*
+ * The run's estimate, made as the agent makes it: the matched commands
+ * streamed through the estimator in time order, solved every 1000, so
+ * that it finds a clock step; then every record of the dump, matched or
+ * not, to place the step at its record.
+ */
+static int run_estimate(struct corr *c)
+{
+	size_t *set = malloc((c->host.n ? c->host.n : 1) * sizeof(*set));
+	size_t n = 0;
+
+	if (!set)
+		return -1;
+	for (size_t o = 0; o < c->host.n; o++)
+		if (c->hc[c->order[o]].fw >= 0)
+			set[n++] = c->order[o];
+	estimate(c, &c->clk, set, n, true);
+	free(set);
+	if (c->clk.have_prev) {
+		for (size_t j = 0; j < c->nfw; j++)
+			for (int p = HMB_PHASE_FETCH; p < HMB_PHASE_COUNT; p++)
+				if (c->fw[j].mask & (1u << p))
+					hmb_clock_note(&c->clk, c->fw[j].seq[p],
+						       c->fw[j].ts[p]);
+		hmb_clock_solve(&c->clk);
+	}
+	return 0;
 }
 
 int corr_run(struct corr *c, const char *dump, const char *host,
@@ -971,25 +1068,11 @@ int corr_run(struct corr *c, const char *dump, const char *host,
 			errorf("out of memory");
 			goto fail;
 		}
-		/* the global estimate over every matched command */
-		n = 0;
-		for (size_t o = 0; o < c->host.n; o++)
-			if (c->hc[c->order[o]].fw >= 0)
-				set[n++] = c->order[o];
-		estimate(c, &c->clk, set, n, true);
 		free(set);
-		/*
-		 * Every record of the dump, matched or not, to place a step
-		 * the estimate found at its record (the commands across it
-		 * are not matched yet, but their records are in the dump).
-		 */
-		if (c->clk.have_prev) {
-			for (size_t j = 0; j < c->nfw; j++)
-				for (int p = HMB_PHASE_FETCH; p < HMB_PHASE_COUNT; p++)
-					if (c->fw[j].mask & (1u << p))
-						hmb_clock_note(&c->clk, c->fw[j].seq[p],
-							       c->fw[j].ts[p]);
-			hmb_clock_solve(&c->clk);
+		if (run_estimate(c)) {
+			errorf("out of memory");
+			rc = EXIT_BADINPUT;
+			goto fail;
 		}
 	}
 	/* segments in time order; count the offset jumps between them */
@@ -1041,7 +1124,16 @@ int corr_run(struct corr *c, const char *dump, const char *host,
 			}
 		}
 		join_across(c);
-		join_stepped(c);
+		/*
+		 * Commands next to the step that no segment explained: with
+		 * the run's estimate, and if it took any, the estimate again
+		 * with them (they say best where the step is).
+		 */
+		if (join_stepped(c) && run_estimate(c)) {
+			errorf("out of memory");
+			rc = EXIT_BADINPUT;
+			goto fail;
+		}
 		/*
 		 * Placement: the run's estimate, streamed as the agent does
 		 * (it follows one step, record by record), unless it saw more

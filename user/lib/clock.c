@@ -26,7 +26,9 @@ int hmb_clock_init(struct hmb_clock *c, size_t cap)
 	c->brk = calloc(c->brk_cap, sizeof(*c->brk));
 	c->pre = calloc(HMB_CLK_LOCAL, sizeof(*c->pre));
 	c->post = calloc(HMB_CLK_LOCAL, sizeof(*c->post));
-	if (!c->pts || !c->recs || !c->brk || !c->pre || !c->post) {
+	c->late = calloc(HMB_CLK_LOCAL, sizeof(*c->late));
+	if (!c->pts || !c->recs || !c->brk || !c->pre || !c->post ||
+	    !c->late) {
 		hmb_clock_free(c);
 		return -1;
 	}
@@ -42,9 +44,10 @@ void hmb_clock_free(struct hmb_clock *c)
 	free(c->brk);
 	free(c->pre);
 	free(c->post);
+	free(c->late);
 	c->pts = NULL;
 	c->recs = c->brk = NULL;
-	c->pre = c->post = NULL;
+	c->pre = c->post = c->late = NULL;
 }
 
 void hmb_clock_reset(struct hmb_clock *c)
@@ -288,6 +291,8 @@ void hmb_clock_add(struct hmb_clock *c, uint64_t submit, uint64_t complete,
 		 */
 		if (hmb_clock_before_step(c, seq_fetch)) {
 			c->skipped_before_step++;
+			if (c->late_n < HMB_CLK_LOCAL)
+				c->late[c->late_n++] = p;
 			return;
 		}
 		if (seq_diff(seq_fetch, c->step_seq) > (1 << 28))
@@ -320,6 +325,7 @@ void hmb_clock_add(struct hmb_clock *c, uint64_t submit, uint64_t complete,
 					c->pre[i] = *pt_at(c, c->streak_start -
 							     c->pre_n + i);
 				c->step_known = false;
+				c->late_n = 0;
 				find_step(c, &p, p.hi < pred - tol, tol);
 				c->have_prev = true;
 				c->prev_off = c->off_ns;
@@ -451,6 +457,7 @@ static double mean_t(const struct hmb_clk_pt *p, size_t n)
 }
 
 static void measure_step(struct hmb_clock *c);
+static bool refine_brk(struct hmb_clock *c);
 
 bool hmb_clock_solve(struct hmb_clock *c)
 {
@@ -521,7 +528,7 @@ bool hmb_clock_solve(struct hmb_clock *c)
 
 		measure_step(c);
 		/* more of the records around it, or a better idea of its size */
-		if (c->brk_on && (c->brk_n != c->brk_used ||
+		if (c->brk_on && (refine_brk(c) || c->brk_n != c->brk_used ||
 				  fabs(c->step_ns - was) > 1000)) {
 			locate_step(c);
 			measure_step(c);
@@ -581,6 +588,66 @@ static void measure_step(struct hmb_clock *c)
 		c->step_err_ns = c->off_err_ns + c->prev_err;
 	}
 	c->step_known = true;
+}
+
+/*
+ * With both estimates known, every command around the step says more:
+ * for a forward step, a fetch whose bound lies above the new offset is on
+ * the old clock and a cqe_posted whose bound lies below the old offset is
+ * on the new one (backward: the other way round).  Narrow the bracket of
+ * the step's record to the last such old and first such new record, among
+ * the commands kept from both sides of the step and those left out after
+ * it.  Returns whether it narrowed.
+ */
+static void brk_narrow(struct hmb_clock *c, uint32_t seq, bool old, bool *moved)
+{
+	if (!in_brk(c, seq))
+		return;
+	if (old && seq != c->brk_hi && seq_diff(seq, c->brk_lo) > 0) {
+		c->brk_lo = seq;
+		*moved = true;
+	} else if (!old && seq != c->brk_lo && seq_diff(seq, c->brk_hi) < 0) {
+		c->brk_hi = seq;
+		*moved = true;
+	}
+}
+
+static bool refine_brk(struct hmb_clock *c)
+{
+	const struct hmb_clk_pt *set[3] = { c->pre, c->post, c->late };
+	const size_t nset[3] = { c->pre_n, c->post_n, c->late_n };
+	double tol = 4 * (c->off_err_ns + c->prev_err);
+	bool moved = false;
+	size_t i, k, n;
+
+	if (tol < 20000)
+		tol = 20000;
+	for (k = 0; k < 3; k++)
+		for (i = 0; i < nset[k]; i++) {
+			const struct hmb_clk_pt *q = &set[k][i];
+			double oldo = c->prev_off + c->prev_drift *
+				      ((double)q->t - c->prev_ref);
+			double newo = hmb_clock_offset_at(c, (uint64_t)q->t);
+
+			if (c->brk_fwd) {
+				if ((double)q->lo > newo + tol)
+					brk_narrow(c, q->sf, true, &moved);
+				if ((double)q->hi < oldo - tol)
+					brk_narrow(c, q->sc, false, &moved);
+			} else {
+				if ((double)q->lo > oldo + tol)
+					brk_narrow(c, q->sf, false, &moved);
+				if ((double)q->hi < newo - tol)
+					brk_narrow(c, q->sc, true, &moved);
+			}
+		}
+	if (!moved)
+		return false;
+	for (i = n = 0; i < c->brk_n; i++)	/* what is left in the bracket */
+		if (in_brk(c, c->brk[i].seq))
+			c->brk[n++] = c->brk[i];
+	c->brk_n = n;
+	return true;
 }
 
 /*

@@ -72,8 +72,8 @@ struct hmb_clock {
 	 * between them and the first ones after it, so that the two offsets
 	 * come from the same kind of load and their biases cancel.
 	 */
-	struct hmb_clk_pt *pre, *post;
-	size_t pre_n, post_n;
+	struct hmb_clk_pt *pre, *post, *late;
+	size_t pre_n, post_n, late_n;	/* late: skipped after the step */
 	/*
 	 * Finding the step's record: the firmware records of recent commands
 	 * (hmb_clock_note, a ring), and those between the last record known

@@ -190,5 +190,7 @@ int input_opt_or_usage(struct input_opts *o, int opt, const char *arg,
 		       void (*usage)(FILE *));
 /* --ctrl N: a controller number (nvmeN); 0 or EXIT_USAGE, said. */
 int parse_ctrl(const char *arg, long *ctrl);
+/* --format text|json: *json set; 0 or EXIT_USAGE, said. */
+int parse_text_json(const char *arg, bool *json);
 
 #endif /* HMB_ANALYZE_H */

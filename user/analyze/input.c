@@ -96,6 +96,17 @@ int parse_ctrl(const char *arg, long *ctrl)
 	return 0;
 }
 
+int parse_text_json(const char *arg, bool *json)
+{
+	if (strcmp(arg, "json") && strcmp(arg, "text")) {
+		errorf("--format: unknown format '%s' (expected text or json)",
+		       arg);
+		return EXIT_USAGE;
+	}
+	*json = strcmp(arg, "json") == 0;
+	return 0;
+}
+
 int input_open(struct input *in, const char *path,
 	       const struct input_opts *opts)
 {

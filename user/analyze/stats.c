@@ -315,15 +315,8 @@ int cmd_stats(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "f:jh", stats_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
-			if (strcmp(optarg, "json") == 0) {
-				json = true;
-			} else if (strcmp(optarg, "text") == 0) {
-				json = false;
-			} else {
-				errorf("--format: unknown format '%s' (expected text or json)",
-				       optarg);
+			if (parse_text_json(optarg, &json))
 				return EXIT_USAGE;
-			}
 			break;
 		case 'j':
 			json = true;

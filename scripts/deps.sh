@@ -42,8 +42,13 @@ if [ "$(id -u)" != 0 ]; then
 	exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
+# Several builds may install at once (parallel make, helper worktrees): one
+# at a time, and re-check what is still missing once the lock is ours.
+if [ -z "${HMB_DEPS_LOCKED:-}" ]; then
+	HMB_DEPS_LOCKED=1 exec flock /var/lock/hmb-trace-deps.lock "$0" "$@"
+fi
 stamp=/var/lib/apt/periodic/hmb-trace-update-stamp
 if [ ! -e "$stamp" ] || [ -n "$(find "$stamp" -mmin +360 2>/dev/null)" ]; then
-	apt-get update -q >&2 && mkdir -p "$(dirname "$stamp")" && touch "$stamp"
+	apt-get -o DPkg::Lock::Timeout=900 update -q >&2 && mkdir -p "$(dirname "$stamp")" && touch "$stamp"
 fi
-apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+apt-get install -o DPkg::Lock::Timeout=900 -y -q --no-install-recommends "${missing[@]}" >&2

@@ -101,8 +101,17 @@ static struct fwm_cmd *new_cmd(struct fwmodel *m, uint32_t key,
 	uint32_t i;
 
 	if (m->open >= TAB_LIMIT) {
-		/* Close whatever sits at the new key's home slot. */
-		end_cmd(m, &m->tab[slot_of(key)], FWM_END_EVICTED);
+		/*
+		 * Close the open command at the new key's home slot or the
+		 * first one after it.  The table stays 3/4 full at most, so
+		 * both this scan and the probe below stay short (closing an
+		 * empty home slot, as this once did, let the table fill up
+		 * and the probe run forever).
+		 */
+		i = slot_of(key);
+		while (!m->tab[i].used)
+			i = (i + 1) & TAB_MASK;
+		end_cmd(m, &m->tab[i], FWM_END_EVICTED);
 	}
 	i = slot_of(key);
 	while (m->tab[i].used)

@@ -6,10 +6,10 @@
  *
  * Records arrive in stream order.  Command-phase events are joined by their
  * (sqid, cid) keys into commands; a command is open from its first phase
- * event to its cqe_posted event.  Memory is bounded: at most FWM_MAX_INFLIGHT
- * commands are open at once (more is counted in @inflight_evicted and the
- * oldest-looking entry is closed early), so the model streams in constant
- * memory whatever the file size.
+ * event to its cqe_posted event.  Memory is bounded: at most 3/4 of
+ * FWM_MAX_INFLIGHT commands are open at once (one more closes an open one
+ * early, counted in st.evicted), so the model streams in constant memory
+ * and time per record whatever the file size.
  */
 #ifndef HMB_FWMODEL_H
 #define HMB_FWMODEL_H

@@ -12,6 +12,7 @@ from that knowledge, never from the tool's own output.
 
 import json
 import os
+import struct
 import subprocess
 import sys
 import tempfile
@@ -22,6 +23,7 @@ sys.path.insert(0, os.path.join(TOP, "python"))
 
 from hmb_trace.writer import (encode_record, encode_marker,  # noqa: E402
                               encode_ring_hdr, RingProducer)
+from hmb_trace.format import RECORD_HDR, RECORD_MAGIC  # noqa: E402
 
 PROG = "hmb-trace-analyze"
 MIB = 1 << 20
@@ -489,6 +491,52 @@ def test_convert():
         T.eq(fh.read().splitlines(), want, "convert from stdin")
 
 
+def test_many_commands():
+    """Issue 11 defect 6: more commands in flight than the firmware model's
+    table holds (700 k fetch records, every one a new (sqid, cid)).  The
+    model closes open commands early (counted as evicted) and must keep
+    going in constant time per record; it used to fill its table and spin
+    in the probe loop.  A hang is caught by the timeout, not timed."""
+    n, limit = 700000, 65536 // 4 * 3
+    pl = struct.Struct("<HHIBxHxxxxQ")     # cmd_fetch: sqid cid nsid opc nlb slba
+    buf = bytearray()
+    for i in range(n):
+        body = pl.pack(1 + (i >> 16), i & 0xFFFF, 1, 2, 7, i)
+        buf += RECORD_HDR.pack(RECORD_MAGIC, i, 1000 * (i + 1), 0x0100, 0,
+                               0, len(body), 0, 0) + body
+    f = write("many-keys.bin", buf)
+    out = path("many-keys.json")
+    try:
+        p = subprocess.run([BIN, "convert", f, out, "--to", "perfetto"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=600)
+        rc, err = p.returncode, p.stderr
+    except subprocess.TimeoutExpired:
+        rc, err = None, b"still running after 600 s"
+    if not T.ok(rc == 0, "700 k commands in flight: convert --to perfetto "
+                "finishes (exit 0)", err.decode(errors="replace")):
+        return
+    with open(out, "rb") as fh:      # 300 MB: only its metadata object
+        fh.seek(max(0, os.path.getsize(out) - 8192))
+        tail = fh.read().decode()
+    meta = json.loads(tail[tail.rindex('"metadata":') + 11:].strip()[:-1])
+    T.ok(meta["commands"] == n and meta["commands_evicted"] == n - limit and
+         meta["commands_open_at_end"] == limit,
+         "700 k commands in flight: %d evicted, %d open at the end"
+         % (n - limit, limit), meta)
+    os.unlink(out)
+    try:
+        p = subprocess.run([BIN, "report", f, "-o", path("many.html")],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=600)
+        rc, err = p.returncode, p.stderr
+    except subprocess.TimeoutExpired:
+        rc, err = None, b"still running after 600 s"
+    T.ok(rc == 0, "700 k commands in flight: report finishes (exit 0)",
+         err.decode(errors="replace"))
+    os.unlink(f)
+
+
 # ----------------------------------------------------------------- errors
 def good_records(n):
     d = Dump()
@@ -880,7 +928,7 @@ def main():
     print("TAP version 13")
     for t in (test_help, test_decode_mixed, test_stdin, test_gaps,
               test_duplicates, test_seq_wrap, test_ring, test_empty_dump,
-              test_convert, test_errors, test_sidecar, test_memory,
+              test_convert, test_many_commands, test_errors, test_sidecar, test_memory,
               test_names, test_ctf):
         try:
             t()

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: Apache-2.0
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Sequence accounting (D3, D4, D8, D9): loss is counted from seq gaps
  * modulo 2^32 over non-marker records; a small backward step is a replayed

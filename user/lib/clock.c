@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: Apache-2.0
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * clock.c - the firmware -> host clock estimate (hmbtrace_clock.h), used by
  * hmb-trace-agent live and by hmb-trace-analyze correlate offline.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: Apache-2.0
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The ring producer, exactly as docs/format.md "Producer rules" states them
  * (used by the firmware simulator and the tests).  Single-threaded per ring.

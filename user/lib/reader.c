@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: Apache-2.0
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Record iteration over files (D5): dump streams ("RECT", or empty) are
  * streamed through a fixed buffer so pipes and stdin work in constant

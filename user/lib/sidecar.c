@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: Apache-2.0
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The sidecar metadata file "<dump>.meta" (D5): dumps carry no version, so
  * the daemon records the ABI version, the source, the ring size and the host

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * libhmbtrace - the one implementation of the v1 HMB trace format in user
  * space: ring consumer, ring producer, record iteration over ring images and

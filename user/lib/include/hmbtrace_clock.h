@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * hmbtrace_clock.h - the firmware -> host clock estimate of nvme-hmb-trace
  * (design D10), shared by hmb-trace-agent (live) and hmb-trace-analyze

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * hmbtrace_dict.h - the firmware event dictionary (share/hmb-events.dict,
  * format in docs/events.md): which opcode is which event, the payload fields

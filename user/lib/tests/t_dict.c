@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: Apache-2.0
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * t_dict.c - unit tests of the event dictionary parser (TAP).
  * Usage: t_dict [SHIPPED_DICT]; the default is the shipped

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: Apache-2.0
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Hostile rings (D6): every corruption gives its documented error code and
  * nothing is read outside the mapping.  Each ring sits at the very end of

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: Apache-2.0
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * hmb_reader_* on files and pipes: dialect detection (D5), dumps streamed
  * across buffer refills, truncated dumps, empty files, unknown magic, ring

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: Apache-2.0
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Unit tests of every libhmbtrace function and its error paths, with the
  * concrete cursor numbers of the worked examples in docs/format.md.

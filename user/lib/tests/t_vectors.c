@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: Apache-2.0
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The C producer against the independent Python model: replay the
  * scenarios of docs/test-vectors/gen.py with hmb_producer_emit() and

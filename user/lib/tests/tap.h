@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Minimal TAP output for the libhmbtrace tests. */
 #ifndef HMB_TEST_TAP_H
 #define HMB_TEST_TAP_H

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: Apache-2.0
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * hmb-vector-json FILE: decode FILE (dump or ring image) through
  * libhmbtrace and print the canonical expected-output document of

@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""check-source.py spdx|size [TOP]: tree-wide rules on the C sources, as TAP.
+
+spdx  Every C file tracked by git (.c, .h) carries on its first line the
+      SPDX identifier of its directory's licence, from LICENCES below (the
+      longest matching directory wins; a C file in a directory missing from
+      the table fails too).  README.md's licence table says the same.
+size  In user/, mock/ and kernel/ (tests excepted: any path with a tests/
+      component): no C file over MAX_FILE_LINES lines and no function over
+      MAX_FUNC_LINES lines (from the first line of its declaration to its
+      closing brace).
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+# The one table of licences by directory (README.md shows it to people).
+LICENCES = {
+    "include/uapi/": "GPL-2.0 WITH Linux-syscall-note",
+    "kernel/": "GPL-2.0",
+    "bpf/": "(GPL-2.0 OR BSD-2-Clause)",
+    "user/lib/": "(LGPL-2.1 OR BSD-2-Clause)",
+    "user/daemon/": "GPL-2.0",
+    "user/agent/": "GPL-2.0",
+    "user/analyze/": "Apache-2.0",
+    "mock/": "Apache-2.0",
+    "selftests/": "GPL-2.0",
+    "tests/": "Apache-2.0",
+    "scripts/": "Apache-2.0",
+    "python/": "Apache-2.0",
+    "docs/": "Apache-2.0",
+}
+
+SIZE_DIRS = ("user/", "mock/", "kernel/")
+MAX_FILE_LINES = 1000
+MAX_FUNC_LINES = 150
+
+SPDX = re.compile(r"SPDX-License-Identifier:\s*(.*?)\s*(\*/)?\s*$")
+
+
+class Tap:
+    def __init__(self):
+        self.n = 0
+        self.failed = 0
+
+    def ok(self, cond, what, diag=()):
+        self.n += 1
+        print("%sok %d - %s" % ("" if cond else "not ", self.n, what))
+        if not cond:
+            self.failed += 1
+            for line in diag:
+                print("#   " + line)
+        return cond
+
+    def done(self):
+        print("1..%d" % self.n)
+        return 1 if self.failed else 0
+
+
+def c_files(top):
+    out = subprocess.run(["git", "-C", top, "ls-files", "*.c", "*.h"],
+                         stdout=subprocess.PIPE, check=True).stdout
+    return sorted(x for x in out.decode().splitlines()
+                  if os.path.exists(os.path.join(top, x)))
+
+
+def licence_of(path):
+    best = None
+    for d, lic in LICENCES.items():
+        if path.startswith(d) and (best is None or len(d) > len(best[0])):
+            best = (d, lic)
+    return best
+
+
+def check_spdx(top, tap):
+    bad, unknown = [], []
+    files = c_files(top)
+    for f in files:
+        want = licence_of(f)
+        if want is None:
+            unknown.append(f)
+            continue
+        with open(os.path.join(top, f), errors="replace") as fh:
+            first = fh.readline()
+        m = SPDX.search(first)
+        got = m.group(1) if m else None
+        if got != want[1]:
+            bad.append("%s: line 1 says %s, %s wants %s" %
+                       (f, repr(got) if got else "no SPDX identifier",
+                        want[0], want[1]))
+    tap.ok(not unknown, "every C file lies in a directory of the licence "
+           "table (%d files)" % len(files),
+           ["%s: no licence for its directory (add it to LICENCES in %s)"
+            % (f, os.path.basename(__file__)) for f in unknown])
+    tap.ok(not bad, "every C file's SPDX line is its directory's licence",
+           bad)
+
+
+def strip_c(src):
+    """Comments, string and character literals and preprocessor lines
+    blanked out (newlines kept), so that braces can be counted."""
+    out, i, n = [], 0, len(src)
+    while i < n:
+        c = src[i]
+        if src.startswith("/*", i):
+            j = src.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append(re.sub(r"[^\n]", " ", src[i:j]))
+            i = j
+        elif src.startswith("//", i):
+            j = src.find("\n", i)
+            j = n if j < 0 else j
+            out.append(" " * (j - i))
+            i = j
+        elif c in "\"'":
+            j = i + 1
+            while j < n and src[j] != c and src[j] != "\n":
+                j += 2 if src[j] == "\\" else 1
+            out.append(c + re.sub(r"[^\n]", " ", src[i + 1:j]) + c)
+            i = j + 1
+        else:
+            out.append(c)
+            i += 1
+    lines = "".join(out).split("\n")
+    cont = False
+    for k, line in enumerate(lines):
+        if cont or line.lstrip().startswith("#"):
+            cont = line.rstrip().endswith("\\")
+            lines[k] = " " * len(line)
+    return "\n".join(lines)
+
+
+def functions(path):
+    """(name, first line, last line) of every function definition."""
+    with open(path, errors="replace") as fh:
+        s = strip_c(fh.read())
+    depth, last, start, res = 0, 0, None, []
+    for i, c in enumerate(s):
+        if c == "{":
+            if depth == 0:
+                head = s[last:i].strip()
+                # a definition: its head ends with the parameter list
+                # (and maybe attributes), and it is no initializer
+                if re.search(r"\)\s*(\w+\s*(\([^()]*\))?\s*)*$", head) and \
+                        "=" not in head.split("(")[0]:
+                    m = re.search(r"(\w+)\s*\(", head)
+                    off = s.index(head, last)
+                    start = (m.group(1) if m else "?",
+                             s.count("\n", 0, off) + 1)
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                if start:
+                    res.append((start[0], start[1], s.count("\n", 0, i) + 1))
+                start, last = None, i + 1
+        elif c == ";" and depth == 0:
+            last = i + 1
+    return res
+
+
+def check_size(top, tap):
+    files = [f for f in c_files(top) if f.startswith(SIZE_DIRS) and
+             "tests" not in f.split("/")[:-1]]
+    long_files, long_funcs = [], []
+    for f in files:
+        p = os.path.join(top, f)
+        with open(p, errors="replace") as fh:
+            n = sum(1 for _ in fh)
+        if n > MAX_FILE_LINES:
+            long_files.append("%s: %d lines" % (f, n))
+        for name, a, b in functions(p):
+            if b - a + 1 > MAX_FUNC_LINES:
+                long_funcs.append("%s:%d: %s() is %d lines" %
+                                  (f, a, name, b - a + 1))
+    tap.ok(not long_files, "no C file over %d lines in %s (%d files, tests "
+           "excepted)" % (MAX_FILE_LINES, " ".join(SIZE_DIRS), len(files)),
+           long_files)
+    tap.ok(not long_funcs, "no function over %d lines in %s" %
+           (MAX_FUNC_LINES, " ".join(SIZE_DIRS)), long_funcs)
+
+
+def main():
+    if len(sys.argv) < 2 or sys.argv[1] not in ("spdx", "size"):
+        sys.stderr.write("usage: check-source.py spdx|size [TOP]\n")
+        return 2
+    top = sys.argv[2] if len(sys.argv) > 2 else \
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    tap = Tap()
+    (check_spdx if sys.argv[1] == "spdx" else check_size)(top, tap)
+    return tap.done()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -12,6 +12,7 @@
 
 #include "hmbtrace.h"
 #include "hmbtrace_dict.h"
+#include "hmbtrace_util.h"
 
 #define PROG "hmb-trace-analyze"
 #ifndef HMB_ANALYZE_VERSION
@@ -25,64 +26,18 @@
 /* --------------------------------------------------------- output buffer */
 
 /*
- * A large buffer in front of a file descriptor.  Formatters append with the
- * inline helpers below and call ob_reserve() once per record with an upper
- * bound of what they will append, so that no helper has to check space.
- */
-struct outbuf {
-	int fd;
-	const char *name;	/* for error messages ("<stdout>", a path) */
-	char *buf;
-	size_t len;
-	size_t cap;
-	int err;		/* first write errno, 0 if none */
-};
-
-int ob_open(struct outbuf *ob, int fd, const char *name, size_t cap);
-int ob_flush(struct outbuf *ob);
-/* Flush and free; returns 0 or the first write error's errno. */
-int ob_close(struct outbuf *ob);
-/*
+ * Output goes through libhmbtrace's buffered writer (struct hmb_outbuf,
+ * hmbtrace_util.h); JSON through its one JSON writer.
+ *
  * A buffer on a new file @path ("-": stdout), truncated.  Prints the one
  * error line; returns 0 or EXIT_BADINPUT (nothing left open).
  */
-int ob_create(struct outbuf *ob, const char *path, size_t cap);
+int ob_create(struct hmb_outbuf *ob, const char *path, size_t cap);
 /*
  * Flush and close what ob_create opened; @rc is the result so far.
  * Returns @rc, or EXIT_BADINPUT if it was 0 and closing the file failed.
  */
-int ob_finish(struct outbuf *ob, int rc);
-
-static inline int ob_reserve(struct outbuf *ob, size_t n)
-{
-	if (ob->cap - ob->len >= n)
-		return 0;
-	return ob_flush(ob);
-}
-
-static inline void ob_putc(struct outbuf *ob, char c)
-{
-	ob->buf[ob->len++] = c;
-}
-
-static inline void ob_puts_n(struct outbuf *ob, const char *s, size_t n)
-{
-	__builtin_memcpy(ob->buf + ob->len, s, n);
-	ob->len += n;
-}
-
-/* Append a string literal (only a literal compiles) without strlen. */
-#define ob_lit(ob, s) ob_puts_n((ob), "" s, sizeof(s) - 1)
-
-void ob_puts(struct outbuf *ob, const char *s);	/* checks space itself */
-void ob_u64(struct outbuf *ob, uint64_t v);	/* decimal */
-void ob_u64_pad(struct outbuf *ob, uint64_t v, int width, char pad);
-void ob_hex_fixed(struct outbuf *ob, uint64_t v, int digits);
-void ob_hexbytes(struct outbuf *ob, const uint8_t *p, size_t n);
-/* JSON string body (no quotes), escaping as RFC 8259 requires. */
-void ob_json_str(struct outbuf *ob, const char *s);
-__attribute__((format(printf, 2, 3)))
-void ob_printf(struct outbuf *ob, const char *fmt, ...);
+int ob_finish(struct hmb_outbuf *ob, int rc);
 
 /* ----------------------------------------------------------------- input */
 
@@ -158,15 +113,15 @@ void usage_stats(FILE *f);
 
 /* Record formatters (also used by convert); @dict may be NULL (raw). */
 enum rec_format { FMT_TEXT, FMT_JSONL, FMT_CSV, FMT_CTF };
-void fmt_record(struct outbuf *ob, enum rec_format fmt,
+void fmt_record(struct hmb_outbuf *ob, enum rec_format fmt,
 		const struct hmb_dict *dict, const struct hmb_record *rec);
-void fmt_header(struct outbuf *ob, enum rec_format fmt,
+void fmt_header(struct hmb_outbuf *ob, enum rec_format fmt,
 		const struct hmb_dict *dict);
 
 /* Records with their dictionary event name and payload fields (evdict.c). */
-void fmt_dict_text(struct outbuf *ob, const struct hmb_dict_event *ev,
+void fmt_dict_text(struct hmb_outbuf *ob, const struct hmb_dict_event *ev,
 		   const struct hmb_record *rec);
-void fmt_dict_json(struct outbuf *ob, const struct hmb_dict_event *ev,
+void fmt_dict_json(struct hmb_outbuf *ob, const struct hmb_dict_event *ev,
 		   const struct hmb_record *rec);
 
 /* CTF 1.8 trace directory (convert --to ctf). */

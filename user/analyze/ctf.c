@@ -243,14 +243,14 @@ static int add_event(struct ctf *c, struct input *in,
 }
 
 /* TSDL string literal body. */
-static void tsdl_str(struct outbuf *ob, const char *s)
+static void tsdl_str(struct hmb_outbuf *ob, const char *s)
 {
 	for (; *s; s++) {
-		ob_reserve(ob, 4);
+		hmb_ob_reserve(ob, 4);
 		if (*s == '"' || *s == '\\')
-			ob_putc(ob, '\\');
+			hmb_ob_putc(ob, '\\');
 		if ((unsigned char)*s >= 0x20)
-			ob_putc(ob, *s);
+			hmb_ob_putc(ob, *s);
 	}
 }
 
@@ -266,27 +266,27 @@ static const char *ctf_type(enum hmb_ftype t)
 	return names[t];
 }
 
-static void raw_fields(struct outbuf *ob)
+static void raw_fields(struct hmb_outbuf *ob)
 {
-	ob_puts(ob, "\t\tuint16_t _payload_len;\n"
+	hmb_ob_puts(ob, "\t\tuint16_t _payload_len;\n"
 		    "\t\tuint8_t _payload[_payload_len];\n");
 }
 
 static int write_metadata(struct ctf *c, struct input *in)
 {
-	struct outbuf ob;
+	struct hmb_outbuf ob;
 	int fd, rc;
 
 	fd = openat(c->dirfd, "metadata",
 		    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return fail_io(c, "metadata", errno);
-	if (ob_open(&ob, fd, "metadata", 1u << 16)) {
+	if (hmb_ob_open(&ob, fd, "metadata", 1u << 16)) {
 		close(fd);
 		errorf("out of memory");
 		return EXIT_BADINPUT;
 	}
-	ob_puts(&ob,
+	hmb_ob_puts(&ob,
 "/* CTF 1.8 */\n"
 "/*\n"
 " * Firmware trace records of nvme-hmb-trace, converted by hmb-trace-analyze.\n"
@@ -318,19 +318,19 @@ static int write_metadata(struct ctf *c, struct input *in)
 "\ttracer_name = \"hmb-trace-analyze\";\n"
 "\tinput = \"");
 	tsdl_str(&ob, in->name);
-	ob_puts(&ob, "\";\n");
+	hmb_ob_puts(&ob, "\";\n");
 	if (in->have_sidecar) {
-		ob_puts(&ob, "\tsource = \"");
+		hmb_ob_puts(&ob, "\tsource = \"");
 		tsdl_str(&ob, in->sidecar.source);
-		ob_puts(&ob, "\";\n");
-		ob_printf(&ob, "\thost_realtime_ns_at_open = %llu;\n",
+		hmb_ob_puts(&ob, "\";\n");
+		hmb_ob_printf(&ob, "\thost_realtime_ns_at_open = %llu;\n",
 			  (unsigned long long)in->sidecar.realtime_ns);
 	}
-	ob_printf(&ob, "\tlost_records = %llu;\n"
+	hmb_ob_printf(&ob, "\tlost_records = %llu;\n"
 		  "\tduplicates_dropped = %llu;\n",
 		  (unsigned long long)in->acct->lost,
 		  (unsigned long long)in->acct->duplicates);
-	ob_puts(&ob,
+	hmb_ob_puts(&ob,
 "};\n"
 "\n"
 "clock {\n"
@@ -368,17 +368,17 @@ static int write_metadata(struct ctf *c, struct input *in)
 	for (size_t i = 0; i < hmb_dict_count(c->dict); i++) {
 		const struct hmb_dict_event *ev = hmb_dict_event_at(c->dict, i);
 
-		ob_printf(&ob, "\nevent {\n\tname = \"%s\";\n\tid = %u;\n"
+		hmb_ob_printf(&ob, "\nevent {\n\tname = \"%s\";\n\tid = %u;\n"
 			  "\tstream_id = 0;\n\tfields := struct {\n",
 			  ev->name, ev->opcode);
 		for (unsigned int k = 0; k < ev->nfields; k++)
 			/* A leading '_' keeps names clear of TSDL keywords;
 			 * readers strip it. */
-			ob_printf(&ob, "\t\t%s _%s;\n",
+			hmb_ob_printf(&ob, "\t\t%s _%s;\n",
 				  ctf_type(ev->fields[k].type),
 				  ev->fields[k].name);
 		raw_fields(&ob);
-		ob_puts(&ob, "\t};\n};\n");
+		hmb_ob_puts(&ob, "\t};\n};\n");
 	}
 	for (unsigned int op = 0; op < 65536; op++) {
 		const struct hmb_dict_event *ev;
@@ -387,17 +387,17 @@ static int write_metadata(struct ctf *c, struct input *in)
 			continue;
 		ev = hmb_dict_lookup(c->dict, (uint16_t)op);
 		if (ev)
-			ob_printf(&ob, "\nevent {\n\tname = \"%s_short\";\n",
+			hmb_ob_printf(&ob, "\nevent {\n\tname = \"%s_short\";\n",
 				  ev->name);
 		else
-			ob_printf(&ob, "\nevent {\n\tname = \"opcode_0x%04x\";\n",
+			hmb_ob_printf(&ob, "\nevent {\n\tname = \"opcode_0x%04x\";\n",
 				  op);
-		ob_printf(&ob, "\tid = %u;\n\tstream_id = 0;\n"
+		hmb_ob_printf(&ob, "\tid = %u;\n\tstream_id = 0;\n"
 			  "\tfields := struct {\n", RAW_CLASS | op);
 		raw_fields(&ob);
-		ob_puts(&ob, "\t};\n};\n");
+		hmb_ob_puts(&ob, "\t};\n};\n");
 	}
-	rc = ob_close(&ob);
+	rc = hmb_ob_close(&ob);
 	if (close(fd) && !rc)
 		rc = errno;
 	return rc ? fail_io(c, "metadata", rc) : 0;

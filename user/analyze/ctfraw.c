@@ -33,7 +33,7 @@
 static int write_raw_metadata(int dirfd, const char *dir,
 			      const struct hmb_dict *dict, const uint8_t *ops)
 {
-	struct outbuf ob;
+	struct hmb_outbuf ob;
 	int fd, rc;
 
 	fd = openat(dirfd, "metadata", O_WRONLY | O_CREAT | O_TRUNC |
@@ -42,12 +42,12 @@ static int write_raw_metadata(int dirfd, const char *dir,
 		errorf("%s/metadata: cannot create: %s", dir, strerror(errno));
 		return -1;
 	}
-	if (ob_open(&ob, fd, "metadata", 1 << 16)) {
+	if (hmb_ob_open(&ob, fd, "metadata", 1 << 16)) {
 		close(fd);
 		errorf("out of memory");
 		return -1;
 	}
-	ob_puts(&ob,
+	hmb_ob_puts(&ob,
 "/* CTF 1.8 */\n"
 "/*\n"
 " * The byte layout of an nvme-hmb-trace v1 dump (docs/format.md), written\n"
@@ -98,16 +98,16 @@ static int write_raw_metadata(int dirfd, const char *dir,
 		if (!(ops[op >> 3] & (1u << (op & 7))))
 			continue;
 		ev = hmb_dict_lookup(dict, (uint16_t)op);
-		ob_reserve(&ob, 512);
+		hmb_ob_reserve(&ob, 512);
 		if (ev)
-			ob_printf(&ob, "\nevent {\n\tname = \"%s\";\n\tid = %u;\n", ev->name, op);
+			hmb_ob_printf(&ob, "\nevent {\n\tname = \"%s\";\n\tid = %u;\n", ev->name, op);
 		else
-			ob_printf(&ob, "\nevent {\n\tname = \"op_0x%04x\";\n\tid = %u;\n", op, op);
-		ob_lit(&ob, "\tfields := struct {\n"
+			hmb_ob_printf(&ob, "\nevent {\n\tname = \"op_0x%04x\";\n\tid = %u;\n", op, op);
+		hmb_ob_lit(&ob, "\tfields := struct {\n"
 		       "\t\tuint8_t payload[stream.event.header.payload_len];\n"
 		       "\t};\n};\n");
 	}
-	rc = ob_close(&ob);
+	rc = hmb_ob_close(&ob);
 	if (rc || close(fd)) {
 		errorf("%s/metadata: write error: %s", dir, strerror(rc ? rc : errno));
 		return -1;

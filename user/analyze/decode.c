@@ -17,104 +17,104 @@
 /* Upper bound of one formatted record: hex payload plus fixed fields. */
 #define REC_OUT_MAX	(2 * HMB_RECORD_MAX_PAYLOAD + 4096)
 
-void fmt_header(struct outbuf *ob, enum rec_format fmt,
+void fmt_header(struct hmb_outbuf *ob, enum rec_format fmt,
 		const struct hmb_dict *dict)
 {
 	if (fmt == FMT_CSV) {
-		ob_reserve(ob, 64);
-		ob_lit(ob, "seq,ts_ns,opcode,cpu,flags,payload_len,payload");
+		hmb_ob_reserve(ob, 64);
+		hmb_ob_lit(ob, "seq,ts_ns,opcode,cpu,flags,payload_len,payload");
 		if (dict)
-			ob_lit(ob, ",name");
-		ob_putc(ob, '\n');
+			hmb_ob_lit(ob, ",name");
+		hmb_ob_putc(ob, '\n');
 	}
 }
 
-static void fmt_jsonl(struct outbuf *ob, const struct hmb_dict_event *ev,
+static void fmt_jsonl(struct hmb_outbuf *ob, const struct hmb_dict_event *ev,
 		      const struct hmb_record *rec)
 {
 	const struct hmb_record_hdr *h = &rec->hdr;
 
-	ob_lit(ob, "{\"seq\":");
-	ob_u64(ob, h->seq);
-	ob_lit(ob, ",\"ts_ns\":");
-	ob_u64(ob, h->ts_ns);
-	ob_lit(ob, ",\"opcode\":");
-	ob_u64(ob, h->opcode);
-	ob_lit(ob, ",\"cpu\":");
-	ob_u64(ob, h->cpu);
-	ob_lit(ob, ",\"flags\":");
-	ob_u64(ob, h->flags);
-	ob_lit(ob, ",\"payload_len\":");
-	ob_u64(ob, h->payload_len);
-	ob_lit(ob, ",\"payload\":\"");
-	ob_hexbytes(ob, rec->payload, h->payload_len);
-	ob_putc(ob, '"');
+	hmb_ob_lit(ob, "{\"seq\":");
+	hmb_ob_u64(ob, h->seq);
+	hmb_ob_lit(ob, ",\"ts_ns\":");
+	hmb_ob_u64(ob, h->ts_ns);
+	hmb_ob_lit(ob, ",\"opcode\":");
+	hmb_ob_u64(ob, h->opcode);
+	hmb_ob_lit(ob, ",\"cpu\":");
+	hmb_ob_u64(ob, h->cpu);
+	hmb_ob_lit(ob, ",\"flags\":");
+	hmb_ob_u64(ob, h->flags);
+	hmb_ob_lit(ob, ",\"payload_len\":");
+	hmb_ob_u64(ob, h->payload_len);
+	hmb_ob_lit(ob, ",\"payload\":\"");
+	hmb_ob_hexbytes(ob, rec->payload, h->payload_len);
+	hmb_ob_putc(ob, '"');
 	/* Names and fields come next to the raw keys, never instead. */
 	if (ev)
 		fmt_dict_json(ob, ev, rec);
-	ob_lit(ob, "}\n");
+	hmb_ob_lit(ob, "}\n");
 }
 
-static void fmt_csv(struct outbuf *ob, const struct hmb_dict *dict,
+static void fmt_csv(struct hmb_outbuf *ob, const struct hmb_dict *dict,
 		    const struct hmb_dict_event *ev,
 		    const struct hmb_record *rec)
 {
 	const struct hmb_record_hdr *h = &rec->hdr;
 
-	ob_u64(ob, h->seq);
-	ob_putc(ob, ',');
-	ob_u64(ob, h->ts_ns);
-	ob_putc(ob, ',');
-	ob_u64(ob, h->opcode);
-	ob_putc(ob, ',');
-	ob_u64(ob, h->cpu);
-	ob_putc(ob, ',');
-	ob_u64(ob, h->flags);
-	ob_putc(ob, ',');
-	ob_u64(ob, h->payload_len);
-	ob_putc(ob, ',');
-	ob_hexbytes(ob, rec->payload, h->payload_len);
+	hmb_ob_u64(ob, h->seq);
+	hmb_ob_putc(ob, ',');
+	hmb_ob_u64(ob, h->ts_ns);
+	hmb_ob_putc(ob, ',');
+	hmb_ob_u64(ob, h->opcode);
+	hmb_ob_putc(ob, ',');
+	hmb_ob_u64(ob, h->cpu);
+	hmb_ob_putc(ob, ',');
+	hmb_ob_u64(ob, h->flags);
+	hmb_ob_putc(ob, ',');
+	hmb_ob_u64(ob, h->payload_len);
+	hmb_ob_putc(ob, ',');
+	hmb_ob_hexbytes(ob, rec->payload, h->payload_len);
 	if (dict) {
-		ob_putc(ob, ',');
+		hmb_ob_putc(ob, ',');
 		if (ev)
-			ob_puts_n(ob, ev->name, strlen(ev->name));
+			hmb_ob_puts_n(ob, ev->name, strlen(ev->name));
 	}
-	ob_putc(ob, '\n');
+	hmb_ob_putc(ob, '\n');
 }
 
 /*
  * "[cpu] seconds.nanoseconds: seq op len flags payload", the shape of a
  * perf script line; the timestamp is the firmware clock (D10).
  */
-static void fmt_text(struct outbuf *ob, const struct hmb_dict_event *ev,
+static void fmt_text(struct hmb_outbuf *ob, const struct hmb_dict_event *ev,
 		     const struct hmb_record *rec)
 {
 	const struct hmb_record_hdr *h = &rec->hdr;
 
-	ob_lit(ob, "[");
-	ob_u64_pad(ob, h->cpu, 3, '0');
-	ob_lit(ob, "] ");
-	ob_u64_pad(ob, h->ts_ns / 1000000000u, 6, ' ');
-	ob_putc(ob, '.');
-	ob_u64_pad(ob, h->ts_ns % 1000000000u, 9, '0');
-	ob_lit(ob, ": seq=");
-	ob_u64(ob, h->seq);
-	ob_lit(ob, " opcode=0x");
-	ob_hex_fixed(ob, h->opcode, 4);
-	ob_lit(ob, " len=");
-	ob_u64(ob, h->payload_len);
+	hmb_ob_lit(ob, "[");
+	hmb_ob_u64_pad(ob, h->cpu, 3, '0');
+	hmb_ob_lit(ob, "] ");
+	hmb_ob_u64_pad(ob, h->ts_ns / 1000000000u, 6, ' ');
+	hmb_ob_putc(ob, '.');
+	hmb_ob_u64_pad(ob, h->ts_ns % 1000000000u, 9, '0');
+	hmb_ob_lit(ob, ": seq=");
+	hmb_ob_u64(ob, h->seq);
+	hmb_ob_lit(ob, " opcode=0x");
+	hmb_ob_hex_fixed(ob, h->opcode, 4);
+	hmb_ob_lit(ob, " len=");
+	hmb_ob_u64(ob, h->payload_len);
 	if (h->flags & HMB_REC_FLAG_TRUNCATED)
-		ob_lit(ob, " TRUNCATED");
+		hmb_ob_lit(ob, " TRUNCATED");
 	if (ev)
 		fmt_dict_text(ob, ev, rec);
 	else if (h->payload_len) {
-		ob_lit(ob, " payload=");
-		ob_hexbytes(ob, rec->payload, h->payload_len);
+		hmb_ob_lit(ob, " payload=");
+		hmb_ob_hexbytes(ob, rec->payload, h->payload_len);
 	}
-	ob_putc(ob, '\n');
+	hmb_ob_putc(ob, '\n');
 }
 
-void fmt_record(struct outbuf *ob, enum rec_format fmt,
+void fmt_record(struct hmb_outbuf *ob, enum rec_format fmt,
 		const struct hmb_dict *dict, const struct hmb_record *rec)
 {
 	const struct hmb_dict_event *ev =
@@ -136,32 +136,32 @@ void fmt_record(struct outbuf *ob, enum rec_format fmt,
 }
 
 /* Text mode shows a loss where it happened, as perf script shows LOST. */
-static void fmt_text_gap(struct outbuf *ob, const struct hmb_gap *g)
+static void fmt_text_gap(struct hmb_outbuf *ob, const struct hmb_gap *g)
 {
-	ob_reserve(ob, 256);
-	ob_lit(ob, "LOST ");
-	ob_u64(ob, g->count);
+	hmb_ob_reserve(ob, 256);
+	hmb_ob_lit(ob, "LOST ");
+	hmb_ob_u64(ob, g->count);
 	if (g->count == 1)
-		ob_lit(ob, " record (seq ");
+		hmb_ob_lit(ob, " record (seq ");
 	else
-		ob_lit(ob, " records (seq ");
-	ob_u64(ob, g->first_seq);
+		hmb_ob_lit(ob, " records (seq ");
+	hmb_ob_u64(ob, g->first_seq);
 	if (g->count > 1) {
-		ob_lit(ob, "..");
-		ob_u64(ob, g->last_seq);
+		hmb_ob_lit(ob, "..");
+		hmb_ob_u64(ob, g->last_seq);
 	}
-	ob_lit(ob, ") between ts_ns ");
-	ob_u64(ob, g->ts_before);
-	ob_lit(ob, " and ");
-	ob_u64(ob, g->ts_after);
-	ob_putc(ob, '\n');
+	hmb_ob_lit(ob, ") between ts_ns ");
+	hmb_ob_u64(ob, g->ts_before);
+	hmb_ob_lit(ob, " and ");
+	hmb_ob_u64(ob, g->ts_after);
+	hmb_ob_putc(ob, '\n');
 }
 
 /*
  * Stream every new data record of @in into @ob.  Returns 0, or
  * EXIT_BADINPUT after printing the one error line (input or output).
  */
-static int stream_records(struct input *in, struct outbuf *ob,
+static int stream_records(struct input *in, struct hmb_outbuf *ob,
 			  enum rec_format fmt, const struct hmb_dict *dict)
 {
 	struct hmb_error err = { 0 };
@@ -171,7 +171,7 @@ static int stream_records(struct input *in, struct outbuf *ob,
 
 	fmt_header(ob, fmt, dict);
 	while ((rc = input_next(in, &rec, &err)) > 0) {
-		if (ob_reserve(ob, REC_OUT_MAX))
+		if (hmb_ob_reserve(ob, REC_OUT_MAX))
 			break;
 		if (fmt == FMT_TEXT && in->acct->gaps != gaps_seen) {
 			gaps_seen = in->acct->gaps;
@@ -180,7 +180,7 @@ static int stream_records(struct input *in, struct outbuf *ob,
 		fmt_record(ob, fmt, dict, &rec);
 	}
 	/* Output written so far stays; the error line comes after it. */
-	ob_flush(ob);
+	hmb_ob_flush(ob);
 	if (ob->err) {
 		errorf("%s: write error: %s", ob->name, strerror(ob->err));
 		return EXIT_BADINPUT;
@@ -270,7 +270,7 @@ int cmd_decode(int argc, char **argv)
 	struct hmb_dict *dict = NULL;
 	const char *dict_path = NULL;
 	int names = -1;		/* -1: the format's default */
-	struct outbuf ob;
+	struct hmb_outbuf ob;
 	struct input in;
 	int opt, rc;
 
@@ -319,14 +319,14 @@ int cmd_decode(int argc, char **argv)
 		hmb_dict_free(dict);
 		return EXIT_BADINPUT;
 	}
-	if (ob_open(&ob, STDOUT_FILENO, "<stdout>", OUTBUF_SIZE)) {
+	if (hmb_ob_open(&ob, STDOUT_FILENO, "<stdout>", OUTBUF_SIZE)) {
 		errorf("out of memory");
 		input_close(&in);
 		hmb_dict_free(dict);
 		return EXIT_BADINPUT;
 	}
 	rc = stream_records(&in, &ob, fmt, dict);
-	ob_close(&ob);
+	hmb_ob_close(&ob);
 	input_close(&in);
 	hmb_dict_free(dict);
 	return rc;
@@ -390,7 +390,7 @@ int cmd_convert(int argc, char **argv)
 	const char *dict_path = NULL;
 	bool names = false;
 	const char *out;
-	struct outbuf ob;
+	struct hmb_outbuf ob;
 	struct input in;
 	int opt, rc;
 

@@ -8,14 +8,14 @@
 
 #include "analyze.h"
 
-static void field_value(struct outbuf *ob, const struct hmb_dict_field *f,
+static void field_value(struct hmb_outbuf *ob, const struct hmb_dict_field *f,
 			uint64_t v)
 {
 	if (f->type >= HMB_FT_S8 && (int64_t)v < 0) {
-		ob_putc(ob, '-');
-		ob_u64(ob, -(uint64_t)v);
+		hmb_ob_putc(ob, '-');
+		hmb_ob_u64(ob, -(uint64_t)v);
 	} else {
-		ob_u64(ob, v);
+		hmb_ob_u64(ob, v);
 	}
 }
 
@@ -33,52 +33,52 @@ static size_t fields_end(const struct hmb_dict_event *ev)
 	return end;
 }
 
-void fmt_dict_text(struct outbuf *ob, const struct hmb_dict_event *ev,
+void fmt_dict_text(struct hmb_outbuf *ob, const struct hmb_dict_event *ev,
 		   const struct hmb_record *rec)
 {
 	size_t len = rec->hdr.payload_len, end = fields_end(ev);
 
-	ob_putc(ob, ' ');
-	ob_puts_n(ob, ev->name, strlen(ev->name));
+	hmb_ob_putc(ob, ' ');
+	hmb_ob_puts_n(ob, ev->name, strlen(ev->name));
 	for (unsigned int i = 0; i < ev->nfields; i++) {
 		const struct hmb_dict_field *f = &ev->fields[i];
 		uint64_t v;
 
-		ob_putc(ob, ' ');
-		ob_puts_n(ob, f->name, strlen(f->name));
-		ob_putc(ob, '=');
+		hmb_ob_putc(ob, ' ');
+		hmb_ob_puts_n(ob, f->name, strlen(f->name));
+		hmb_ob_putc(ob, '=');
 		if (hmb_dict_get(f, rec->payload, len, &v))
-			ob_putc(ob, '?');	/* payload too short */
+			hmb_ob_putc(ob, '?');	/* payload too short */
 		else
 			field_value(ob, f, v);
 	}
 	if (len > end) {
-		ob_lit(ob, " tail=");
-		ob_hexbytes(ob, rec->payload + end, len - end);
+		hmb_ob_lit(ob, " tail=");
+		hmb_ob_hexbytes(ob, rec->payload + end, len - end);
 	}
 }
 
-void fmt_dict_json(struct outbuf *ob, const struct hmb_dict_event *ev,
+void fmt_dict_json(struct hmb_outbuf *ob, const struct hmb_dict_event *ev,
 		   const struct hmb_record *rec)
 {
 	size_t len = rec->hdr.payload_len;
 
-	ob_lit(ob, ",\"name\":\"");
-	ob_puts_n(ob, ev->name, strlen(ev->name));
-	ob_lit(ob, "\",\"fields\":{");
+	hmb_ob_lit(ob, ",\"name\":\"");
+	hmb_ob_puts_n(ob, ev->name, strlen(ev->name));
+	hmb_ob_lit(ob, "\",\"fields\":{");
 	for (unsigned int i = 0; i < ev->nfields; i++) {
 		const struct hmb_dict_field *f = &ev->fields[i];
 		uint64_t v;
 
 		if (i)
-			ob_putc(ob, ',');
-		ob_putc(ob, '"');
-		ob_puts_n(ob, f->name, strlen(f->name));
-		ob_lit(ob, "\":");
+			hmb_ob_putc(ob, ',');
+		hmb_ob_putc(ob, '"');
+		hmb_ob_puts_n(ob, f->name, strlen(f->name));
+		hmb_ob_lit(ob, "\":");
 		if (hmb_dict_get(f, rec->payload, len, &v))
-			ob_lit(ob, "null");	/* payload too short */
+			hmb_ob_lit(ob, "null");	/* payload too short */
 		else
 			field_value(ob, f, v);
 	}
-	ob_putc(ob, '}');
+	hmb_ob_putc(ob, '}');
 }

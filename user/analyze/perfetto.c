@@ -38,7 +38,7 @@
 #define REC_OUT_MAX	(2 * HMB_RECORD_MAX_PAYLOAD + 64 * HMB_DICT_MAX_FIELDS + 512)
 
 struct pf {
-	struct outbuf *ob;
+	struct hmb_outbuf *ob;
 	const struct hmb_dict *dict;
 	bool first;		/* no event written yet (comma handling) */
 	bool cpu_named[256];
@@ -63,29 +63,29 @@ struct flow {
 
 static void ev_start(struct pf *p)
 {
-	struct outbuf *ob = p->ob;
+	struct hmb_outbuf *ob = p->ob;
 
-	ob_reserve(ob, REC_OUT_MAX);
+	hmb_ob_reserve(ob, REC_OUT_MAX);
 	if (!p->first)
-		ob_lit(ob, ",\n");
+		hmb_ob_lit(ob, ",\n");
 	p->first = false;
 }
 
 /* Firmware ns as Trace Event microseconds, exactly. */
-static void put_us(struct outbuf *ob, uint64_t ns)
+static void put_us(struct hmb_outbuf *ob, uint64_t ns)
 {
-	ob_u64(ob, ns / 1000);
-	ob_putc(ob, '.');
-	ob_u64_pad(ob, ns % 1000, 3, '0');
+	hmb_ob_u64(ob, ns / 1000);
+	hmb_ob_putc(ob, '.');
+	hmb_ob_u64_pad(ob, ns % 1000, 3, '0');
 }
 
-static void put_i64(struct outbuf *ob, int64_t v)
+static void put_i64(struct hmb_outbuf *ob, int64_t v)
 {
 	if (v < 0) {
-		ob_putc(ob, '-');
-		ob_u64(ob, (uint64_t)0 - (uint64_t)v);
+		hmb_ob_putc(ob, '-');
+		hmb_ob_u64(ob, (uint64_t)0 - (uint64_t)v);
 	} else {
-		ob_u64(ob, (uint64_t)v);
+		hmb_ob_u64(ob, (uint64_t)v);
 	}
 }
 
@@ -93,26 +93,26 @@ static void meta_name_pid(struct pf *p, int pid, const char *what, int tid,
 			  const char *name, int sort)
 {
 	ev_start(p);
-	ob_lit(p->ob, "{\"ph\":\"M\",\"pid\":");
-	ob_u64(p->ob, (uint64_t)pid);
+	hmb_ob_lit(p->ob, "{\"ph\":\"M\",\"pid\":");
+	hmb_ob_u64(p->ob, (uint64_t)pid);
 	if (tid >= 0) {
-		ob_lit(p->ob, ",\"tid\":");
-		ob_u64(p->ob, (uint64_t)tid);
+		hmb_ob_lit(p->ob, ",\"tid\":");
+		hmb_ob_u64(p->ob, (uint64_t)tid);
 	}
-	ob_lit(p->ob, ",\"name\":\"");
-	ob_puts(p->ob, what);
-	ob_lit(p->ob, "\",\"args\":{\"name\":\"");
-	ob_json_str(p->ob, name);
-	ob_lit(p->ob, "\"}}");
+	hmb_ob_lit(p->ob, ",\"name\":\"");
+	hmb_ob_puts(p->ob, what);
+	hmb_ob_lit(p->ob, "\",\"args\":{\"name\":\"");
+	hmb_json_escape(p->ob, name, strlen(name));
+	hmb_ob_lit(p->ob, "\"}}");
 	if (tid >= 0) {
 		ev_start(p);
-		ob_lit(p->ob, "{\"ph\":\"M\",\"pid\":");
-		ob_u64(p->ob, (uint64_t)pid);
-		ob_lit(p->ob, ",\"tid\":");
-		ob_u64(p->ob, (uint64_t)tid);
-		ob_lit(p->ob, ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":");
-		ob_u64(p->ob, (uint64_t)sort);
-		ob_lit(p->ob, "}}");
+		hmb_ob_lit(p->ob, "{\"ph\":\"M\",\"pid\":");
+		hmb_ob_u64(p->ob, (uint64_t)pid);
+		hmb_ob_lit(p->ob, ",\"tid\":");
+		hmb_ob_u64(p->ob, (uint64_t)tid);
+		hmb_ob_lit(p->ob, ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":");
+		hmb_ob_u64(p->ob, (uint64_t)sort);
+		hmb_ob_lit(p->ob, "}}");
 	}
 }
 
@@ -152,22 +152,22 @@ static void cpu_track(struct pf *p, uint8_t cpu)
 	meta_name(p, "thread_name", cpu, name, 100 + cpu);
 }
 
-static void put_fields(struct outbuf *ob, const struct hmb_dict_event *ev,
+static void put_fields(struct hmb_outbuf *ob, const struct hmb_dict_event *ev,
 		       const struct hmb_record *rec)
 {
 	for (unsigned int i = 0; i < ev->nfields; i++) {
 		const struct hmb_dict_field *f = &ev->fields[i];
 		uint64_t v;
 
-		ob_lit(ob, ",\"");
-		ob_puts(ob, f->name);
-		ob_lit(ob, "\":");
+		hmb_ob_lit(ob, ",\"");
+		hmb_ob_puts(ob, f->name);
+		hmb_ob_lit(ob, "\":");
 		if (hmb_dict_get(f, rec->payload, rec->hdr.payload_len, &v))
-			ob_lit(ob, "null");
+			hmb_ob_lit(ob, "null");
 		else if (f->type >= HMB_FT_S8)
 			put_i64(ob, (int64_t)v);
 		else
-			ob_u64(ob, v);
+			hmb_ob_u64(ob, v);
 	}
 }
 
@@ -175,106 +175,106 @@ static void on_record(void *ctx, const struct hmb_record *rec,
 		      const struct hmb_dict_event *ev)
 {
 	struct pf *p = ctx;
-	struct outbuf *ob = p->ob;
+	struct hmb_outbuf *ob = p->ob;
 	const struct hmb_record_hdr *h = &rec->hdr;
 	bool instant = ev && ev->bg_edge != HMB_BG_NONE;
 
 	cpu_track(p, h->cpu);
 	ev_start(p);
 	if (instant) {
-		ob_lit(ob, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"fw.bg\",\"name\":\"");
+		hmb_ob_lit(ob, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"fw.bg\",\"name\":\"");
 		p->n_instants++;
 	} else {
-		ob_lit(ob, "{\"ph\":\"X\",\"dur\":0,\"cat\":\"fw\",\"name\":\"");
+		hmb_ob_lit(ob, "{\"ph\":\"X\",\"dur\":0,\"cat\":\"fw\",\"name\":\"");
 		p->n_records++;
 	}
 	if (ev) {
-		ob_puts(ob, ev->name);
+		hmb_ob_puts(ob, ev->name);
 	} else {
-		ob_lit(ob, "op 0x");
-		ob_hex_fixed(ob, h->opcode, 4);
+		hmb_ob_lit(ob, "op 0x");
+		hmb_ob_hex_fixed(ob, h->opcode, 4);
 	}
-	ob_lit(ob, "\",\"pid\":");
-	ob_u64(ob, PID_FW);
-	ob_lit(ob, ",\"tid\":");
-	ob_u64(ob, h->cpu);
-	ob_lit(ob, ",\"ts\":");
+	hmb_ob_lit(ob, "\",\"pid\":");
+	hmb_ob_u64(ob, PID_FW);
+	hmb_ob_lit(ob, ",\"tid\":");
+	hmb_ob_u64(ob, h->cpu);
+	hmb_ob_lit(ob, ",\"ts\":");
 	put_us(ob, h->ts_ns);
-	ob_lit(ob, ",\"args\":{\"seq\":");
-	ob_u64(ob, h->seq);
-	ob_lit(ob, ",\"opcode\":");
-	ob_u64(ob, h->opcode);
+	hmb_ob_lit(ob, ",\"args\":{\"seq\":");
+	hmb_ob_u64(ob, h->seq);
+	hmb_ob_lit(ob, ",\"opcode\":");
+	hmb_ob_u64(ob, h->opcode);
 	if (h->flags & HMB_REC_FLAG_TRUNCATED)
-		ob_lit(ob, ",\"truncated\":true");
+		hmb_ob_lit(ob, ",\"truncated\":true");
 	if (ev) {
 		put_fields(ob, ev, rec);
 	} else {
-		ob_lit(ob, ",\"payload\":\"");
-		ob_hexbytes(ob, rec->payload, h->payload_len);
-		ob_putc(ob, '"');
+		hmb_ob_lit(ob, ",\"payload\":\"");
+		hmb_ob_hexbytes(ob, rec->payload, h->payload_len);
+		hmb_ob_putc(ob, '"');
 	}
-	ob_lit(ob, "}");
+	hmb_ob_lit(ob, "}");
 	if (p->nflows && ev && ev->phase == HMB_PHASE_FETCH) {
 		const struct flow *f = flow_find(p, h->seq, h->ts_ns);
 
 		if (f) {
-			ob_lit(ob, ",\"bind_id\":\"0x");
-			ob_hex_fixed(ob, f->id, 8);
-			ob_lit(ob, "\",\"flow_in\":true");
+			hmb_ob_lit(ob, ",\"bind_id\":\"0x");
+			hmb_ob_hex_fixed(ob, f->id, 8);
+			hmb_ob_lit(ob, "\",\"flow_in\":true");
 		}
 	}
-	ob_putc(ob, '}');
+	hmb_ob_putc(ob, '}');
 }
 
 static void async_ev(struct pf *p, char ph, const char *name,
 		     const struct fwm_cmd *c, uint64_t ts)
 {
-	struct outbuf *ob = p->ob;
+	struct hmb_outbuf *ob = p->ob;
 
 	ev_start(p);
-	ob_lit(ob, "{\"ph\":\"");
-	ob_putc(ob, ph);
-	ob_lit(ob, "\",\"cat\":\"cmd\",\"id\":\"0x");
-	ob_hex_fixed(ob, c->id, 8);
-	ob_lit(ob, "\",\"name\":\"");
-	ob_puts(ob, name);
-	ob_lit(ob, "\",\"pid\":");
-	ob_u64(ob, PID_FW);
-	ob_lit(ob, ",\"tid\":");
-	ob_u64(ob, c->cpu);
-	ob_lit(ob, ",\"ts\":");
+	hmb_ob_lit(ob, "{\"ph\":\"");
+	hmb_ob_putc(ob, ph);
+	hmb_ob_lit(ob, "\",\"cat\":\"cmd\",\"id\":\"0x");
+	hmb_ob_hex_fixed(ob, c->id, 8);
+	hmb_ob_lit(ob, "\",\"name\":\"");
+	hmb_ob_puts(ob, name);
+	hmb_ob_lit(ob, "\",\"pid\":");
+	hmb_ob_u64(ob, PID_FW);
+	hmb_ob_lit(ob, ",\"tid\":");
+	hmb_ob_u64(ob, c->cpu);
+	hmb_ob_lit(ob, ",\"ts\":");
 	put_us(ob, ts);
 }
 
 static void on_cmd_begin(void *ctx, const struct fwm_cmd *c)
 {
 	struct pf *p = ctx;
-	struct outbuf *ob = p->ob;
+	struct hmb_outbuf *ob = p->ob;
 	char buf[16];
 
 	p->n_cmds++;
 	async_ev(p, 'b', fwm_cmd_name(c, buf, sizeof(buf)), c, c->first_ts);
-	ob_lit(ob, ",\"args\":{\"sqid\":");
-	ob_u64(ob, c->sqid);
-	ob_lit(ob, ",\"cid\":");
-	ob_u64(ob, c->cid);
+	hmb_ob_lit(ob, ",\"args\":{\"sqid\":");
+	hmb_ob_u64(ob, c->sqid);
+	hmb_ob_lit(ob, ",\"cid\":");
+	hmb_ob_u64(ob, c->cid);
 	if (c->mask & (1u << HMB_PHASE_FETCH)) {
 		if (c->have_opc) {
-			ob_lit(ob, ",\"opc\":");
-			ob_u64(ob, c->opc);
+			hmb_ob_lit(ob, ",\"opc\":");
+			hmb_ob_u64(ob, c->opc);
 		}
-		ob_lit(ob, ",\"nsid\":");
-		ob_u64(ob, c->nsid);
-		ob_lit(ob, ",\"slba\":");
-		ob_u64(ob, c->slba);
-		ob_lit(ob, ",\"nlb\":");
-		ob_u64(ob, c->nlb);
+		hmb_ob_lit(ob, ",\"nsid\":");
+		hmb_ob_u64(ob, c->nsid);
+		hmb_ob_lit(ob, ",\"slba\":");
+		hmb_ob_u64(ob, c->slba);
+		hmb_ob_lit(ob, ",\"nlb\":");
+		hmb_ob_u64(ob, c->nlb);
 	} else {
-		ob_lit(ob, ",\"first_phase\":\"");
-		ob_puts(ob, hmb_phase_name(c->last_phase));
-		ob_putc(ob, '"');
+		hmb_ob_lit(ob, ",\"first_phase\":\"");
+		hmb_ob_puts(ob, hmb_phase_name(c->last_phase));
+		hmb_ob_putc(ob, '"');
 	}
-	ob_lit(ob, "}}");
+	hmb_ob_lit(ob, "}}");
 }
 
 static void on_cmd_step(void *ctx, const struct fwm_cmd *c,
@@ -288,11 +288,11 @@ static void on_cmd_step(void *ctx, const struct fwm_cmd *c,
 	snprintf(name, sizeof(name), "%s->%s", hmb_phase_name(from),
 		 hmb_phase_name(to));
 	async_ev(p, 'b', name, c, t0);
-	ob_lit(p->ob, "}");
+	hmb_ob_lit(p->ob, "}");
 	async_ev(p, 'e', name, c, t1);
-	ob_lit(p->ob, ",\"args\":{\"dur_ns\":");
-	ob_u64(p->ob, t1 - t0);
-	ob_lit(p->ob, "}}");
+	hmb_ob_lit(p->ob, ",\"args\":{\"dur_ns\":");
+	hmb_ob_u64(p->ob, t1 - t0);
+	hmb_ob_lit(p->ob, "}}");
 }
 
 static void on_cmd_end(void *ctx, const struct fwm_cmd *c, enum fwm_end why)
@@ -301,18 +301,18 @@ static void on_cmd_end(void *ctx, const struct fwm_cmd *c, enum fwm_end why)
 	char buf[16];
 
 	async_ev(p, 'e', fwm_cmd_name(c, buf, sizeof(buf)), c, c->last_ts);
-	ob_lit(p->ob, ",\"args\":{\"end\":\"");
-	ob_puts(p->ob, fwm_end_name(why));
-	ob_lit(p->ob, "\",\"fw_ns\":");
-	ob_u64(p->ob, c->last_ts - c->first_ts);
-	ob_lit(p->ob, "}}");
+	hmb_ob_lit(p->ob, ",\"args\":{\"end\":\"");
+	hmb_ob_puts(p->ob, fwm_end_name(why));
+	hmb_ob_lit(p->ob, "\",\"fw_ns\":");
+	hmb_ob_u64(p->ob, c->last_ts - c->first_ts);
+	hmb_ob_lit(p->ob, "}}");
 }
 
 static void on_bg_window(void *ctx, const char *group, uint64_t t0,
 			 uint64_t t1, unsigned int flags, uint8_t cpu)
 {
 	struct pf *p = ctx;
-	struct outbuf *ob = p->ob;
+	struct hmb_outbuf *ob = p->ob;
 	unsigned int g;
 
 	for (g = 0; g < p->ngroups; g++)
@@ -331,28 +331,28 @@ static void on_bg_window(void *ctx, const char *group, uint64_t t0,
 	}
 	p->n_bg++;
 	ev_start(p);
-	ob_lit(ob, "{\"ph\":\"X\",\"cat\":\"fw.bg\",\"name\":\"");
-	ob_puts(ob, group);
-	ob_lit(ob, "\",\"pid\":");
-	ob_u64(ob, PID_FW);
-	ob_lit(ob, ",\"tid\":");
-	ob_u64(ob, TID_BG + g);
-	ob_lit(ob, ",\"ts\":");
+	hmb_ob_lit(ob, "{\"ph\":\"X\",\"cat\":\"fw.bg\",\"name\":\"");
+	hmb_ob_puts(ob, group);
+	hmb_ob_lit(ob, "\",\"pid\":");
+	hmb_ob_u64(ob, PID_FW);
+	hmb_ob_lit(ob, ",\"tid\":");
+	hmb_ob_u64(ob, TID_BG + g);
+	hmb_ob_lit(ob, ",\"ts\":");
 	put_us(ob, t0);
-	ob_lit(ob, ",\"dur\":");
+	hmb_ob_lit(ob, ",\"dur\":");
 	put_us(ob, t1 - t0);
-	ob_lit(ob, ",\"args\":{\"cpu\":");
-	ob_u64(ob, cpu);
+	hmb_ob_lit(ob, ",\"args\":{\"cpu\":");
+	hmb_ob_u64(ob, cpu);
 	if (flags & FWM_BG_NO_BEGIN)
-		ob_lit(ob, ",\"begin_missing\":true");
+		hmb_ob_lit(ob, ",\"begin_missing\":true");
 	if (flags & FWM_BG_NO_END)
-		ob_lit(ob, ",\"end_missing\":true");
-	ob_lit(ob, "}}");
+		hmb_ob_lit(ob, ",\"end_missing\":true");
+	hmb_ob_lit(ob, "}}");
 }
 
 static void lost_slice(struct pf *p, const struct hmb_gap *g)
 {
-	struct outbuf *ob = p->ob;
+	struct hmb_outbuf *ob = p->ob;
 	uint64_t t0 = g->ts_before, t1 = g->ts_after;
 	bool clamped = false;
 
@@ -369,13 +369,13 @@ static void lost_slice(struct pf *p, const struct hmb_gap *g)
 	p->lost_end = t1;
 	p->n_lost_slices++;
 	ev_start(p);
-	ob_printf(ob, "{\"ph\":\"X\",\"cat\":\"loss\",\"name\":\"LOST %llu record%s\",\"pid\":%d,\"tid\":%d,\"ts\":",
+	hmb_ob_printf(ob, "{\"ph\":\"X\",\"cat\":\"loss\",\"name\":\"LOST %llu record%s\",\"pid\":%d,\"tid\":%d,\"ts\":",
 		  (unsigned long long)g->count, g->count == 1 ? "" : "s",
 		  PID_FW, TID_LOST);
 	put_us(ob, t0);
-	ob_lit(ob, ",\"dur\":");
+	hmb_ob_lit(ob, ",\"dur\":");
 	put_us(ob, t1 - t0);
-	ob_printf(ob, ",\"args\":{\"count\":%llu,\"first_seq\":%u,\"last_seq\":%u,\"ts_before\":%llu,\"ts_after\":%llu%s}}",
+	hmb_ob_printf(ob, ",\"args\":{\"count\":%llu,\"first_seq\":%u,\"last_seq\":%u,\"ts_before\":%llu,\"ts_after\":%llu%s}}",
 		  (unsigned long long)g->count, g->first_seq, g->last_seq,
 		  (unsigned long long)g->ts_before,
 		  (unsigned long long)g->ts_after,
@@ -405,7 +405,7 @@ static uint64_t to_fw(const struct corr *c, size_t i, uint64_t host_ns)
  */
 static int host_events(struct pf *p, const struct corr *c)
 {
-	struct outbuf *ob = p->ob;
+	struct hmb_outbuf *ob = p->ob;
 	char name[300];
 	size_t k = 0;
 
@@ -433,55 +433,56 @@ static int host_events(struct pf *p, const struct corr *c)
 		p->n_host++;
 		for (int e = 0; e < 2; e++) {
 			ev_start(p);
-			ob_lit(ob, "{\"ph\":\"");
-			ob_putc(ob, e ? 'e' : 'b');
-			ob_lit(ob, "\",\"cat\":\"host\",\"id\":\"0x");
-			ob_hex_fixed(ob, i + 1, 8);
-			ob_lit(ob, "\",\"name\":\"");
-			ob_json_str(ob, h->opc[0] ? h->opc : "cmd");
-			ob_lit(ob, "\",\"pid\":");
-			ob_u64(ob, PID_HOST);
-			ob_lit(ob, ",\"tid\":");
-			ob_u64(ob, TID_SUBMIT);
-			ob_lit(ob, ",\"ts\":");
+			hmb_ob_lit(ob, "{\"ph\":\"");
+			hmb_ob_putc(ob, e ? 'e' : 'b');
+			hmb_ob_lit(ob, "\",\"cat\":\"host\",\"id\":\"0x");
+			hmb_ob_hex_fixed(ob, i + 1, 8);
+			hmb_ob_lit(ob, "\",\"name\":\"");
+			hmb_json_escape(ob, h->opc[0] ? h->opc : "cmd",
+						strlen(h->opc[0] ? h->opc : "cmd"));
+			hmb_ob_lit(ob, "\",\"pid\":");
+			hmb_ob_u64(ob, PID_HOST);
+			hmb_ob_lit(ob, ",\"tid\":");
+			hmb_ob_u64(ob, TID_SUBMIT);
+			hmb_ob_lit(ob, ",\"ts\":");
 			put_us(ob, e ? t1 : t0);
 			if (e) {
-				ob_lit(ob, "}");
+				hmb_ob_lit(ob, "}");
 				continue;
 			}
-			ob_printf(ob, ",\"args\":{\"qid\":%u,\"cid\":%u,\"slba\":%llu,\"match\":\"%s\",\"submit_ns\":%llu,\"complete_ns\":%llu",
+			hmb_ob_printf(ob, ",\"args\":{\"qid\":%u,\"cid\":%u,\"slba\":%llu,\"match\":\"%s\",\"submit_ns\":%llu,\"complete_ns\":%llu",
 				  h->qid, h->cid, (unsigned long long)h->slba,
 				  corr_match_name(r->match),
 				  (unsigned long long)h->submit_ns,
 				  (unsigned long long)h->complete_ns);
 			for (int x = 0; x < CX_COUNT; x++)
 				if (r->x[x] >= 0)
-					ob_printf(ob, ",\"%s_ns\":%lld",
+					hmb_ob_printf(ob, ",\"%s_ns\":%lld",
 						  corr_x_names[x],
 						  (long long)r->x[x]);
-			ob_lit(ob, "}}");
+			hmb_ob_lit(ob, "}}");
 		}
 		ev_start(p);
-		ob_lit(ob, "{\"ph\":\"X\",\"dur\":0,\"cat\":\"host\",\"name\":\"submit\",\"pid\":");
-		ob_u64(ob, PID_HOST);
-		ob_lit(ob, ",\"tid\":");
-		ob_u64(ob, TID_SUBMIT);
-		ob_lit(ob, ",\"ts\":");
+		hmb_ob_lit(ob, "{\"ph\":\"X\",\"dur\":0,\"cat\":\"host\",\"name\":\"submit\",\"pid\":");
+		hmb_ob_u64(ob, PID_HOST);
+		hmb_ob_lit(ob, ",\"tid\":");
+		hmb_ob_u64(ob, TID_SUBMIT);
+		hmb_ob_lit(ob, ",\"ts\":");
 		put_us(ob, t0);
-		ob_printf(ob, ",\"args\":{\"qid\":%u,\"cid\":%u}", h->qid,
+		hmb_ob_printf(ob, ",\"args\":{\"qid\":%u,\"cid\":%u}", h->qid,
 			  h->cid);
 		if (flow) {
 			const struct fw_cmd *f = &c->fw[r->fw];
 
-			ob_lit(ob, ",\"bind_id\":\"0x");
-			ob_hex_fixed(ob, i + 1, 8);
-			ob_lit(ob, "\",\"flow_out\":true");
+			hmb_ob_lit(ob, ",\"bind_id\":\"0x");
+			hmb_ob_hex_fixed(ob, i + 1, 8);
+			hmb_ob_lit(ob, "\",\"flow_out\":true");
 			p->flows[k].seq = f->seq[HMB_PHASE_FETCH];
 			p->flows[k].ts = f->ts[HMB_PHASE_FETCH];
 			p->flows[k].id = (uint32_t)(i + 1);
 			k++;
 		}
-		ob_putc(ob, '}');
+		hmb_ob_putc(ob, '}');
 	}
 	p->nflows = k;
 	p->n_flows_out = k;
@@ -501,13 +502,13 @@ static void metadata(struct pf *p, const struct input *in,
 		     const struct fwmodel *m)
 {
 	const struct hmb_acct *a = in->acct;
-	struct outbuf *ob = p->ob;
+	struct hmb_outbuf *ob = p->ob;
 
-	ob_reserve(ob, 4096);
-	ob_lit(ob, "\n],\n\"metadata\":{\"source\":\"");
-	ob_json_str(ob, in->name);
-	ob_reserve(ob, 4096);
-	ob_printf(ob, "\",\"clock\":\"firmware ts_ns (not host time)\","
+	hmb_ob_reserve(ob, 4096);
+	hmb_ob_lit(ob, "\n],\n\"metadata\":{\"source\":\"");
+	hmb_json_escape(ob, in->name, strlen(in->name));
+	hmb_ob_reserve(ob, 4096);
+	hmb_ob_printf(ob, "\",\"clock\":\"firmware ts_ns (not host time)\","
 		  "\"records\":%llu,\"lost\":%llu,\"gaps\":%llu,"
 		  "\"duplicates\":%llu,\"wrap_markers\":%llu,\"ignored\":%llu,"
 		  "\"truncated\":%llu,",
@@ -517,7 +518,7 @@ static void metadata(struct pf *p, const struct input *in,
 		  (unsigned long long)a->wrap_markers,
 		  (unsigned long long)a->ignored,
 		  (unsigned long long)a->truncated);
-	ob_printf(ob, "\"commands\":%llu,\"commands_complete\":%llu,"
+	hmb_ob_printf(ob, "\"commands\":%llu,\"commands_complete\":%llu,"
 		  "\"commands_reused\":%llu,\"commands_open_at_end\":%llu,"
 		  "\"commands_evicted\":%llu,\"commands_without_fetch\":%llu,"
 		  "\"duplicate_phase_events\":%llu,\"unknown_opcode\":%llu,"
@@ -538,17 +539,17 @@ static void metadata(struct pf *p, const struct input *in,
 		  (unsigned long long)p->n_lost_slices,
 		  (unsigned long long)p->lost_clamped);
 	if (p->corr)
-		ob_printf(ob, ",\"host_commands\":%llu,\"host_flows\":%llu,"
+		hmb_ob_printf(ob, ",\"host_commands\":%llu,\"host_flows\":%llu,"
 			  "\"clock_offset_ns\":%.0f,\"clock_offset_err_ns\":%.0f,"
 			  "\"clock_ref_fw_ns\":%.0f,\"clock_drift_ppm\":%.3f",
 			  (unsigned long long)p->n_host,
 			  (unsigned long long)p->n_flows_out,
 			  p->corr->clk.off_ns, p->corr->clk.off_err_ns,
 			  p->corr->clk.ref, p->corr->clk.drift * 1e6);
-	ob_lit(ob, "}\n}\n");
+	hmb_ob_lit(ob, "}\n}\n");
 }
 
-static int write_perfetto(struct input *in, struct outbuf *ob,
+static int write_perfetto(struct input *in, struct hmb_outbuf *ob,
 			  const struct hmb_dict *dict, const struct corr *corr)
 {
 	struct hmb_error err = { 0 };
@@ -563,7 +564,7 @@ static int write_perfetto(struct input *in, struct outbuf *ob,
 		errorf("out of memory");
 		return EXIT_BADINPUT;
 	}
-	ob_lit(ob, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+	hmb_ob_lit(ob, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
 	snprintf(pname, sizeof(pname), "SSD firmware (%s)", in->name);
 	meta_name(&p, "process_name", -1, pname, 0);
 	if (corr && host_events(&p, corr)) {
@@ -582,12 +583,12 @@ static int write_perfetto(struct input *in, struct outbuf *ob,
 	fwm_finish(&m);
 	free(p.flows);
 	if (rc < 0) {
-		ob_flush(ob);
+		hmb_ob_flush(ob);
 		input_report(in, &err);
 		return EXIT_BADINPUT;
 	}
 	metadata(&p, in, &m);
-	ob_flush(ob);
+	hmb_ob_flush(ob);
 	if (ob->err) {
 		errorf("%s: write error: %s", ob->name, strerror(ob->err));
 		return EXIT_BADINPUT;
@@ -648,7 +649,7 @@ static int cmd_perfetto(int argc, char **argv)
 	const char *dict_path = NULL, *out, *host = NULL;
 	struct hmb_dict *dict = NULL;
 	struct corr corr, *cp = NULL;
-	struct outbuf ob;
+	struct hmb_outbuf ob;
 	struct input in;
 	long ctrl = -1;
 	int opt, rc;

@@ -236,25 +236,25 @@ static const struct fwm_ops rep_ops = {
 
 /* -------------------------------------------------------------- output */
 
-static void esc(struct outbuf *ob, const char *s)
+static void esc(struct hmb_outbuf *ob, const char *s)
 {
 	for (; *s; s++) {
-		ob_reserve(ob, 8);
+		hmb_ob_reserve(ob, 8);
 		switch (*s) {
 		case '&':
-			ob_lit(ob, "&amp;");
+			hmb_ob_lit(ob, "&amp;");
 			break;
 		case '<':
-			ob_lit(ob, "&lt;");
+			hmb_ob_lit(ob, "&lt;");
 			break;
 		case '>':
-			ob_lit(ob, "&gt;");
+			hmb_ob_lit(ob, "&gt;");
 			break;
 		case '"':
-			ob_lit(ob, "&quot;");
+			hmb_ob_lit(ob, "&quot;");
 			break;
 		default:
-			ob_putc(ob, *s);
+			hmb_ob_putc(ob, *s);
 		}
 	}
 }
@@ -287,15 +287,15 @@ static const char *const palette[] = {
 
 #define W 960
 
-static void svg_open(struct outbuf *ob, int w, int h, const char *label)
+static void svg_open(struct hmb_outbuf *ob, int w, int h, const char *label)
 {
-	ob_printf(ob, "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"",
+	hmb_ob_printf(ob, "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"",
 		  w, h, w, h);
 	esc(ob, label);
-	ob_lit(ob, "\">\n");
+	hmb_ob_lit(ob, "\">\n");
 }
 
-static void timeline(struct outbuf *ob, const struct rep *r,
+static void timeline(struct hmb_outbuf *ob, const struct rep *r,
 		     const struct input *in)
 {
 	const int h = 180, left = 60, top = 10, ph = 130;
@@ -313,25 +313,25 @@ static void timeline(struct outbuf *ob, const struct rep *r,
 	if (!used)
 		used = 1;
 	span = (uint64_t)used * r->width;
-	ob_printf(ob, "<h2 id=\"timeline\">Timeline</h2>\n<p>Records per %s "
+	hmb_ob_printf(ob, "<h2 id=\"timeline\">Timeline</h2>\n<p>Records per %s "
 		  "(bars), commands started (line), background windows "
 		  "(bands below the axis), losses (red marks).  Firmware "
 		  "clock from %s s.</p>\n", dur(r->width, b1, sizeof(b1)),
 		  fwts(r->t0, b2, sizeof(b2)));
 	svg_open(ob, W, h + 20 * (int)r->ngroups, "timeline");
-	ob_printf(ob, "<rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%d\" fill=\"#f7f7f7\"/>\n",
+	hmb_ob_printf(ob, "<rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%d\" fill=\"#f7f7f7\"/>\n",
 		  left, top, pw, ph);
 	for (unsigned int i = 0; i < used; i++) {
 		double x = left + pw * i / used, bw = pw / used;
 		double bh = (double)ph * r->tl_rec[i] / max;
 
-		ob_reserve(ob, 512);
+		hmb_ob_reserve(ob, 512);
 		if (r->tl_rec[i])
-			ob_printf(ob, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"#4e79a7\"><title>%llu records</title></rect>\n",
+			hmb_ob_printf(ob, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"#4e79a7\"><title>%llu records</title></rect>\n",
 				  x, top + ph - bh, bw > 1.2 ? bw - 0.2 : bw,
 				  bh, (unsigned long long)r->tl_rec[i]);
 		if (r->tl_lost[i])
-			ob_printf(ob, "<rect class=\"lost\" x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"#e15759\"><title>%llu records lost</title></rect>\n",
+			hmb_ob_printf(ob, "<rect class=\"lost\" x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"#e15759\"><title>%llu records lost</title></rect>\n",
 				  x, top, bw > 2 ? bw : 2, ph,
 				  (unsigned long long)r->tl_lost[i]);
 	}
@@ -343,14 +343,14 @@ static void timeline(struct outbuf *ob, const struct rep *r,
 			if (r->tl_cmd[i] > cmax)
 				cmax = r->tl_cmd[i];
 		if (cmax) {
-			ob_lit(ob, "<polyline fill=\"none\" stroke=\"#f28e2b\" stroke-width=\"1.5\" points=\"");
+			hmb_ob_lit(ob, "<polyline fill=\"none\" stroke=\"#f28e2b\" stroke-width=\"1.5\" points=\"");
 			for (unsigned int i = 0; i < used; i++) {
-				ob_reserve(ob, 64);
-				ob_printf(ob, "%.1f,%.1f ",
+				hmb_ob_reserve(ob, 64);
+				hmb_ob_printf(ob, "%.1f,%.1f ",
 					  left + pw * (i + 0.5) / used,
 					  top + ph - (double)ph * r->tl_cmd[i] / cmax);
 			}
-			ob_lit(ob, "\"/>\n");
+			hmb_ob_lit(ob, "\"/>\n");
 		}
 	}
 	for (size_t i = 0; i < r->nbg; i++) {
@@ -358,32 +358,32 @@ static void timeline(struct outbuf *ob, const struct rep *r,
 		double x0 = left + pw * (double)(b->t0 - r->t0) / (double)span;
 		double x1 = left + pw * (double)(b->t1 - r->t0) / (double)span;
 
-		ob_reserve(ob, 512);
-		ob_printf(ob, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"14\" fill=\"%s\"><title>%s %s</title></rect>\n",
+		hmb_ob_reserve(ob, 512);
+		hmb_ob_printf(ob, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"14\" fill=\"%s\"><title>%s %s</title></rect>\n",
 			  x0, top + ph + 24 + 20 * b->group,
 			  x1 - x0 > 1 ? x1 - x0 : 1,
 			  palette[(b->group + 2) % 8], r->groups[b->group],
 			  dur(b->t1 - b->t0, b1, sizeof(b1)));
 	}
 	for (unsigned int g = 0; g < r->ngroups; g++)
-		ob_printf(ob, "<text x=\"4\" y=\"%d\" font-size=\"11\">%s</text>\n",
+		hmb_ob_printf(ob, "<text x=\"4\" y=\"%d\" font-size=\"11\">%s</text>\n",
 			  top + ph + 35 + 20 * g, r->groups[g]);
-	ob_printf(ob, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n",
+	hmb_ob_printf(ob, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n",
 		  left, top + ph, W - 10, top + ph);
 	for (int t = 0; t <= 4; t++) {
 		double x = left + pw * t / 4;
 
-		ob_printf(ob, "<text x=\"%.0f\" y=\"%d\" font-size=\"11\" text-anchor=\"%s\">+%s</text>\n",
+		hmb_ob_printf(ob, "<text x=\"%.0f\" y=\"%d\" font-size=\"11\" text-anchor=\"%s\">+%s</text>\n",
 			  x, top + ph + 14, t == 0 ? "start" : t == 4 ? "end" : "middle",
 			  dur(span * (uint64_t)t / 4, b1, sizeof(b1)));
 	}
-	ob_printf(ob, "<text x=\"4\" y=\"%d\" font-size=\"11\">%llu</text>\n",
+	hmb_ob_printf(ob, "<text x=\"4\" y=\"%d\" font-size=\"11\">%llu</text>\n",
 		  top + 10, (unsigned long long)max);
-	ob_lit(ob, "</svg>\n");
+	hmb_ob_lit(ob, "</svg>\n");
 	(void)in;
 }
 
-static void opcodes(struct outbuf *ob, const struct rep *r,
+static void opcodes(struct hmb_outbuf *ob, const struct rep *r,
 		    const struct hmb_acct *a)
 {
 	uint64_t max = 1;
@@ -396,9 +396,9 @@ static void opcodes(struct outbuf *ob, const struct rep *r,
 			if (a->opcodes[op] > max)
 				max = a->opcodes[op];
 		}
-	ob_lit(ob, "<h2 id=\"opcodes\">Events by opcode</h2>\n");
+	hmb_ob_lit(ob, "<h2 id=\"opcodes\">Events by opcode</h2>\n");
 	if (!n) {
-		ob_lit(ob, "<p>No records.</p>\n");
+		hmb_ob_lit(ob, "<p>No records.</p>\n");
 		return;
 	}
 	svg_open(ob, W, rowh * (int)n + 10, "events by opcode");
@@ -411,8 +411,8 @@ static void opcodes(struct outbuf *ob, const struct rep *r,
 			continue;
 		ev = hmb_dict_lookup(r->dict, (uint16_t)op);
 		w = (W - left - 120.0) * a->opcodes[op] / max;
-		ob_reserve(ob, 512);
-		ob_printf(ob, "<text x=\"4\" y=\"%d\" font-size=\"12\">0x%04x %s</text>"
+		hmb_ob_reserve(ob, 512);
+		hmb_ob_printf(ob, "<text x=\"4\" y=\"%d\" font-size=\"12\">0x%04x %s</text>"
 			  "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>"
 			  "<text x=\"%.1f\" y=\"%d\" font-size=\"12\">%llu</text>\n",
 			  n * rowh + 14, op, ev ? ev->name : "(not in dictionary)",
@@ -421,7 +421,7 @@ static void opcodes(struct outbuf *ob, const struct rep *r,
 			  n * rowh + 14, (unsigned long long)a->opcodes[op]);
 		n++;
 	}
-	ob_lit(ob, "</svg>\n");
+	hmb_ob_lit(ob, "</svg>\n");
 }
 
 /* Position of bucket @i's lower bound on a log2 axis (in octaves). */
@@ -435,7 +435,7 @@ static double oct_pos(unsigned int i)
 }
 
 /* Histogram by octave and CDF on a log axis, side by side. */
-static void latency_chart(struct outbuf *ob, const struct lhist *h,
+static void latency_chart(struct hmb_outbuf *ob, const struct lhist *h,
 			  const char *title)
 {
 	const int cw = 460, ch = 160, left = 45, top = 8, ph = 120;
@@ -452,9 +452,9 @@ static void latency_chart(struct outbuf *ob, const struct lhist *h,
 	for (unsigned int k = k0; k <= k1; k++)
 		if (oct[k] > omax)
 			omax = oct[k];
-	ob_printf(ob, "<div class=\"lat\"><h3>");
+	hmb_ob_printf(ob, "<div class=\"lat\"><h3>");
 	esc(ob, title);
-	ob_printf(ob, "</h3><p class=\"small\">n=%llu, min %s, p50 %s, p99 %s, max %s, mean %s</p>\n",
+	hmb_ob_printf(ob, "</h3><p class=\"small\">n=%llu, min %s, p50 %s, p99 %s, max %s, mean %s</p>\n",
 		  (unsigned long long)h->n, dur(h->min, b1, sizeof(b1)),
 		  dur(lh_quantile(h, 0.5), b2, sizeof(b2)),
 		  dur(lh_quantile(h, 0.99), b3, sizeof(b3)),
@@ -465,28 +465,28 @@ static void latency_chart(struct outbuf *ob, const struct lhist *h,
 	for (unsigned int k = k0; k <= k1; k++) {
 		double x = left + pw * (k - k0) / nk, bh = (double)ph * oct[k] / omax;
 
-		ob_reserve(ob, 512);
-		ob_printf(ob, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#59a14f\"><title>%s..%s: %llu</title></rect>\n",
+		hmb_ob_reserve(ob, 512);
+		hmb_ob_printf(ob, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#59a14f\"><title>%s..%s: %llu</title></rect>\n",
 			  x + 1, top + ph - bh, pw / nk - 2, bh,
 			  dur(1ull << k, b1, sizeof(b1)),
 			  dur((2ull << k) - 1, b2, sizeof(b2)),
 			  (unsigned long long)oct[k]);
 		if ((k - k0) % lstep == 0)
-			ob_printf(ob, "<text x=\"%.1f\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\">%s</text>\n",
+			hmb_ob_printf(ob, "<text x=\"%.1f\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\">%s</text>\n",
 				  x + pw / nk / 2, top + ph + 13,
 				  dur(1ull << k, b1, sizeof(b1)));
 	}
-	ob_printf(ob, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>"
+	hmb_ob_printf(ob, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>"
 		  "<text x=\"2\" y=\"%d\" font-size=\"10\">%llu</text>"
 		  "<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\">count per octave</text></svg>\n",
 		  left, top + ph, cw - 10, top + ph, top + 10,
 		  (unsigned long long)omax, cw / 2, ch - 4);
 	/* CDF: x = log2(latency) over [k0, k1 + 1), y = fraction */
 	svg_open(ob, cw, ch, "CDF");
-	ob_printf(ob, "<rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%d\" fill=\"#f7f7f7\"/>",
+	hmb_ob_printf(ob, "<rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%d\" fill=\"#f7f7f7\"/>",
 		  left, top, pw, ph);
-	ob_lit(ob, "<polyline fill=\"none\" stroke=\"#4e79a7\" stroke-width=\"2\" points=\"");
-	ob_printf(ob, "%d,%d ", left, top + ph);
+	hmb_ob_lit(ob, "<polyline fill=\"none\" stroke=\"#4e79a7\" stroke-width=\"2\" points=\"");
+	hmb_ob_printf(ob, "%d,%d ", left, top + ph);
 	for (unsigned int i = 0; i < HBUCKETS; i++) {
 		double x;
 
@@ -495,29 +495,29 @@ static void latency_chart(struct outbuf *ob, const struct lhist *h,
 		cum += h->b[i];
 		/* log-linear buckets: index / HSUB is the octave, linear within */
 		x = left + pw * (oct_pos(i + 1) - k0) / nk;
-		ob_reserve(ob, 64);
-		ob_printf(ob, "%.1f,%.1f ", x > left + pw ? left + pw : x,
+		hmb_ob_reserve(ob, 64);
+		hmb_ob_printf(ob, "%.1f,%.1f ", x > left + pw ? left + pw : x,
 			  top + ph - (double)ph * cum / h->n);
 	}
-	ob_lit(ob, "\"/>\n");
+	hmb_ob_lit(ob, "\"/>\n");
 	for (int q = 0; q <= 4; q++)
-		ob_printf(ob, "<text x=\"2\" y=\"%d\" font-size=\"10\">%d%%</text>",
+		hmb_ob_printf(ob, "<text x=\"2\" y=\"%d\" font-size=\"10\">%d%%</text>",
 			  top + ph - ph * q / 4 + 4, q * 25);
 	for (unsigned int k = k0; k <= k1 + 1; k += lstep)
-		ob_printf(ob, "<text x=\"%.1f\" y=\"%d\" font-size=\"10\" text-anchor=\"%s\">%s</text>\n",
+		hmb_ob_printf(ob, "<text x=\"%.1f\" y=\"%d\" font-size=\"10\" text-anchor=\"%s\">%s</text>\n",
 			  left + pw * (k - k0) / nk, top + ph + 13,
 			  k + lstep > k1 + 1 && k > k0 ? "end" : "middle",
 			  dur(1ull << k, b1, sizeof(b1)));
-	ob_printf(ob, "<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\">cumulative fraction</text></svg></div>\n",
+	hmb_ob_printf(ob, "<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\">cumulative fraction</text></svg></div>\n",
 		  cw / 2, ch - 4);
 }
 
-static void latencies(struct outbuf *ob, const struct rep *r)
+static void latencies(struct hmb_outbuf *ob, const struct rep *r)
 {
 	char title[96];
 	unsigned int charts = 0;
 
-	ob_lit(ob, "<h2 id=\"latency\">Command latency by phase</h2>\n"
+	hmb_ob_lit(ob, "<h2 id=\"latency\">Command latency by phase</h2>\n"
 	       "<p>Firmware clock.  Each phase interval runs from one phase "
 	       "event of a command to its next one; the total runs from fetch to "
 	       "cqe_posted of complete commands.</p>\n<div class=\"grid\">\n");
@@ -535,9 +535,9 @@ static void latencies(struct outbuf *ob, const struct rep *r)
 			charts++;
 		}
 	if (!charts)
-		ob_lit(ob, "<p>No command phase events (none of the opcodes "
+		hmb_ob_lit(ob, "<p>No command phase events (none of the opcodes "
 		       "marks a phase in the dictionary).</p>\n");
-	ob_lit(ob, "</div>\n");
+	hmb_ob_lit(ob, "</div>\n");
 }
 
 static int cmp_top(const void *x, const void *y)
@@ -547,25 +547,25 @@ static int cmp_top(const void *x, const void *y)
 	return a->total < b->total ? 1 : a->total > b->total ? -1 : 0;
 }
 
-static void slowest(struct outbuf *ob, struct rep *r)
+static void slowest(struct hmb_outbuf *ob, struct rep *r)
 {
 	char b1[32], b2[32], b3[40], nb[16];
 
 	qsort(r->top, r->ntop, sizeof(r->top[0]), cmp_top);
-	ob_printf(ob, "<h2 id=\"slowest\">Slowest commands</h2>\n<p>The %u "
+	hmb_ob_printf(ob, "<h2 id=\"slowest\">Slowest commands</h2>\n<p>The %u "
 		  "slowest complete commands, fetch to cqe_posted, with their "
 		  "firmware events and the background windows they overlapped."
 		  "</p>\n", r->ntop);
 	if (!r->ntop)
 		return;
-	ob_lit(ob, "<table class=\"slow\"><tr><th>#</th><th>command</th><th>sqid</th><th>cid</th><th>firmware total</th><th>events (time after fetch, cpu, seq)</th><th>overlapping background</th></tr>\n");
+	hmb_ob_lit(ob, "<table class=\"slow\"><tr><th>#</th><th>command</th><th>sqid</th><th>cid</th><th>firmware total</th><th>events (time after fetch, cpu, seq)</th><th>overlapping background</th></tr>\n");
 	for (unsigned int i = 0; i < r->ntop; i++) {
 		const struct fwm_cmd *c = &r->top[i].c;
 		uint64_t f = c->ts[HMB_PHASE_FETCH], e = c->ts[HMB_PHASE_CQE_POSTED];
 		unsigned int nov = 0;
 
-		ob_reserve(ob, 1024);
-		ob_printf(ob, "<tr><td>%u</td><td>%s</td><td>%u</td><td>0x%04x</td><td>%s</td><td>",
+		hmb_ob_reserve(ob, 1024);
+		hmb_ob_printf(ob, "<tr><td>%u</td><td>%s</td><td>%u</td><td>0x%04x</td><td>%s</td><td>",
 			  i + 1, fwm_cmd_name(c, nb, sizeof(nb)), c->sqid,
 			  c->cid, dur(r->top[i].total, b1, sizeof(b1)));
 		for (int p = HMB_PHASE_FETCH; p < HMB_PHASE_COUNT; p++) {
@@ -574,13 +574,13 @@ static void slowest(struct outbuf *ob, struct rep *r)
 			if (!(c->mask & (1u << p)))
 				continue;
 			ev = hmb_dict_phase_event(r->dict, p);
-			ob_reserve(ob, 512);
-			ob_printf(ob, "%s +%s (cpu %u, seq %u) @%s<br>",
+			hmb_ob_reserve(ob, 512);
+			hmb_ob_printf(ob, "%s +%s (cpu %u, seq %u) @%s<br>",
 				  ev ? ev->name : hmb_phase_name(p),
 				  dur(c->ts[p] - f, b2, sizeof(b2)), c->ecpu[p],
 				  c->seq[p], fwts(c->ts[p], b3, sizeof(b3)));
 		}
-		ob_lit(ob, "</td><td>");
+		hmb_ob_lit(ob, "</td><td>");
 		for (size_t k = 0; k < r->nbg; k++) {
 			const struct bgwin *b = &r->bg[k];
 
@@ -588,26 +588,26 @@ static void slowest(struct outbuf *ob, struct rep *r)
 				continue;
 			if (++nov > 5)
 				continue;
-			ob_reserve(ob, 512);
-			ob_printf(ob, "%s %s (from %s)<br>", r->groups[b->group],
+			hmb_ob_reserve(ob, 512);
+			hmb_ob_printf(ob, "%s %s (from %s)<br>", r->groups[b->group],
 				  dur(b->t1 - b->t0, b1, sizeof(b1)),
 				  b->t0 < f ? "before fetch" : "during");
 		}
 		if (nov > 5)
-			ob_printf(ob, "and %u more", nov - 5);
+			hmb_ob_printf(ob, "and %u more", nov - 5);
 		else if (!nov)
-			ob_lit(ob, "none");
-		ob_lit(ob, "</td></tr>\n");
+			hmb_ob_lit(ob, "none");
+		hmb_ob_lit(ob, "</td></tr>\n");
 	}
-	ob_lit(ob, "</table>\n");
+	hmb_ob_lit(ob, "</table>\n");
 }
 
-static void losses(struct outbuf *ob, const struct input *in)
+static void losses(struct hmb_outbuf *ob, const struct input *in)
 {
 	const struct hmb_acct *a = in->acct;
 	char b1[40], b2[40];
 
-	ob_printf(ob, "<h2 id=\"losses\">Losses</h2>\n<p id=\"loss-summary\">%llu "
+	hmb_ob_printf(ob, "<h2 id=\"losses\">Losses</h2>\n<p id=\"loss-summary\">%llu "
 		  "record%s lost in %llu gap%s; %llu duplicate%s dropped; %llu "
 		  "record%s ignored (unknown flags); %llu truncated by the "
 		  "firmware.</p>\n",
@@ -618,20 +618,20 @@ static void losses(struct outbuf *ob, const struct input *in)
 		  (unsigned long long)a->truncated);
 	if (!in->ngaps)
 		return;
-	ob_lit(ob, "<table class=\"gaps\"><tr><th>lost</th><th>seq</th><th>between ts (s)</th><th>and ts (s)</th><th>dump offset</th></tr>\n");
+	hmb_ob_lit(ob, "<table class=\"gaps\"><tr><th>lost</th><th>seq</th><th>between ts (s)</th><th>and ts (s)</th><th>dump offset</th></tr>\n");
 	for (size_t i = 0; i < in->ngaps; i++) {
 		const struct hmb_gap *g = &in->gaps[i];
 
-		ob_reserve(ob, 512);
-		ob_printf(ob, "<tr><td>%llu</td><td>%u..%u</td><td>%s</td><td>%s</td><td>%llu</td></tr>\n",
+		hmb_ob_reserve(ob, 512);
+		hmb_ob_printf(ob, "<tr><td>%llu</td><td>%u..%u</td><td>%s</td><td>%s</td><td>%llu</td></tr>\n",
 			  (unsigned long long)g->count, g->first_seq, g->last_seq,
 			  fwts(g->ts_before, b1, sizeof(b1)),
 			  fwts(g->ts_after, b2, sizeof(b2)),
 			  (unsigned long long)g->offset);
 	}
-	ob_lit(ob, "</table>\n");
+	hmb_ob_lit(ob, "</table>\n");
 	if (in->gaps_omitted)
-		ob_printf(ob, "<p>%llu more gaps not listed.</p>\n",
+		hmb_ob_printf(ob, "<p>%llu more gaps not listed.</p>\n",
 			  (unsigned long long)in->gaps_omitted);
 }
 
@@ -645,7 +645,7 @@ static int cmp_host_slow(const void *a, const void *b, void *ctx)
 }
 
 /* The host's view: the join with HOST_EVENTS (correlate.c). */
-static void host_section(struct outbuf *ob, const struct corr *c,
+static void host_section(struct hmb_outbuf *ob, const struct corr *c,
 			 unsigned int top_n)
 {
 	static const char *const titles[CX_COUNT] = {
@@ -660,9 +660,9 @@ static void host_section(struct outbuf *ob, const struct corr *c,
 	size_t *idx = malloc((c->host.n ? c->host.n : 1) * sizeof(*idx));
 	char b1[32], b2[32], b3[32], b4[32];
 
-	ob_lit(ob, "<h2 id=\"host\">Host and firmware</h2>\n<p id=\"host-summary\">");
+	hmb_ob_lit(ob, "<h2 id=\"host\">Host and firmware</h2>\n<p id=\"host-summary\">");
 	esc(ob, c->host.path);
-	ob_printf(ob, " (%s, nvme%u): %llu host commands; <b>%llu matched</b> "
+	hmb_ob_printf(ob, " (%s, nvme%u): %llu host commands; <b>%llu matched</b> "
 		  "(%.2f%%), %llu partial, %llu unmatched; %llu firmware "
 		  "commands without a host command.</p>\n",
 		  hostev_fmt_name(c->host.fmt), c->ctrl, (unsigned long long)n,
@@ -677,7 +677,7 @@ static void host_section(struct outbuf *ob, const struct corr *c,
 		if (k->drift_err >= 0)
 			snprintf(drift, sizeof(drift), "%+.3f ppm (± %.3f)",
 				 k->drift * 1e6, k->drift_err * 1e6);
-		ob_printf(ob, "<p id=\"clock\">Clock: host = firmware %+.3f µs "
+		hmb_ob_printf(ob, "<p id=\"clock\">Clock: host = firmware %+.3f µs "
 			  "(± %.3f µs) at firmware %.6f s; drift %s; from %zu "
 			  "commands.  Firmware events inside their command's host "
 			  "window: %llu, within the clock error: %llu, outside: "
@@ -687,7 +687,7 @@ static void host_section(struct outbuf *ob, const struct corr *c,
 			  (unsigned long long)c->in_window_err,
 			  (unsigned long long)c->outside);
 	} else {
-		ob_lit(ob, "<p id=\"clock\" class=\"warn\">No clock estimate: too few matched commands.</p>\n");
+		hmb_ob_lit(ob, "<p id=\"clock\" class=\"warn\">No clock estimate: too few matched commands.</p>\n");
 	}
 	if (!h || !idx) {
 		free(h);
@@ -698,15 +698,15 @@ static void host_section(struct outbuf *ob, const struct corr *c,
 		for (int x = 0; x < CX_COUNT; x++)
 			if (c->hc[i].x[x] >= 0 && c->host.v[i].ctrl == c->ctrl)
 				lh_add(&h[x], (uint64_t)c->hc[i].x[x]);
-	ob_lit(ob, "<div class=\"grid\">\n");
+	hmb_ob_lit(ob, "<div class=\"grid\">\n");
 	for (int x = 0; x < CX_COUNT; x++)
 		if (h[x].n)
 			latency_chart(ob, &h[x], titles[x]);
-	ob_lit(ob, "</div>\n");
+	hmb_ob_lit(ob, "</div>\n");
 	for (size_t i = 0; i < c->host.n; i++)
 		idx[i] = i;
 	qsort_r(idx, c->host.n, sizeof(*idx), cmp_host_slow, (void *)c);
-	ob_printf(ob, "<h3>Slowest host commands</h3>\n<table class=\"slow\" id=\"host-slow\"><tr><th>#</th><th>command</th><th>qid</th><th>cid</th><th>host total</th><th>submit -&gt; fetch</th><th>firmware</th><th>cqe -&gt; complete</th><th>match</th></tr>\n");
+	hmb_ob_printf(ob, "<h3>Slowest host commands</h3>\n<table class=\"slow\" id=\"host-slow\"><tr><th>#</th><th>command</th><th>qid</th><th>cid</th><th>host total</th><th>submit -&gt; fetch</th><th>firmware</th><th>cqe -&gt; complete</th><th>match</th></tr>\n");
 	for (size_t t = 0, shown = 0; t < c->host.n && shown < top_n; t++) {
 		const struct host_cmd *hc = &c->host.v[idx[t]];
 		const struct corr_cmd *r = &c->hc[idx[t]];
@@ -714,8 +714,8 @@ static void host_section(struct outbuf *ob, const struct corr *c,
 		if (hc->ctrl != c->ctrl)
 			continue;
 		shown++;
-		ob_reserve(ob, 1024);
-		ob_printf(ob, "<tr><td>%zu</td><td>%s</td><td>%u</td><td>0x%04x</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
+		hmb_ob_reserve(ob, 1024);
+		hmb_ob_printf(ob, "<tr><td>%zu</td><td>%s</td><td>%u</td><td>0x%04x</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
 			  shown, hc->opc[0] ? hc->opc : "?", hc->qid, hc->cid,
 			  dur((uint64_t)r->x[CX_HOST_TOTAL], b1, sizeof(b1)),
 			  r->x[CX_SUBMIT_TO_FETCH] >= 0 ?
@@ -726,7 +726,7 @@ static void host_section(struct outbuf *ob, const struct corr *c,
 			  dur((uint64_t)r->x[CX_CQE_TO_COMPLETE], b4, sizeof(b4)) : "-",
 			  corr_match_name(r->match));
 	}
-	ob_lit(ob, "</table>\n");
+	hmb_ob_lit(ob, "</table>\n");
 	free(h);
 	free(idx);
 }
@@ -752,7 +752,7 @@ static const char script[] =
 "s.setAttribute('data-ok',ok===c.length?'1':'0');"
 "s.textContent=ok+' of '+c.length+' charts rendered';})();";
 
-static void html(struct outbuf *ob, struct rep *r, const struct input *in,
+static void html(struct hmb_outbuf *ob, struct rep *r, const struct input *in,
 		 const struct fwmodel *m, const struct corr *corr)
 {
 	const struct hmb_acct *a = in->acct;
@@ -761,26 +761,26 @@ static void html(struct outbuf *ob, struct rep *r, const struct input *in,
 	struct tm tm;
 
 	gmtime_r(&now, &tm);
-	ob_lit(ob, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>HMB trace report: ");
+	hmb_ob_lit(ob, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>HMB trace report: ");
 	esc(ob, in->name);
-	ob_lit(ob, "</title>\n<style>");
-	ob_puts(ob, css);
-	ob_lit(ob, "</style></head><body>\n<h1>HMB firmware trace: ");
+	hmb_ob_lit(ob, "</title>\n<style>");
+	hmb_ob_puts(ob, css);
+	hmb_ob_lit(ob, "</style></head><body>\n<h1>HMB firmware trace: ");
 	esc(ob, in->name);
-	ob_lit(ob, "</h1>\n<table class=\"summary\">\n");
-	ob_printf(ob, "<tr><td>records</td><td>%llu (%s)</td></tr>\n",
+	hmb_ob_lit(ob, "</h1>\n<table class=\"summary\">\n");
+	hmb_ob_printf(ob, "<tr><td>records</td><td>%llu (%s)</td></tr>\n",
 		  (unsigned long long)a->records,
 		  hmb_reader_dialect(in->reader) == HMB_DIALECT_RING ?
 		  "ring image" : "dump");
 	if (a->records)
-		ob_printf(ob, "<tr><td>firmware time</td><td>%s s .. %s s (%s)</td></tr>\n",
+		hmb_ob_printf(ob, "<tr><td>firmware time</td><td>%s s .. %s s (%s)</td></tr>\n",
 			  fwts(a->first_ts_ns, b1, sizeof(b1)),
 			  fwts(a->last_ts_ns, b2, sizeof(b2)),
 			  dur(a->last_ts_ns - a->first_ts_ns, b3, sizeof(b3)));
-	ob_printf(ob, "<tr><td>lost</td><td%s>%llu records in %llu gaps</td></tr>\n",
+	hmb_ob_printf(ob, "<tr><td>lost</td><td%s>%llu records in %llu gaps</td></tr>\n",
 		  a->lost ? " class=\"warn\"" : "",
 		  (unsigned long long)a->lost, (unsigned long long)a->gaps);
-	ob_printf(ob, "<tr><td>commands</td><td>%llu (%llu complete, %llu "
+	hmb_ob_printf(ob, "<tr><td>commands</td><td>%llu (%llu complete, %llu "
 		  "without fetch, %llu open at the end, %llu cid reused "
 		  "before completion)</td></tr>\n",
 		  (unsigned long long)m->st.cmds,
@@ -788,17 +788,17 @@ static void html(struct outbuf *ob, struct rep *r, const struct input *in,
 		  (unsigned long long)m->st.no_fetch,
 		  (unsigned long long)m->st.eof_open,
 		  (unsigned long long)m->st.reused);
-	ob_printf(ob, "<tr><td>background</td><td>%llu windows, %llu points"
+	hmb_ob_printf(ob, "<tr><td>background</td><td>%llu windows, %llu points"
 		  "%s</td></tr>\n", (unsigned long long)m->st.bg_windows,
 		  (unsigned long long)r->bg_points,
 		  r->bg_omitted ? " (some windows not kept for overlap)" : "");
-	ob_printf(ob, "<tr><td>not in dictionary</td><td>%llu records</td></tr>\n",
+	hmb_ob_printf(ob, "<tr><td>not in dictionary</td><td>%llu records</td></tr>\n",
 		  (unsigned long long)m->st.unknown_opcode);
-	ob_printf(ob, "<tr><td>generated</td><td>%04d-%02d-%02d %02d:%02d UTC by "
+	hmb_ob_printf(ob, "<tr><td>generated</td><td>%04d-%02d-%02d %02d:%02d UTC by "
 		  PROG " " HMB_ANALYZE_VERSION "</td></tr>\n</table>\n",
 		  tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
 		  tm.tm_min);
-	ob_lit(ob, "<p class=\"small\" id=\"render-status\" data-ok=\"0\">charts not rendered (scripts disabled?)</p>\n");
+	hmb_ob_lit(ob, "<p class=\"small\" id=\"render-status\" data-ok=\"0\">charts not rendered (scripts disabled?)</p>\n");
 	if (r->have_t0)
 		timeline(ob, r, in);
 	opcodes(ob, r, a);
@@ -807,12 +807,12 @@ static void html(struct outbuf *ob, struct rep *r, const struct input *in,
 		host_section(ob, corr, r->top_n);
 	slowest(ob, r);
 	losses(ob, in);
-	ob_lit(ob, "<script>");
-	ob_puts(ob, script);
-	ob_lit(ob, "</script>\n</body></html>\n");
+	hmb_ob_lit(ob, "<script>");
+	hmb_ob_puts(ob, script);
+	hmb_ob_lit(ob, "</script>\n</body></html>\n");
 }
 
-static int write_report(struct input *in, struct outbuf *ob,
+static int write_report(struct input *in, struct hmb_outbuf *ob,
 			const struct hmb_dict *dict, unsigned int top_n,
 			const struct corr *corr)
 {
@@ -853,7 +853,7 @@ static int write_report(struct input *in, struct outbuf *ob,
 		rc = EXIT_BADINPUT;
 	} else {
 		html(ob, r, in, &m, corr);
-		ob_flush(ob);
+		hmb_ob_flush(ob);
 		if (ob->err) {
 			errorf("%s: write error: %s", ob->name,
 			       strerror(ob->err));
@@ -915,7 +915,7 @@ int cmd_report(int argc, char **argv)
 	struct corr corr;
 	long ctrl = -1;
 	unsigned int top_n = 20;
-	struct outbuf ob;
+	struct hmb_outbuf ob;
 	struct input in;
 	uint64_t v;
 	int opt, rc;

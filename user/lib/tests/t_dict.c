@@ -10,18 +10,7 @@
 #include <unistd.h>
 
 #include "hmbtrace_dict.h"
-
-static int tests, failed;
-
-static void ok(int cond, const char *fmt, const char *what)
-{
-	tests++;
-	if (!cond)
-		failed++;
-	printf("%sok %d - ", cond ? "" : "not ", tests);
-	printf(fmt, what);
-	printf("\n");
-}
+#include "tap.h"
 
 /* Parse @text; expect an error naming @line and containing @needle. */
 static void expect_error_len(const char *text, size_t len, unsigned int line,
@@ -224,6 +213,5 @@ int main(int argc, char **argv)
 	expect_error_len("dict 1\nevent 1 a\0\n", 18, 2, "NUL byte",
 			 "NUL byte");
 
-	printf("1..%d\n", tests);
-	return failed ? 1 : 0;
+	return tap_done();
 }

@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * out.c - buffered output with hand-rolled number formatting, and the one
+ * JSON writer and escaper (hmbtrace_util.h).  decode writes tens of
+ * millions of lines through it, so nothing on the per-record path goes
+ * through stdio.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hmbtrace_util.h"
+
+static int ob_init(struct hmb_outbuf *ob, int fd, FILE *fp, const char *name,
+		   size_t cap)
+{
+	memset(ob, 0, sizeof(*ob));
+	ob->fd = fd;
+	ob->fp = fp;
+	ob->name = name;
+	ob->cap = cap < 64 ? 64 : cap;
+	ob->buf = malloc(ob->cap);
+	return ob->buf ? 0 : -ENOMEM;
+}
+
+int hmb_ob_open(struct hmb_outbuf *ob, int fd, const char *name, size_t cap)
+{
+	return ob_init(ob, fd, NULL, name, cap);
+}
+
+int hmb_ob_open_file(struct hmb_outbuf *ob, FILE *fp, const char *name,
+		     size_t cap)
+{
+	return ob_init(ob, -1, fp, name, cap);
+}
+
+int hmb_ob_flush(struct hmb_outbuf *ob)
+{
+	size_t off = 0;
+
+	if (ob->fp) {
+		if (ob->len && !ob->err &&
+		    fwrite(ob->buf, 1, ob->len, ob->fp) != ob->len)
+			ob->err = errno ? errno : EIO;
+		ob->len = 0;
+		return ob->err ? -ob->err : 0;
+	}
+	while (off < ob->len && !ob->err) {
+		ssize_t n = write(ob->fd, ob->buf + off, ob->len - off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			ob->err = errno;
+			break;
+		}
+		off += (size_t)n;
+	}
+	ob->len = 0;
+	return ob->err ? -ob->err : 0;
+}
+
+int hmb_ob_close(struct hmb_outbuf *ob)
+{
+	if (ob->buf)
+		hmb_ob_flush(ob);
+	free(ob->buf);
+	ob->buf = NULL;
+	ob->cap = 0;
+	return ob->err;
+}
+
+void hmb_ob_write(struct hmb_outbuf *ob, const char *s, size_t n)
+{
+	while (n) {
+		size_t room, k;
+
+		if (ob->len == ob->cap)
+			hmb_ob_flush(ob);
+		room = ob->cap - ob->len;
+		k = n < room ? n : room;
+		memcpy(ob->buf + ob->len, s, k);
+		ob->len += k;
+		s += k;
+		n -= k;
+	}
+}
+
+void hmb_ob_puts(struct hmb_outbuf *ob, const char *s)
+{
+	hmb_ob_write(ob, s, strlen(s));
+}
+
+void hmb_ob_printf(struct hmb_outbuf *ob, const char *fmt, ...)
+{
+	char tmp[1024], *big = NULL;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(tmp)) {
+		big = malloc((size_t)n + 1);
+		if (!big) {
+			ob->err = ob->err ? ob->err : ENOMEM;
+			return;
+		}
+		va_start(ap, fmt);
+		vsnprintf(big, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
+	hmb_ob_write(ob, big ? big : tmp, (size_t)n);
+	free(big);
+}
+
+static const char digits2[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233"
+	"34353637383940414243444546474849505152535455565758596061626364656667"
+	"68697071727374757677787980818283848586878889909192939495969798990";
+
+/* Write @v in decimal into the end of a buffer; returns the first digit. */
+static char *u64_digits(uint64_t v, char *end)
+{
+	char *p = end;
+
+	while (v >= 100) {
+		unsigned int i = (unsigned int)(v % 100) * 2;
+
+		v /= 100;
+		p -= 2;
+		p[0] = digits2[i];
+		p[1] = digits2[i + 1];
+	}
+	if (v >= 10) {
+		unsigned int i = (unsigned int)v * 2;
+
+		p -= 2;
+		p[0] = digits2[i];
+		p[1] = digits2[i + 1];
+	} else {
+		*--p = (char)('0' + v);
+	}
+	return p;
+}
+
+void hmb_ob_u64(struct hmb_outbuf *ob, uint64_t v)
+{
+	char tmp[24];
+	char *p;
+
+	if (v < 10) {
+		ob->buf[ob->len++] = (char)('0' + v);
+		return;
+	}
+	p = u64_digits(v, tmp + sizeof(tmp));
+	hmb_ob_puts_n(ob, p, (size_t)(tmp + sizeof(tmp) - p));
+}
+
+void hmb_ob_u64_pad(struct hmb_outbuf *ob, uint64_t v, int width, char pad)
+{
+	char tmp[24];
+	char *p = u64_digits(v, tmp + sizeof(tmp));
+	int n = (int)(tmp + sizeof(tmp) - p);
+
+	while (n < width) {
+		ob->buf[ob->len++] = pad;
+		width--;
+	}
+	hmb_ob_puts_n(ob, p, (size_t)n);
+}
+
+static const char hexd[] = "0123456789abcdef";
+
+void hmb_ob_hex_fixed(struct hmb_outbuf *ob, uint64_t v, int digits)
+{
+	char *p = ob->buf + ob->len;
+
+	for (int i = digits - 1; i >= 0; i--) {
+		p[i] = hexd[v & 15];
+		v >>= 4;
+	}
+	ob->len += (size_t)digits;
+}
+
+/* Two hex characters per byte value, built once. */
+static uint16_t hex2[256];
+
+__attribute__((constructor))
+static void hex2_init(void)
+{
+	for (int i = 0; i < 256; i++) {
+		char c[2] = { hexd[i >> 4], hexd[i & 15] };
+
+		memcpy(&hex2[i], c, 2);
+	}
+}
+
+void hmb_ob_hexbytes(struct hmb_outbuf *ob, const uint8_t *p, size_t n)
+{
+	char *o = ob->buf + ob->len;
+
+	for (size_t i = 0; i < n; i++)
+		memcpy(o + 2 * i, &hex2[p[i]], 2);
+	ob->len += 2 * n;
+}
+
+/* ------------------------------------------------------------------ JSON */
+
+/* Length of the valid UTF-8 sequence at @s (at most @n bytes), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	size_t len, i;
+	uint32_t cp;
+
+	if (c < 0xc2 || c > 0xf4)
+		return 0;
+	len = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+	if (len > n)
+		return 0;
+	cp = c & (0x7f >> len);
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* no overlong forms, no surrogates, nothing above U+10FFFF */
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return len;
+}
+
+void hmb_json_escape(struct hmb_outbuf *ob, const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0;
+
+	while (i < n) {
+		unsigned char c = s[i];
+		size_t u;
+
+		if (hmb_ob_reserve(ob, 8))
+			return;
+		if (c == '"' || c == '\\') {
+			hmb_ob_putc(ob, '\\');
+			hmb_ob_putc(ob, (char)c);
+		} else if (c >= 0x20 && c < 0x7f) {
+			hmb_ob_putc(ob, (char)c);
+		} else if (c >= 0x80 && (u = utf8_len(s + i, n - i))) {
+			hmb_ob_puts_n(ob, (const char *)s + i, u);
+			i += u;
+			continue;
+		} else {
+			/* control, DEL, or a byte of no valid UTF-8 */
+			hmb_ob_lit(ob, "\\u00");
+			hmb_ob_hex_fixed(ob, c, 2);
+		}
+		i++;
+	}
+}
+
+static void value(struct hmb_json *j, size_t room)
+{
+	hmb_ob_reserve(j->ob, room + 1);
+	if (j->comma)
+		hmb_ob_putc(j->ob, ',');
+	j->comma = true;
+}
+
+void hmb_json_obj(struct hmb_json *j)
+{
+	value(j, 1);
+	hmb_ob_putc(j->ob, '{');
+	j->comma = false;
+}
+
+void hmb_json_end(struct hmb_json *j)
+{
+	hmb_ob_reserve(j->ob, 1);
+	hmb_ob_putc(j->ob, '}');
+	j->comma = true;
+}
+
+void hmb_json_arr(struct hmb_json *j)
+{
+	value(j, 1);
+	hmb_ob_putc(j->ob, '[');
+	j->comma = false;
+}
+
+void hmb_json_end_arr(struct hmb_json *j)
+{
+	hmb_ob_reserve(j->ob, 1);
+	hmb_ob_putc(j->ob, ']');
+	j->comma = true;
+}
+
+void hmb_json_nl(struct hmb_json *j)
+{
+	hmb_ob_reserve(j->ob, 1);
+	hmb_ob_putc(j->ob, '\n');
+	j->comma = false;
+}
+
+void hmb_json_key(struct hmb_json *j, const char *key)
+{
+	value(j, 2);
+	hmb_ob_putc(j->ob, '"');
+	hmb_json_escape(j->ob, key, strlen(key));
+	hmb_ob_reserve(j->ob, 2);
+	hmb_ob_lit(j->ob, "\":");
+	j->comma = false;
+}
+
+void hmb_json_strn(struct hmb_json *j, const char *s, size_t n)
+{
+	value(j, 1);
+	hmb_ob_putc(j->ob, '"');
+	hmb_json_escape(j->ob, s, n);
+	hmb_ob_reserve(j->ob, 1);
+	hmb_ob_putc(j->ob, '"');
+}
+
+void hmb_json_str(struct hmb_json *j, const char *s)
+{
+	hmb_json_strn(j, s, strlen(s));
+}
+
+void hmb_json_u64(struct hmb_json *j, uint64_t v)
+{
+	value(j, 20);
+	hmb_ob_u64(j->ob, v);
+}
+
+void hmb_json_i64(struct hmb_json *j, int64_t v)
+{
+	value(j, 21);
+	if (v < 0) {
+		hmb_ob_putc(j->ob, '-');
+		hmb_ob_u64(j->ob, (uint64_t)0 - (uint64_t)v);
+	} else {
+		hmb_ob_u64(j->ob, (uint64_t)v);
+	}
+}
+
+void hmb_json_dbl(struct hmb_json *j, double v, int prec)
+{
+	char tmp[64];
+	int n;
+
+	if (!isfinite(v)) {
+		hmb_json_null(j);
+		return;
+	}
+	n = snprintf(tmp, sizeof(tmp), "%.*f", prec, v);
+	if (n < 0 || (size_t)n >= sizeof(tmp)) {	/* beyond 1e60: exponent */
+		n = snprintf(tmp, sizeof(tmp), "%.17g", v);
+		if (n < 0 || (size_t)n >= sizeof(tmp))
+			n = 0;
+	}
+	/* "-0" is valid JSON but says nothing "0" does not */
+	if (n == 2 && tmp[0] == '-' && tmp[1] == '0')
+		memmove(tmp, tmp + 1, (size_t)n--);
+	value(j, (size_t)n);
+	hmb_ob_puts_n(j->ob, tmp, (size_t)n);
+}
+
+void hmb_json_bool(struct hmb_json *j, bool v)
+{
+	value(j, 5);
+	if (v)
+		hmb_ob_lit(j->ob, "true");
+	else
+		hmb_ob_lit(j->ob, "false");
+}
+
+void hmb_json_null(struct hmb_json *j)
+{
+	value(j, 4);
+	hmb_ob_lit(j->ob, "null");
+}
+
+void hmb_json_raw(struct hmb_json *j, const char *text)
+{
+	value(j, 0);
+	hmb_ob_puts(j->ob, text);
+}

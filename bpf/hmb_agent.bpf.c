@@ -139,29 +139,14 @@ static __always_inline void count(__u32 idx)
 		__sync_fetch_and_add(c, 1);
 }
 
-static __always_inline __u64 log2_u64(__u64 v)
-{
-	__u64 r = 0, shift;
-
-	shift = (v > 0xFFFFFFFFULL) << 5; v >>= shift; r |= shift;
-	shift = (v > 0xFFFF) << 4; v >>= shift; r |= shift;
-	shift = (v > 0xFF) << 3; v >>= shift; r |= shift;
-	shift = (v > 0xF) << 2; v >>= shift; r |= shift;
-	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
-	r |= (v >> 1);
-	return r;
-}
-
 static __always_inline void hist_add(__u32 id, __u64 delta_ns)
 {
 	struct hmb_hist *h = bpf_map_lookup_elem(&hists, &id);
-	__u64 slot, us = delta_ns / 1000;
+	__u64 us = delta_ns / 1000;
+	__u32 slot = HMB_HIST_SLOT(us);	/* hmbtrace_hist.h: biolatency's */
 
-	if (!h)
+	if (!h || slot >= HMB_MAX_SLOTS)	/* never: for the verifier */
 		return;
-	slot = us ? log2_u64(us) : 0;
-	if (slot >= HMB_MAX_SLOTS)
-		slot = HMB_MAX_SLOTS - 1;
 	__sync_fetch_and_add(&h->slots[slot], 1);
 }
 

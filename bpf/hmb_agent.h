@@ -8,7 +8,9 @@
 #ifndef HMB_AGENT_H
 #define HMB_AGENT_H
 
-#define HMB_MAX_SLOTS		27	/* log2 usec slots, like biolatency */
+/* The bucket rule of the "hists" map is libhmbtrace's (one definition). */
+#include "hmbtrace_hist.h"
+#define HMB_MAX_SLOTS		HMB_HIST_SLOTS	/* log2 usec slots */
 #define HMB_MAX_RINGS		64
 #define HMB_BG_PAYLOAD		16
 

@@ -160,7 +160,7 @@ r, cmds, final = correlate(dump4, agent4)
 if T.eq(r.returncode, 0, "step: correlate exits 0"):
     check_join("clock step 2 ms", w, hosts, cmds, final)
     segs = final["clock"]["segments"]
-    T.ok(final["clock"]["steps"] == 1 and len(segs) >= 2,
+    T.ok(final["clock"]["segment_steps"] == 1 and len(segs) >= 2,
          "clock step 2 ms: one offset step between the segments", segs)
 
     def true_off(t):

@@ -128,6 +128,14 @@ void fmt_dict_json(struct hmb_outbuf *ob, const struct hmb_dict_event *ev,
 int ctf_convert(struct input *in, const char *dir,
 		const struct hmb_dict *dict);
 
+/*
+ * The event dictionary: @path, else $HMB_EVENTS_DICT, else the shipped
+ * share/hmb-events.dict, built into the tool.  The one loader of every
+ * subcommand.  Prints the one error line and returns EXIT_BADINPUT on
+ * failure.
+ */
+int dict_open(const char *path, struct hmb_dict **out);
+
 /* Shared option parsing helpers. */
 int parse_u64(const char *s, uint64_t *v);
 /* Common input options; returns 1 if consumed @opt, 0 if not, -1 on error. */

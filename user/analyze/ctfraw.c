@@ -15,7 +15,7 @@
 
 #include "analyze.h"
 #include "formats.h"
-#include "fwmodel.h"
+#include "hmbtrace_fwmodel.h"
 
 /* ------------------------------------------------------------ --raw */
 

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "analyze.h"
-#include "fwmodel.h"
+#include "hmbtrace_fwmodel.h"
 
 #define OUTBUF_SIZE	(1u << 20)
 /* Upper bound of one formatted record: hex payload plus fixed fields. */

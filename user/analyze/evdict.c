@@ -4,6 +4,7 @@
  * event dictionary (docs/events.md, parsed by libhmbtrace).  Records whose
  * opcode the dictionary does not know are printed raw.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "analyze.h"
@@ -81,4 +82,42 @@ void fmt_dict_json(struct hmb_outbuf *ob, const struct hmb_dict_event *ev,
 			field_value(ob, f, v);
 	}
 	hmb_ob_putc(ob, '}');
+}
+
+static int load_dict(const char *path, struct hmb_dict **out)
+{
+	struct hmb_error err = { 0 };
+
+	if (hmb_dict_load(out, path, &err)) {
+		if (strncmp(err.msg, path, strlen(path)) == 0)
+			errorf("%s", err.msg);
+		else
+			errorf("%s: %s", path, err.msg[0] ? err.msg :
+			       hmb_strerror(err.code));
+		return EXIT_BADINPUT;
+	}
+	return 0;
+}
+
+extern const char hmb_analyze_dict[], hmb_analyze_dict_end[];
+
+int dict_open(const char *path, struct hmb_dict **out)
+{
+	const char *env = getenv("HMB_EVENTS_DICT");
+	struct hmb_error err = { 0 };
+	int rc;
+
+	if (path)
+		return load_dict(path, out);
+	if (env && *env)
+		return load_dict(env, out);
+	/* share/hmb-events.dict, built into the tool (dict_blob.c) */
+	rc = hmb_dict_parse(out, hmb_analyze_dict,
+			    (size_t)(hmb_analyze_dict_end - hmb_analyze_dict) - 1,
+			    "hmb-events.dict (built in)", &err);
+	if (rc) {
+		errorf("%s", err.msg[0] ? err.msg : hmb_strerror(rc));
+		return EXIT_BADINPUT;
+	}
+	return 0;
 }

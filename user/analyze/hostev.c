@@ -19,11 +19,11 @@ const char *hostev_fmt_name(enum host_fmt f)
 	       "perf script (nvme tracepoints)";
 }
 
-static struct host_cmd *push(struct host_events *he)
+static struct hmb_host_cmd *push(struct host_events *he)
 {
 	if (he->n == he->cap) {
 		size_t cap = he->cap ? he->cap * 2 : 4096;
-		struct host_cmd *v = realloc(he->v, cap * sizeof(*v));
+		struct hmb_host_cmd *v = realloc(he->v, cap * sizeof(*v));
 
 		if (!v)
 			return NULL;
@@ -156,7 +156,7 @@ static void top_member(void *ctx, const char *k, size_t n, const char *v)
 }
 
 struct cmd_ctx {
-	struct host_cmd *c;
+	struct hmb_host_cmd *c;
 	unsigned int seen;	/* bits: which required members were found */
 	uint64_t flags;
 };
@@ -169,7 +169,7 @@ static uint64_t num(const char *v)
 static void cmd_member(void *ctx, const char *k, size_t n, const char *v)
 {
 	struct cmd_ctx *x = ctx;
-	struct host_cmd *c = x->c;
+	struct hmb_host_cmd *c = x->c;
 
 	if (key_is(k, n, "ctrl")) {
 		c->ctrl = (uint32_t)num(v);
@@ -205,13 +205,11 @@ static void cmd_member(void *ctx, const char *k, size_t n, const char *v)
 	}
 }
 
-#define AGENT_CF_BLOCK		(1u << 4)	/* hmb_agent.h HMB_CF_BLOCK */
-
 static int agent_line(struct host_events *he, const char *line, uint32_t no)
 {
 	struct line_ctx l = { 0 };
 	struct cmd_ctx x = { 0 };
-	struct host_cmd tmp = { 0 };
+	struct hmb_host_cmd tmp = { 0 };
 
 	if (!members(line, top_member, &l)) {
 		errorf("%s:%u: not a JSON object", he->path, no);
@@ -226,7 +224,7 @@ static int agent_line(struct host_events *he, const char *line, uint32_t no)
 		errorf("%s:%u: malformed \"cmd\" object", he->path, no);
 		return EXIT_BADINPUT;
 	}
-	if (x.flags & AGENT_CF_BLOCK) {
+	if (x.flags & HMB_CMD_F_BLOCK) {
 		he->block++;
 		return 0;
 	}
@@ -241,7 +239,7 @@ static int agent_line(struct host_events *he, const char *line, uint32_t no)
 	}
 	tmp.line = no;
 	{
-		struct host_cmd *c = push(he);
+		struct hmb_host_cmd *c = push(he);
 
 		if (!c) {
 			errorf("out of memory");
@@ -404,7 +402,7 @@ static int perf_line(struct host_events *he, struct ptab *pt, const char *line,
 	}
 	key = (ctrl << 32 | qid << 16 | cid) + 1;
 	if (setup) {
-		struct host_cmd *c;
+		struct hmb_host_cmd *c;
 		long old = ptab_take(pt, key);
 		const char *op = strstr(p, "cmd=(");
 

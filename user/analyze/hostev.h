@@ -13,22 +13,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct host_cmd {
-	uint64_t submit_ns, complete_ns;
-	uint64_t slba;
-	uint32_t ctrl;		/* N of nvmeN */
-	uint32_t nsid, nlb;
-	uint32_t line;		/* where it was read (completion line) */
-	uint16_t qid, cid;	/* cid: the full 16-bit command id */
-	char opc[16];		/* "read", "write", ... as the source names it */
-};
+#include "hmbtrace_cmd.h"
 
 enum host_fmt { HOST_FMT_AGENT = 1, HOST_FMT_PERF };
 
 struct host_events {
 	const char *path;
 	enum host_fmt fmt;
-	struct host_cmd *v;
+	struct hmb_host_cmd *v;	/* host commands, in file order */
 	size_t n, cap;
 	/* what was read but is not a usable command, by reason */
 	uint64_t lines;

@@ -26,7 +26,7 @@
 
 #include "analyze.h"
 #include "formats.h"
-#include "fwmodel.h"
+#include "hmbtrace_fwmodel.h"
 #include "correlate.h"
 
 #define OUTBUF_SIZE	(1u << 20)
@@ -42,7 +42,7 @@ struct pf {
 	const struct hmb_dict *dict;
 	bool first;		/* no event written yet (comma handling) */
 	bool cpu_named[256];
-	char groups[FWM_MAX_GROUPS][HMB_DICT_NAME_LEN];
+	char groups[HMB_FWM_MAX_GROUPS][HMB_DICT_NAME_LEN];
 	unsigned int ngroups;
 	uint64_t lost_end;	/* end of the last LOST slice (no overlap) */
 	/* counts, written into the metadata */
@@ -227,7 +227,7 @@ static void on_record(void *ctx, const struct hmb_record *rec,
 }
 
 static void async_ev(struct pf *p, char ph, const char *name,
-		     const struct fwm_cmd *c, uint64_t ts)
+		     const struct hmb_fwm_cmd *c, uint64_t ts)
 {
 	struct hmb_outbuf *ob = p->ob;
 
@@ -246,14 +246,14 @@ static void async_ev(struct pf *p, char ph, const char *name,
 	put_us(ob, ts);
 }
 
-static void on_cmd_begin(void *ctx, const struct fwm_cmd *c)
+static void on_cmd_begin(void *ctx, const struct hmb_fwm_cmd *c)
 {
 	struct pf *p = ctx;
 	struct hmb_outbuf *ob = p->ob;
 	char buf[16];
 
 	p->n_cmds++;
-	async_ev(p, 'b', fwm_cmd_name(c, buf, sizeof(buf)), c, c->first_ts);
+	async_ev(p, 'b', hmb_fwm_cmd_name(c, buf, sizeof(buf)), c, c->first_ts);
 	hmb_ob_lit(ob, ",\"args\":{\"sqid\":");
 	hmb_ob_u64(ob, c->sqid);
 	hmb_ob_lit(ob, ",\"cid\":");
@@ -277,7 +277,7 @@ static void on_cmd_begin(void *ctx, const struct fwm_cmd *c)
 	hmb_ob_lit(ob, "}}");
 }
 
-static void on_cmd_step(void *ctx, const struct fwm_cmd *c,
+static void on_cmd_step(void *ctx, const struct hmb_fwm_cmd *c,
 			enum hmb_phase from, uint64_t t0,
 			enum hmb_phase to, uint64_t t1)
 {
@@ -295,14 +295,14 @@ static void on_cmd_step(void *ctx, const struct fwm_cmd *c,
 	hmb_ob_lit(p->ob, "}}");
 }
 
-static void on_cmd_end(void *ctx, const struct fwm_cmd *c, enum fwm_end why)
+static void on_cmd_end(void *ctx, const struct hmb_fwm_cmd *c, enum hmb_fwm_end why)
 {
 	struct pf *p = ctx;
 	char buf[16];
 
-	async_ev(p, 'e', fwm_cmd_name(c, buf, sizeof(buf)), c, c->last_ts);
+	async_ev(p, 'e', hmb_fwm_cmd_name(c, buf, sizeof(buf)), c, c->last_ts);
 	hmb_ob_lit(p->ob, ",\"args\":{\"end\":\"");
-	hmb_ob_puts(p->ob, fwm_end_name(why));
+	hmb_ob_puts(p->ob, hmb_fwm_end_name(why));
 	hmb_ob_lit(p->ob, "\",\"fw_ns\":");
 	hmb_ob_u64(p->ob, c->last_ts - c->first_ts);
 	hmb_ob_lit(p->ob, "}}");
@@ -321,7 +321,7 @@ static void on_bg_window(void *ctx, const char *group, uint64_t t0,
 	if (g == p->ngroups) {
 		char name[HMB_DICT_NAME_LEN + 8];
 
-		if (g == FWM_MAX_GROUPS)
+		if (g == HMB_FWM_MAX_GROUPS)
 			return;
 		snprintf(p->groups[g], HMB_DICT_NAME_LEN, "%s", group);
 		p->ngroups++;
@@ -343,9 +343,9 @@ static void on_bg_window(void *ctx, const char *group, uint64_t t0,
 	put_us(ob, t1 - t0);
 	hmb_ob_lit(ob, ",\"args\":{\"cpu\":");
 	hmb_ob_u64(ob, cpu);
-	if (flags & FWM_BG_NO_BEGIN)
+	if (flags & HMB_FWM_BG_NO_BEGIN)
 		hmb_ob_lit(ob, ",\"begin_missing\":true");
-	if (flags & FWM_BG_NO_END)
+	if (flags & HMB_FWM_BG_NO_END)
 		hmb_ob_lit(ob, ",\"end_missing\":true");
 	hmb_ob_lit(ob, "}}");
 }
@@ -391,11 +391,51 @@ static int cmp_flow(const void *a, const void *b)
 	return x->ts < y->ts ? -1 : x->ts > y->ts;
 }
 
-static uint64_t to_fw(const struct corr *c, size_t i, uint64_t host_ns)
+static uint64_t to_fw(const struct hmb_join *j, size_t i, uint64_t host_ns)
 {
-	double v = corr_unmap(c, i, host_ns);
+	double v = hmb_join_unmap(j, i, host_ns);
 
 	return v < 0 ? 0 : (uint64_t)(v + 0.5);
+}
+
+/* Command @c (the @i-th host command) as an async slice. */
+static void host_slice(struct pf *p, const struct hmb_cmd *c, size_t i,
+		       uint64_t t0, uint64_t t1)
+{
+	struct hmb_outbuf *ob = p->ob;
+	const struct hmb_host_cmd *h = &c->h;
+
+	for (int e = 0; e < 2; e++) {
+		ev_start(p);
+		hmb_ob_lit(ob, "{\"ph\":\"");
+		hmb_ob_putc(ob, e ? 'e' : 'b');
+		hmb_ob_lit(ob, "\",\"cat\":\"host\",\"id\":\"0x");
+		hmb_ob_hex_fixed(ob, i + 1, 8);
+		hmb_ob_lit(ob, "\",\"name\":\"");
+		hmb_json_escape(ob, h->opc[0] ? h->opc : "cmd",
+				strlen(h->opc[0] ? h->opc : "cmd"));
+		hmb_ob_lit(ob, "\",\"pid\":");
+		hmb_ob_u64(ob, PID_HOST);
+		hmb_ob_lit(ob, ",\"tid\":");
+		hmb_ob_u64(ob, TID_SUBMIT);
+		hmb_ob_lit(ob, ",\"ts\":");
+		put_us(ob, e ? t1 : t0);
+		if (e) {
+			hmb_ob_lit(ob, "}");
+			continue;
+		}
+		hmb_ob_printf(ob, ",\"args\":{\"qid\":%u,\"cid\":%u,\"slba\":%llu,\"match\":\"%s\",\"submit_ns\":%llu,\"complete_ns\":%llu",
+			      h->qid, h->cid, (unsigned long long)h->slba,
+			      hmb_match_name(c->match),
+			      (unsigned long long)h->submit_ns,
+			      (unsigned long long)h->complete_ns);
+		for (int x = 0; x < HMB_X_COUNT; x++)
+			if (c->x[x] >= 0)
+				hmb_ob_printf(ob, ",\"%s_ns\":%lld",
+					      hmb_xphase_name(x),
+					      (long long)c->x[x]);
+		hmb_ob_lit(ob, "}}");
+	}
 }
 
 /*
@@ -403,65 +443,38 @@ static uint64_t to_fw(const struct corr *c, size_t i, uint64_t host_ns)
  * estimate: async slices in process "host", and a zero-length "submit"
  * slice per command from which a flow arrow goes to its fetch record.
  */
-static int host_events(struct pf *p, const struct corr *c)
+static int host_events(struct pf *p, const struct corr *corr)
 {
+	const struct hmb_join *j = corr->j;
 	struct hmb_outbuf *ob = p->ob;
+	size_t k = 0, n = hmb_join_count(j);
+	struct hmb_cmd c;
 	char name[300];
-	size_t k = 0;
 
-	p->flows = calloc(c->host.n ? c->host.n : 1, sizeof(*p->flows));
+	p->flows = calloc(n ? n : 1, sizeof(*p->flows));
 	if (!p->flows) {
 		errorf("out of memory");
 		return -1;
 	}
 	snprintf(name, sizeof(name), "host nvme%u (%s, times mapped to the firmware clock)",
-		 c->ctrl, c->host.path);
+		 hmb_join_ctrl(j), corr->host.path);
 	meta_name_pid(p, PID_HOST, "process_name", -1, name, 0);
 	meta_name_pid(p, PID_HOST, "thread_name", TID_SUBMIT, "host submit", 0);
-	for (size_t i = 0; i < c->host.n; i++) {
-		const struct host_cmd *h = &c->host.v[i];
-		const struct corr_cmd *r = &c->hc[i];
-		uint64_t t0 = to_fw(c, i, h->submit_ns);
-		uint64_t t1 = to_fw(c, i, h->complete_ns);
-		bool flow = r->fw >= 0 &&
-			(c->fw[r->fw].mask & (1u << HMB_PHASE_FETCH));
+	for (size_t i = 0; i < n; i++) {
+		const struct hmb_host_cmd *h = &c.h;
+		uint64_t t0, t1;
+		bool flow;
 
-		if (h->ctrl != c->ctrl)
+		hmb_join_cmd(j, i, &c);
+		if (h->ctrl != hmb_join_ctrl(j))
 			continue;
+		t0 = to_fw(j, i, h->submit_ns);
+		t1 = to_fw(j, i, h->complete_ns);
+		flow = c.fw.mask & (1u << HMB_PHASE_FETCH);
 		if (t1 < t0)
 			t1 = t0;
 		p->n_host++;
-		for (int e = 0; e < 2; e++) {
-			ev_start(p);
-			hmb_ob_lit(ob, "{\"ph\":\"");
-			hmb_ob_putc(ob, e ? 'e' : 'b');
-			hmb_ob_lit(ob, "\",\"cat\":\"host\",\"id\":\"0x");
-			hmb_ob_hex_fixed(ob, i + 1, 8);
-			hmb_ob_lit(ob, "\",\"name\":\"");
-			hmb_json_escape(ob, h->opc[0] ? h->opc : "cmd",
-						strlen(h->opc[0] ? h->opc : "cmd"));
-			hmb_ob_lit(ob, "\",\"pid\":");
-			hmb_ob_u64(ob, PID_HOST);
-			hmb_ob_lit(ob, ",\"tid\":");
-			hmb_ob_u64(ob, TID_SUBMIT);
-			hmb_ob_lit(ob, ",\"ts\":");
-			put_us(ob, e ? t1 : t0);
-			if (e) {
-				hmb_ob_lit(ob, "}");
-				continue;
-			}
-			hmb_ob_printf(ob, ",\"args\":{\"qid\":%u,\"cid\":%u,\"slba\":%llu,\"match\":\"%s\",\"submit_ns\":%llu,\"complete_ns\":%llu",
-				  h->qid, h->cid, (unsigned long long)h->slba,
-				  corr_match_name(r->match),
-				  (unsigned long long)h->submit_ns,
-				  (unsigned long long)h->complete_ns);
-			for (int x = 0; x < CX_COUNT; x++)
-				if (r->x[x] >= 0)
-					hmb_ob_printf(ob, ",\"%s_ns\":%lld",
-						  corr_x_names[x],
-						  (long long)r->x[x]);
-			hmb_ob_lit(ob, "}}");
-		}
+		host_slice(p, &c, i, t0, t1);
 		ev_start(p);
 		hmb_ob_lit(ob, "{\"ph\":\"X\",\"dur\":0,\"cat\":\"host\",\"name\":\"submit\",\"pid\":");
 		hmb_ob_u64(ob, PID_HOST);
@@ -470,15 +483,13 @@ static int host_events(struct pf *p, const struct corr *c)
 		hmb_ob_lit(ob, ",\"ts\":");
 		put_us(ob, t0);
 		hmb_ob_printf(ob, ",\"args\":{\"qid\":%u,\"cid\":%u}", h->qid,
-			  h->cid);
+			      h->cid);
 		if (flow) {
-			const struct fw_cmd *f = &c->fw[r->fw];
-
 			hmb_ob_lit(ob, ",\"bind_id\":\"0x");
 			hmb_ob_hex_fixed(ob, i + 1, 8);
 			hmb_ob_lit(ob, "\",\"flow_out\":true");
-			p->flows[k].seq = f->seq[HMB_PHASE_FETCH];
-			p->flows[k].ts = f->ts[HMB_PHASE_FETCH];
+			p->flows[k].seq = c.fw.seq[HMB_PHASE_FETCH];
+			p->flows[k].ts = c.fw.ts[HMB_PHASE_FETCH];
 			p->flows[k].id = (uint32_t)(i + 1);
 			k++;
 		}
@@ -490,7 +501,7 @@ static int host_events(struct pf *p, const struct corr *c)
 	return 0;
 }
 
-static const struct fwm_ops pf_ops = {
+static const struct hmb_fwm_ops pf_ops = {
 	.record = on_record,
 	.cmd_begin = on_cmd_begin,
 	.cmd_step = on_cmd_step,
@@ -499,7 +510,7 @@ static const struct fwm_ops pf_ops = {
 };
 
 static void metadata(struct pf *p, const struct input *in,
-		     const struct fwmodel *m)
+		     const struct hmb_fwmodel *m)
 {
 	const struct hmb_acct *a = in->acct;
 	struct hmb_outbuf *ob = p->ob;
@@ -544,8 +555,10 @@ static void metadata(struct pf *p, const struct input *in,
 			  "\"clock_ref_fw_ns\":%.0f,\"clock_drift_ppm\":%.3f",
 			  (unsigned long long)p->n_host,
 			  (unsigned long long)p->n_flows_out,
-			  p->corr->clk.off_ns, p->corr->clk.off_err_ns,
-			  p->corr->clk.ref, p->corr->clk.drift * 1e6);
+			  hmb_join_clock(p->corr->j)->off_ns,
+			  hmb_join_clock(p->corr->j)->off_err_ns,
+			  hmb_join_clock(p->corr->j)->ref,
+			  hmb_join_clock(p->corr->j)->drift * 1e6);
 	hmb_ob_lit(ob, "}\n}\n");
 }
 
@@ -554,13 +567,13 @@ static int write_perfetto(struct input *in, struct hmb_outbuf *ob,
 {
 	struct hmb_error err = { 0 };
 	struct hmb_record rec;
-	struct fwmodel m;
+	struct hmb_fwmodel m;
 	struct pf p = { .ob = ob, .dict = dict, .first = true, .corr = corr };
 	uint64_t gaps_seen = 0;
 	char pname[300];
 	int rc;
 
-	if (fwm_init(&m, dict, &pf_ops, &p)) {
+	if (hmb_fwm_init(&m, dict, &pf_ops, &p)) {
 		errorf("out of memory");
 		return EXIT_BADINPUT;
 	}
@@ -568,7 +581,7 @@ static int write_perfetto(struct input *in, struct hmb_outbuf *ob,
 	snprintf(pname, sizeof(pname), "SSD firmware (%s)", in->name);
 	meta_name(&p, "process_name", -1, pname, 0);
 	if (corr && host_events(&p, corr)) {
-		fwm_finish(&m);
+		hmb_fwm_finish(&m);
 		return EXIT_BADINPUT;
 	}
 	while ((rc = input_next(in, &rec, &err)) > 0) {
@@ -576,11 +589,11 @@ static int write_perfetto(struct input *in, struct hmb_outbuf *ob,
 			gaps_seen = in->acct->gaps;
 			lost_slice(&p, &in->last_gap);
 		}
-		fwm_add(&m, &rec);
+		hmb_fwm_add(&m, &rec);
 		if (ob->err)
 			break;
 	}
-	fwm_finish(&m);
+	hmb_fwm_finish(&m);
 	free(p.flows);
 	if (rc < 0) {
 		hmb_ob_flush(ob);
@@ -689,17 +702,18 @@ static int cmd_perfetto(int argc, char **argv)
 	if (dict_open(dict_path, &dict))
 		return EXIT_BADINPUT;
 	if (host) {
-		rc = corr_run(&corr, argv[optind], host, dict, ctrl);
+		rc = corr_run(&corr, argv[optind], host, dict, ctrl, 0);
 		if (rc) {
 			hmb_dict_free(dict);
 			return rc;
 		}
-		if (corr.clk.valid) {
+		if (hmb_join_clock(corr.j)->valid) {
 			cp = &corr;
 		} else {
 			fprintf(stderr, PROG ": %s: no clock estimate (%llu matched commands, %zu needed): host commands left out\n",
-				host, (unsigned long long)corr.matched,
-				corr.clk.min_points);
+				host, (unsigned long long)
+				hmb_join_stats(corr.j)->tot.matched,
+				hmb_join_clock(corr.j)->min_points);
 		}
 	}
 	if (input_open(&in, argv[optind], &iopts)) {

@@ -21,7 +21,7 @@
 
 #include "analyze.h"
 #include "formats.h"
-#include "fwmodel.h"
+#include "hmbtrace_fwmodel.h"
 #include "correlate.h"
 
 #define OUTBUF_SIZE	(1u << 18)
@@ -94,7 +94,7 @@ static uint64_t lh_quantile(const struct lhist *h, double q)
 /* ----------------------------------------------------------- collector */
 
 struct topcmd {
-	struct fwm_cmd c;
+	struct hmb_fwm_cmd c;
 	uint64_t total;
 };
 
@@ -120,7 +120,7 @@ struct rep {
 	struct bgwin *bg;
 	size_t nbg;
 	uint64_t bg_omitted;
-	char groups[FWM_MAX_GROUPS][HMB_DICT_NAME_LEN];
+	char groups[HMB_FWM_MAX_GROUPS][HMB_DICT_NAME_LEN];
 	unsigned int ngroups;
 	uint64_t bg_points;
 };
@@ -161,7 +161,7 @@ static void on_record(void *ctx, const struct hmb_record *rec,
 		r->bg_points++;
 }
 
-static void on_cmd_begin(void *ctx, const struct fwm_cmd *c)
+static void on_cmd_begin(void *ctx, const struct hmb_fwm_cmd *c)
 {
 	struct rep *r = ctx;
 
@@ -169,7 +169,7 @@ static void on_cmd_begin(void *ctx, const struct fwm_cmd *c)
 	r->tl_cmd[tl_idx(r, c->first_ts)]++;
 }
 
-static void on_cmd_step(void *ctx, const struct fwm_cmd *c,
+static void on_cmd_step(void *ctx, const struct hmb_fwm_cmd *c,
 			enum hmb_phase from, uint64_t t0,
 			enum hmb_phase to, uint64_t t1)
 {
@@ -179,13 +179,13 @@ static void on_cmd_step(void *ctx, const struct fwm_cmd *c,
 	lh_add(&r->step[from][to], t1 - t0);
 }
 
-static void on_cmd_end(void *ctx, const struct fwm_cmd *c, enum fwm_end why)
+static void on_cmd_end(void *ctx, const struct hmb_fwm_cmd *c, enum hmb_fwm_end why)
 {
 	struct rep *r = ctx;
 	uint64_t total;
 	unsigned int i, min = 0;
 
-	if (why != FWM_END_COMPLETE || !(c->mask & (1u << HMB_PHASE_FETCH)))
+	if (why != HMB_FWM_END_COMPLETE || !(c->mask & (1u << HMB_PHASE_FETCH)))
 		return;
 	total = c->ts[HMB_PHASE_CQE_POSTED] - c->ts[HMB_PHASE_FETCH];
 	lh_add(&r->total, total);
@@ -214,7 +214,7 @@ static void on_bg_window(void *ctx, const char *group, uint64_t t0,
 		if (strcmp(r->groups[g], group) == 0)
 			break;
 	if (g == r->ngroups) {
-		if (g == FWM_MAX_GROUPS)
+		if (g == HMB_FWM_MAX_GROUPS)
 			return;
 		snprintf(r->groups[g], HMB_DICT_NAME_LEN, "%s", group);
 		r->ngroups++;
@@ -226,7 +226,7 @@ static void on_bg_window(void *ctx, const char *group, uint64_t t0,
 	r->bg[r->nbg++] = (struct bgwin){ t0, t1, (uint8_t)g, (uint8_t)flags };
 }
 
-static const struct fwm_ops rep_ops = {
+static const struct hmb_fwm_ops rep_ops = {
 	.record = on_record,
 	.cmd_begin = on_cmd_begin,
 	.cmd_step = on_cmd_step,
@@ -252,6 +252,9 @@ static void esc(struct hmb_outbuf *ob, const char *s)
 			break;
 		case '"':
 			hmb_ob_lit(ob, "&quot;");
+			break;
+		case '\'':
+			hmb_ob_lit(ob, "&#39;");
 			break;
 		default:
 			hmb_ob_putc(ob, *s);
@@ -560,13 +563,13 @@ static void slowest(struct hmb_outbuf *ob, struct rep *r)
 		return;
 	hmb_ob_lit(ob, "<table class=\"slow\"><tr><th>#</th><th>command</th><th>sqid</th><th>cid</th><th>firmware total</th><th>events (time after fetch, cpu, seq)</th><th>overlapping background</th></tr>\n");
 	for (unsigned int i = 0; i < r->ntop; i++) {
-		const struct fwm_cmd *c = &r->top[i].c;
+		const struct hmb_fwm_cmd *c = &r->top[i].c;
 		uint64_t f = c->ts[HMB_PHASE_FETCH], e = c->ts[HMB_PHASE_CQE_POSTED];
 		unsigned int nov = 0;
 
 		hmb_ob_reserve(ob, 1024);
 		hmb_ob_printf(ob, "<tr><td>%u</td><td>%s</td><td>%u</td><td>0x%04x</td><td>%s</td><td>",
-			  i + 1, fwm_cmd_name(c, nb, sizeof(nb)), c->sqid,
+			  i + 1, hmb_fwm_cmd_name(c, nb, sizeof(nb)), c->sqid,
 			  c->cid, dur(r->top[i].total, b1, sizeof(b1)));
 		for (int p = HMB_PHASE_FETCH; p < HMB_PHASE_COUNT; p++) {
 			const struct hmb_dict_event *ev;
@@ -635,100 +638,102 @@ static void losses(struct hmb_outbuf *ob, const struct input *in)
 			  (unsigned long long)in->gaps_omitted);
 }
 
-static int cmp_host_slow(const void *a, const void *b, void *ctx)
-{
-	const struct corr *c = ctx;
-	int64_t x = c->hc[*(const size_t *)a].x[CX_HOST_TOTAL];
-	int64_t y = c->hc[*(const size_t *)b].x[CX_HOST_TOTAL];
+struct host_hists {
+	uint32_t ctrl;
+	struct lhist h[HMB_X_COUNT];
+};
 
-	return x < y ? 1 : x > y ? -1 : 0;
+static int host_hist_add(void *ctx, const struct hmb_cmd *c)
+{
+	struct host_hists *hh = ctx;
+
+	if (c->h.ctrl != hh->ctrl)
+		return 0;
+	for (int x = 0; x < HMB_X_COUNT; x++)
+		if (c->x[x] >= 0)
+			lh_add(&hh->h[x], (uint64_t)c->x[x]);
+	return 0;
 }
 
-/* The host's view: the join with HOST_EVENTS (correlate.c). */
-static void host_section(struct hmb_outbuf *ob, const struct corr *c,
-			 unsigned int top_n)
+static void host_clock(struct hmb_outbuf *ob, const struct hmb_clock *k,
+		       const struct hmb_cmd_totals *t)
 {
-	static const char *const titles[CX_COUNT] = {
-		"host: submit -> complete",
-		"host submit -> fw fetch (clock-mapped)",
-		"fw fetch -> cqe_posted (fw clock)",
-		"fw cqe_posted -> host complete (clock-mapped)",
-	};
-	const struct hmb_clock *k = &c->clk;
-	uint64_t n = c->host.n - c->other_ctrl;
-	struct lhist *h = calloc(CX_COUNT, sizeof(*h));
-	size_t *idx = malloc((c->host.n ? c->host.n : 1) * sizeof(*idx));
-	char b1[32], b2[32], b3[32], b4[32];
+	char drift[64] = "not estimated (matched span too short)";
+
+	if (!k->valid) {
+		hmb_ob_lit(ob, "<p id=\"clock\" class=\"warn\">No clock estimate: too few matched commands.</p>\n");
+		return;
+	}
+	if (k->drift_err >= 0)
+		snprintf(drift, sizeof(drift), "%+.3f ppm (± %.3f)",
+			 k->drift * 1e6, k->drift_err * 1e6);
+	hmb_ob_printf(ob, "<p id=\"clock\">Clock: host = firmware %+.3f µs "
+		      "(± %.3f µs) at firmware %.6f s; drift %s; from %zu "
+		      "commands.  Firmware events inside their command's host "
+		      "window: %llu of %llu placed, within the clock error: "
+		      "%llu, outside: %llu.</p>\n", k->off_ns / 1e3,
+		      k->off_err_ns / 1e3, k->ref / 1e9, drift, k->used,
+		      (unsigned long long)t->in_window,
+		      (unsigned long long)t->placed,
+		      (unsigned long long)t->in_window_err,
+		      (unsigned long long)t->outside_window);
+}
+
+static void host_slowest(struct hmb_outbuf *ob, const struct hmb_cmd_stats *s)
+{
+	char b[HMB_X_COUNT][32];
+
+	hmb_ob_printf(ob, "<h3>Slowest host commands</h3>\n<table class=\"slow\" id=\"host-slow\"><tr><th>#</th><th>command</th><th>qid</th><th>cid</th><th>host total</th><th>submit -&gt; fetch</th><th>firmware</th><th>cqe -&gt; complete</th><th>match</th></tr>\n");
+	for (unsigned int t = 0; t < s->ntop; t++) {
+		const struct hmb_cmd *c = &s->top[t];
+
+		for (int x = 0; x < HMB_X_COUNT; x++)
+			if (c->x[x] >= 0)
+				dur((uint64_t)c->x[x], b[x], sizeof(b[x]));
+			else
+				snprintf(b[x], sizeof(b[x]), "-");
+		hmb_ob_printf(ob, "<tr><td>%u</td><td>", t + 1);
+		esc(ob, c->h.opc[0] ? c->h.opc : "?");
+		hmb_ob_printf(ob, "</td><td>%u</td><td>0x%04x</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
+			      c->h.qid, c->h.cid, b[HMB_X_HOST_TOTAL],
+			      b[HMB_X_SUBMIT_TO_FETCH], b[HMB_X_FW_TOTAL],
+			      b[HMB_X_CQE_TO_COMPLETE],
+			      hmb_match_name(c->match));
+	}
+	hmb_ob_lit(ob, "</table>\n");
+}
+
+/* The host's view: the join with HOST_EVENTS (libhmbtrace's, correlate's). */
+static void host_section(struct hmb_outbuf *ob, const struct corr *c)
+{
+	const struct hmb_cmd_stats *s = hmb_join_stats(c->j);
+	const struct hmb_cmd_totals *t = &s->tot;
+	struct host_hists *hh = calloc(1, sizeof(*hh));
 
 	hmb_ob_lit(ob, "<h2 id=\"host\">Host and firmware</h2>\n<p id=\"host-summary\">");
 	esc(ob, c->host.path);
 	hmb_ob_printf(ob, " (%s, nvme%u): %llu host commands; <b>%llu matched</b> "
-		  "(%.2f%%), %llu partial, %llu unmatched; %llu firmware "
-		  "commands without a host command.</p>\n",
-		  hostev_fmt_name(c->host.fmt), c->ctrl, (unsigned long long)n,
-		  (unsigned long long)c->matched,
-		  n ? 100.0 * (double)c->matched / (double)n : 0.0,
-		  (unsigned long long)c->partial,
-		  (unsigned long long)c->unmatched,
-		  (unsigned long long)c->fw_unmatched);
-	if (k->valid) {
-		char drift[64] = "not estimated (matched span under 100 ms)";
-
-		if (k->drift_err >= 0)
-			snprintf(drift, sizeof(drift), "%+.3f ppm (± %.3f)",
-				 k->drift * 1e6, k->drift_err * 1e6);
-		hmb_ob_printf(ob, "<p id=\"clock\">Clock: host = firmware %+.3f µs "
-			  "(± %.3f µs) at firmware %.6f s; drift %s; from %zu "
-			  "commands.  Firmware events inside their command's host "
-			  "window: %llu, within the clock error: %llu, outside: "
-			  "%llu.</p>\n", k->off_ns / 1e3, k->off_err_ns / 1e3,
-			  k->ref / 1e9, drift,
-			  k->used, (unsigned long long)c->in_window,
-			  (unsigned long long)c->in_window_err,
-			  (unsigned long long)c->outside);
-	} else {
-		hmb_ob_lit(ob, "<p id=\"clock\" class=\"warn\">No clock estimate: too few matched commands.</p>\n");
-	}
-	if (!h || !idx) {
-		free(h);
-		free(idx);
+		      "(%.2f%%), %llu partial, %llu unmatched; %llu firmware "
+		      "commands without a host command.</p>\n",
+		      hostev_fmt_name(c->host.fmt), hmb_join_ctrl(c->j),
+		      (unsigned long long)t->cmds,
+		      (unsigned long long)t->matched,
+		      t->cmds ? 100.0 * (double)t->matched / (double)t->cmds :
+		      0.0, (unsigned long long)t->partial,
+		      (unsigned long long)t->unmatched,
+		      (unsigned long long)hmb_join_totals(c->j)->fw_unmatched);
+	host_clock(ob, hmb_join_clock(c->j), t);
+	if (!hh)
 		return;
-	}
-	for (size_t i = 0; i < c->host.n; i++)
-		for (int x = 0; x < CX_COUNT; x++)
-			if (c->hc[i].x[x] >= 0 && c->host.v[i].ctrl == c->ctrl)
-				lh_add(&h[x], (uint64_t)c->hc[i].x[x]);
+	hh->ctrl = hmb_join_ctrl(c->j);
+	hmb_join_foreach(c->j, host_hist_add, hh);
 	hmb_ob_lit(ob, "<div class=\"grid\">\n");
-	for (int x = 0; x < CX_COUNT; x++)
-		if (h[x].n)
-			latency_chart(ob, &h[x], titles[x]);
+	for (int x = 0; x < HMB_X_COUNT; x++)
+		if (hh->h[x].n)
+			latency_chart(ob, &hh->h[x], hmb_xphase_title(x));
 	hmb_ob_lit(ob, "</div>\n");
-	for (size_t i = 0; i < c->host.n; i++)
-		idx[i] = i;
-	qsort_r(idx, c->host.n, sizeof(*idx), cmp_host_slow, (void *)c);
-	hmb_ob_printf(ob, "<h3>Slowest host commands</h3>\n<table class=\"slow\" id=\"host-slow\"><tr><th>#</th><th>command</th><th>qid</th><th>cid</th><th>host total</th><th>submit -&gt; fetch</th><th>firmware</th><th>cqe -&gt; complete</th><th>match</th></tr>\n");
-	for (size_t t = 0, shown = 0; t < c->host.n && shown < top_n; t++) {
-		const struct host_cmd *hc = &c->host.v[idx[t]];
-		const struct corr_cmd *r = &c->hc[idx[t]];
-
-		if (hc->ctrl != c->ctrl)
-			continue;
-		shown++;
-		hmb_ob_reserve(ob, 1024);
-		hmb_ob_printf(ob, "<tr><td>%zu</td><td>%s</td><td>%u</td><td>0x%04x</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
-			  shown, hc->opc[0] ? hc->opc : "?", hc->qid, hc->cid,
-			  dur((uint64_t)r->x[CX_HOST_TOTAL], b1, sizeof(b1)),
-			  r->x[CX_SUBMIT_TO_FETCH] >= 0 ?
-			  dur((uint64_t)r->x[CX_SUBMIT_TO_FETCH], b2, sizeof(b2)) : "-",
-			  r->x[CX_FW_TOTAL] >= 0 ?
-			  dur((uint64_t)r->x[CX_FW_TOTAL], b3, sizeof(b3)) : "-",
-			  r->x[CX_CQE_TO_COMPLETE] >= 0 ?
-			  dur((uint64_t)r->x[CX_CQE_TO_COMPLETE], b4, sizeof(b4)) : "-",
-			  corr_match_name(r->match));
-	}
-	hmb_ob_lit(ob, "</table>\n");
-	free(h);
-	free(idx);
+	free(hh);
+	host_slowest(ob, s);
 }
 
 static const char css[] =
@@ -753,7 +758,7 @@ static const char script[] =
 "s.textContent=ok+' of '+c.length+' charts rendered';})();";
 
 static void html(struct hmb_outbuf *ob, struct rep *r, const struct input *in,
-		 const struct fwmodel *m, const struct corr *corr)
+		 const struct hmb_fwmodel *m, const struct corr *corr)
 {
 	const struct hmb_acct *a = in->acct;
 	char b1[40], b2[40], b3[40];
@@ -804,7 +809,7 @@ static void html(struct hmb_outbuf *ob, struct rep *r, const struct input *in,
 	opcodes(ob, r, a);
 	latencies(ob, r);
 	if (corr)
-		host_section(ob, corr, r->top_n);
+		host_section(ob, corr);
 	slowest(ob, r);
 	losses(ob, in);
 	hmb_ob_lit(ob, "<script>");
@@ -818,20 +823,20 @@ static int write_report(struct input *in, struct hmb_outbuf *ob,
 {
 	struct hmb_error err = { 0 };
 	struct hmb_record rec;
-	struct fwmodel m;
+	struct hmb_fwmodel m;
 	struct rep *r;
 	uint64_t gaps_seen = 0;
 	int rc;
 
 	r = calloc(1, sizeof(*r));
-	if (!r || fwm_init(&m, dict, &rep_ops, r)) {
+	if (!r || hmb_fwm_init(&m, dict, &rep_ops, r)) {
 		free(r);
 		errorf("out of memory");
 		return EXIT_BADINPUT;
 	}
 	r->bg = calloc(MAX_BG, sizeof(*r->bg));
 	if (!r->bg) {
-		fwm_finish(&m);
+		hmb_fwm_finish(&m);
 		free(r);
 		errorf("out of memory");
 		return EXIT_BADINPUT;
@@ -845,9 +850,9 @@ static int write_report(struct input *in, struct hmb_outbuf *ob,
 			r->tl_lost[tl_idx(r, in->last_gap.ts_after)] +=
 				in->last_gap.count;
 		}
-		fwm_add(&m, &rec);
+		hmb_fwm_add(&m, &rec);
 	}
-	fwm_finish(&m);
+	hmb_fwm_finish(&m);
 	if (rc < 0) {
 		input_report(in, &err);
 		rc = EXIT_BADINPUT;
@@ -963,7 +968,7 @@ int cmd_report(int argc, char **argv)
 	if (dict_open(dict_path, &dict))
 		return EXIT_BADINPUT;
 	if (host) {
-		rc = corr_run(&corr, argv[optind], host, dict, ctrl);
+		rc = corr_run(&corr, argv[optind], host, dict, ctrl, top_n);
 		if (rc) {
 			hmb_dict_free(dict);
 			return rc;

@@ -22,17 +22,7 @@
 #include "hmbtrace_dict.h"
 #include "hmb_agent.h"
 #include "hmb_agent.skel.h"
-
-static int tests, failed;
-
-#define OK(cond, ...) do {						\
-	tests++;							\
-	if (!(cond))							\
-		failed++;						\
-	printf("%sok %d - ", (cond) ? "" : "not ", tests);		\
-	printf(__VA_ARGS__);						\
-	printf("\n");							\
-} while (0)
+#include "tap.h"
 
 #define MAXEV 256
 static union {
@@ -190,8 +180,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (hmb_dict_load(&dict, dpath, &err)) {
-		printf("not ok 1 - dictionary: %s\n", err.msg);
-		return 1;
+		ok(0, "dictionary: %s", err.msg);
+		return tap_done();
 	}
 	libbpf_set_print(libbpf_quiet);
 	nr_cpus = libbpf_num_possible_cpus();
@@ -204,10 +194,10 @@ int main(int argc, char **argv)
 	/* A: records drained after the host completion (the usual case). */
 	setup(1, 0x40c0, 1000000, 2);
 	complete(1, 0x40c0, 1100000);
-	OK(nev == 0, "late records: nothing emitted at the host completion");
+	ok(nev == 0, "late records: nothing emitted at the host completion");
 	fw_cmd(1, 0x40c0, 5000);
 	c = only_cmd();
-	OK(c && c->qid == 1 && c->cid == 0x40c0 && c->st.fw_mask == 0x3e &&
+	ok(c && c->qid == 1 && c->cid == 0x40c0 && c->st.fw_mask == 0x3e &&
 	   c->st.submit_ns == 1000000 && c->st.complete_ns == 1100000 &&
 	   c->st.fw_ts[HMB_PH_FETCH] == 5000 &&
 	   c->st.fw_ts[HMB_PH_CQE_POSTED] == 59000 && c->st.flags == 0,
@@ -217,10 +207,10 @@ int main(int argc, char **argv)
 	/* B: records before the host completion. */
 	setup(1, 0x40c1, 2000000, 1);
 	fw_cmd(1, 0x40c1, 6000);
-	OK(nev == 0, "early records: held until the host completes");
+	ok(nev == 0, "early records: held until the host completes");
 	complete(1, 0x40c1, 2100000);
 	c = only_cmd();
-	OK(c && c->cid == 0x40c1 && c->st.fw_mask == 0x3e &&
+	ok(c && c->cid == 0x40c1 && c->st.fw_mask == 0x3e &&
 	   c->st.complete_ns == 2100000,
 	   "early records: emitted at the host completion, complete");
 	nev = 0;
@@ -232,14 +222,14 @@ int main(int argc, char **argv)
 	fw(0, 0x100, 2, 0x50c2, 7200, 24, 0);	/* fetch of the new one */
 	fw(0, 0x104, 2, 0x40c2, 7100, 8, 0);	/* late cqe of the old one */
 	c = only_cmd();
-	OK(c && c->cid == 0x40c2 && c->st.fw_mask == (1 << HMB_PH_CQE_POSTED) &&
+	ok(c && c->cid == 0x40c2 && c->st.fw_mask == (1 << HMB_PH_CQE_POSTED) &&
 	   c->st.fw_ts[HMB_PH_CQE_POSTED] == 7100,
 	   "generation: the old command gets only its own record");
 	nev = 0;
 	fw(0, 0x104, 2, 0x50c2, 7300, 8, 0);
 	complete(2, 0x50c2, 3300000);
 	c = only_cmd();
-	OK(c && c->cid == 0x50c2 && c->st.fw_mask == ((1 << HMB_PH_FETCH) | (1 << HMB_PH_CQE_POSTED)) &&
+	ok(c && c->cid == 0x50c2 && c->st.fw_mask == ((1 << HMB_PH_FETCH) | (1 << HMB_PH_CQE_POSTED)) &&
 	   c->st.fw_ts[HMB_PH_FETCH] == 7200,
 	   "generation: the new command gets its fetch and cqe, not the old one's");
 	nev = 0;
@@ -253,13 +243,13 @@ int main(int argc, char **argv)
 	setup(3, 0x40c3, 20000000, 2);
 	complete(3, 0x40c3, 20100000);
 	setup(3, 0x40c3, 30000000, 2);
-	OK(nev == 0 && counter(HMB_C_REUSE_FLUSH) == 0,
+	ok(nev == 0 && counter(HMB_C_REUSE_FLUSH) == 0,
 	   "reuse: the predecessor keeps waiting when its full cid is reused");
 	fw(0, 0x100, 3, 0x40c3, 18050000, 24, 0);	/* predecessor's fetch */
 	fw(0, 0x100, 3, 0x40c3, 28010000, 24, 0);	/* successor's fetch */
 	fw(0, 0x104, 3, 0x40c3, 18090000, 8, 0);	/* predecessor's cqe */
 	c = only_cmd();
-	OK(c && c->st.submit_ns == 20000000 &&
+	ok(c && c->st.submit_ns == 20000000 &&
 	   c->st.fw_ts[HMB_PH_FETCH] == 18050000 &&
 	   c->st.fw_ts[HMB_PH_CQE_POSTED] == 18090000,
 	   "reuse: the predecessor gets its own fetch and cqe, in ring order");
@@ -267,7 +257,7 @@ int main(int argc, char **argv)
 	fw(0, 0x104, 3, 0x40c3, 28050000, 8, 0);
 	complete(3, 0x40c3, 30100000);
 	c = only_cmd();
-	OK(c && c->st.submit_ns == 30000000 &&
+	ok(c && c->st.submit_ns == 30000000 &&
 	   c->st.fw_ts[HMB_PH_FETCH] == 28010000 &&
 	   c->st.fw_ts[HMB_PH_CQE_POSTED] == 28050000 && c->st.flags == 0,
 	   "reuse: the successor gets its own records");
@@ -280,7 +270,7 @@ int main(int argc, char **argv)
 			break;
 	}
 	c = only_cmd();
-	OK(c && (c->st.flags & HMB_CF_REUSED) && c->st.submit_ns == 40000000 &&
+	ok(c && (c->st.flags & HMB_CF_REUSED) && c->st.submit_ns == 40000000 &&
 	   counter(HMB_C_REUSE_FLUSH) == 1,
 	   "reuse: %d commands of one full cid wait; one more flushes the oldest (flag REUSED, counted)",
 	   HMB_MAX_WAIT);
@@ -288,7 +278,7 @@ int main(int argc, char **argv)
 	/* the second-oldest still gets its record, in order */
 	fw(0, 0x104, 3, 0x40c7, 1, 8, 0);
 	c = only_cmd();
-	OK(c && c->st.submit_ns == 41000000 && c->st.fw_mask == (1 << HMB_PH_CQE_POSTED),
+	ok(c && c->st.submit_ns == 41000000 && c->st.fw_mask == (1 << HMB_PH_CQE_POSTED),
 	   "reuse: the next record of that cid goes to the oldest command still waiting");
 	nev = 0;
 	/*
@@ -309,12 +299,12 @@ int main(int argc, char **argv)
 	fw(0, 0x104, 3, 0x40c8, 48200000, 8, 0);	/* host 50.20 ms */
 	complete(3, 0x40c8, 50250000);
 	c = nev == 1 ? &evs[0].cmd : NULL;
-	OK(c && c->st.submit_ns == 50150000 &&
+	ok(c && c->st.submit_ns == 50150000 &&
 	   c->st.fw_mask == ((1 << HMB_PH_FETCH) | (1 << HMB_PH_CQE_POSTED)),
 	   "clock: a successor's records skip a predecessor whose window does not hold them");
 	nev = 0;
 	fw(0, 0x100, 3, 0x40c8, 38050000, 24, 0);	/* host 40.05 ms: nobody's */
-	OK(nev == 1 && evs[0].type == HMB_EV_FW_UNMATCHED &&
+	ok(nev == 1 && evs[0].type == HMB_EV_FW_UNMATCHED &&
 	   evs[0].fw.reason == HMB_C_FW_OUT_OF_WINDOW &&
 	   counter(HMB_C_FW_OUT_OF_WINDOW) == 1,
 	   "clock: a record outside every candidate's window is refused and counted");
@@ -331,40 +321,40 @@ int main(int argc, char **argv)
 	 * 1.002 s would be 150 us early).
 	 */
 	fw(0, 0x100, 3, 0x40c4, 1000000000, 24, 0);
-	OK(counter(HMB_C_FW_OUT_OF_WINDOW) == 1 && counter(HMB_C_FW_MATCHED) == 21,
+	ok(counter(HMB_C_FW_OUT_OF_WINDOW) == 1 && counter(HMB_C_FW_MATCHED) == 21,
 	   "clock window: drift applied in the kernel's mapping (record accepted; matched %llu)",
 	   (unsigned long long)counter(HMB_C_FW_MATCHED));
 	fw(0, 0x104, 3, 0x40c4, 999000000, 8, 0);	/* 1 ms before: out */
-	OK(counter(HMB_C_FW_OUT_OF_WINDOW) == 2,
+	ok(counter(HMB_C_FW_OUT_OF_WINDOW) == 2,
 	   "clock window: a record 1 ms before the submit is refused");
 	skel->bss->clk.valid = 0;
 	nev = 0;
 
 	/* E: everything that is not a match is counted, never silent. */
 	fw(0, 0x7777, 1, 1, 1, 0, 0);
-	OK(counter(HMB_C_FW_UNKNOWN_OP) == 1 && nev == 1 &&
+	ok(counter(HMB_C_FW_UNKNOWN_OP) == 1 && nev == 1 &&
 	   evs[0].fw.reason == HMB_C_FW_UNKNOWN_OP, "opcode not in the dictionary: counted");
 	fw(0, 0x100, 1, 0x40c5, 1, 4, 0);
-	OK(counter(HMB_C_FW_SHORT) == 1, "payload shorter than the dictionary's: counted");
+	ok(counter(HMB_C_FW_SHORT) == 1, "payload shorter than the dictionary's: counted");
 	fw(0, 0x100, 1, 0x1234, 1, 24, 0);
-	OK(counter(HMB_C_FW_NO_CMD) == 1, "record for no known command: counted");
+	ok(counter(HMB_C_FW_NO_CMD) == 1, "record for no known command: counted");
 	fw(0, 0, 0, 0, 1, 0, HMB_REC_FLAG_WRAP_MARKER);
-	OK(counter(HMB_C_FW_MARKER) == 1, "wrap marker: counted, not an event");
+	ok(counter(HMB_C_FW_MARKER) == 1, "wrap marker: counted, not an event");
 	fw(5, 0x100, 1, 0x40c0, 1, 24, 0);
-	OK(counter(HMB_C_FW_UNMAPPED_RING) == 1, "ring without a controller: counted");
+	ok(counter(HMB_C_FW_UNMAPPED_RING) == 1, "ring without a controller: counted");
 	setup(1, 0x40c6, 40000000, 2);
 	fw(0, 0x100, 1, 0x40c6, 9000, 24, 0);
 	fw(0, 0x100, 1, 0x40c6, 9001, 24, 0);
-	OK(counter(HMB_C_FW_DUP_PHASE) == 1, "second fetch for one command: counted, not attached");
+	ok(counter(HMB_C_FW_DUP_PHASE) == 1, "second fetch for one command: counted, not attached");
 	complete(1, 0x7777, 1);
-	OK(counter(HMB_C_HOST_NO_SUBMIT) == 1, "completion without submission: counted");
+	ok(counter(HMB_C_HOST_NO_SUBMIT) == 1, "completion without submission: counted");
 	nev = 0;
 	fw(0, 0x200, 0, 0, 12345, 8, 0);
-	OK(nev == 1 && evs[0].type == HMB_EV_BG && evs[0].bg.edge == HMB_BG_BEGIN &&
+	ok(nev == 1 && evs[0].type == HMB_EV_BG && evs[0].bg.edge == HMB_BG_BEGIN &&
 	   evs[0].bg.ts_ns == 12345 && counter(HMB_C_FW_BG) == 1,
 	   "gc_start: forwarded as a background event");
-	OK(counter(HMB_C_RB_FAIL) == 0, "no ring buffer reservation failed");
-	OK(hist_total(HMB_H_HOST_TOTAL) == 8 + HMB_MAX_WAIT + 1 &&
+	ok(counter(HMB_C_RB_FAIL) == 0, "no ring buffer reservation failed");
+	ok(hist_total(HMB_H_HOST_TOTAL) == 8 + HMB_MAX_WAIT + 1 &&
 	   hist_total(HMB_H_FW_TOTAL) == 6 &&
 	   hist_total(HMB_H_FW_TO_MEDIA_END) == 2,
 	   "histograms: host %llu, fw total %llu, media %llu",
@@ -375,12 +365,12 @@ int main(int argc, char **argv)
 
 	/* F: an opcode filter hides commands but still joins their records. */
 	if (load(2)) {
-		OK(0, "reload with an opcode filter");
+		ok(0, "reload with an opcode filter");
 	} else {
 		setup(1, 0x40c0, 1000, 1);		/* a write: filtered */
 		complete(1, 0x40c0, 2000);
 		fw_cmd(1, 0x40c0, 100);
-		OK(nev == 0 && counter(HMB_C_CMD_FILTERED) == 1 &&
+		ok(nev == 0 && counter(HMB_C_CMD_FILTERED) == 1 &&
 		   counter(HMB_C_FW_NO_CMD) == 0 && counter(HMB_C_FW_MATCHED) == 5,
 		   "filter: a write is not reported when reads are asked for, its records are not 'unmatched'");
 		unload();
@@ -398,7 +388,7 @@ int main(int argc, char **argv)
 
 		skel = hmb_agent__open_opts(&oo);
 		if (!skel) {
-			OK(0, "open with the synthetic nvme_core BTF %s", argv[2]);
+			ok(0, "open with the synthetic nvme_core BTF %s", argv[2]);
 		} else {
 			skel->rodata->fw_enabled = true;
 			bpf_object__for_each_program(p, skel->obj)
@@ -407,13 +397,12 @@ int main(int argc, char **argv)
 					p == skel->progs.nvme_complete_raw ||
 					p == skel->progs.hmb_record);
 			e = hmb_agent__load(skel);
-			OK(e == 0, "verifier accepts nvme_setup_raw, nvme_complete_raw, hmb_record (%s)",
+			ok(e == 0, "verifier accepts nvme_setup_raw, nvme_complete_raw, hmb_record (%s)",
 			   e ? strerror(-e) : "loaded");
 			hmb_agent__destroy(skel);
 			skel = NULL;
 		}
 	}
 	hmb_dict_free(dict);
-	printf("1..%d\n", tests);
-	return failed ? 1 : 0;
+	return tap_done();
 }

@@ -1,19 +1,19 @@
-// SPDX-License-Identifier: Apache-2.0
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * fwmodel: commands and background windows rebuilt from firmware records
- * with the event dictionary (see fwmodel.h).
+ * with the event dictionary (hmbtrace_fwmodel.h).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze.h"
-#include "fwmodel.h"
+#include "hmbtrace_cmd.h"
+#include "hmbtrace_fwmodel.h"
 
-#define TAB_MASK	(FWM_MAX_INFLIGHT - 1)
+#define TAB_MASK	(HMB_FWM_MAX_INFLIGHT - 1)
 /* Keep probe chains short: evict above 3/4 full. */
-#define TAB_LIMIT	(FWM_MAX_INFLIGHT / 4 * 3)
+#define TAB_LIMIT	(HMB_FWM_MAX_INFLIGHT / 4 * 3)
 
 static uint32_t slot_of(uint32_t key)
 {
@@ -26,19 +26,19 @@ static uint32_t key_of(uint16_t sqid, uint16_t cid)
 	return (uint32_t)sqid << 16 | cid;
 }
 
-int fwm_init(struct fwmodel *m, const struct hmb_dict *d,
-	     const struct fwm_ops *ops, void *ctx)
+int hmb_fwm_init(struct hmb_fwmodel *m, const struct hmb_dict *d,
+		 const struct hmb_fwm_ops *ops, void *ctx)
 {
 	memset(m, 0, sizeof(*m));
 	m->dict = d;
 	m->ops = ops;
 	m->ctx = ctx;
 	m->next_id = 1;
-	m->tab = calloc(FWM_MAX_INFLIGHT, sizeof(*m->tab));
+	m->tab = calloc(HMB_FWM_MAX_INFLIGHT, sizeof(*m->tab));
 	return m->tab ? 0 : -1;
 }
 
-static struct fwm_cmd *lookup(struct fwmodel *m, uint32_t key)
+static struct hmb_fwm_cmd *lookup(struct hmb_fwmodel *m, uint32_t key)
 {
 	uint32_t i = slot_of(key);
 
@@ -51,7 +51,7 @@ static struct fwm_cmd *lookup(struct fwmodel *m, uint32_t key)
 }
 
 /* Remove by backward shift, so probe chains never hold tombstones. */
-static void tab_remove(struct fwmodel *m, struct fwm_cmd *c)
+static void tab_remove(struct hmb_fwmodel *m, struct hmb_fwm_cmd *c)
 {
 	uint32_t i = (uint32_t)(c - m->tab), j = i;
 
@@ -73,19 +73,19 @@ static void tab_remove(struct fwmodel *m, struct fwm_cmd *c)
 	}
 }
 
-static void end_cmd(struct fwmodel *m, struct fwm_cmd *c, enum fwm_end why)
+static void end_cmd(struct hmb_fwmodel *m, struct hmb_fwm_cmd *c, enum hmb_fwm_end why)
 {
 	switch (why) {
-	case FWM_END_COMPLETE:
+	case HMB_FWM_END_COMPLETE:
 		m->st.complete++;
 		break;
-	case FWM_END_REUSED:
+	case HMB_FWM_END_REUSED:
 		m->st.reused++;
 		break;
-	case FWM_END_EOF:
+	case HMB_FWM_END_EOF:
 		m->st.eof_open++;
 		break;
-	case FWM_END_EVICTED:
+	case HMB_FWM_END_EVICTED:
 		m->st.evicted++;
 		break;
 	}
@@ -94,10 +94,10 @@ static void end_cmd(struct fwmodel *m, struct fwm_cmd *c, enum fwm_end why)
 	tab_remove(m, c);
 }
 
-static struct fwm_cmd *new_cmd(struct fwmodel *m, uint32_t key,
+static struct hmb_fwm_cmd *new_cmd(struct hmb_fwmodel *m, uint32_t key,
 			       const struct hmb_record *rec)
 {
-	struct fwm_cmd *c;
+	struct hmb_fwm_cmd *c;
 	uint32_t i;
 
 	if (m->open >= TAB_LIMIT) {
@@ -111,7 +111,7 @@ static struct fwm_cmd *new_cmd(struct fwmodel *m, uint32_t key,
 		i = slot_of(key);
 		while (!m->tab[i].used)
 			i = (i + 1) & TAB_MASK;
-		end_cmd(m, &m->tab[i], FWM_END_EVICTED);
+		end_cmd(m, &m->tab[i], HMB_FWM_END_EVICTED);
 	}
 	i = slot_of(key);
 	while (m->tab[i].used)
@@ -148,13 +148,13 @@ static bool get_named(const struct hmb_dict_event *ev,
 	return f && hmb_dict_get(f, rec->payload, rec->hdr.payload_len, v) == 0;
 }
 
-static void phase_event(struct fwmodel *m, const struct hmb_record *rec,
+static void phase_event(struct hmb_fwmodel *m, const struct hmb_record *rec,
 			const struct hmb_dict_event *ev)
 {
 	enum hmb_phase p = ev->phase;
 	uint64_t ts = rec->hdr.ts_ns, v;
 	uint16_t sqid, cid;
-	struct fwm_cmd *c;
+	struct hmb_fwm_cmd *c;
 	uint32_t key;
 
 	if (!get_u16(rec, ev->key_off[HMB_KEY_SQID], &sqid) ||
@@ -170,7 +170,7 @@ static void phase_event(struct fwmodel *m, const struct hmb_record *rec,
 	}
 	if (c && (p == HMB_PHASE_FETCH || p < c->last_phase)) {
 		/* The id was reused: the old command's end went missing. */
-		end_cmd(m, c, FWM_END_REUSED);
+		end_cmd(m, c, HMB_FWM_END_REUSED);
 		c = NULL;
 	}
 	if (!c) {
@@ -214,21 +214,21 @@ static void phase_event(struct fwmodel *m, const struct hmb_record *rec,
 		c->last_seq = rec->hdr.seq;
 	}
 	if (p == HMB_PHASE_CQE_POSTED)
-		end_cmd(m, c, FWM_END_COMPLETE);
+		end_cmd(m, c, HMB_FWM_END_COMPLETE);
 }
 
-static int group_index(struct fwmodel *m, const char *name)
+static int group_index(struct hmb_fwmodel *m, const char *name)
 {
 	for (unsigned int i = 0; i < m->ngroups; i++)
 		if (strcmp(m->groups[i], name) == 0)
 			return (int)i;
-	if (m->ngroups == FWM_MAX_GROUPS)
+	if (m->ngroups == HMB_FWM_MAX_GROUPS)
 		return -1;
 	snprintf(m->groups[m->ngroups], HMB_DICT_NAME_LEN, "%s", name);
 	return (int)m->ngroups++;
 }
 
-static void bg_emit(struct fwmodel *m, int g, uint64_t t0, uint64_t t1,
+static void bg_emit(struct hmb_fwmodel *m, int g, uint64_t t0, uint64_t t1,
 		    unsigned int flags, uint8_t cpu)
 {
 	if (t1 < t0) {
@@ -242,7 +242,7 @@ static void bg_emit(struct fwmodel *m, int g, uint64_t t0, uint64_t t1,
 		m->ops->bg_window(m->ctx, m->groups[g], t0, t1, flags, cpu);
 }
 
-static void bg_event(struct fwmodel *m, const struct hmb_record *rec,
+static void bg_event(struct hmb_fwmodel *m, const struct hmb_record *rec,
 		     const struct hmb_dict_event *ev)
 {
 	uint64_t ts = rec->hdr.ts_ns;
@@ -256,7 +256,7 @@ static void bg_event(struct fwmodel *m, const struct hmb_record *rec,
 		return;
 	if (ev->bg_edge == HMB_BG_BEGIN) {
 		if (m->bg_open[g])
-			bg_emit(m, g, m->bg_t0[g], ts, FWM_BG_NO_END,
+			bg_emit(m, g, m->bg_t0[g], ts, HMB_FWM_BG_NO_END,
 				m->bg_cpu[g]);
 		m->bg_open[g] = true;
 		m->bg_t0[g] = ts;
@@ -265,11 +265,11 @@ static void bg_event(struct fwmodel *m, const struct hmb_record *rec,
 		bg_emit(m, g, m->bg_t0[g], ts, 0, m->bg_cpu[g]);
 		m->bg_open[g] = false;
 	} else {
-		bg_emit(m, g, m->first_ts, ts, FWM_BG_NO_BEGIN, rec->hdr.cpu);
+		bg_emit(m, g, m->first_ts, ts, HMB_FWM_BG_NO_BEGIN, rec->hdr.cpu);
 	}
 }
 
-void fwm_add(struct fwmodel *m, const struct hmb_record *rec)
+void hmb_fwm_add(struct hmb_fwmodel *m, const struct hmb_record *rec)
 {
 	const struct hmb_dict_event *ev = hmb_dict_lookup(m->dict,
 							  rec->hdr.opcode);
@@ -292,13 +292,13 @@ void fwm_add(struct fwmodel *m, const struct hmb_record *rec)
 		m->ops->record(m->ctx, rec, ev);
 }
 
-void fwm_finish(struct fwmodel *m)
+void hmb_fwm_finish(struct hmb_fwmodel *m)
 {
 	if (m->tab) {
-		for (uint32_t i = 0; i < FWM_MAX_INFLIGHT && m->open; ) {
+		for (uint32_t i = 0; i < HMB_FWM_MAX_INFLIGHT && m->open; ) {
 			/* tab_remove may shift a later entry into slot i. */
 			if (m->tab[i].used)
-				end_cmd(m, &m->tab[i], FWM_END_EOF);
+				end_cmd(m, &m->tab[i], HMB_FWM_END_EOF);
 			else
 				i++;
 		}
@@ -306,86 +306,32 @@ void fwm_finish(struct fwmodel *m)
 	for (unsigned int g = 0; g < m->ngroups; g++)
 		if (m->bg_open[g]) {
 			bg_emit(m, (int)g, m->bg_t0[g], m->last_ts,
-				FWM_BG_NO_END, m->bg_cpu[g]);
+				HMB_FWM_BG_NO_END, m->bg_cpu[g]);
 			m->bg_open[g] = false;
 		}
 	free(m->tab);
 	m->tab = NULL;
 }
 
-const char *fwm_cmd_name(const struct fwm_cmd *c, char *buf, size_t len)
+const char *hmb_fwm_cmd_name(const struct hmb_fwm_cmd *c, char *buf,
+			     size_t len)
 {
 	if (!c->have_opc)
 		return "cmd";
-	switch (c->opc) {
-	case 0x00:
-		return "flush";
-	case 0x01:
-		return "write";
-	case 0x02:
-		return "read";
-	case 0x04:
-		return "write_uncor";
-	case 0x05:
-		return "compare";
-	case 0x08:
-		return "write_zeroes";
-	case 0x09:
-		return "dsm";
-	}
-	snprintf(buf, len, "opc 0x%02x", c->opc);
-	return buf;
+	return hmb_nvme_opc_name(c->opc, buf, len);
 }
 
-const char *fwm_end_name(enum fwm_end e)
+const char *hmb_fwm_end_name(enum hmb_fwm_end e)
 {
 	switch (e) {
-	case FWM_END_COMPLETE:
+	case HMB_FWM_END_COMPLETE:
 		return "complete";
-	case FWM_END_REUSED:
+	case HMB_FWM_END_REUSED:
 		return "reused";
-	case FWM_END_EOF:
+	case HMB_FWM_END_EOF:
 		return "open_at_end";
-	case FWM_END_EVICTED:
+	case HMB_FWM_END_EVICTED:
 		return "evicted";
 	}
 	return "?";
-}
-
-static int load_dict(const char *path, struct hmb_dict **out)
-{
-	struct hmb_error err = { 0 };
-
-	if (hmb_dict_load(out, path, &err)) {
-		if (strncmp(err.msg, path, strlen(path)) == 0)
-			errorf("%s", err.msg);
-		else
-			errorf("%s: %s", path, err.msg[0] ? err.msg :
-			       hmb_strerror(err.code));
-		return EXIT_BADINPUT;
-	}
-	return 0;
-}
-
-extern const char hmb_analyze_dict[], hmb_analyze_dict_end[];
-
-int dict_open(const char *path, struct hmb_dict **out)
-{
-	const char *env = getenv("HMB_EVENTS_DICT");
-	struct hmb_error err = { 0 };
-	int rc;
-
-	if (path)
-		return load_dict(path, out);
-	if (env && *env)
-		return load_dict(env, out);
-	/* share/hmb-events.dict, built into the tool (dict_blob.c) */
-	rc = hmb_dict_parse(out, hmb_analyze_dict,
-			    (size_t)(hmb_analyze_dict_end - hmb_analyze_dict) - 1,
-			    "hmb-events.dict (built in)", &err);
-	if (rc) {
-		errorf("%s", err.msg[0] ? err.msg : hmb_strerror(rc));
-		return EXIT_BADINPUT;
-	}
-	return 0;
 }

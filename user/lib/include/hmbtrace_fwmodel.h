@@ -1,18 +1,20 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * fwmodel: the firmware's view of NVMe commands and background activity,
- * rebuilt from a record stream with the event dictionary.  Used by the
- * converters and the report (perfetto.c, report.c).
+ * hmbtrace_fwmodel.h - the firmware command model: the firmware's view of
+ * NVMe commands and background activity, rebuilt from a record stream
+ * with the event dictionary.  The offline join (hmbtrace_join.h) takes its
+ * commands from it; hmb-trace-analyze's converters and report stream
+ * through it.  Its entry point for untrusted records is hmb_fwm_add().
  *
  * Records arrive in stream order.  Command-phase events are joined by their
  * (sqid, cid) keys into commands; a command is open from its first phase
  * event to its cqe_posted event.  Memory is bounded: at most 3/4 of
- * FWM_MAX_INFLIGHT commands are open at once (one more closes an open one
+ * HMB_FWM_MAX_INFLIGHT commands are open at once (one more closes an open one
  * early, counted in st.evicted), so the model streams in constant memory
  * and time per record whatever the file size.
  */
-#ifndef HMB_FWMODEL_H
-#define HMB_FWMODEL_H
+#ifndef HMBTRACE_FWMODEL_H
+#define HMBTRACE_FWMODEL_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -20,18 +22,22 @@
 #include "hmbtrace.h"
 #include "hmbtrace_dict.h"
 
-#define FWM_MAX_INFLIGHT	65536	/* power of two: hash table size */
-#define FWM_MAX_GROUPS		16
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HMB_FWM_MAX_INFLIGHT	65536	/* power of two: hash table size */
+#define HMB_FWM_MAX_GROUPS	16
 
 /* Why a command ended. */
-enum fwm_end {
-	FWM_END_COMPLETE = 0,	/* cqe_posted seen */
-	FWM_END_REUSED,		/* same (sqid, cid) started again first */
-	FWM_END_EOF,		/* still open at the end of the input */
-	FWM_END_EVICTED,	/* in-flight table full */
+enum hmb_fwm_end {
+	HMB_FWM_END_COMPLETE = 0,	/* cqe_posted seen */
+	HMB_FWM_END_REUSED,		/* same (sqid, cid) started again first */
+	HMB_FWM_END_EOF,		/* still open at the end of the input */
+	HMB_FWM_END_EVICTED,	/* in-flight table full */
 };
 
-struct fwm_cmd {
+struct hmb_fwm_cmd {
 	uint64_t id;		/* running number, from 1, unique in the file */
 	uint16_t sqid, cid;
 	uint8_t cpu;		/* cpu of the first event */
@@ -50,27 +56,27 @@ struct fwm_cmd {
 };
 
 /* A background window (bg=GROUP:begin .. GROUP:end). */
-enum fwm_bg_flags {
-	FWM_BG_NO_BEGIN = 1,	/* end without begin: starts at the first ts */
-	FWM_BG_NO_END = 2,	/* begin without end (next begin, or EOF) */
+enum hmb_fwm_bg_flags {
+	HMB_FWM_BG_NO_BEGIN = 1,	/* end without begin: starts at the first ts */
+	HMB_FWM_BG_NO_END = 2,	/* begin without end (next begin, or EOF) */
 };
 
-struct fwm_ops {
+struct hmb_fwm_ops {
 	/* every data record, after the model saw it (@ev may be NULL) */
 	void (*record)(void *ctx, const struct hmb_record *rec,
 		       const struct hmb_dict_event *ev);
 	/* a command opened (its first event) */
-	void (*cmd_begin)(void *ctx, const struct fwm_cmd *c);
+	void (*cmd_begin)(void *ctx, const struct hmb_fwm_cmd *c);
 	/* phase interval [t0, t1] of @c ended by phase @to */
-	void (*cmd_step)(void *ctx, const struct fwm_cmd *c,
+	void (*cmd_step)(void *ctx, const struct hmb_fwm_cmd *c,
 			 enum hmb_phase from, uint64_t t0,
 			 enum hmb_phase to, uint64_t t1);
-	void (*cmd_end)(void *ctx, const struct fwm_cmd *c, enum fwm_end why);
+	void (*cmd_end)(void *ctx, const struct hmb_fwm_cmd *c, enum hmb_fwm_end why);
 	void (*bg_window)(void *ctx, const char *group, uint64_t t0,
 			  uint64_t t1, unsigned int flags, uint8_t cpu);
 };
 
-struct fwm_stats {
+struct hmb_fwm_stats {
 	uint64_t records, unknown_opcode, short_payload;
 	uint64_t cmds, complete, reused, eof_open, evicted;
 	uint64_t no_fetch;	/* commands whose first event was not fetch */
@@ -79,40 +85,37 @@ struct fwm_stats {
 	uint64_t backwards;	/* an interval ending before it began: clamped */
 };
 
-struct fwmodel {
+struct hmb_fwmodel {
 	const struct hmb_dict *dict;
-	const struct fwm_ops *ops;
+	const struct hmb_fwm_ops *ops;
 	void *ctx;
-	struct fwm_cmd *tab;	/* FWM_MAX_INFLIGHT slots, open addressing */
+	struct hmb_fwm_cmd *tab;	/* HMB_FWM_MAX_INFLIGHT slots, open addressing */
 	uint32_t open;
 	uint64_t next_id;
 	uint64_t last_ts;	/* highest ts seen */
 	uint64_t first_ts;
 	bool have_ts;
-	char groups[FWM_MAX_GROUPS][HMB_DICT_NAME_LEN];
+	char groups[HMB_FWM_MAX_GROUPS][HMB_DICT_NAME_LEN];
 	unsigned int ngroups;
-	bool bg_open[FWM_MAX_GROUPS];
-	uint64_t bg_t0[FWM_MAX_GROUPS];
-	uint8_t bg_cpu[FWM_MAX_GROUPS];
-	struct fwm_stats st;
+	bool bg_open[HMB_FWM_MAX_GROUPS];
+	uint64_t bg_t0[HMB_FWM_MAX_GROUPS];
+	uint8_t bg_cpu[HMB_FWM_MAX_GROUPS];
+	struct hmb_fwm_stats st;
 };
 
-int fwm_init(struct fwmodel *m, const struct hmb_dict *d,
-	     const struct fwm_ops *ops, void *ctx);
-void fwm_add(struct fwmodel *m, const struct hmb_record *rec);
+/* 0, or -1 out of memory. */
+int hmb_fwm_init(struct hmb_fwmodel *m, const struct hmb_dict *d,
+		 const struct hmb_fwm_ops *ops, void *ctx);
+void hmb_fwm_add(struct hmb_fwmodel *m, const struct hmb_record *rec);
 /* Close everything still open (EOF) and free the table. */
-void fwm_finish(struct fwmodel *m);
+void hmb_fwm_finish(struct hmb_fwmodel *m);
 
-/* "read", "write", "flush", or "opc 0xNN"; "cmd" without an opcode. */
-const char *fwm_cmd_name(const struct fwm_cmd *c, char *buf, size_t len);
-const char *fwm_end_name(enum fwm_end e);
+/* hmb_nvme_opc_name() of its fetch's opcode; "cmd" without one. */
+const char *hmb_fwm_cmd_name(const struct hmb_fwm_cmd *c, char *buf,
+			     size_t len);
+const char *hmb_fwm_end_name(enum hmb_fwm_end e);
 
-/*
- * The event dictionary: @path, else $HMB_EVENTS_DICT, else the shipped
- * share/hmb-events.dict, built into the tool.  The one loader of every
- * subcommand.  Prints the one error line and returns EXIT_BADINPUT on
- * failure.
- */
-int dict_open(const char *path, struct hmb_dict **out);
-
-#endif /* HMB_FWMODEL_H */
+#ifdef __cplusplus
+}
+#endif
+#endif /* HMBTRACE_FWMODEL_H */

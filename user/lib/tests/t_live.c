@@ -1,28 +1,30 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * t_analysis.c - unit tests of hmb-trace-agent's user-space join with
- * synthetic commands (TAP): the clock estimate recovers a known offset and
- * drift (offset within 20 us, drift within 10 %), follows an offset step,
- * ignores a few misattributed commands, and the per-command breakdown,
- * top-N and background overlap are right.
+ * t_live.c - the command model fed live (hmbtrace_live.h), as
+ * hmb-trace-agent feeds it, with synthetic commands (TAP): the clock
+ * estimate recovers a known offset and drift (offset within 20 us, drift
+ * within 10 %), follows an offset step, ignores a few misattributed
+ * commands, and the per-command breakdown, top-N and background overlap
+ * are right.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
+#include "hmbtrace_live.h"
+#include "tap.h"
 
-static int tests, failed;
+/* A command as the agent hands it over: host side, firmware side. */
+struct tcmd {
+	struct hmb_host_cmd h;
+	struct hmb_fw_side fw;
+};
 
-#define OK(cond, ...) do {						\
-	tests++;							\
-	if (!(cond))							\
-		failed++;						\
-	printf("%sok %d - ", (cond) ? "" : "not ", tests);		\
-	printf(__VA_ARGS__);						\
-	printf("\n");							\
-} while (0)
+static void feed(struct hmb_live *l, const struct tcmd *c)
+{
+	hmb_live_cmd(l, &c->h, &c->fw);
+}
 
 /* xorshift64*: deterministic pseudo-random numbers */
 static uint64_t rs = 88172645463325252ULL;
@@ -62,35 +64,34 @@ static double fw_of_host(const struct truth *tr, double host)
  * numbered in the order the firmware wrote them, i.e. by host time (10 ns
  * a number keeps them in order; the tests span less than 40 s).
  */
-static void put_cmd(const struct truth *tr, const double h[HMB_PH_COUNT],
-		    double comp, uint16_t cid, struct hmb_cmd_event *ev)
+static void put_cmd(const struct truth *tr, const double h[HMB_PHASE_COUNT],
+		    double comp, uint16_t cid, struct tcmd *ev)
 {
 	memset(ev, 0, sizeof(*ev));
-	ev->type = HMB_EV_CMD;
-	ev->qid = 1;
-	ev->cid = cid;
-	ev->st.submit_ns = (uint64_t)h[0];
-	ev->st.complete_ns = (uint64_t)comp;
-	for (int k = HMB_PH_FETCH; k < HMB_PH_COUNT; k++) {
-		ev->st.fw_ts[k] = (uint64_t)fw_of_host(tr, h[k]);
-		ev->st.fw_seq[k] = (uint32_t)(h[k] / 10);
+		ev->h.qid = 1;
+	ev->h.cid = cid;
+	ev->h.submit_ns = (uint64_t)h[0];
+	ev->h.complete_ns = (uint64_t)comp;
+	for (int k = HMB_PHASE_FETCH; k < HMB_PHASE_COUNT; k++) {
+		ev->fw.ts[k] = (uint64_t)fw_of_host(tr, h[k]);
+		ev->fw.seq[k] = (uint32_t)(h[k] / 10);
 	}
-	ev->st.fw_mask = 0x3e;
-	ev->st.opc = 2;
+	ev->fw.mask = 0x3e;
+	snprintf(ev->h.opc, sizeof(ev->h.opc), "read");
 }
 
 /* One synthetic command starting at host time @t. */
-static void make_cmd(const struct truth *tr, double t, struct hmb_cmd_event *ev)
+static void make_cmd(const struct truth *tr, double t, struct tcmd *ev)
 {
-	double h[HMB_PH_COUNT];
+	double h[HMB_PHASE_COUNT];
 
 	h[0] = t;
-	h[HMB_PH_FETCH] = t + 4000 + erand(15000);
-	h[HMB_PH_MEDIA_START] = h[HMB_PH_FETCH] + 2000 + erand(3000);
-	h[HMB_PH_MEDIA_END] = h[HMB_PH_MEDIA_START] + 40000 + erand(60000);
-	h[HMB_PH_XFER_DONE] = h[HMB_PH_MEDIA_END] + 3000 + erand(2000);
-	h[HMB_PH_CQE_POSTED] = h[HMB_PH_XFER_DONE] + 1000 + erand(1000);
-	put_cmd(tr, h, h[HMB_PH_CQE_POSTED] + 3000 + erand(12000),
+	h[HMB_PHASE_FETCH] = t + 4000 + erand(15000);
+	h[HMB_PHASE_MEDIA_START] = h[HMB_PHASE_FETCH] + 2000 + erand(3000);
+	h[HMB_PHASE_MEDIA_END] = h[HMB_PHASE_MEDIA_START] + 40000 + erand(60000);
+	h[HMB_PHASE_XFER_DONE] = h[HMB_PHASE_MEDIA_END] + 3000 + erand(2000);
+	h[HMB_PHASE_CQE_POSTED] = h[HMB_PHASE_XFER_DONE] + 1000 + erand(1000);
+	put_cmd(tr, h, h[HMB_PHASE_CQE_POSTED] + 3000 + erand(12000),
 		(uint16_t)(t / 1000), ev);
 }
 
@@ -102,37 +103,37 @@ static void make_cmd(const struct truth *tr, double t, struct hmb_cmd_event *ev)
  */
 static int cmp_complete(const void *a, const void *b)
 {
-	const struct hmb_cmd_event *x = a, *y = b;
+	const struct tcmd *x = a, *y = b;
 
-	return x->st.complete_ns < y->st.complete_ns ? -1 :
-	       x->st.complete_ns > y->st.complete_ns;
+	return x->h.complete_ns < y->h.complete_ns ? -1 :
+	       x->h.complete_ns > y->h.complete_ns;
 }
 
 /* The commands to the analysis as the host completes them, ticking. */
-static void feed_completed(struct hmb_analysis *a, struct hmb_cmd_event *v,
+static void feed_completed(struct hmb_live *a, struct tcmd *v,
 			   size_t m, size_t tick_every)
 {
 	qsort(v, m, sizeof(*v), cmp_complete);
 	for (size_t i = 0; i < m; i++) {
-		hmb_analysis_cmd(a, &v[i]);
+		feed(a, &v[i]);
 		if ((i + 1) % tick_every == 0)
-			hmb_analysis_tick(a);
+			hmb_live_tick(a);
 	}
-	hmb_analysis_flush(a);
+	hmb_live_flush(a);
 }
 
 static void make_deep_cmd(const struct truth *tr, double t, double media_ns,
-			  struct hmb_cmd_event *ev)
+			  struct tcmd *ev)
 {
-	double h[HMB_PH_COUNT];
+	double h[HMB_PHASE_COUNT];
 
 	h[0] = t;
-	h[HMB_PH_FETCH] = t + 3000 + erand(10000);
-	h[HMB_PH_MEDIA_START] = h[HMB_PH_FETCH] + 2000 + erand(3000);
-	h[HMB_PH_MEDIA_END] = h[HMB_PH_MEDIA_START] + erand(media_ns);
-	h[HMB_PH_XFER_DONE] = h[HMB_PH_MEDIA_END] + 1000;
-	h[HMB_PH_CQE_POSTED] = h[HMB_PH_XFER_DONE] + 1000 + erand(5000);
-	put_cmd(tr, h, h[HMB_PH_CQE_POSTED] + 3000 + erand(20000),
+	h[HMB_PHASE_FETCH] = t + 3000 + erand(10000);
+	h[HMB_PHASE_MEDIA_START] = h[HMB_PHASE_FETCH] + 2000 + erand(3000);
+	h[HMB_PHASE_MEDIA_END] = h[HMB_PHASE_MEDIA_START] + erand(media_ns);
+	h[HMB_PHASE_XFER_DONE] = h[HMB_PHASE_MEDIA_END] + 1000;
+	h[HMB_PHASE_CQE_POSTED] = h[HMB_PHASE_XFER_DONE] + 1000 + erand(5000);
+	put_cmd(tr, h, h[HMB_PHASE_CQE_POSTED] + 3000 + erand(20000),
 		(uint16_t)((uint64_t)(t / 100) & 0xffff), ev);
 }
 
@@ -145,23 +146,23 @@ static void make_deep_cmd(const struct truth *tr, double t, double media_ns,
  * firmware-time jump near the step is the idle pause, not the step.
  */
 struct burst_cmd {
-	double h[HMB_PH_COUNT];	/* host times of the phases; [0] = submit */
+	double h[HMB_PHASE_COUNT];	/* host times of the phases; [0] = submit */
 	double comp;
 };
 
 static void run_bursty(const char *name, struct truth tr, int nbursts)
 {
-	struct hmb_analysis_opts o = { .top_n = 5, .clock_window = 65536 };
+	struct hmb_live_opts o = { .top_n = 5, .clock_window = 65536 };
 	size_t m = (size_t)nbursts * 32, i, across = 0;
 	struct burst_cmd *bc = calloc(m, sizeof(*bc));
-	struct hmb_cmd_event *v = calloc(m, sizeof(*v));
-	struct hmb_analysis a;
+	struct tcmd *v = calloc(m, sizeof(*v));
+	struct hmb_live a;
 	double t = 10e9;
 	uint32_t sstep, first_new = UINT32_MAX;
 	int b, k;
 
-	if (!bc || !v || hmb_analysis_init(&a, &o)) {
-		OK(0, "%s: init", name);
+	if (!bc || !v || hmb_live_init(&a, &o)) {
+		ok(0, "%s: init", name);
 		free(bc);
 		free(v);
 		return;
@@ -173,12 +174,12 @@ static void run_bursty(const char *name, struct truth tr, int nbursts)
 			struct burst_cmd *c = &bc[b * 32 + k];
 
 			c->h[0] = t + k * 1500;
-			c->h[HMB_PH_FETCH] = t + 30000 + k * 2000 + erand(500);
-			w = (w > c->h[HMB_PH_FETCH] ? w : c->h[HMB_PH_FETCH]) + 50000 + erand(30000);
-			c->h[HMB_PH_MEDIA_START] = w - 45000;
-			c->h[HMB_PH_MEDIA_END] = w - 2000;
-			c->h[HMB_PH_XFER_DONE] = w - 1000;
-			c->h[HMB_PH_CQE_POSTED] = w;
+			c->h[HMB_PHASE_FETCH] = t + 30000 + k * 2000 + erand(500);
+			w = (w > c->h[HMB_PHASE_FETCH] ? w : c->h[HMB_PHASE_FETCH]) + 50000 + erand(30000);
+			c->h[HMB_PHASE_MEDIA_START] = w - 45000;
+			c->h[HMB_PHASE_MEDIA_END] = w - 2000;
+			c->h[HMB_PHASE_XFER_DONE] = w - 1000;
+			c->h[HMB_PHASE_CQE_POSTED] = w;
 			last_cqe = w;
 		}
 		/*
@@ -191,7 +192,7 @@ static void run_bursty(const char *name, struct truth tr, int nbursts)
 		for (k = 0; k < 32; k++) {
 			struct burst_cmd *c = &bc[b * 32 + k];
 
-			c->comp = c->h[HMB_PH_CQE_POSTED] + 20000 + erand(30000);
+			c->comp = c->h[HMB_PHASE_CQE_POSTED] + 20000 + erand(30000);
 			if (lag && k >= 28)
 				c->comp = last_cqe + lag + k * 8000;
 		}
@@ -199,34 +200,34 @@ static void run_bursty(const char *name, struct truth tr, int nbursts)
 	}
 	/* the step: between the last two cqes of the middle burst */
 	b = nbursts / 2;
-	tr.step_at_host = (bc[b * 32 + 30].h[HMB_PH_CQE_POSTED] +
-			   bc[b * 32 + 31].h[HMB_PH_CQE_POSTED]) / 2;
+	tr.step_at_host = (bc[b * 32 + 30].h[HMB_PHASE_CQE_POSTED] +
+			   bc[b * 32 + 31].h[HMB_PHASE_CQE_POSTED]) / 2;
 	sstep = (uint32_t)(tr.step_at_host / 10);
 	for (i = 0; i < m; i++) {
-		const struct hmb_cmd_state *st = &v[i].st;
+		const struct tcmd *st = &v[i];
 
 		put_cmd(&tr, bc[i].h, bc[i].comp, (uint16_t)i, &v[i]);
-		for (k = HMB_PH_FETCH; k < HMB_PH_COUNT; k++)
-			if (st->fw_seq[k] >= sstep && st->fw_seq[k] < first_new)
-				first_new = st->fw_seq[k];
-		across += st->fw_seq[HMB_PH_FETCH] < sstep &&
-			  st->fw_seq[HMB_PH_CQE_POSTED] >= sstep;
+		for (k = HMB_PHASE_FETCH; k < HMB_PHASE_COUNT; k++)
+			if (st->fw.seq[k] >= sstep && st->fw.seq[k] < first_new)
+				first_new = st->fw.seq[k];
+		across += st->fw.seq[HMB_PHASE_FETCH] < sstep &&
+			  st->fw.seq[HMB_PHASE_CQE_POSTED] >= sstep;
 	}
 	feed_completed(&a, v, m, 256);
 	printf("# %s: %zu commands, %zu across the step, step %.1f us (+-%.1f) at seq %u (first new %u), placed %llu, in window %llu\n",
 	       name, m, across, a.clk.step_ns / 1e3, a.clk.step_err_ns / 1e3,
-	       a.clk.step_seq, first_new, (unsigned long long)a.tot.placed,
-	       (unsigned long long)a.tot.in_window_err);
-	OK(a.clk.steps == 1 && a.clk.step_seq == first_new,
+	       a.clk.step_seq, first_new, (unsigned long long)a.run.tot.placed,
+	       (unsigned long long)a.run.tot.in_window_err);
+	ok(a.clk.steps == 1 && a.clk.step_seq == first_new,
 	   "%s: the step found at the first record on the new clock, not at the idle pause after it (%u, want %u)",
 	   name, a.clk.step_seq, first_new);
-	OK(fabs(a.clk.step_ns - tr.step) < 20000,
+	ok(fabs(a.clk.step_ns - tr.step) < 20000,
 	   "%s: step size within 20 us (%.1f us vs %.1f us)", name,
 	   a.clk.step_ns / 1e3, tr.step / 1e3);
-	OK(a.tot.placed == m && a.tot.in_window_err == m,
+	ok(a.run.tot.placed == m && a.run.tot.in_window_err == m,
 	   "%s: all %zu commands inside their host windows (%llu)", name, m,
-	   (unsigned long long)a.tot.in_window_err);
-	hmb_analysis_free(&a);
+	   (unsigned long long)a.run.tot.in_window_err);
+	hmb_live_free(&a);
 	free(bc);
 	free(v);
 }
@@ -234,21 +235,21 @@ static void run_bursty(const char *name, struct truth tr, int nbursts)
 static void run_deep(const char *name, struct truth tr, double secs,
 		     double iops, double media_ns)
 {
-	struct hmb_analysis_opts o = { .top_n = 5, .clock_window = 65536 };
+	struct hmb_live_opts o = { .top_n = 5, .clock_window = 65536 };
 	size_t n = (size_t)(secs * iops * 1.2) + 16, m = 0, i, across = 0;
-	struct hmb_cmd_event *v = calloc(n, sizeof(*v));
+	struct tcmd *v = calloc(n, sizeof(*v));
 	double t = 10e9, end = 10e9 + secs * 1e9, inflight = 0;
-	struct hmb_analysis a;
+	struct hmb_live a;
 	uint64_t ok_across = 0, want_step;
 
-	if (!v || hmb_analysis_init(&a, &o)) {
-		OK(0, "%s: init", name);
+	if (!v || hmb_live_init(&a, &o)) {
+		ok(0, "%s: init", name);
 		free(v);
 		return;
 	}
 	while (t < end && m < n) {
 		make_deep_cmd(&tr, t, media_ns, &v[m]);
-		inflight += (double)(v[m].st.complete_ns - v[m].st.submit_ns);
+		inflight += (double)(v[m].h.complete_ns - v[m].h.submit_ns);
 		m++;
 		t += erand(1e9 / iops);
 	}
@@ -260,21 +261,21 @@ static void run_deep(const char *name, struct truth tr, double secs,
 	 */
 	want_step = tr.step != 0;
 	for (i = 0; want_step && i < m; i++) {
-		const struct hmb_cmd_state *st = &v[i].st;
+		const struct tcmd *st = &v[i];
 		uint32_t sstep = (uint32_t)(tr.step_at_host / 10);
 		bool in = true;
 
-		if (!((int32_t)(st->fw_seq[HMB_PH_FETCH] - sstep) < 0 &&
-		      (int32_t)(st->fw_seq[HMB_PH_CQE_POSTED] - sstep) >= 0))
+		if (!((int32_t)(st->fw.seq[HMB_PHASE_FETCH] - sstep) < 0 &&
+		      (int32_t)(st->fw.seq[HMB_PHASE_CQE_POSTED] - sstep) >= 0))
 			continue;
 		across++;
-		for (int p = HMB_PH_FETCH; p < HMB_PH_COUNT; p++) {
-			double h = hmb_clock_map(&a.clk, st->fw_ts[p],
-						 st->fw_seq[p]);
-			double err = hmb_clock_err_at(&a.clk, st->fw_seq[p]);
+		for (int p = HMB_PHASE_FETCH; p < HMB_PHASE_COUNT; p++) {
+			double h = hmb_clock_map(&a.clk, st->fw.ts[p],
+						 st->fw.seq[p]);
+			double err = hmb_clock_err_at(&a.clk, st->fw.seq[p]);
 
-			if (h < (double)st->submit_ns - err ||
-			    h > (double)st->complete_ns + err)
+			if (h < (double)st->h.submit_ns - err ||
+			    h > (double)st->h.complete_ns + err)
 				in = false;
 		}
 		ok_across += in;
@@ -283,36 +284,36 @@ static void run_deep(const char *name, struct truth tr, double secs,
 	       name, m, inflight / (end - 10e9), a.clk.steps, a.clk.step_ns / 1e3,
 	       a.clk.step_seq, (double)a.clk.step_t / 1e9,
 	       (unsigned long long)a.clk.skipped_before_step,
-	       (unsigned long long)a.tot.placed,
-	       (unsigned long long)a.tot.in_window_err,
-	       (unsigned long long)a.tot.outside_window);
-	OK(a.clk.steps == (tr.step != 0), "%s: %u offset step(s) detected",
+	       (unsigned long long)a.run.tot.placed,
+	       (unsigned long long)a.run.tot.in_window_err,
+	       (unsigned long long)a.run.tot.outside_window);
+	ok(a.clk.steps == (tr.step != 0), "%s: %u offset step(s) detected",
 	   name, a.clk.steps);
-	OK(a.tot.placed == m && a.tot.in_window_err == m,
+	ok(a.run.tot.placed == m && a.run.tot.in_window_err == m,
 	   "%s: all %zu commands placed with every firmware event inside its host window (%llu)",
-	   name, m, (unsigned long long)a.tot.in_window_err);
+	   name, m, (unsigned long long)a.run.tot.in_window_err);
 	if (tr.step) {
 		uint32_t sstep = (uint32_t)(tr.step_at_host / 10);
 
-		OK(across >= 10 && ok_across == across,
+		ok(across >= 10 && ok_across == across,
 		   "%s: the %zu commands across the step placed whole, each record on its own clock (%llu)",
 		   name, across, (unsigned long long)ok_across);
-		OK(fabs(a.clk.step_ns - tr.step) < 20000,
+		ok(fabs(a.clk.step_ns - tr.step) < 20000,
 		   "%s: step size recovered within 20 us (%.1f us vs %.1f us)",
 		   name, a.clk.step_ns / 1e3, tr.step / 1e3);
 		uint32_t first_new = UINT32_MAX;
 
 		/* the first record on the new clock, exactly */
 		for (i = 0; i < m; i++)
-			for (int p = HMB_PH_FETCH; p < HMB_PH_COUNT; p++)
-				if (v[i].st.fw_seq[p] >= sstep &&
-				    v[i].st.fw_seq[p] < first_new)
-					first_new = v[i].st.fw_seq[p];
-		OK(a.clk.have_prev && a.clk.step_seq == first_new,
+			for (int p = HMB_PHASE_FETCH; p < HMB_PHASE_COUNT; p++)
+				if (v[i].fw.seq[p] >= sstep &&
+				    v[i].fw.seq[p] < first_new)
+					first_new = v[i].fw.seq[p];
+		ok(a.clk.have_prev && a.clk.step_seq == first_new,
 		   "%s: the step found at the first record on the new clock (seq %u; first new %u, step at %u)",
 		   name, a.clk.step_seq, first_new, sstep);
 	}
-	hmb_analysis_free(&a);
+	hmb_live_free(&a);
 	free(v);
 }
 
@@ -325,31 +326,31 @@ static double true_off_at(const struct truth *tr, double fw, int after_step)
 static void run_fit(const char *name, struct truth tr, double secs,
 		    double iops, int misattribute)
 {
-	struct hmb_analysis_opts o = { .top_n = 5, .clock_window = 200000 };
-	struct hmb_analysis a;
-	struct hmb_cmd_event ev;
+	struct hmb_live_opts o = { .top_n = 5, .clock_window = 200000 };
+	struct hmb_live a;
+	struct tcmd ev;
 	double t = 10e9, end = 10e9 + secs * 1e9, off_err, drift_err;
 	uint64_t n = 0, bad = 0;
 
-	if (hmb_analysis_init(&a, &o)) {
-		OK(0, "%s: init", name);
+	if (hmb_live_init(&a, &o)) {
+		ok(0, "%s: init", name);
 		return;
 	}
 	while (t < end) {
 		make_cmd(&tr, t, &ev);
 		if (misattribute && n % 1000 == 999) {
 			/* a record of another command: 3 ms off */
-			ev.st.fw_ts[HMB_PH_FETCH] -= 3000000;
-			ev.st.fw_ts[HMB_PH_CQE_POSTED] -= 3000000;
+			ev.fw.ts[HMB_PHASE_FETCH] -= 3000000;
+			ev.fw.ts[HMB_PHASE_CQE_POSTED] -= 3000000;
 			bad++;
 		}
-		hmb_analysis_cmd(&a, &ev);
+		feed(&a, &ev);
 		n++;
 		if (n % 5000 == 0)
-			hmb_analysis_tick(&a);
+			hmb_live_tick(&a);
 		t += erand(1e9 / iops);
 	}
-	hmb_analysis_flush(&a);
+	hmb_live_flush(&a);
 	off_err = hmb_clock_offset_at(&a.clk, (uint64_t)a.clk.ref) -
 		  true_off_at(&tr, a.clk.ref, tr.step != 0);
 	drift_err = a.clk.drift - tr.drift;
@@ -358,42 +359,42 @@ static void run_fit(const char *name, struct truth tr, double secs,
 	       off_err / 1e3, a.clk.off_err_ns / 1e3, a.clk.drift * 1e6,
 	       tr.drift * 1e6, a.clk.drift_err * 1e6, a.clk.steps,
 	       a.clk.consistent);
-	OK(a.clk.valid && fabs(off_err) < 20000,
+	ok(a.clk.valid && fabs(off_err) < 20000,
 	   "%s: offset recovered within 20 us (error %.2f us)", name,
 	   off_err / 1e3);
 	if (tr.drift != 0)
-		OK(fabs(drift_err) <= 0.1 * fabs(tr.drift),
+		ok(fabs(drift_err) <= 0.1 * fabs(tr.drift),
 		   "%s: drift recovered within 10 %% (%.3f ppm vs %.3f ppm)",
 		   name, a.clk.drift * 1e6, tr.drift * 1e6);
 	else
-		OK(fabs(a.clk.drift) < 2e-6, "%s: no drift found where none is (%.3f ppm)",
+		ok(fabs(a.clk.drift) < 2e-6, "%s: no drift found where none is (%.3f ppm)",
 		   name, a.clk.drift * 1e6);
-	OK(a.clk.off_err_ns >= fabs(off_err) || !a.clk.consistent,
+	ok(a.clk.off_err_ns >= fabs(off_err) || !a.clk.consistent,
 	   "%s: the error bound (%.2f us) covers the real error (%.2f us)",
 	   name, a.clk.off_err_ns / 1e3, fabs(off_err) / 1e3);
-	OK(a.clk.steps == (tr.step != 0),
+	ok(a.clk.steps == (tr.step != 0),
 	   "%s: %u offset step(s) detected", name, a.clk.steps);
 	if (tr.step)
-		OK(a.tot.in_window_err * 1000 >= n * 999,
+		ok(a.run.tot.in_window_err * 1000 >= n * 999,
 		   "%s: %llu of %llu commands inside their host window (>= 99.9 %%: placed after the step was found)",
-		   name, (unsigned long long)a.tot.in_window_err,
+		   name, (unsigned long long)a.run.tot.in_window_err,
 		   (unsigned long long)n);
 	if (!tr.step) {
 		/* All good commands inside their windows; the bad ones not. */
-		OK(a.tot.matched == n && a.tot.placed == n &&
-		   a.tot.in_window_err >= n - bad &&
-		   a.tot.outside_window >= bad * 9 / 10,
+		ok(a.run.tot.matched == n && a.run.tot.placed == n &&
+		   a.run.tot.in_window_err >= n - bad &&
+		   a.run.tot.outside_window >= bad * 9 / 10,
 		   "%s: %llu of %llu commands inside their host window (%llu misattributed planted, %llu outside)",
-		   name, (unsigned long long)a.tot.in_window_err,
+		   name, (unsigned long long)a.run.tot.in_window_err,
 		   (unsigned long long)n, (unsigned long long)bad,
-		   (unsigned long long)a.tot.outside_window);
+		   (unsigned long long)a.run.tot.outside_window);
 	}
-	hmb_analysis_free(&a);
+	hmb_live_free(&a);
 }
 
 static int bg_seen;
 static void bg_cb(void *ctx, const char *group, uint64_t b, uint64_t e,
-		  const struct hmb_bg_rec *r)
+		  const struct hmb_live_bg *r)
 {
 	(void)ctx;
 	(void)r;
@@ -407,44 +408,44 @@ static void bg_cb(void *ctx, const char *group, uint64_t b, uint64_t e,
 
 static void test_breakdown(void)
 {
-	struct hmb_analysis_opts o = { .top_n = 3, .min_lat_ns = 0,
+	struct hmb_live_opts o = { .top_n = 3, .min_lat_ns = 0,
 				       .clock_min_points = 32 };
 	struct truth tr = { .off0 = 5e6 };
-	struct hmb_analysis a;
-	struct hmb_cmd_event ev;
-	struct hmb_bg_event bg;
+	struct hmb_live a;
+	struct tcmd ev;
 	double t = 1e9;
 	int i, sorted = 1;
 	unsigned int found;
 
-	hmb_analysis_init(&a, &o);
+	hmb_live_init(&a, &o);
 	for (i = 0; i < 100; i++) {
 		make_cmd(&tr, t, &ev);
-		hmb_analysis_cmd(&a, &ev);
+		feed(&a, &ev);
 		t += 200000;
 	}
-	OK(a.npending == 100 && a.tot.cmds == 0,
+	ok(a.npending == 100 && a.run.tot.cmds == 0,
 	   "breakdown: matched commands wait for the first clock estimate (%zu)",
 	   a.npending);
-	hmb_analysis_tick(&a);
-	OK(a.npending == HMB_PLACE_LAG && a.tot.cmds == 100 - HMB_PLACE_LAG,
+	hmb_live_tick(&a);
+	ok(a.npending == HMB_LIVE_LAG && a.run.tot.cmds == 100 - HMB_LIVE_LAG,
 	   "breakdown: placed once the estimate exists, %d behind the newest (%llu)",
-	   HMB_PLACE_LAG, (unsigned long long)a.tot.cmds);
-	hmb_analysis_flush(&a);
-	OK(a.npending == 0 && a.tot.cmds == 100 && a.tot.matched == 100,
+	   HMB_LIVE_LAG, (unsigned long long)a.run.tot.cmds);
+	hmb_live_flush(&a);
+	ok(a.npending == 0 && a.run.tot.cmds == 100 && a.run.tot.matched == 100,
 	   "breakdown: all placed at the end (%llu)",
-	   (unsigned long long)a.tot.cmds);
-	for (i = 1; i < (int)a.ntop_all; i++)
-		if (a.top_all[i].x[HMB_X_HOST_TOTAL] >
-		    a.top_all[i - 1].x[HMB_X_HOST_TOTAL])
+	   (unsigned long long)a.run.tot.cmds);
+	hmb_cmd_stats_sort(&a.run);
+	for (i = 1; i < (int)a.run.ntop; i++)
+		if (a.run.top[i].x[HMB_X_HOST_TOTAL] >
+		    a.run.top[i - 1].x[HMB_X_HOST_TOTAL])
 			sorted = 0;
-	OK(a.ntop_all == 3 && sorted, "breakdown: top-3 kept, slowest first");
+	ok(a.run.ntop == 3 && sorted, "breakdown: top-3 kept, slowest first");
 	{
-		const struct hmb_cmd *c = &a.top_all[0];
+		const struct hmb_cmd *c = &a.run.top[0];
 		int64_t sum = c->x[HMB_X_SUBMIT_TO_FETCH] + c->x[HMB_X_FW_TOTAL] +
 			      c->x[HMB_X_CQE_TO_COMPLETE];
 
-		OK(c->x[HMB_X_SUBMIT_TO_FETCH] >= 0 &&
+		ok(c->x[HMB_X_SUBMIT_TO_FETCH] >= 0 &&
 		   c->x[HMB_X_CQE_TO_COMPLETE] >= 0 &&
 		   llabs(sum - c->x[HMB_X_HOST_TOTAL]) < 40000,
 		   "breakdown: submit->fetch + fw + cqe->complete = host total within the clock error (%lld vs %lld ns)",
@@ -452,34 +453,32 @@ static void test_breakdown(void)
 	}
 	/* host-only and unmatched commands are classified, not clocked */
 	memset(&ev, 0, sizeof(ev));
-	ev.st.submit_ns = 1;
-	ev.st.complete_ns = 1000001;
-	ev.st.flags = HMB_CF_HOST_ONLY;
-	hmb_analysis_cmd(&a, &ev);
-	ev.st.flags = HMB_CF_SWEPT;
-	hmb_analysis_cmd(&a, &ev);
-	ev.st.fw_mask = 1 << HMB_PH_FETCH;
-	ev.st.fw_ts[HMB_PH_FETCH] = 7;
-	hmb_analysis_cmd(&a, &ev);
-	hmb_analysis_flush(&a);
-	OK(a.tot.host_only == 1 && a.tot.unmatched == 1 && a.tot.partial == 1 &&
-	   a.tot.swept == 2, "breakdown: host-only, unmatched, partial counted");
-	OK(hmb_hist_total(&a.xh[HMB_X_HOST_TOTAL]) == 103,
+	ev.h.submit_ns = 1;
+	ev.h.complete_ns = 1000001;
+	ev.h.flags = HMB_CMD_F_HOST_ONLY;
+	feed(&a, &ev);
+	ev.h.flags = HMB_CMD_F_SWEPT;
+	feed(&a, &ev);
+	ev.fw.mask = 1 << HMB_PHASE_FETCH;
+	ev.fw.ts[HMB_PHASE_FETCH] = 7;
+	feed(&a, &ev);
+	hmb_live_flush(&a);
+	ok(a.run.tot.host_only == 1 && a.run.tot.unmatched == 1 && a.run.tot.partial == 1 &&
+	   a.run.tot.swept == 2, "breakdown: host-only, unmatched, partial counted");
+	ok(hmb_hist_total(&a.run.xh[HMB_X_HOST_TOTAL]) == 103,
 	   "breakdown: host histogram has every command");
 
 	/* background windows: gc [1000,5000], thermal from 4000 open, gc 9000 */
-	memset(&bg, 0, sizeof(bg));
-	bg.type = HMB_EV_BG;
-	bg.ts_ns = 1000; bg.edge = 1; hmb_analysis_bg(&a, &bg, "gc");
-	bg.ts_ns = 4000; bg.edge = 1; hmb_analysis_bg(&a, &bg, "thermal");
-	bg.ts_ns = 5000; bg.edge = 2; hmb_analysis_bg(&a, &bg, "gc");
-	bg.ts_ns = 9000; bg.edge = 1; hmb_analysis_bg(&a, &bg, "gc");
-	bg.ts_ns = 9500; bg.edge = 2; hmb_analysis_bg(&a, &bg, "gc");
-	found = hmb_analysis_bg_overlap(&a, 4500, 6000, bg_cb, NULL);
-	OK(found == 2 && bg_seen == 3,
+	hmb_live_bg(&a, 1000, 0x200, HMB_BG_BEGIN, "gc", NULL, 0);
+	hmb_live_bg(&a, 4000, 0x210, HMB_BG_BEGIN, "thermal", NULL, 0);
+	hmb_live_bg(&a, 5000, 0x201, HMB_BG_END, "gc", NULL, 0);
+	hmb_live_bg(&a, 9000, 0x200, HMB_BG_BEGIN, "gc", NULL, 0);
+	hmb_live_bg(&a, 9500, 0x201, HMB_BG_END, "gc", NULL, 0);
+	found = hmb_live_bg_overlap(&a, 4500, 6000, bg_cb, NULL);
+	ok(found == 2 && bg_seen == 3,
 	   "background: windows overlapping a command found, others not (%u, mask %d)",
 	   found, bg_seen);
-	hmb_analysis_free(&a);
+	hmb_live_free(&a);
 }
 
 static void test_hist(void)
@@ -492,7 +491,7 @@ static void test_hist(void)
 	hmb_hist_add(&h, 2000);		/* 2 us -> slot 1 (2..3) */
 	hmb_hist_add(&h, 7999);		/* 7 us -> slot 2 (4..7) */
 	hmb_hist_add(&h, 8000);		/* 8 us -> slot 3 */
-	OK(h.slots[0] == 2 && h.slots[1] == 1 && h.slots[2] == 1 &&
+	ok(h.slots[0] == 2 && h.slots[1] == 1 && h.slots[2] == 1 &&
 	   h.slots[3] == 1, "histogram: log2 usec slots as biolatency's");
 }
 
@@ -525,6 +524,5 @@ int main(void)
 			   fwd, 400);
 	}
 	test_breakdown();
-	printf("1..%d\n", tests);
-	return failed ? 1 : 0;
+	return tap_done();
 }

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * agent.h - what the parts of hmb-trace-agent share: its options, the
+ * loaded BPF object and the command model (libhmbtrace's hmbtrace_live.h)
+ * it feeds.  agent.c sets up and runs the loop, probe.c finds what the
+ * kernel offers, print.c writes the reports.
+ */
+#ifndef HMB_AGENT_MAIN_H
+#define HMB_AGENT_MAIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <linux/types.h>
+
+#include "hmbtrace_dict.h"
+#include "hmbtrace_live.h"
+#include "hmbtrace_util.h"
+#include "hmb_agent.h"
+
+#define PROG "hmb-trace-agent"
+#define AGENT_VERSION "1"
+
+/* Exit codes: 0 success, 1 an error, 2 bad usage. */
+#define EXIT_FAIL	1
+#define EXIT_USAGE	2
+
+enum mode { MODE_AUTO, MODE_NVME, MODE_BLOCK };
+
+struct env {
+	const char *disk;
+	enum mode mode;
+	bool json;
+	const char *output;
+	uint64_t min_lat_us;
+	unsigned int top_n;
+	int opcode;
+	const char *dict_path;
+	unsigned int grace_ms;
+	bool per_command;
+	bool verbose;
+	long interval;
+	long times;
+	unsigned int ring_ctrl[HMB_MAX_RINGS];	/* controller + 1, 0 unset */
+	bool ring_ctrl_set;
+	unsigned int clock_window;
+};
+
+/* What the run found and set up. */
+struct agent {
+	struct env env;
+	FILE *out;
+	struct hmb_outbuf ob;		/* JSON lines, onto out */
+	struct hmb_json j;
+	struct hmb_dict *dict;
+	struct hmb_live live;
+	struct hmb_agent *skel;
+	int nr_cpus;
+	const char *mode_name;
+	const char *attach;		/* "tp_btf" or "raw_tp" */
+	const char *missing_msg;
+	bool fw_on, use_nvme;
+	int ctrl;
+	unsigned int nsid;
+	__u32 devt;
+	uint64_t counters_prev[HMB_C_COUNT];
+	struct hmb_log2_hist bpf_hist_run[HMB_H_COUNT];
+};
+
+extern struct agent ag;
+
+/* probe.c */
+const char *tracefs(void);
+bool tp_exists(const char *cat, const char *ev);
+bool tp_btf_exists(const char *tp, const char *mod);
+int resolve_nvme(const char *dev, int *ctrl, unsigned int *nsid);
+int block_devt(const char *dev, __u32 *devt);
+
+/* print.c */
+extern const char *const counter_names[HMB_C_COUNT];
+void read_counters(uint64_t *c);
+void print_start(void);
+void print_report(const char *kind, bool final);
+/* hmb_live's on_cmd: every judged command (--per-command). */
+void print_cmd_line(void *ctx, const struct hmb_cmd *c);
+void json_line_end(void);
+
+#endif /* HMB_AGENT_MAIN_H */

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * probe.c - what the running kernel offers hmb-trace-agent: tracefs, the
+ * tracepoints, their BTF, NVMe controllers and block devices.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <bpf/btf.h>
+
+#include "agent.h"
+
+const char *tracefs(void)
+{
+	static const char *const dirs[] = { "/sys/kernel/tracing",
+					    "/sys/kernel/debug/tracing" };
+	static char found[64];
+	char p[128];
+	size_t i;
+
+	if (found[0])
+		return found;
+	for (i = 0; i < 2; i++) {
+		snprintf(p, sizeof(p), "%s/events", dirs[i]);
+		if (!access(p, F_OK)) {
+			snprintf(found, sizeof(found), "%s", dirs[i]);
+			return found;
+		}
+	}
+	return NULL;
+}
+
+bool tp_exists(const char *cat, const char *ev)
+{
+	const char *t = tracefs();
+	char p[256];
+
+	if (!t)
+		return false;
+	snprintf(p, sizeof(p), "%s/events/%s/%s", t, cat, ev);
+	return !access(p, F_OK);
+}
+
+/* Is there BTF for tracepoint @tp (vmlinux or module @mod)? */
+bool tp_btf_exists(const char *tp, const char *mod)
+{
+	struct btf *vmlinux, *m = NULL;
+	char name[128], path[128];
+	bool ok = false;
+
+	vmlinux = btf__load_vmlinux_btf();
+	if (!vmlinux)
+		return false;
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	if (btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF) > 0)
+		ok = true;
+	if (!ok && mod) {
+		snprintf(path, sizeof(path), "/sys/kernel/btf/%s", mod);
+		m = btf__parse_split(path, vmlinux);
+		if (m && btf__find_by_name_kind(m, name, BTF_KIND_TYPEDEF) > 0)
+			ok = true;
+	}
+	btf__free(m);
+	btf__free(vmlinux);
+	return ok;
+}
+
+/* "nvmeN" at @s: N, and where it ends; -1 if @s is not that. */
+static int nvme_num(const char *s, const char **end, unsigned int *n)
+{
+	uint64_t v;
+
+	if (strncmp(s, "nvme", 4) || hmb_strtou64(s + 4, end, 10, &v) ||
+	    v > INT_MAX)
+		return -1;
+	*n = (unsigned int)v;
+	return 0;
+}
+
+/* The first line of sysfs file @path as "A" or "A:B" numbers; -1 if not. */
+static int read_nums(const char *path, unsigned int *a, unsigned int *b)
+{
+	char line[64], *nl;
+	const char *e;
+	uint64_t x, y = 0;
+	FILE *f = fopen(path, "r");
+	bool ok;
+
+	if (!f)
+		return -1;
+	ok = fgets(line, sizeof(line), f) != NULL;
+	fclose(f);
+	if (!ok)
+		return -1;
+	nl = strchr(line, '\n');
+	if (nl)
+		*nl = 0;
+	if (hmb_strtou64(line, &e, 10, &x) || x > UINT32_MAX)
+		return -1;
+	if (b && (*e != ':' || hmb_strtou64(e + 1, &e, 10, &y) ||
+		  y > UINT32_MAX))
+		return -1;
+	if (*e)
+		return -1;
+	*a = (unsigned int)x;
+	if (b)
+		*b = (unsigned int)y;
+	return 0;
+}
+
+/* nvme0n1 / nvme0 -> controller instance 0 (and nsid for a namespace). */
+int resolve_nvme(const char *dev, int *ctrl, unsigned int *nsid)
+{
+	char p[PATH_MAX], link[PATH_MAX];
+	unsigned int c, n;
+	const char *e;
+	ssize_t len;
+
+	*nsid = 0;
+	if (!strncmp(dev, "/dev/", 5))
+		dev += 5;
+	if (nvme_num(dev, &e, &c))
+		return -1;
+	if (!*e) {
+		*ctrl = (int)c;
+		return 0;
+	}
+	if (*e != 'n' || hmb_strtou64(e + 1, &e, 10, &(uint64_t){ 0 }) || *e)
+		return -1;
+	/* the namespace's controller, as sysfs links it */
+	snprintf(p, sizeof(p), "/sys/block/%s/device", dev);
+	len = readlink(p, link, sizeof(link) - 1);
+	if (len > 0) {
+		const char *b;
+
+		link[len] = 0;
+		b = strrchr(link, '/');
+		b = b ? b + 1 : link;
+		nvme_num(b, &e, &c);
+	}
+	snprintf(p, sizeof(p), "/sys/block/%s/nsid", dev);
+	if (read_nums(p, &n, NULL))
+		n = 0;
+	*ctrl = (int)c;
+	*nsid = n;
+	return 0;
+}
+
+int block_devt(const char *dev, __u32 *devt)
+{
+	char p[PATH_MAX];
+	unsigned int ma, mi;
+	struct stat st;
+
+	if (strchr(dev, '/') && !stat(dev, &st) && S_ISBLK(st.st_mode)) {
+		ma = major(st.st_rdev);
+		mi = minor(st.st_rdev);
+	} else {
+		snprintf(p, sizeof(p), "/sys/class/block/%s/dev", dev);
+		if (read_nums(p, &ma, &mi))
+			return -1;
+	}
+	*devt = (ma << 20) | mi;
+	return 0;
+}

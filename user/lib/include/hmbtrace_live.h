@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * hmbtrace_live.h - the command model fed live: commands arrive one by one
+ * with their host and firmware sides already joined (hmb-trace-agent joins
+ * them in BPF maps), the firmware -> host clock estimate is learnt from
+ * them as they come, and each command is judged (hmb_cmd_judge) once the
+ * estimate can place it: with a lag of HMB_LIVE_LAG commands, so that a
+ * clock step is found before the commands around it are placed with the
+ * old estimate.  Every judged command goes to the caller's on_cmd (per-
+ * command output, an exporter) and into the run's and the interval's
+ * struct hmb_cmd_stats.
+ *
+ * Memory is bounded: the clock's window, at most HMB_LIVE_PENDING commands
+ * waiting for placement (more are judged unplaced at once, counted in
+ * unplaced_early), and the last HMB_LIVE_BG background events.
+ */
+#ifndef HMBTRACE_LIVE_H
+#define HMBTRACE_LIVE_H
+
+#include "hmbtrace_cmd.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HMB_LIVE_LAG		64
+#define HMB_LIVE_PENDING	65536
+#define HMB_LIVE_BG		4096
+#define HMB_LIVE_BG_PAYLOAD	16
+#define HMB_LIVE_GROUPS		16
+
+struct hmb_live_opts {
+	unsigned int top_n;		/* slowest commands kept per set */
+	uint64_t min_lat_ns;		/* ... at least this slow */
+	size_t clock_window;		/* matched commands in the estimate */
+	size_t clock_min_points;	/* 0: the estimator's default */
+	/* every command once judged, in the order judged (may be NULL) */
+	void (*on_cmd)(void *ctx, const struct hmb_cmd *c);
+	void *ctx;
+};
+
+/* A background event (gc, thermal windows) as the firmware recorded it. */
+struct hmb_live_bg {
+	uint64_t ts;			/* firmware time */
+	uint16_t opcode;
+	uint8_t edge;			/* enum hmb_bg_edge */
+	uint8_t group;			/* index into hmb_live.groups */
+	uint16_t payload_len;
+	uint8_t payload[HMB_LIVE_BG_PAYLOAD];
+};
+
+struct hmb_live {
+	struct hmb_live_opts o;
+	struct hmb_clock clk;
+	struct hmb_cmd *pending;	/* waiting for the clock */
+	size_t npending;
+	uint64_t unplaced_early;	/* judged unplaced: pending was full */
+	struct hmb_cmd_stats run, iv;	/* the whole run, this interval */
+	struct hmb_live_bg bg[HMB_LIVE_BG];	/* ring of the last ones */
+	uint64_t nbg;
+	char groups[HMB_LIVE_GROUPS][HMB_DICT_NAME_LEN];
+	unsigned int ngroups;
+};
+
+int hmb_live_init(struct hmb_live *l, const struct hmb_live_opts *o);
+void hmb_live_free(struct hmb_live *l);
+/* One command: its host side and the firmware records joined to it. */
+void hmb_live_cmd(struct hmb_live *l, const struct hmb_host_cmd *h,
+		  const struct hmb_fw_side *fw);
+/* One background event of dictionary group @group. */
+void hmb_live_bg(struct hmb_live *l, uint64_t ts, uint16_t opcode,
+		 enum hmb_bg_edge edge, const char *group, const void *payload,
+		 size_t len);
+/* Solve the clock and judge the waiting commands but the last LAG. */
+void hmb_live_tick(struct hmb_live *l);
+/* At the end: judge every waiting command (unplaced if no estimate). */
+void hmb_live_flush(struct hmb_live *l);
+/* Start a new interval (clears l->iv). */
+void hmb_live_new_interval(struct hmb_live *l);
+
+/*
+ * Background windows overlapping firmware time [t0, t1]: @fn gets the
+ * group, the begin time (0 if it began before what is kept), the end time
+ * (0 if still open) and the begin event.  Returns how many.
+ */
+typedef void (*hmb_live_bg_fn)(void *ctx, const char *group, uint64_t begin,
+			       uint64_t end, const struct hmb_live_bg *rec);
+unsigned int hmb_live_bg_overlap(const struct hmb_live *l, uint64_t t0,
+				 uint64_t t1, hmb_live_bg_fn fn, void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HMBTRACE_LIVE_H */

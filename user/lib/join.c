@@ -1,0 +1,603 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * join.c - the offline join (hmbtrace_join.h): the commands of both
+ * sides, the candidate search and the passes per chunk of host time.  The
+ * clocks (segments, steps, the run's estimate, placement) are joinseg.c's.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "joinpriv.h"
+
+/* ------------------------------------------------------------ the input */
+
+static void on_fw_end(void *ctx, const struct hmb_fwm_cmd *m,
+		      enum hmb_fwm_end why)
+{
+	struct hmb_join *j = ctx;
+	const struct hmb_dict_event *fetch;
+	struct jfw *f;
+
+	(void)why;
+	if (j->nfw == j->capfw) {
+		size_t cap = j->capfw ? j->capfw * 2 : 4096;
+		struct jfw *v = realloc(j->fw, cap * sizeof(*v));
+
+		if (!v) {
+			j->oom = true;
+			return;
+		}
+		j->fw = v;
+		j->capfw = cap;
+	}
+	f = &j->fw[j->nfw++];
+	memset(f, 0, sizeof(*f));
+	f->first = m->first_ts;
+	f->last = m->last_ts;
+	f->first_seq = m->first_seq;
+	f->last_seq = m->last_seq;
+	memcpy(f->ts, m->ts, sizeof(f->ts));
+	memcpy(f->seq, m->seq, sizeof(f->seq));
+	f->sqid = m->sqid;
+	f->cid = m->cid;
+	f->mask = m->mask;
+	f->host = -1;
+	if (m->mask & (1u << HMB_PHASE_FETCH)) {
+		/* the model reads slba from the fetch when the dictionary has it */
+		fetch = hmb_dict_phase_event(j->dict, HMB_PHASE_FETCH);
+		f->slba = m->slba;
+		f->have_slba = fetch && hmb_dict_field(fetch, "slba");
+	}
+}
+
+static const struct hmb_fwm_ops fw_ops = { .cmd_end = on_fw_end };
+
+struct hmb_join *hmb_join_new(const struct hmb_dict *dict)
+{
+	struct hmb_join *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return NULL;
+	j->dict = dict;
+	if (hmb_fwm_init(&j->fwm, dict, &fw_ops, j)) {
+		free(j);
+		return NULL;
+	}
+	j->fwm_on = true;
+	return j;
+}
+
+void hmb_join_free(struct hmb_join *j)
+{
+	if (!j)
+		return;
+	if (j->fwm_on)
+		hmb_fwm_finish(&j->fwm);
+	hmb_clock_free(&j->clk);
+	hmb_cmd_stats_free(&j->stats);
+	free(j->host);
+	free(j->hj);
+	free(j->order);
+	free(j->fw);
+	free(j->segs);
+	free(j);
+}
+
+int hmb_join_record(struct hmb_join *j, const struct hmb_record *rec)
+{
+	if (!j->fwm_on || j->oom)
+		return HMB_E_NOMEM;
+	hmb_fwm_add(&j->fwm, rec);
+	return j->oom ? HMB_E_NOMEM : 0;
+}
+
+int hmb_join_host(struct hmb_join *j, const struct hmb_host_cmd *h)
+{
+	unsigned int k;
+
+	if (j->nhost == j->caphost) {
+		size_t cap = j->caphost ? j->caphost * 2 : 4096;
+		struct hmb_host_cmd *v = realloc(j->host, cap * sizeof(*v));
+
+		if (!v)
+			return HMB_E_NOMEM;
+		j->host = v;
+		j->caphost = cap;
+	}
+	j->host[j->nhost++] = *h;
+	for (k = 0; k < j->nctrl && j->ctrls[k] != h->ctrl; k++)
+		;
+	if (k == j->nctrl && j->nctrl < JOIN_MAX_CTRLS)
+		j->ctrls[j->nctrl++] = h->ctrl;
+	return 0;
+}
+
+unsigned int hmb_join_ctrls(const struct hmb_join *j, const uint32_t **ctrls)
+{
+	*ctrls = j->ctrls;
+	return j->nctrl;
+}
+
+/* -------------------------------------------------------------- sorting */
+
+static uint32_t fw_key(const struct jfw *f)
+{
+	return (uint32_t)f->sqid << 16 | f->cid;
+}
+
+static uint32_t host_key(const struct hmb_host_cmd *h)
+{
+	return (uint32_t)h->qid << 16 | h->cid;
+}
+
+static int cmp_fw(const void *a, const void *b)
+{
+	const struct jfw *x = a, *y = b;
+
+	if (fw_key(x) != fw_key(y))
+		return fw_key(x) < fw_key(y) ? -1 : 1;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+static int cmp_host(const void *a, const void *b)
+{
+	const struct hmb_host_cmd *x = a, *y = b;
+
+	if (host_key(x) != host_key(y))
+		return host_key(x) < host_key(y) ? -1 : 1;
+	return x->submit_ns < y->submit_ns ? -1 : x->submit_ns > y->submit_ns;
+}
+
+static int cmp_submit(const void *a, const void *b, void *ctx)
+{
+	const struct hmb_join *j = ctx;
+	uint64_t x = j->host[*(const size_t *)a].submit_ns;
+	uint64_t y = j->host[*(const size_t *)b].submit_ns;
+
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* First firmware command with key @key (sqid << 16 | cid). */
+static size_t fw_lower(const struct hmb_join *j, uint32_t key)
+{
+	size_t lo = 0, hi = j->nfw;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (fw_key(&j->fw[mid]) < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static bool slba_ok(const struct jfw *f, const struct hmb_host_cmd *h)
+{
+	return !f->have_slba || f->slba == h->slba;
+}
+
+/* --------------------------------------------------------------- passes */
+
+/* Coarse offset of the host commands @set[0..n) (unmatched fw only). */
+static int coarse_offset(struct hmb_join *j, const size_t *set, size_t ns)
+{
+	size_t stride = ns / 512 + 1, n = 0, best = 0, bi = 0;
+	int64_t *cand = malloc(JOIN_MAX_CANDS * sizeof(*cand));
+
+	if (!cand)
+		return -1;
+	for (size_t s = 0; s < ns && n < JOIN_MAX_CANDS; s += stride) {
+		const struct hmb_host_cmd *h = &j->host[set[s]];
+
+		for (size_t k = fw_lower(j, host_key(h));
+		     k < j->nfw && fw_key(&j->fw[k]) == host_key(h) &&
+		     n < JOIN_MAX_CANDS; k++)
+			if (slba_ok(&j->fw[k], h) && j->fw[k].host < 0)
+				cand[n++] = (int64_t)h->submit_ns -
+					    (int64_t)j->fw[k].first;
+	}
+	if (!n) {
+		free(cand);
+		return 1;
+	}
+	qsort(cand, n, sizeof(*cand), cmp_i64);
+	/* densest window of JOIN_COARSE_WIN */
+	for (size_t i = 0, k = 0; i < n; i++) {
+		while (cand[i] - cand[k] > JOIN_COARSE_WIN)
+			k++;
+		if (i - k + 1 > best) {
+			best = i - k + 1;
+			bi = k;
+		}
+	}
+	j->coarse_off = (double)cand[bi + best / 2];
+	free(cand);
+	return 0;
+}
+
+/* Host time of @ts on the run estimate's clock before or after its step. */
+static double run_map(const struct hmb_clock *k, uint64_t ts, bool old)
+{
+	if (old)
+		return (double)ts + k->prev_off +
+		       k->prev_drift * ((double)ts - k->prev_ref);
+	return (double)ts + hmb_clock_offset_at(k, ts);
+}
+
+static bool in_step_bracket(const struct hmb_clock *k, uint32_t seq)
+{
+	return k->brk_on && jseq_diff(seq, k->brk_lo) >= 0 &&
+	       jseq_diff(seq, k->brk_hi) <= 0;
+}
+
+/*
+ * Does @f fit @h with its first and last records each on the clock the
+ * step leaves them, or, inside the step's bracket (where the record the
+ * clock stepped at is not certain), on either (in seq order: old before
+ * new)?  The fit whose fetch is closest to the submit: *d, or false.
+ */
+static bool fits_split(const struct hmb_clock *k, const struct jfw *f,
+		       const struct hmb_host_cmd *h, double tol, double *d)
+{
+	bool a0 = in_step_bracket(k, f->first_seq);
+	bool a1 = in_step_bracket(k, f->last_seq);
+	bool o0 = hmb_clock_before_step(k, f->first_seq);
+	bool o1 = hmb_clock_before_step(k, f->last_seq);
+	bool found = false;
+
+	for (int opt = 0; opt < 3; opt++) {
+		bool old0 = opt < 2, old1 = opt < 1;
+		double m0, m1;
+
+		if ((!a0 && old0 != o0) || (!a1 && old1 != o1))
+			continue;
+		m0 = run_map(k, f->first, old0);
+		m1 = run_map(k, f->last, old1);
+		if (m0 < (double)h->submit_ns - tol ||
+		    m1 > (double)h->complete_ns + tol)
+			continue;
+		if (!found || fabs(m0 - (double)h->submit_ns) < *d)
+			*d = fabs(m0 - (double)h->submit_ns);
+		found = true;
+	}
+	return found;
+}
+
+static double map_at(const struct hmb_join *j, const struct jmap *mp,
+		     uint64_t ts, uint32_t seq, double *tol)
+{
+	*tol = mp->tol;
+	if (mp->k) {
+		double t = 4 * hmb_clock_err_at(mp->k, seq);
+
+		if (t > *tol)
+			*tol = t;
+		return hmb_clock_map(mp->k, ts, seq);
+	}
+	if (mp->g2 && jseq_diff(seq, mp->step_seq) >= 0)
+		return hmb__seg_map(mp->g2, ts);
+	return mp->g ? hmb__seg_map(mp->g, ts) : (double)ts + j->coarse_off;
+}
+
+/* How far @f lies from @h mapped by @mp (fetch to submit), or < 0 if it
+ * does not fit @h's window. */
+static double fit(const struct hmb_join *j, const struct jfw *f,
+		  const struct hmb_host_cmd *h, const struct jmap *mp,
+		  bool *past)
+{
+	double m0, m1, t0, t1, d = 0;
+
+	*past = false;
+	if (mp->split) {
+		double e = mp->k->off_err_ns > mp->k->prev_err ?
+			   mp->k->off_err_ns : mp->k->prev_err;
+
+		return fits_split(mp->k, f, h, 4 * e > mp->tol ? 4 * e :
+				  mp->tol, &d) ? d : -1;
+	}
+	m0 = map_at(j, mp, f->first, f->first_seq, &t0);
+	/* one clock: the candidates come in firmware time order */
+	if (!mp->k && !mp->g2 && m0 > (double)h->complete_ns + t0) {
+		*past = true;
+		return -1;
+	}
+	m1 = map_at(j, mp, f->last, f->last_seq, &t1);
+	if (m0 < (double)h->submit_ns - t0 || m1 > (double)h->complete_ns + t1)
+		return -1;
+	return fabs(m0 - (double)h->submit_ns);
+}
+
+/*
+ * The unused firmware command with @h's keys whose records, mapped by
+ * @mp, lie in @h's host window (widened by the tolerance) and whose fetch
+ * is closest to the submit; -1 if none.
+ */
+long hmb__join_closest(const struct hmb_join *j, const struct hmb_host_cmd *h,
+		       const struct jmap *mp)
+{
+	double best = 0;
+	long bj = -1;
+
+	for (size_t k = fw_lower(j, host_key(h));
+	     k < j->nfw && fw_key(&j->fw[k]) == host_key(h); k++) {
+		const struct jfw *f = &j->fw[k];
+		bool past;
+		double d;
+
+		if (f->host >= 0 || !slba_ok(f, h))
+			continue;
+		d = fit(j, f, h, mp, &past);
+		if (past)
+			break;
+		if (d >= 0 && (bj < 0 || d < best)) {
+			best = d;
+			bj = (long)k;
+		}
+	}
+	return bj;
+}
+
+void hmb__join_pair(struct hmb_join *j, size_t i, long f)
+{
+	j->hj[i].fw = (int32_t)f;
+	j->fw[f].host = (int32_t)i;
+}
+
+/*
+ * Join the host commands @set[0..n) with the closest fitting unused
+ * firmware command: mapped by @g (else shifted by the coarse offset),
+ * within the host window widened by @tol ns.
+ */
+static void join_set(struct hmb_join *j, const size_t *set, size_t ns,
+		     const struct hmb_join_seg *g, double tol)
+{
+	const struct jmap mp = { .g = g, .tol = tol };
+
+	for (size_t s = 0; s < ns; s++) {
+		long f;
+
+		if (j->hj[set[s]].fw >= 0)
+			continue;
+		f = hmb__join_closest(j, &j->host[set[s]], &mp);
+		if (f >= 0)
+			hmb__join_pair(j, set[s], f);
+	}
+}
+
+static void unjoin(struct hmb_join *j, const size_t *set, size_t ns)
+{
+	for (size_t s = 0; s < ns; s++) {
+		struct jhost *r = &j->hj[set[s]];
+
+		if (r->fw >= 0)
+			j->fw[r->fw].host = -1;
+		r->fw = -1;
+	}
+}
+
+/* The matched of @set to the front, in time order still: how many. */
+static long matched_first(struct hmb_join *j, size_t *set, size_t ns)
+{
+	size_t m = 0, a = 0, b;
+	size_t *tmp;
+
+	for (size_t s = 0; s < ns; s++)
+		m += j->hj[set[s]].fw >= 0;
+	if (!m)
+		return 0;
+	tmp = malloc(ns * sizeof(*tmp));
+	if (!tmp)
+		return -1;
+	b = m;
+	for (size_t s = 0; s < ns; s++)
+		tmp[j->hj[set[s]].fw >= 0 ? a++ : b++] = set[s];
+	memcpy(set, tmp, ns * sizeof(*set));
+	free(tmp);
+	return (long)m;
+}
+
+/*
+ * The passes on one chunk: coarse offset, wide join, estimate, tight join,
+ * estimate; then again for what is left unmatched (a clock step), at most
+ * four times.  @set is in time order and is reordered: matched first.
+ */
+static int chunk(struct hmb_join *j, size_t *set, size_t ns,
+		 struct hmb_clock *k)
+{
+	for (int round = 0; round < 4 && ns; round++) {
+		int rc = coarse_offset(j, set, ns);
+		long m;
+
+		if (rc)
+			return rc < 0 ? -1 : 0;
+		join_set(j, set, ns, NULL, JOIN_PASS2_TOL);
+		hmb__join_estimate(j, k, set, ns, false);
+		for (int pass = 0; pass < 2 && k->valid; pass++) {
+			struct hmb_join_seg g = {
+				.off_ns = k->off_ns, .drift = k->drift,
+				.ref = k->ref,
+			};
+			double tol = 4 * k->off_err_ns;
+
+			unjoin(j, set, ns);
+			join_set(j, set, ns, &g, tol > JOIN_MIN_TOL ? tol :
+				 JOIN_MIN_TOL);
+			hmb__join_estimate(j, k, set, ns, false);
+		}
+		m = matched_first(j, set, ns);
+		if (m <= 0)
+			return (int)m;
+		if (hmb__join_add_seg(j, k, set, (size_t)m))
+			return -1;
+		set += m;
+		ns -= (size_t)m;
+		if (ns < 32)	/* too few for a clock of their own */
+			return 0;
+	}
+	return 0;
+}
+
+/* This controller's commands in time order, cut into chunks. */
+static int chunks(struct hmb_join *j)
+{
+	size_t *set = malloc((j->nhost ? j->nhost : 1) * sizeof(*set));
+	size_t n = 0, pos = 0;
+	struct hmb_clock k;
+	int rc = 0;
+
+	if (!set || hmb_clock_init(&k, j->nhost + 16)) {
+		free(set);
+		return -1;
+	}
+	for (size_t o = 0; o < j->nhost; o++)
+		if (j->host[j->order[o]].ctrl == j->ctrl)
+			set[n++] = j->order[o];
+	while (pos < n && !rc) {
+		size_t end = pos;
+		uint64_t t0 = j->host[set[pos]].submit_ns;
+
+		while (end < n && (end - pos < JOIN_CHUNK_MIN ||
+				   j->host[set[end]].submit_ns - t0 <
+				   JOIN_CHUNK_NS))
+			end++;
+		/* a short tail joins this chunk */
+		if (n - end < JOIN_CHUNK_MIN)
+			end = n;
+		rc = chunk(j, set + pos, end - pos, &k);
+		pos = end;
+	}
+	hmb_clock_free(&k);
+	free(set);
+	return rc;
+}
+
+/* The firmware commands finished, both sides sorted and indexed. */
+static int prepare(struct hmb_join *j)
+{
+	size_t n = j->nhost ? j->nhost : 1;
+
+	hmb_fwm_finish(&j->fwm);
+	j->fwm_on = false;
+	j->fwst = j->fwm.st;
+	if (j->oom)
+		return -1;
+	qsort(j->fw, j->nfw, sizeof(*j->fw), cmp_fw);
+	qsort(j->host, j->nhost, sizeof(*j->host), cmp_host);
+	j->hj = malloc(n * sizeof(*j->hj));
+	j->order = malloc(n * sizeof(*j->order));
+	if (!j->hj || !j->order)
+		return -1;
+	for (size_t i = 0; i < j->nhost; i++) {
+		j->order[i] = i;
+		j->hj[i].fw = -1;
+		j->hj[i].seg = -1;
+	}
+	qsort_r(j->order, j->nhost, sizeof(*j->order), cmp_submit, j);
+	/* the run's estimate holds every matched command */
+	return hmb_clock_init(&j->clk, j->nhost + 16);
+}
+
+int hmb_join_run(struct hmb_join *j, uint32_t ctrl, unsigned int top_n,
+		 struct hmb_error *err)
+{
+	if (j->ran)
+		return hmb__err(err, HMB_E_INVAL, 0, 0, "join: run twice");
+	j->ran = true;
+	j->ctrl = ctrl;
+	if (hmb_cmd_stats_init(&j->stats, top_n, 0) || prepare(j) ||
+	    chunks(j) || hmb__join_run_estimate(j) || hmb__join_segments(j))
+		return hmb__err(err, HMB_E_NOMEM, 0, 0,
+				"join: out of memory (%zu host, %zu firmware commands)",
+				j->nhost, j->nfw);
+	hmb__join_place(j);
+	return 0;
+}
+
+/* ----------------------------------------------------------- the result */
+
+size_t hmb_join_count(const struct hmb_join *j)
+{
+	return j->nhost;
+}
+
+void hmb_join_cmd(const struct hmb_join *j, size_t i, struct hmb_cmd *out)
+{
+	size_t h = j->order[i];
+	const struct jhost *r = &j->hj[h];
+	struct jclk ctx;
+	struct hmb_cmd_clock k;
+
+	memset(out, 0, sizeof(*out));
+	out->h = j->host[h];
+	if (r->fw >= 0) {
+		const struct jfw *f = &j->fw[r->fw];
+
+		out->fw.mask = f->mask;
+		memcpy(out->fw.ts, f->ts, sizeof(f->ts));
+		memcpy(out->fw.seq, f->seq, sizeof(f->seq));
+	}
+	k = hmb__join_clock_of(j, h, &ctx);
+	hmb_cmd_judge(out, hmb__join_placed(j, h) ? &k : NULL);
+}
+
+int hmb_join_foreach(const struct hmb_join *j,
+		     int (*fn)(void *ctx, const struct hmb_cmd *c), void *ctx)
+{
+	struct hmb_cmd c;
+	int rc;
+
+	for (size_t i = 0; i < j->nhost; i++) {
+		hmb_join_cmd(j, i, &c);
+		rc = fn(ctx, &c);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+bool hmb_join_placed(const struct hmb_join *j, size_t i)
+{
+	return hmb__join_placed(j, j->order[i]);
+}
+
+uint32_t hmb_join_ctrl(const struct hmb_join *j)
+{
+	return j->ctrl;
+}
+
+const struct hmb_clock *hmb_join_clock(const struct hmb_join *j)
+{
+	return &j->clk;
+}
+
+const struct hmb_cmd_stats *hmb_join_stats(const struct hmb_join *j)
+{
+	return &j->stats;
+}
+
+const struct hmb_join_totals *hmb_join_totals(const struct hmb_join *j)
+{
+	return &j->tot;
+}
+
+size_t hmb_join_segments(const struct hmb_join *j,
+			 const struct hmb_join_seg **segs)
+{
+	*segs = j->segs;
+	return j->nseg;
+}
+
+const struct hmb_fwm_stats *hmb_join_fw_stats(const struct hmb_join *j)
+{
+	return &j->fwst;
+}

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * joinpriv.h - the offline join's state, shared by join.c (commands, the
+ * candidate search and the passes) and joinseg.c (clocks: segments, steps,
+ * the run's estimate, placement).  Not installed.
+ */
+#ifndef HMBTRACE_JOINPRIV_H
+#define HMBTRACE_JOINPRIV_H
+
+#include "hmbtrace_join.h"
+#include "internal.h"
+
+#define JOIN_COARSE_WIN	100000		/* ns */
+#define JOIN_PASS2_TOL	200000		/* ns */
+#define JOIN_MIN_TOL	20000		/* ns */
+#define JOIN_MAX_CANDS	(4u << 20)
+#define JOIN_CHUNK_NS	250000000ull	/* host ns */
+#define JOIN_CHUNK_MIN	2000		/* host commands */
+#define JOIN_MAX_CTRLS	64
+
+/* A firmware command as the dump shows it (from the firmware model). */
+struct jfw {
+	uint64_t first, last;		/* firmware ts of first/last record */
+	uint32_t first_seq, last_seq;	/* their seqs */
+	uint64_t ts[HMB_PHASE_COUNT];
+	uint64_t slba;
+	uint32_t seq[HMB_PHASE_COUNT];
+	uint16_t sqid, cid;
+	uint8_t mask;			/* phases seen */
+	bool have_slba;
+	int32_t host;			/* the host command joined, or -1 */
+};
+
+/* Per host command: what it was joined with. */
+struct jhost {
+	int32_t fw;		/* index into fw[], -1 if none */
+	int32_t seg;		/* its segment, -1 if none */
+};
+
+/*
+ * How a join maps firmware times to host time: by the coarse offset, by
+ * one segment's clock, by two segments' clocks on either side of a step
+ * at a record, or by the run's estimate (which knows its step by record).
+ */
+struct jmap {
+	const struct hmb_join_seg *g;	/* NULL: the coarse offset */
+	const struct hmb_join_seg *g2;	/* the clock from record step_seq on */
+	uint32_t step_seq;
+	const struct hmb_clock *k;	/* the run's estimate instead */
+	bool split;			/* k: records inside its step's bracket
+					 * may be on either clock */
+	double tol;			/* window widening, at least */
+};
+
+struct hmb_join {
+	const struct hmb_dict *dict;
+	struct hmb_fwmodel fwm;
+	bool fwm_on, oom, ran;
+	struct hmb_fwm_stats fwst;
+	struct hmb_host_cmd *host;	/* sorted by (qid, cid, submit) in run */
+	size_t nhost, caphost;
+	uint32_t ctrls[JOIN_MAX_CTRLS];
+	unsigned int nctrl;
+	struct jhost *hj;		/* per host command */
+	size_t *order;			/* host commands by submit time */
+	struct jfw *fw;			/* sorted by (sqid, cid, first) */
+	size_t nfw, capfw;
+	uint32_t ctrl;			/* the controller joined */
+	struct hmb_clock clk;		/* the run's estimate */
+	double coarse_off;		/* host - fw from the first pass */
+	struct hmb_join_seg *segs;
+	size_t nseg, capseg;
+	struct hmb_join_totals tot;
+	struct hmb_cmd_stats stats;
+};
+
+/* Record seqs wrap at 2^32: their order is serial-number arithmetic. */
+static inline int32_t jseq_diff(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b);
+}
+
+static inline bool jfw_whole(const struct jfw *f)
+{
+	return (f->mask & (1u << HMB_PHASE_FETCH)) &&
+	       (f->mask & (1u << HMB_PHASE_CQE_POSTED));
+}
+
+/* join.c */
+HMB_HIDDEN long hmb__join_closest(const struct hmb_join *j,
+				  const struct hmb_host_cmd *h,
+				  const struct jmap *mp);
+HMB_HIDDEN void hmb__join_pair(struct hmb_join *j, size_t i, long f);
+
+/* joinseg.c */
+HMB_HIDDEN double hmb__seg_map(const struct hmb_join_seg *g, uint64_t fw);
+HMB_HIDDEN void hmb__join_estimate(struct hmb_join *j, struct hmb_clock *k,
+				   const size_t *set, size_t ns, bool stream);
+HMB_HIDDEN int hmb__join_add_seg(struct hmb_join *j, const struct hmb_clock *k,
+				 const size_t *set, size_t ns);
+HMB_HIDDEN int hmb__join_run_estimate(struct hmb_join *j);
+HMB_HIDDEN int hmb__join_segments(struct hmb_join *j);
+HMB_HIDDEN void hmb__join_place(struct hmb_join *j);
+/* The clock of host command @i, for hmb_cmd_judge; @ctx holds it. */
+struct jclk {
+	const struct hmb_join *j;
+	size_t i;
+};
+
+HMB_HIDDEN bool hmb__join_placed(const struct hmb_join *j, size_t i);
+HMB_HIDDEN struct hmb_cmd_clock hmb__join_clock_of(const struct hmb_join *j,
+						   size_t i, struct jclk *ctx);
+
+#endif /* HMBTRACE_JOINPRIV_H */

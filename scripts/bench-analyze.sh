@@ -68,7 +68,7 @@ rss_kib() {
 }
 gbs() { awk -v b="$size" -v ns="$1" 'BEGIN { printf "%.2f", b / ns }'; }
 
-records=$("$bin" stats "$file" --format json | awk -F': ' '/"records"/ { gsub(/,/, "", $2); print $2 }')
+records=$("$bin" stats "$file" --format json | sed -n 's/.*"records": *\([0-9]*\).*/\1/p')
 stats_rss=$(rss_kib "$bin" stats "$file")
 dec_rss=$(rss_kib "$bin" decode "$file" --format jsonl)
 ratio_s=$(awk -v a="$cat_ns" -v b="$stats_ns" 'BEGIN { printf "%.2f", a / b }')

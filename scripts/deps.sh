@@ -11,7 +11,7 @@
 #   all     everything above
 set -eu
 declare -A pkgs=(
-	[build]="gcc make pkg-config libelf-dev zlib1g-dev python3 time"
+	[build]="gcc make pkg-config libelf-dev zlib1g-dev libjson-c-dev python3 time"
 	[test]="python3-pytest babeltrace2 bsdextrautils"
 	[kernel]="linux-headers-amd64 linux-source-6.1 xz-utils bc flex bison"
 	[bpf]="clang llvm libbpf-dev bpftool libbpf-tools"

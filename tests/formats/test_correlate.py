@@ -258,6 +258,50 @@ r, _, _ = correlate(os.path.join(WORK, "missing.bin"), agent)
 T.ok(r.returncode == 1 and b"missing.bin" in r.stderr,
      "a missing dump: exit 1 naming it", r.stderr)
 
+# 6. Hostile strings in HOST_EVENTS (issue 11 defect 7): the opcode name
+#    is printed back, so markup and a trailing backslash must come out as
+#    valid JSON holding exactly what was read.
+w6 = Workload(n_cmds=300, seed=36)
+REF0 = w6.all[0].ts
+dump6 = os.path.join(WORK, "fw6.bin")
+w6.write(dump6)
+h6 = w6.host_commands(5_000_000)
+agent6 = os.path.join(WORK, "host6.jsonl")
+write_agent_jsonl(agent6, h6)
+names = ["<b>X</b>", "rd\\", 'q"\\\n\x01', "caf\u00e9"]
+with open(agent6) as fh:
+    lines = fh.read().splitlines()
+with open(agent6, "w") as fh:
+    k = 0
+    for ln in lines:
+        x = json.loads(ln)
+        if x["type"] == "cmd":
+            x["cmd"]["opc"] = names[k % len(names)]
+            k += 1
+        fh.write(json.dumps(x) + "\n")
+r, cmds, final = correlate(dump6, agent6)
+got = sorted({c["opc"] for c in cmds})
+T.ok(r.returncode == 0 and len(cmds) == len(h6) and got == sorted(names),
+     "agent JSON with markup, backslashes, quotes and control characters "
+     "in opc: valid JSON lines with the very strings read", (got, r.stderr))
+perf6 = os.path.join(WORK, "host6.perf")
+write_perf_script(perf6, h6)
+with open(perf6) as fh:
+    text = fh.read().replace("cmd=(nvme_cmd_read ", "cmd=(nvme_cmd_rd\\ ")
+with open(perf6, "w") as fh:
+    fh.write(text)
+r = run([BIN, "correlate", dump6, perf6, "--format", "json"])
+try:
+    lines = [json.loads(x) for x in r.stdout.decode().splitlines()]
+    ok = r.returncode == 0
+except ValueError as e:
+    lines, ok = [], False
+    print("# " + str(e))
+opcs = {x["cmd"]["opc"] for x in lines if x.get("type") == "cmd"}
+T.ok(ok and "rd\\" in opcs,
+     "perf script with an opcode name ending in a backslash: valid JSON "
+     "(%s)" % sorted(opcs), r.stderr)
+
 # 5. A recorded VM run (dump + the live agent's output) from the VM bench
 vm = os.environ.get("HMB_VM_RUN_DIR")
 if vm and os.path.exists(os.path.join(vm, "fw.bin")) and \

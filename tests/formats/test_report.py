@@ -183,6 +183,21 @@ T.ok('id="host-slow"' in doc and 'id="clock"' in doc and
      "host submit -&gt; fw fetch (clock-mapped)" in doc,
      "host section: clock, breakdown histograms, slowest host commands")
 
+# Hostile strings from HOST_EVENTS are text in the page, never markup
+# (issue 11 defect 7): every host command named <b>X</b>.
+hpath2 = os.path.join(WORK, "host-markup.jsonl")
+with open(hpath) as fh, open(hpath2, "w") as out:
+    for ln in fh:
+        out.write(ln.replace('"opc": "read"', '"opc": "<b>X</b>"')
+                  .replace('"opc": "write"', '"opc": "<b>X</b>"'))
+html2 = os.path.join(WORK, "markup.html")
+r2 = run([BIN, "report", dump, "--host", hpath2, "-o", html2])
+doc2 = open(html2).read() if r2.returncode == 0 else ""
+T.ok(r2.returncode == 0 and "&lt;b&gt;X&lt;/b&gt;" in doc2 and
+     "<b>X</b>" not in doc2,
+     "a host opcode named <b>X</b> appears escaped, not as markup",
+     r2.stderr)
+
 # Errors
 r2 = run([BIN, "report", dump])
 T.eq(r2.returncode, 2, "report without -o is a usage error")

@@ -315,8 +315,10 @@ static void report_json(const char *kind, const char *ts, uint64_t nio,
 	hmb_json_end(j);
 	hmb_json_key(j, "counters");
 	hmb_json_obj(j);
-	for (int i = 0; i < HMB_C_COUNT; i++)
-		hmb_json_kv_u64(j, counter_names[i], c[i]);
+	for (int i = 0; i < HMB_C_COUNT; i++) {
+		hmb_json_key_str(j, counter_names[i]);
+		hmb_json_u64(j, c[i]);
+	}
 	hmb_json_kv_u64(j, "bpf_recursion_misses", recursion_misses());
 	hmb_json_end(j);
 	if (ag.fw_on) {
@@ -330,13 +332,13 @@ static void report_json(const char *kind, const char *ts, uint64_t nio,
 	for (int i = 0; i < HMB_H_COUNT; i++) {
 		if (!ag.fw_on && i != HMB_H_HOST_TOTAL)
 			continue;
-		hmb_json_key(j, bpf_hist_names[i]);
+		hmb_json_key_str(j, bpf_hist_names[i]);
 		hmb_hist_json(j, &bh[i]);
 	}
 	for (int x = HMB_X_SUBMIT_TO_FETCH; ag.fw_on && x < HMB_X_COUNT; x++) {
 		if (x == HMB_X_FW_TOTAL)	/* the BPF map has it */
 			continue;
-		hmb_json_key(j, hmb_xphase_name(x));
+		hmb_json_key_str(j, hmb_xphase_name(x));
 		hmb_hist_json(j, &s->xh[x]);
 	}
 	hmb_json_end(j);

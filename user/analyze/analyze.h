@@ -121,8 +121,16 @@ void fmt_header(struct hmb_outbuf *ob, enum rec_format fmt,
 /* Records with their dictionary event name and payload fields (evdict.c). */
 void fmt_dict_text(struct hmb_outbuf *ob, const struct hmb_dict_event *ev,
 		   const struct hmb_record *rec);
-void fmt_dict_json(struct hmb_outbuf *ob, const struct hmb_dict_event *ev,
+void fmt_dict_json(struct hmb_json *j, const struct hmb_dict_event *ev,
 		   const struct hmb_record *rec);
+
+/*
+ * Stream every new data record of @in into @ob (decode, convert --to csv
+ * and jsonl).  Returns 0, or EXIT_BADINPUT after printing the one error
+ * line (input or output).
+ */
+int stream_records(struct input *in, struct hmb_outbuf *ob,
+		   enum rec_format fmt, const struct hmb_dict *dict);
 
 /* CTF 1.8 trace directory (convert --to ctf). */
 int ctf_convert(struct input *in, const char *dir,

@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,7 +114,7 @@ static int write_raw_metadata(int dirfd, const char *dir,
 	return 0;
 }
 
-static int cmd_ctf_raw(const char *path, const char *dir,
+int ctf_raw_convert(const char *path, const char *dir,
 		       const struct hmb_dict *dict)
 {
 	struct hmb_error err = { 0 };
@@ -201,47 +200,5 @@ out:
 	if (dirfd >= 0)
 		close(dirfd);
 	free(ops);
-	return rc;
-}
-
-static const struct option raw_opts[] = {
-	{ "to", required_argument, NULL, 't' },
-	{ "dict", required_argument, NULL, 'D' },
-	{ "raw", no_argument, NULL, 'R' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 }
-};
-
-int cmd_ctf_raw_main(int argc, char **argv)
-{
-	const char *dict_path = NULL;
-	struct hmb_dict *dict = NULL;
-	int opt, rc;
-
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "t:h", raw_opts, NULL)) != -1) {
-		switch (opt) {
-		case 't':
-		case 'R':
-			break;
-		case 'D':
-			dict_path = optarg;
-			break;
-		case 'h':
-			usage_convert_ext(stdout);
-			return 0;
-		default:
-			usage_convert_ext(stderr);
-			return EXIT_USAGE;
-		}
-	}
-	if (argc - optind != 2) {
-		errorf("convert: expected FILE and DIR (try '" PROG " convert --help')");
-		return EXIT_USAGE;
-	}
-	if (dict_open(dict_path, &dict))
-		return EXIT_BADINPUT;
-	rc = cmd_ctf_raw(argv[optind], argv[optind + 1], dict);
-	hmb_dict_free(dict);
 	return rc;
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * decode and convert: one output line per decoded record, in text (a
+ * decode (and convert's csv and jsonl): one output line per decoded record, in text (a
  * perf-script-like line), JSON Lines or CSV.  Output is streamed: what was
  * written before an input error stays, and the error line follows it.
  */
@@ -33,26 +33,23 @@ static void fmt_jsonl(struct hmb_outbuf *ob, const struct hmb_dict_event *ev,
 		      const struct hmb_record *rec)
 {
 	const struct hmb_record_hdr *h = &rec->hdr;
+	struct hmb_json j;
 
-	hmb_ob_lit(ob, "{\"seq\":");
-	hmb_ob_u64(ob, h->seq);
-	hmb_ob_lit(ob, ",\"ts_ns\":");
-	hmb_ob_u64(ob, h->ts_ns);
-	hmb_ob_lit(ob, ",\"opcode\":");
-	hmb_ob_u64(ob, h->opcode);
-	hmb_ob_lit(ob, ",\"cpu\":");
-	hmb_ob_u64(ob, h->cpu);
-	hmb_ob_lit(ob, ",\"flags\":");
-	hmb_ob_u64(ob, h->flags);
-	hmb_ob_lit(ob, ",\"payload_len\":");
-	hmb_ob_u64(ob, h->payload_len);
-	hmb_ob_lit(ob, ",\"payload\":\"");
-	hmb_ob_hexbytes(ob, rec->payload, h->payload_len);
-	hmb_ob_putc(ob, '"');
+	hmb_json_init(&j, ob);
+	hmb_json_obj(&j);
+	hmb_json_kv_u64(&j, "seq", h->seq);
+	hmb_json_kv_u64(&j, "ts_ns", h->ts_ns);
+	hmb_json_kv_u64(&j, "opcode", h->opcode);
+	hmb_json_kv_u64(&j, "cpu", h->cpu);
+	hmb_json_kv_u64(&j, "flags", h->flags);
+	hmb_json_kv_u64(&j, "payload_len", h->payload_len);
+	hmb_json_key(&j, "payload");
+	hmb_json_hex(&j, rec->payload, h->payload_len);
 	/* Names and fields come next to the raw keys, never instead. */
 	if (ev)
-		fmt_dict_json(ob, ev, rec);
-	hmb_ob_lit(ob, "}\n");
+		fmt_dict_json(&j, ev, rec);
+	hmb_json_end(&j);
+	hmb_json_nl(&j);
 }
 
 static void fmt_csv(struct hmb_outbuf *ob, const struct hmb_dict *dict,
@@ -161,8 +158,8 @@ static void fmt_text_gap(struct hmb_outbuf *ob, const struct hmb_gap *g)
  * Stream every new data record of @in into @ob.  Returns 0, or
  * EXIT_BADINPUT after printing the one error line (input or output).
  */
-static int stream_records(struct input *in, struct hmb_outbuf *ob,
-			  enum rec_format fmt, const struct hmb_dict *dict)
+int stream_records(struct input *in, struct hmb_outbuf *ob,
+		   enum rec_format fmt, const struct hmb_dict *dict)
 {
 	struct hmb_error err = { 0 };
 	struct hmb_record rec;
@@ -327,129 +324,6 @@ int cmd_decode(int argc, char **argv)
 	}
 	rc = stream_records(&in, &ob, fmt, dict);
 	hmb_ob_close(&ob);
-	input_close(&in);
-	hmb_dict_free(dict);
-	return rc;
-}
-
-void usage_convert(FILE *f)
-{
-	fprintf(f,
-"Usage: " PROG " convert FILE OUT [--to csv|jsonl|ctf] [OPTIONS]\n"
-"\n"
-"Convert the decoded records of FILE (a dump or ring image, or - for stdin)\n"
-"into OUT (a path, or - for stdout).  The records are those decode prints.\n"
-"\n"
-"Options:\n"
-"  -t, --to FMT         csv: a header line, then seq,ts_ns,opcode,cpu,flags,\n"
-"                       payload_len,payload (payload in lowercase hex)\n"
-"                       jsonl: the same lines as decode --format jsonl\n"
-"                       ctf: OUT is a directory to create, a CTF 1.8 trace\n"
-"                       (metadata + stream files) for babeltrace2 and Trace\n"
-"                       Compass: one event class per dictionary event, the\n"
-"                       firmware clock, losses as discarded events\n"
-"                       default: from OUT's extension (.csv, .jsonl, .json)\n"
-"  -n, --names          csv/jsonl: add event names (and fields) from the\n"
-"                       shipped event dictionary; ctf always uses it\n"
-"  -d, --dict FILE      use the event dictionary FILE instead\n"
-"      --meta PATH      read this sidecar instead of FILE.meta\n"
-"      --no-meta        ignore FILE.meta\n"
-"      --dup-window N   see decode --help\n"
-"  -h, --help           this help\n"
-"\n"
-"On a bad record the records before it are kept in OUT and the command\n"
-"exits with status 1 after one error line naming the byte offset.\n"
-"\n"
-"Examples:\n"
-"  " PROG " convert trace.bin trace.csv\n"
-"  " PROG " convert trace.bin - --to jsonl | gzip > trace.jsonl.gz\n"
-"  " PROG " convert trace.bin trace-ctf --to ctf && babeltrace2 trace-ctf\n");
-}
-
-static const struct option convert_opts[] = {
-	{ "to", required_argument, NULL, 't' },
-	DICT_LONGOPTS,
-	{ "help", no_argument, NULL, 'h' },
-	INPUT_LONGOPTS,
-	{ NULL, 0, NULL, 0 }
-};
-
-static bool ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-
-	return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
-int cmd_convert(int argc, char **argv)
-{
-	struct input_opts iopts = { .max_gaps = 0 };
-	enum rec_format fmt = FMT_JSONL;
-	bool have_fmt = false;
-	struct hmb_dict *dict = NULL;
-	const char *dict_path = NULL;
-	bool names = false;
-	const char *out;
-	struct hmb_outbuf ob;
-	struct input in;
-	int opt, rc;
-
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "t:nd:h", convert_opts, NULL)) != -1) {
-		switch (opt) {
-		case 'n':
-			names = true;
-			break;
-		case 'd':
-			names = true;
-			dict_path = optarg;
-			break;
-		case 't':
-			if (parse_format(optarg, &fmt, false, "--to"))
-				return EXIT_USAGE;
-			have_fmt = true;
-			break;
-		case 'h':
-			usage_convert(stdout);
-			return 0;
-		default:
-			if (input_opt_or_usage(&iopts, opt, optarg, usage_convert))
-				return EXIT_USAGE;
-		}
-	}
-	if (argc - optind != 2) {
-		errorf("convert: expected FILE and OUT (try '" PROG " convert --help')");
-		return EXIT_USAGE;
-	}
-	out = argv[optind + 1];
-	if (!have_fmt) {
-		if (ends_with(out, ".csv")) {
-			fmt = FMT_CSV;
-		} else if (ends_with(out, ".jsonl") || ends_with(out, ".json")) {
-			fmt = FMT_JSONL;
-		} else {
-			errorf("convert: cannot tell the format from '%s'; give --to csv or --to jsonl",
-			       out);
-			return EXIT_USAGE;
-		}
-	}
-	if ((names || fmt == FMT_CTF) && dict_open(dict_path, &dict))
-		return EXIT_BADINPUT;
-	if (input_open(&in, argv[optind], &iopts)) {
-		hmb_dict_free(dict);
-		return EXIT_BADINPUT;
-	}
-	if (fmt == FMT_CTF) {
-		rc = ctf_convert(&in, out, dict);
-		input_close(&in);
-		hmb_dict_free(dict);
-		return rc;
-	}
-	rc = ob_create(&ob, out, OUTBUF_SIZE);
-	if (!rc) {
-		rc = stream_records(&in, &ob, fmt, dict);
-		rc = ob_finish(&ob, rc);
-	}
 	input_close(&in);
 	hmb_dict_free(dict);
 	return rc;

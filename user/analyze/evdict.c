@@ -59,29 +59,27 @@ void fmt_dict_text(struct hmb_outbuf *ob, const struct hmb_dict_event *ev,
 	}
 }
 
-void fmt_dict_json(struct hmb_outbuf *ob, const struct hmb_dict_event *ev,
+void fmt_dict_json(struct hmb_json *j, const struct hmb_dict_event *ev,
 		   const struct hmb_record *rec)
 {
 	size_t len = rec->hdr.payload_len;
 
-	hmb_ob_lit(ob, ",\"name\":\"");
-	hmb_ob_puts_n(ob, ev->name, strlen(ev->name));
-	hmb_ob_lit(ob, "\",\"fields\":{");
+	hmb_json_kv_str(j, "name", ev->name);
+	hmb_json_key(j, "fields");
+	hmb_json_obj(j);
 	for (unsigned int i = 0; i < ev->nfields; i++) {
 		const struct hmb_dict_field *f = &ev->fields[i];
 		uint64_t v;
 
-		if (i)
-			hmb_ob_putc(ob, ',');
-		hmb_ob_putc(ob, '"');
-		hmb_ob_puts_n(ob, f->name, strlen(f->name));
-		hmb_ob_lit(ob, "\":");
+		hmb_json_key_str(j, f->name);
 		if (hmb_dict_get(f, rec->payload, len, &v))
-			hmb_ob_lit(ob, "null");	/* payload too short */
+			hmb_json_null(j);	/* payload too short */
+		else if (f->type >= HMB_FT_S8)
+			hmb_json_i64(j, (int64_t)v);
 		else
-			field_value(ob, f, v);
+			hmb_json_u64(j, v);
 	}
-	hmb_ob_putc(ob, '}');
+	hmb_json_end(j);
 }
 
 static int load_dict(const char *path, struct hmb_dict **out)

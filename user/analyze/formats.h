@@ -1,18 +1,35 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The formats subcommands of hmb-trace-analyze: convert --to perfetto,
- * report, correlate.  Hooked into the command table in main.c.
+ * The formats of hmb-trace-analyze convert (convert.c's table) and the
+ * report command.
  */
 #ifndef HMB_FORMATS_H
 #define HMB_FORMATS_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
-/* convert: --to perfetto here, everything else to cmd_convert(). */
-int cmd_convert_ext(int argc, char **argv);
-void usage_convert_ext(FILE *f);
-/* convert --to ctf --raw (ctfraw.c); --to ctf itself is cmd_convert's */
-int cmd_ctf_raw_main(int argc, char **argv);
+#include "analyze.h"
+
+struct conv_format;
+
+/* What convert was asked to do (convert.c). */
+struct conv {
+	const char *in, *out;
+	const char *dict_path;		/* NULL: the shipped dictionary */
+	bool names;			/* csv, jsonl: dictionary names */
+	bool raw;			/* ctf: the dump as it is */
+	const char *host;		/* perfetto: host events */
+	long ctrl;			/* ... of controller nvmeN, -1: the one */
+	struct input_opts iopts;
+	unsigned int given;		/* options given, by kind */
+};
+
+/* --to perfetto (perfetto.c) */
+int perfetto_convert(const struct conv *c, const struct conv_format *f);
+/* --to ctf --raw (ctfraw.c): DIR/metadata and DIR/stream for FILE. */
+int ctf_raw_convert(const char *path, const char *dir,
+		    const struct hmb_dict *dict);
 
 int cmd_report(int argc, char **argv);
 void usage_report(FILE *f);

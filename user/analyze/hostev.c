@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Host-side NVMe commands from agent JSON lines or perf script (hostev.h).
- * The JSON reader knows only what it needs: the members of the "cmd"
- * object of {"type":"cmd",...} lines; nested values are skipped whole.
+ * Host-side NVMe commands from agent JSON lines (read with json-c) or perf
+ * script of the nvme tracepoints (hostev.h).  hostev_line() is the one
+ * entry point for this untrusted text; hostev_load() reads a file through
+ * it.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <json-c/json.h>
 
 #include "analyze.h"
 #include "hostev.h"
@@ -19,6 +21,7 @@ const char *hostev_fmt_name(enum host_fmt f)
 	       "perf script (nvme tracepoints)";
 }
 
+/* A new command at the end of he->v, zeroed; NULL out of memory. */
 static struct hmb_host_cmd *push(struct host_events *he)
 {
 	if (he->n == he->cap) {
@@ -34,221 +37,160 @@ static struct hmb_host_cmd *push(struct host_events *he)
 	return &he->v[he->n++];
 }
 
-static void note_ctrl(struct host_events *he, uint32_t ctrl)
+static int add(struct host_events *he, const struct hmb_host_cmd *c)
 {
-	for (uint32_t i = 0; i < he->nctrl; i++)
-		if (he->ctrls[i] == ctrl)
-			return;
-	if (he->nctrl < 64)
-		he->ctrls[he->nctrl++] = ctrl;
+	struct hmb_host_cmd *n = push(he);
+
+	if (!n) {
+		errorf("out of memory");
+		return EXIT_BADINPUT;
+	}
+	*n = *c;
+	return 0;
 }
 
 /* ------------------------------------------------------------ JSON */
 
-static const char *ws(const char *p)
+/*
+ * The agent's JSON lines, read with json-c: {"type":"cmd","cmd":{...}}
+ * lines are commands, every other object is skipped (counted as other).
+ */
+
+/* Member @key of @o as an unsigned integer: 1 found, 0 absent, -1 bad. */
+static int get_uint(struct json_object *o, const char *key, uint64_t max,
+		    uint64_t *v)
 {
-	while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
-		p++;
-	return p;
+	struct json_object *m;
+
+	if (!json_object_object_get_ex(o, key, &m))
+		return 0;
+	if (!json_object_is_type(m, json_type_int))
+		return -1;
+	/* json-c keeps integers above INT64_MAX as uint64 */
+	if (json_object_get_int64(m) < 0 && json_object_get_uint64(m) == 0)
+		return -1;
+	*v = json_object_get_uint64(m);
+	return *v <= max ? 1 : -1;
 }
 
-/* Skip a JSON string starting at '"'; returns past it or NULL. */
-static const char *skip_str(const char *p)
-{
-	for (p++; *p; p++) {
-		if (*p == '\\' && p[1])
-			p++;
-		else if (*p == '"')
-			return p + 1;
-	}
-	return NULL;
-}
+struct cmd_field {
+	const char *key;
+	uint64_t max;
+	bool required;
+};
 
-/* Skip any JSON value; returns past it or NULL. */
-static const char *skip_val(const char *p)
-{
-	int depth = 0;
+static const struct cmd_field cmd_fields[] = {
+	{ "ctrl", UINT32_MAX, true },
+	{ "qid", UINT16_MAX, true },
+	{ "cid", UINT16_MAX, true },
+	{ "submit_ns", UINT64_MAX, true },
+	{ "complete_ns", UINT64_MAX, true },
+	{ "nsid", UINT32_MAX, false },
+	{ "slba", UINT64_MAX, false },
+	{ "nlb", UINT32_MAX, false },
+	{ "flags", UINT64_MAX, false },
+};
 
-	p = ws(p);
-	if (*p == '"')
-		return skip_str(p);
-	if (*p != '{' && *p != '[') {
-		while (*p && *p != ',' && *p != '}' && *p != ']')
-			p++;
-		return p;
-	}
-	for (; *p; p++) {
-		if (*p == '"') {
-			p = skip_str(p);
-			if (!p)
-				return NULL;
-			p--;
-		} else if (*p == '{' || *p == '[') {
-			depth++;
-		} else if (*p == '}' || *p == ']') {
-			if (--depth == 0)
-				return p + 1;
+#define NFIELDS (sizeof(cmd_fields) / sizeof(cmd_fields[0]))
+
+/* The members of a "cmd" object into @c; 0 or EXIT_BADINPUT (said). */
+static int cmd_members(struct host_events *he, struct json_object *o,
+		       uint32_t no, struct hmb_host_cmd *c, uint64_t *flags)
+{
+	uint64_t v[NFIELDS] = { 0 };
+	struct json_object *opc;
+
+	for (size_t i = 0; i < NFIELDS; i++) {
+		int rc = get_uint(o, cmd_fields[i].key, cmd_fields[i].max,
+				  &v[i]);
+
+		if (rc < 0) {
+			errorf("%s:%u: \"%s\" is not a number in 0..%llu",
+			       he->path, no, cmd_fields[i].key,
+			       (unsigned long long)cmd_fields[i].max);
+			return EXIT_BADINPUT;
+		}
+		if (!rc && cmd_fields[i].required) {
+			errorf("%s:%u: \"cmd\" lacks ctrl, qid, cid, submit_ns or complete_ns",
+			       he->path, no);
+			return EXIT_BADINPUT;
 		}
 	}
-	return NULL;
+	c->ctrl = (uint32_t)v[0];
+	c->qid = (uint16_t)v[1];
+	c->cid = (uint16_t)v[2];
+	c->submit_ns = v[3];
+	c->complete_ns = v[4];
+	c->nsid = (uint32_t)v[5];
+	c->slba = v[6];
+	c->nlb = (uint32_t)v[7];
+	*flags = v[8];
+	if (json_object_object_get_ex(o, "opc", &opc) &&
+	    json_object_is_type(opc, json_type_string))
+		snprintf(c->opc, sizeof(c->opc), "%s",
+			 json_object_get_string(opc));
+	return 0;
 }
 
-/*
- * Iterate the members of the object at @p ('{'): calls @fn with the key
- * (not NUL-terminated: @klen) and the value's start.  Returns past the
- * object, or NULL if it is malformed.
- */
-typedef void (*member_fn)(void *ctx, const char *key, size_t klen,
-			  const char *val);
-
-static const char *members(const char *p, member_fn fn, void *ctx)
+/* The "cmd" object of a {"type":"cmd"} line, or NULL for another line. */
+static struct json_object *cmd_object(struct json_object *top)
 {
-	p = ws(p);
-	if (*p != '{')
+	struct json_object *type, *cmd;
+
+	if (!json_object_object_get_ex(top, "type", &type) ||
+	    !json_object_is_type(type, json_type_string) ||
+	    strcmp(json_object_get_string(type), "cmd") ||
+	    !json_object_object_get_ex(top, "cmd", &cmd))
 		return NULL;
-	p = ws(p + 1);
-	if (*p == '}')
-		return p + 1;
-	for (;;) {
-		const char *k, *e;
-
-		if (*p != '"')
-			return NULL;
-		k = p + 1;
-		e = skip_str(p);
-		if (!e)
-			return NULL;
-		p = ws(e);
-		if (*p != ':')
-			return NULL;
-		p = ws(p + 1);
-		fn(ctx, k, (size_t)(e - 1 - k), p);
-		p = skip_val(p);
-		if (!p)
-			return NULL;
-		p = ws(p);
-		if (*p == '}')
-			return p + 1;
-		if (*p != ',')
-			return NULL;
-		p = ws(p + 1);
-	}
+	return cmd;
 }
 
-static bool key_is(const char *k, size_t n, const char *want)
+static int agent_line(struct host_events *he, struct json_tokener *tok,
+		      const char *line, size_t len, uint32_t no)
 {
-	return strlen(want) == n && memcmp(k, want, n) == 0;
-}
-
-struct line_ctx {
-	bool is_cmd;
-	const char *cmd;	/* value of "cmd" */
-};
-
-static void top_member(void *ctx, const char *k, size_t n, const char *v)
-{
-	struct line_ctx *l = ctx;
-
-	if (key_is(k, n, "type"))
-		l->is_cmd = strncmp(v, "\"cmd\"", 5) == 0;
-	else if (key_is(k, n, "cmd"))
-		l->cmd = v;
-}
-
-struct cmd_ctx {
-	struct hmb_host_cmd *c;
-	unsigned int seen;	/* bits: which required members were found */
-	uint64_t flags;
-};
-
-static uint64_t num(const char *v)
-{
-	return strtoull(v, NULL, 10);
-}
-
-static void cmd_member(void *ctx, const char *k, size_t n, const char *v)
-{
-	struct cmd_ctx *x = ctx;
-	struct hmb_host_cmd *c = x->c;
-
-	if (key_is(k, n, "ctrl")) {
-		c->ctrl = (uint32_t)num(v);
-		x->seen |= 1;
-	} else if (key_is(k, n, "qid")) {
-		c->qid = (uint16_t)num(v);
-		x->seen |= 2;
-	} else if (key_is(k, n, "cid")) {
-		c->cid = (uint16_t)num(v);
-		x->seen |= 4;
-	} else if (key_is(k, n, "submit_ns")) {
-		c->submit_ns = num(v);
-		x->seen |= 8;
-	} else if (key_is(k, n, "complete_ns")) {
-		c->complete_ns = num(v);
-		x->seen |= 16;
-	} else if (key_is(k, n, "nsid")) {
-		c->nsid = (uint32_t)num(v);
-	} else if (key_is(k, n, "slba")) {
-		c->slba = num(v);
-	} else if (key_is(k, n, "nlb")) {
-		c->nlb = (uint32_t)num(v);
-	} else if (key_is(k, n, "flags")) {
-		x->flags = num(v);
-	} else if (key_is(k, n, "opc") && *v == '"') {
-		const char *e = skip_str(v);
-		size_t len = e ? (size_t)(e - v - 2) : 0;
-
-		if (len >= sizeof(c->opc))
-			len = sizeof(c->opc) - 1;
-		memcpy(c->opc, v + 1, len);
-		c->opc[len] = 0;
-	}
-}
-
-static int agent_line(struct host_events *he, const char *line, uint32_t no)
-{
-	struct line_ctx l = { 0 };
-	struct cmd_ctx x = { 0 };
 	struct hmb_host_cmd tmp = { 0 };
+	struct json_object *top, *cmd;
+	uint64_t flags = 0;
+	int rc = 0;
+	size_t end;
 
-	if (!members(line, top_member, &l)) {
-		errorf("%s:%u: not a JSON object", he->path, no);
+	json_tokener_reset(tok);
+	top = len <= INT32_MAX ? json_tokener_parse_ex(tok, line, (int)len) :
+	      NULL;
+	end = top ? json_tokener_get_parse_end(tok) : 0;
+	while (end < len && strchr(" \t\r\n", line[end]) && line[end])
+		end++;
+	if (!top || json_tokener_get_error(tok) != json_tokener_success ||
+	    !json_object_is_type(top, json_type_object) || end < len) {
+		errorf("%s:%u: not a JSON object%s%s", he->path, no,
+		       top ? "" : ": ",
+		       top ? "" : json_tokener_error_desc(
+				json_tokener_get_error(tok)));
+		json_object_put(top);
 		return EXIT_BADINPUT;
 	}
-	if (!l.is_cmd || !l.cmd) {
+	cmd = cmd_object(top);
+	if (!cmd) {
 		he->other++;
-		return 0;
-	}
-	x.c = &tmp;
-	if (!members(l.cmd, cmd_member, &x)) {
+	} else if (!json_object_is_type(cmd, json_type_object)) {
 		errorf("%s:%u: malformed \"cmd\" object", he->path, no);
-		return EXIT_BADINPUT;
+		rc = EXIT_BADINPUT;
+	} else {
+		rc = cmd_members(he, cmd, no, &tmp, &flags);
 	}
-	if (x.flags & HMB_CMD_F_BLOCK) {
+	json_object_put(top);
+	if (rc || !cmd)
+		return rc;
+	if (flags & HMB_CMD_F_BLOCK) {
 		he->block++;
 		return 0;
-	}
-	if ((x.seen & 31) != 31) {
-		errorf("%s:%u: \"cmd\" lacks ctrl, qid, cid, submit_ns or complete_ns",
-		       he->path, no);
-		return EXIT_BADINPUT;
 	}
 	if (!tmp.complete_ns || tmp.complete_ns < tmp.submit_ns) {
 		he->incomplete++;
 		return 0;
 	}
 	tmp.line = no;
-	{
-		struct hmb_host_cmd *c = push(he);
-
-		if (!c) {
-			errorf("out of memory");
-			return EXIT_BADINPUT;
-		}
-		*c = tmp;
-	}
-	note_ctrl(he, tmp.ctrl);
-	return 0;
+	return add(he, &tmp);
 }
 
 /* ------------------------------------------------------ perf script */
@@ -331,25 +273,20 @@ static long ptab_take(struct ptab *p, uint64_t key)
 	return idx;
 }
 
-static bool field_u64(const char *s, const char *name, uint64_t *v, int base)
+/* The decimal number after the first @name in @s. */
+static bool field_u64(const char *s, const char *name, uint64_t *v)
 {
-	const char *p = strstr(s, name);
-	char *end;
+	const char *p = strstr(s, name), *e;
 
-	if (!p)
-		return false;
-	p += strlen(name);
-	errno = 0;
-	*v = strtoull(p, &end, base);
-	return end != p && !errno;
+	return p && !hmb_strtou64(p + strlen(name), &e, 10, v);
 }
 
-/* "1234.567890:" before the event name: seconds with 6 or 9 decimals. */
+/* "1234.567890:" before the event name: seconds with up to 9 decimals. */
 static bool perf_ts(const char *line, const char *ev, uint64_t *ns)
 {
-	const char *e = ev, *s, *dot = NULL;
-	uint64_t sec = 0, frac = 0;
-	int digits = 0;
+	const char *e = ev, *s, *dot, *end;
+	uint64_t sec, frac;
+	size_t digits;
 
 	while (e > line && e[-1] == ' ')
 		e--;
@@ -357,30 +294,26 @@ static bool perf_ts(const char *line, const char *ev, uint64_t *ns)
 		return false;
 	e--;
 	s = e;
-	while (s > line && (isdigit((unsigned char)s[-1]) || s[-1] == '.'))
+	while (s > line && ((s[-1] >= '0' && s[-1] <= '9') || s[-1] == '.'))
 		s--;
-	for (const char *p = s; p < e; p++) {
-		if (*p == '.') {
-			if (dot)
-				return false;
-			dot = p;
-		} else if (!dot) {
-			sec = sec * 10 + (uint64_t)(*p - '0');
-		} else if (digits < 9) {
-			frac = frac * 10 + (uint64_t)(*p - '0');
-			digits++;
-		}
-	}
-	if (!dot || !digits)
+	dot = memchr(s, '.', (size_t)(e - s));
+	if (!dot || hmb_strtou64(s, &end, 10, &sec) || end != dot ||
+	    hmb_strtou64(dot + 1, &end, 10, &frac) || end != e ||
+	    sec > UINT64_MAX / 1000000000ull)
 		return false;
-	while (digits++ < 9)
+	digits = (size_t)(e - dot - 1);
+	if (digits > 9) {	/* beyond ns: cut */
+		for (; digits > 9; digits--)
+			frac /= 10;
+	}
+	for (; digits < 9; digits++)
 		frac *= 10;
 	*ns = sec * 1000000000ull + frac;
 	return true;
 }
 
-static int perf_line(struct host_events *he, struct ptab *pt, const char *line,
-		     uint32_t no)
+static int perf_line(struct host_events *he, struct ptab *pt,
+		     const char *line, uint32_t no)
 {
 	const char *setup = strstr(line, "nvme:nvme_setup_cmd:");
 	const char *done = setup ? NULL : strstr(line, "nvme:nvme_complete_rq:");
@@ -393,9 +326,9 @@ static int perf_line(struct host_events *he, struct ptab *pt, const char *line,
 	}
 	p = strstr(ev, ": nvme");
 	if (!perf_ts(line, ev, &ts) || !p ||
-	    !field_u64(p, ": nvme", &ctrl, 10) ||
-	    !field_u64(p, "qid=", &qid, 10) ||
-	    !field_u64(p, "cmdid=", &cid, 10) || qid > 0xffff || cid > 0xffff) {
+	    !field_u64(p, ": nvme", &ctrl) || ctrl > UINT32_MAX ||
+	    !field_u64(p, "qid=", &qid) || !field_u64(p, "cmdid=", &cid) ||
+	    qid > 0xffff || cid > 0xffff) {
 		errorf("%s:%u: cannot read time, nvmeN, qid= and cmdid= of this nvme event",
 		       he->path, no);
 		return EXIT_BADINPUT;
@@ -418,7 +351,7 @@ static int perf_line(struct host_events *he, struct ptab *pt, const char *line,
 		c->cid = (uint16_t)cid;
 		c->submit_ns = ts;
 		c->line = no;
-		if (field_u64(p, "nsid=", &v, 10))
+		if (field_u64(p, "nsid=", &v))
 			c->nsid = (uint32_t)v;
 		if (op) {
 			size_t n = 0;
@@ -431,12 +364,11 @@ static int perf_line(struct host_events *he, struct ptab *pt, const char *line,
 				n++;
 			memcpy(c->opc, op, n);
 			c->opc[n] = 0;
-			if (field_u64(op, "slba=", &v, 10))
+			if (field_u64(op, "slba=", &v))
 				c->slba = v;
-			if (field_u64(op, "len=", &v, 10))
+			if (field_u64(op, "len=", &v))
 				c->nlb = (uint32_t)v;
 		}
-		note_ctrl(he, (uint32_t)ctrl);
 	} else {
 		long idx = ptab_take(pt, key);
 
@@ -450,45 +382,73 @@ static int perf_line(struct host_events *he, struct ptab *pt, const char *line,
 	return 0;
 }
 
-int hostev_load(struct host_events *he, const char *path)
+struct hostev_reader {
+	struct host_events *he;
+	struct json_tokener *tok;
+	struct ptab pt;
+	uint32_t no;
+	char *buf;		/* the line, NUL-terminated */
+	size_t cap;
+};
+
+struct hostev_reader *hostev_open(struct host_events *he, const char *path)
 {
-	struct ptab pt = { 0 };
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	uint32_t no = 0;
-	FILE *f;
-	int rc = 0;
+	struct hostev_reader *r = calloc(1, sizeof(*r));
 
 	memset(he, 0, sizeof(*he));
 	he->path = path;
-	f = strcmp(path, "-") ? fopen(path, "re") : stdin;
-	if (!f) {
-		errorf("%s: cannot open: %s", path, strerror(errno));
-		return EXIT_BADINPUT;
+	if (r) {
+		r->he = he;
+		r->tok = json_tokener_new();
 	}
-	while ((len = getline(&line, &cap, f)) >= 0) {
-		const char *p = ws(line);
+	if (!r || !r->tok) {
+		free(r);
+		errorf("out of memory");
+		return NULL;
+	}
+	return r;
+}
 
-		no++;
-		he->lines++;
-		if (!*p)
-			continue;
-		if (!he->fmt)
-			he->fmt = *p == '{' ? HOST_FMT_AGENT : HOST_FMT_PERF;
-		rc = he->fmt == HOST_FMT_AGENT ? agent_line(he, p, no) :
-						 perf_line(he, &pt, line, no);
-		if (rc)
-			break;
+int hostev_line(struct hostev_reader *r, const char *text, size_t len)
+{
+	struct host_events *he = r->he;
+	const char *p, *line;
+
+	if (len >= r->cap) {
+		char *b = realloc(r->buf, len + 1);
+
+		if (!b) {
+			errorf("out of memory");
+			return EXIT_BADINPUT;
+		}
+		r->buf = b;
+		r->cap = len + 1;
 	}
-	if (!rc && ferror(f)) {
-		errorf("%s: read error: %s", path, strerror(errno));
-		rc = EXIT_BADINPUT;
-	}
-	if (f != stdin)
-		fclose(f);
-	free(line);
-	free(pt.t);
+	memcpy(r->buf, text, len);
+	r->buf[len] = 0;
+	p = line = r->buf;
+	r->no++;
+	he->lines++;
+	while (p < line + len && strchr(" \t\r\n", *p) && *p)
+		p++;
+	if (p == line + len || !*p)
+		return 0;
+	if (!he->fmt)
+		he->fmt = *p == '{' ? HOST_FMT_AGENT : HOST_FMT_PERF;
+	if (he->fmt == HOST_FMT_AGENT)
+		return agent_line(he, r->tok, p, (size_t)(line + len - p),
+				  r->no);
+	return perf_line(he, &r->pt, line, r->no);
+}
+
+int hostev_close(struct hostev_reader *r, int rc)
+{
+	struct host_events *he = r->he;
+
+	json_tokener_free(r->tok);
+	free(r->pt.t);
+	free(r->buf);
+	free(r);
 	if (!rc && he->fmt == HOST_FMT_PERF) {
 		/* drop setups that never completed */
 		size_t k = 0;
@@ -504,12 +464,40 @@ int hostev_load(struct host_events *he, const char *path)
 	}
 	if (!rc && !he->n) {
 		errorf("%s: no NVMe commands found (want hmb-trace-agent -j --per-command output, or perf script of nvme:nvme_setup_cmd and nvme:nvme_complete_rq)",
-		       path);
+		       he->path);
 		rc = EXIT_BADINPUT;
 	}
 	if (rc)
 		hostev_free(he);
 	return rc;
+}
+
+int hostev_load(struct host_events *he, const char *path)
+{
+	struct hostev_reader *r = hostev_open(he, path);
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	FILE *f;
+	int rc = 0;
+
+	if (!r)
+		return EXIT_BADINPUT;
+	f = strcmp(path, "-") ? fopen(path, "re") : stdin;
+	if (!f) {
+		errorf("%s: cannot open: %s", path, strerror(errno));
+		return hostev_close(r, EXIT_BADINPUT);
+	}
+	while (!rc && (len = getline(&line, &cap, f)) >= 0)
+		rc = hostev_line(r, line, (size_t)len);
+	if (!rc && ferror(f)) {
+		errorf("%s: read error: %s", path, strerror(errno));
+		rc = EXIT_BADINPUT;
+	}
+	if (f != stdin)
+		fclose(f);
+	free(line);
+	return hostev_close(r, rc);
 }
 
 void hostev_free(struct host_events *he)

@@ -5,7 +5,7 @@
  * output of `perf script` for the tracepoints nvme:nvme_setup_cmd and
  * nvme:nvme_complete_rq (setup and completion paired by controller, queue
  * and command id).  Times are the host's clock (CLOCK_MONOTONIC for the
- * agent, perf's clock for perf script), never the firmware's (D10).
+ * agent, perf's clock for perf script), never the firmware's.
  */
 #ifndef HMB_HOSTEV_H
 #define HMB_HOSTEV_H
@@ -28,12 +28,23 @@ struct host_events {
 	uint64_t incomplete;	/* no completion (or no submission) seen */
 	uint64_t unpaired;	/* perf: a completion without its setup */
 	uint64_t other;		/* lines that are not command events */
-	uint32_t nctrl;		/* distinct controllers */
-	uint32_t ctrls[64];
 };
 
 /* Read the whole file; prints the one error line and returns non-zero. */
 int hostev_load(struct host_events *he, const char *path);
+
+/*
+ * The same, line by line: the entry point for untrusted host input (what
+ * hostev_load does with a file).  hostev_open() starts reading into @he
+ * (NULL: out of memory, said); hostev_line() takes one line of @len bytes
+ * (its newline optional); hostev_close() ends it with the result so far
+ * @rc and returns the result: 0, or EXIT_BADINPUT after the one error
+ * line (then @he is freed).
+ */
+struct hostev_reader;
+struct hostev_reader *hostev_open(struct host_events *he, const char *path);
+int hostev_line(struct hostev_reader *r, const char *line, size_t len);
+int hostev_close(struct hostev_reader *r, int rc);
 void hostev_free(struct host_events *he);
 const char *hostev_fmt_name(enum host_fmt f);
 

@@ -47,145 +47,103 @@ void usage_stats(FILE *f)
 		DEFAULT_MAX_GAPS);
 }
 
-static void json_key(struct hmb_outbuf *ob, const char *k, bool *first)
+static void json_gaps(struct hmb_json *j, const struct input *in)
 {
-	hmb_ob_reserve(ob, 64);
-	if (!*first)
-		hmb_ob_lit(ob, ",");
-	*first = false;
-	hmb_ob_lit(ob, "\n  \"");
-	hmb_ob_puts(ob, k);
-	hmb_ob_lit(ob, "\": ");
+	hmb_json_key(j, "gaps");
+	hmb_json_arr(j);
+	for (size_t i = 0; i < in->ngaps; i++) {
+		const struct hmb_gap *g = &in->gaps[i];
+
+		hmb_json_obj(j);
+		hmb_json_kv_u64(j, "first_seq", g->first_seq);
+		hmb_json_kv_u64(j, "last_seq", g->last_seq);
+		hmb_json_kv_u64(j, "count", g->count);
+		hmb_json_kv_u64(j, "ts_before", g->ts_before);
+		hmb_json_kv_u64(j, "ts_after", g->ts_after);
+		hmb_json_kv_u64(j, "offset", g->offset);
+		hmb_json_end(j);
+	}
+	hmb_json_end_arr(j);
 }
 
-static void json_u64(struct hmb_outbuf *ob, const char *k, uint64_t v, bool *first)
+static void json_source(struct hmb_json *j, const struct input *in)
 {
-	json_key(ob, k, first);
-	hmb_ob_reserve(ob, 24);
-	hmb_ob_u64(ob, v);
+	if (hmb_reader_dialect(in->reader) == HMB_DIALECT_RING) {
+		const struct hmb_ring_hdr *h = hmb_reader_ring_hdr(in->reader);
+
+		hmb_json_key(j, "ring");
+		hmb_json_obj(j);
+		hmb_json_kv_u64(j, "ring_size", h->ring_size);
+		hmb_json_kv_u64(j, "head", h->head);
+		hmb_json_kv_u64(j, "tail", h->tail);
+		hmb_json_kv_u64(j, "flags", h->flags);
+		hmb_json_end(j);
+	}
+	if (in->have_sidecar) {
+		const struct hmb_sidecar *s = &in->sidecar;
+
+		hmb_json_key(j, "sidecar");
+		hmb_json_obj(j);
+		hmb_json_kv_str(j, "path", in->meta_path);
+		hmb_json_kv_u64(j, "abi_version", s->abi_version);
+		hmb_json_kv_str(j, "source", s->source);
+		hmb_json_kv_u64(j, "ring_size", s->ring_size);
+		hmb_json_kv_u64(j, "realtime_ns", s->realtime_ns);
+		hmb_json_kv_u64(j, "monotonic_ns", s->monotonic_ns);
+		hmb_json_kv_u64(j, "boottime_ns", s->boottime_ns);
+		hmb_json_end(j);
+	}
 }
 
 static void print_json(struct hmb_outbuf *ob, const struct input *in)
 {
 	const struct hmb_acct *a = in->acct;
-	bool first = true, f2;
+	struct hmb_json j;
 
-	hmb_ob_reserve(ob, 16);
-	hmb_ob_lit(ob, "{");
-	json_key(ob, "file", &first);
-	hmb_ob_lit(ob, "\"");
-	hmb_json_escape(ob, in->name, strlen(in->name));
-	hmb_ob_reserve(ob, 8);
-	hmb_ob_lit(ob, "\"");
-	json_key(ob, "dialect", &first);
-	if (hmb_reader_dialect(in->reader) == HMB_DIALECT_RING)
-		hmb_ob_lit(ob, "\"ring\"");
+	hmb_json_init(&j, ob);
+	hmb_json_obj(&j);
+	hmb_json_kv_str(&j, "file", in->name);
+	hmb_json_kv_str(&j, "dialect",
+			hmb_reader_dialect(in->reader) == HMB_DIALECT_RING ?
+			"ring" : "dump");
+	hmb_json_kv_u64(&j, "records", a->records);
+	hmb_json_kv_u64(&j, "wrap_markers", a->wrap_markers);
+	hmb_json_kv_u64(&j, "ignored", a->ignored);
+	hmb_json_kv_u64(&j, "truncated", a->truncated);
+	hmb_json_kv_u64(&j, "lost", a->lost);
+	hmb_json_kv_u64(&j, "duplicates", a->duplicates);
+	hmb_json_kv_u64(&j, "resets", a->resets);
+	hmb_json_kv_u64(&j, "epochs", in->epochs);
+	hmb_json_kv_u64(&j, "bytes", a->bytes);
+	hmb_json_kv_u64(&j, "payload_bytes", a->payload_bytes);
+	hmb_json_key(&j, "first_ts_ns");
+	if (a->records)
+		hmb_json_u64(&j, a->first_ts_ns);
 	else
-		hmb_ob_lit(ob, "\"dump\"");
-	json_u64(ob, "records", a->records, &first);
-	json_u64(ob, "wrap_markers", a->wrap_markers, &first);
-	json_u64(ob, "ignored", a->ignored, &first);
-	json_u64(ob, "truncated", a->truncated, &first);
-	json_u64(ob, "lost", a->lost, &first);
-	json_u64(ob, "duplicates", a->duplicates, &first);
-	json_u64(ob, "resets", a->resets, &first);
-	json_u64(ob, "epochs", in->epochs, &first);
-	json_u64(ob, "bytes", a->bytes, &first);
-	json_u64(ob, "payload_bytes", a->payload_bytes, &first);
-	if (a->records) {
-		json_u64(ob, "first_ts_ns", a->first_ts_ns, &first);
-		json_u64(ob, "last_ts_ns", a->last_ts_ns, &first);
-	} else {
-		json_key(ob, "first_ts_ns", &first);
-		hmb_ob_lit(ob, "null");
-		json_key(ob, "last_ts_ns", &first);
-		hmb_ob_lit(ob, "null");
-	}
-	json_key(ob, "opcodes", &first);
-	hmb_ob_lit(ob, "{");
-	f2 = true;
+		hmb_json_null(&j);
+	hmb_json_key(&j, "last_ts_ns");
+	if (a->records)
+		hmb_json_u64(&j, a->last_ts_ns);
+	else
+		hmb_json_null(&j);
+	hmb_json_key(&j, "opcodes");
+	hmb_json_obj(&j);
 	for (unsigned int op = 0; op < 65536; op++) {
+		char key[8];
+
 		if (!a->opcodes[op])
 			continue;
-		hmb_ob_reserve(ob, 64);
-		if (!f2)
-			hmb_ob_lit(ob, ", ");
-		f2 = false;
-		hmb_ob_putc(ob, '"');
-		hmb_ob_u64(ob, op);
-		hmb_ob_lit(ob, "\": ");
-		hmb_ob_u64(ob, a->opcodes[op]);
+		snprintf(key, sizeof(key), "%u", op);
+		hmb_json_key_str(&j, key);
+		hmb_json_u64(&j, a->opcodes[op]);
 	}
-	hmb_ob_lit(ob, "}");
-	json_u64(ob, "gaps_total", a->gaps, &first);
-	json_key(ob, "gaps", &first);
-	hmb_ob_lit(ob, "[");
-	for (size_t i = 0; i < in->ngaps; i++) {
-		const struct hmb_gap *g = &in->gaps[i];
-
-		hmb_ob_reserve(ob, 256);
-		if (i)
-			hmb_ob_lit(ob, ",");
-		hmb_ob_lit(ob, "\n    ");
-		hmb_ob_lit(ob, "{\"first_seq\": ");
-		hmb_ob_u64(ob, g->first_seq);
-		hmb_ob_lit(ob, ", \"last_seq\": ");
-		hmb_ob_u64(ob, g->last_seq);
-		hmb_ob_lit(ob, ", \"count\": ");
-		hmb_ob_u64(ob, g->count);
-		hmb_ob_lit(ob, ", \"ts_before\": ");
-		hmb_ob_u64(ob, g->ts_before);
-		hmb_ob_lit(ob, ", \"ts_after\": ");
-		hmb_ob_u64(ob, g->ts_after);
-		hmb_ob_lit(ob, ", \"offset\": ");
-		hmb_ob_u64(ob, g->offset);
-		hmb_ob_lit(ob, "}");
-	}
-	hmb_ob_reserve(ob, 16);
-	if (in->ngaps)
-		hmb_ob_lit(ob, "\n  ]");
-	else
-		hmb_ob_lit(ob, "]");
-	json_u64(ob, "gaps_omitted", in->gaps_omitted, &first);
-	if (hmb_reader_dialect(in->reader) == HMB_DIALECT_RING) {
-		const struct hmb_ring_hdr *h = hmb_reader_ring_hdr(in->reader);
-
-		json_key(ob, "ring", &first);
-		hmb_ob_reserve(ob, 160);
-		hmb_ob_lit(ob, "{\"ring_size\": ");
-		hmb_ob_u64(ob, h->ring_size);
-		hmb_ob_lit(ob, ", \"head\": ");
-		hmb_ob_u64(ob, h->head);
-		hmb_ob_lit(ob, ", \"tail\": ");
-		hmb_ob_u64(ob, h->tail);
-		hmb_ob_lit(ob, ", \"flags\": ");
-		hmb_ob_u64(ob, h->flags);
-		hmb_ob_lit(ob, "}");
-	}
-	if (in->have_sidecar) {
-		const struct hmb_sidecar *s = &in->sidecar;
-
-		json_key(ob, "sidecar", &first);
-		hmb_ob_lit(ob, "{\"path\": \"");
-		hmb_json_escape(ob, in->meta_path, strlen(in->meta_path));
-		hmb_ob_reserve(ob, 40);
-		hmb_ob_lit(ob, "\", \"abi_version\": ");
-		hmb_ob_u64(ob, s->abi_version);
-		hmb_ob_lit(ob, ", \"source\": \"");
-		hmb_json_escape(ob, s->source, strlen(s->source));
-		hmb_ob_reserve(ob, 200);
-		hmb_ob_lit(ob, "\", \"ring_size\": ");
-		hmb_ob_u64(ob, s->ring_size);
-		hmb_ob_lit(ob, ", \"realtime_ns\": ");
-		hmb_ob_u64(ob, s->realtime_ns);
-		hmb_ob_lit(ob, ", \"monotonic_ns\": ");
-		hmb_ob_u64(ob, s->monotonic_ns);
-		hmb_ob_lit(ob, ", \"boottime_ns\": ");
-		hmb_ob_u64(ob, s->boottime_ns);
-		hmb_ob_lit(ob, "}");
-	}
-	hmb_ob_reserve(ob, 8);
-	hmb_ob_lit(ob, "\n}\n");
+	hmb_json_end(&j);
+	hmb_json_kv_u64(&j, "gaps_total", a->gaps);
+	json_gaps(&j, in);
+	hmb_json_kv_u64(&j, "gaps_omitted", in->gaps_omitted);
+	json_source(&j, in);
+	hmb_json_end(&j);
+	hmb_json_nl(&j);
 }
 
 static const char *plural(uint64_t n, const char *one, const char *many)

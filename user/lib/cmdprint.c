@@ -160,7 +160,8 @@ void hmb_cmd_json_members(struct hmb_json *j, const struct hmb_cmd *c)
 			continue;
 		snprintf(key, sizeof(key), "%s_ns",
 			 hmb_xphase_name((enum hmb_xphase)i));
-		hmb_json_kv_i64(j, key, c->x[i]);
+		hmb_json_key_str(j, key);
+		hmb_json_i64(j, c->x[i]);
 	}
 	if (c->placed) {
 		hmb_json_kv_bool(j, "in_window", c->in_window);

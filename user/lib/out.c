@@ -244,14 +244,21 @@ void hmb_json_escape(struct hmb_outbuf *ob, const char *str, size_t n)
 
 	while (i < n) {
 		unsigned char c = s[i];
-		size_t u;
+		size_t u, run = i;
 
+		/* a run of plain ASCII goes out in one copy */
+		while (run < n && s[run] >= 0x20 && s[run] < 0x7f &&
+		       s[run] != '"' && s[run] != '\\')
+			run++;
+		if (run > i) {
+			hmb_ob_write(ob, (const char *)s + i, run - i);
+			i = run;
+			continue;
+		}
 		if (hmb_ob_reserve(ob, 8))
 			return;
 		if (c == '"' || c == '\\') {
 			hmb_ob_putc(ob, '\\');
-			hmb_ob_putc(ob, (char)c);
-		} else if (c >= 0x20 && c < 0x7f) {
 			hmb_ob_putc(ob, (char)c);
 		} else if (c >= 0x80 && (u = utf8_len(s + i, n - i))) {
 			hmb_ob_puts_n(ob, (const char *)s + i, u);
@@ -274,48 +281,19 @@ static void value(struct hmb_json *j, size_t room)
 	j->comma = true;
 }
 
-void hmb_json_obj(struct hmb_json *j)
+void hmb_json_key_str(struct hmb_json *j, const char *key)
 {
-	value(j, 1);
-	hmb_ob_putc(j->ob, '{');
-	j->comma = false;
-}
+	struct hmb_outbuf *ob = j->ob;
+	size_t n = strlen(key);
 
-void hmb_json_end(struct hmb_json *j)
-{
-	hmb_ob_reserve(j->ob, 1);
-	hmb_ob_putc(j->ob, '}');
-	j->comma = true;
-}
-
-void hmb_json_arr(struct hmb_json *j)
-{
-	value(j, 1);
-	hmb_ob_putc(j->ob, '[');
-	j->comma = false;
-}
-
-void hmb_json_end_arr(struct hmb_json *j)
-{
-	hmb_ob_reserve(j->ob, 1);
-	hmb_ob_putc(j->ob, ']');
-	j->comma = true;
-}
-
-void hmb_json_nl(struct hmb_json *j)
-{
-	hmb_ob_reserve(j->ob, 1);
-	hmb_ob_putc(j->ob, '\n');
-	j->comma = false;
-}
-
-void hmb_json_key(struct hmb_json *j, const char *key)
-{
-	value(j, 2);
-	hmb_ob_putc(j->ob, '"');
-	hmb_json_escape(j->ob, key, strlen(key));
-	hmb_ob_reserve(j->ob, 2);
-	hmb_ob_lit(j->ob, "\":");
+	if (hmb_ob_reserve(ob, n + 4))
+		return;
+	if (j->comma)
+		hmb_ob_putc(ob, ',');
+	hmb_ob_putc(ob, '"');
+	hmb_ob_puts_n(ob, key, n);
+	hmb_ob_putc(ob, '"');
+	hmb_ob_putc(ob, ':');
 	j->comma = false;
 }
 
@@ -331,12 +309,6 @@ void hmb_json_strn(struct hmb_json *j, const char *s, size_t n)
 void hmb_json_str(struct hmb_json *j, const char *s)
 {
 	hmb_json_strn(j, s, strlen(s));
-}
-
-void hmb_json_u64(struct hmb_json *j, uint64_t v)
-{
-	value(j, 20);
-	hmb_ob_u64(j->ob, v);
 }
 
 void hmb_json_i64(struct hmb_json *j, int64_t v)
@@ -370,6 +342,51 @@ void hmb_json_dbl(struct hmb_json *j, double v, int prec)
 		memmove(tmp, tmp + 1, (size_t)n--);
 	value(j, (size_t)n);
 	hmb_ob_puts_n(j->ob, tmp, (size_t)n);
+}
+
+void hmb_json_hex(struct hmb_json *j, const uint8_t *p, size_t n)
+{
+	struct hmb_outbuf *ob = j->ob;
+
+	value(j, 1);
+	hmb_ob_putc(ob, '"');
+	while (n) {
+		size_t k = n < 4096 ? n : 4096;
+
+		if (hmb_ob_reserve(ob, 2 * k + 1))
+			return;
+		hmb_ob_hexbytes(ob, p, k);
+		p += k;
+		n -= k;
+	}
+	hmb_ob_reserve(ob, 1);
+	hmb_ob_putc(ob, '"');
+}
+
+void hmb_json_fixed(struct hmb_json *j, uint64_t v, unsigned int decimals)
+{
+	uint64_t div = 1;
+
+	if (decimals > 19)
+		decimals = 19;
+	for (unsigned int i = 0; i < decimals; i++)
+		div *= 10;
+	value(j, 42);
+	hmb_ob_u64(j->ob, v / div);
+	if (!decimals)
+		return;
+	hmb_ob_putc(j->ob, '.');
+	hmb_ob_u64_pad(j->ob, v % div, (int)decimals, '0');
+}
+
+void hmb_json_next_line(struct hmb_json *j)
+{
+	if (hmb_ob_reserve(j->ob, 2))
+		return;
+	if (j->comma)
+		hmb_ob_putc(j->ob, ',');
+	hmb_ob_putc(j->ob, '\n');
+	j->comma = false;
 }
 
 void hmb_json_bool(struct hmb_json *j, bool v)

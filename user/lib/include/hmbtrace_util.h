@@ -130,9 +130,14 @@ void hmb_json_escape(struct hmb_outbuf *ob, const char *s, size_t n);
 /*
  * The one JSON writer: compact (no white space), members in the order
  * written, commas placed by the writer.  Begin an object or array, then
- * hmb_json_key() + a value for each member (or the hmb_json_kv_* shorthand),
- * then end it; hmb_json_nl() ends a JSON Lines line.  Numbers that are not
- * finite are written as null.
+ * hmb_json_key() + a value for each member (or the hmb_json_kv_*
+ * shorthand), then end it; hmb_json_nl() ends a JSON Lines line.  Numbers
+ * that are not finite are written as null.
+ *
+ * Member names are names the program chooses, written as they are:
+ * hmb_json_key() takes a string literal (and costs a copy of a constant),
+ * hmb_json_key_str() any other name ([a-z_][a-z0-9_]*, as dictionary names
+ * are).  Text from input goes into values, which are always escaped.
  */
 struct hmb_json {
 	struct hmb_outbuf *ob;
@@ -145,57 +150,78 @@ static inline void hmb_json_init(struct hmb_json *j, struct hmb_outbuf *ob)
 	j->comma = false;
 }
 
-void hmb_json_obj(struct hmb_json *j);
-void hmb_json_end(struct hmb_json *j);		/* '}' */
-void hmb_json_arr(struct hmb_json *j);
-void hmb_json_end_arr(struct hmb_json *j);	/* ']' */
-void hmb_json_nl(struct hmb_json *j);		/* '\n', a new top level */
-void hmb_json_key(struct hmb_json *j, const char *key);
+/* Put @open ('{', '[') as a value, or @close ('}', ']', '\n': a new top
+ * level) after one. */
+static inline void hmb__json_punct(struct hmb_json *j, char c, bool open)
+{
+	if (hmb_ob_reserve(j->ob, 2))
+		return;
+	if (open && j->comma)
+		hmb_ob_putc(j->ob, ',');
+	hmb_ob_putc(j->ob, c);
+	j->comma = !open && c != '\n';
+}
+
+#define hmb_json_obj(j)		hmb__json_punct((j), '{', true)
+#define hmb_json_end(j)		hmb__json_punct((j), '}', false)
+#define hmb_json_arr(j)		hmb__json_punct((j), '[', true)
+#define hmb_json_end_arr(j)	hmb__json_punct((j), ']', false)
+#define hmb_json_nl(j)		hmb__json_punct((j), '\n', false)
+void hmb_json_key_str(struct hmb_json *j, const char *key);
 void hmb_json_str(struct hmb_json *j, const char *s);
 void hmb_json_strn(struct hmb_json *j, const char *s, size_t n);
-void hmb_json_u64(struct hmb_json *j, uint64_t v);
 void hmb_json_i64(struct hmb_json *j, int64_t v);
 /* @prec decimals, as printf's "%.*f". */
 void hmb_json_dbl(struct hmb_json *j, double v, int prec);
 void hmb_json_bool(struct hmb_json *j, bool v);
 void hmb_json_null(struct hmb_json *j);
+/* A string of @n bytes as lowercase hex digits ("0a1b..."). */
+void hmb_json_hex(struct hmb_json *j, const uint8_t *p, size_t n);
+/* @v / 10^@decimals, exactly: hmb_json_fixed(j, 1234567, 3) is 1234.567. */
+void hmb_json_fixed(struct hmb_json *j, uint64_t v, unsigned int decimals);
+/* The comma owed, then a newline: one array element per line. */
+void hmb_json_next_line(struct hmb_json *j);
 /* A value already formatted as JSON by the caller (a number, a literal). */
 void hmb_json_raw(struct hmb_json *j, const char *text);
 
-static inline void hmb_json_kv_str(struct hmb_json *j, const char *k,
-				   const char *v)
+/* @lit is ",\"name\":" (@n bytes): the comma only after a value. */
+static inline void hmb__json_key_lit(struct hmb_json *j, const char *lit,
+				     size_t n)
 {
-	hmb_json_key(j, k);
-	hmb_json_str(j, v);
+	struct hmb_outbuf *ob = j->ob;
+
+	if (hmb_ob_reserve(ob, n))
+		return;
+	if (j->comma)
+		hmb_ob_puts_n(ob, lit, n);
+	else
+		hmb_ob_puts_n(ob, lit + 1, n - 1);
+	j->comma = false;
 }
 
-static inline void hmb_json_kv_u64(struct hmb_json *j, const char *k,
-				   uint64_t v)
+#define hmb_json_key(j, lit)						\
+	hmb__json_key_lit((j), ",\"" lit "\":", sizeof(lit) + 3)
+
+static inline void hmb_json_u64(struct hmb_json *j, uint64_t v)
 {
-	hmb_json_key(j, k);
-	hmb_json_u64(j, v);
+	if (hmb_ob_reserve(j->ob, 21))
+		return;
+	if (j->comma)
+		hmb_ob_putc(j->ob, ',');
+	j->comma = true;
+	hmb_ob_u64(j->ob, v);
 }
 
-static inline void hmb_json_kv_i64(struct hmb_json *j, const char *k,
-				   int64_t v)
-{
-	hmb_json_key(j, k);
-	hmb_json_i64(j, v);
-}
-
-static inline void hmb_json_kv_dbl(struct hmb_json *j, const char *k,
-				   double v, int prec)
-{
-	hmb_json_key(j, k);
-	hmb_json_dbl(j, v, prec);
-}
-
-static inline void hmb_json_kv_bool(struct hmb_json *j, const char *k,
-				    bool v)
-{
-	hmb_json_key(j, k);
-	hmb_json_bool(j, v);
-}
+#define hmb_json_kv_str(j, k, v) \
+	do { hmb_json_key(j, k); hmb_json_str(j, v); } while (0)
+#define hmb_json_kv_u64(j, k, v) \
+	do { hmb_json_key(j, k); hmb_json_u64(j, v); } while (0)
+#define hmb_json_kv_i64(j, k, v) \
+	do { hmb_json_key(j, k); hmb_json_i64(j, v); } while (0)
+#define hmb_json_kv_dbl(j, k, v, prec) \
+	do { hmb_json_key(j, k); hmb_json_dbl(j, v, prec); } while (0)
+#define hmb_json_kv_bool(j, k, v) \
+	do { hmb_json_key(j, k); hmb_json_bool(j, v); } while (0)
 
 #ifdef __cplusplus
 }

@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 
 #include <hmbtrace.h>
+#include <hmbtrace_util.h>
 #include "gen.h"
 #include "qemutrace.h"
 
@@ -209,36 +210,22 @@ static void usage(FILE *f)
 "--wait-drained timed out).\n", qt_usage());
 }
 
+/* A count or size option (k, M, G suffixes), or a usage error. */
 static uint64_t parse_size(const char *s, const char *what)
 {
-	char *end;
-	unsigned long long v;
+	uint64_t v;
 
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s || *s == '-')
-		die(EXIT_USAGE, "bad %s '%s'", what, s);
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	default: break;
-	}
-	if (*end == 'i' || *end == 'B')
-		end += (*end == 'i' && end[1] == 'B') ? 2 : 1;
-	if (*end)
+	if (hmb_parse_u64(s, HMB_NUM_SIZE, 0, UINT64_MAX, &v))
 		die(EXIT_USAGE, "bad %s '%s'", what, s);
 	return v;
 }
 
+/* A non-negative number option, or a usage error. */
 static double parse_double(const char *s, const char *what)
 {
-	char *end;
 	double v;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || v < 0)
+	if (hmb_parse_double(s, 0, 1e300, &v))
 		die(EXIT_USAGE, "bad %s '%s'", what, s);
 	return v;
 }
@@ -750,6 +737,81 @@ static void run(struct sim *s)
 
 /* --------------------------------------------------------------- report */
 
+static void json_drops(struct hmb_json *j, const struct sim *s)
+{
+	hmb_json_kv_u64(j, "drop_ranges", s->drop_ranges);
+	hmb_json_key(j, "drops");
+	hmb_json_arr(j);
+	for (unsigned int i = 0; i < s->ndrops; i++) {
+		hmb_json_arr(j);
+		hmb_json_u64(j, s->drops[i].first);
+		hmb_json_u64(j, s->drops[i].last);
+		hmb_json_end_arr(j);
+	}
+	hmb_json_end_arr(j);
+	hmb_json_kv_bool(j, "drops_truncated", s->drop_ranges > s->ndrops);
+	hmb_json_kv_u64(j, "trailing_drops", s->trailing_drops);
+}
+
+/* --json: what was produced, as one JSON object. */
+static void report_json(const struct sim *s, FILE *f, double rate,
+			uint64_t head, uint64_t tail)
+{
+	struct hmb_outbuf ob;
+	struct hmb_json j;
+
+	if (hmb_ob_open_file(&ob, f, "<stdout>", 4096))
+		die(1, "out of memory");
+	hmb_json_init(&j, &ob);
+	hmb_json_obj(&j);
+	hmb_json_kv_str(&j, "ring_file", s->o.ring_file);
+	hmb_json_kv_u64(&j, "ring_size", s->o.ring_size);
+	hmb_json_kv_u64(&j, "seed", s->o.seed);
+	hmb_json_kv_u64(&j, "created", s->created);
+	hmb_json_kv_u64(&j, "produced", s->produced);
+	hmb_json_kv_u64(&j, "bytes", s->bytes);
+	hmb_json_kv_u64(&j, "dropped", s->dropped);
+	hmb_json_kv_u64(&j, "markers", s->markers);
+	hmb_json_kv_u64(&j, "implicit_wraps", s->implicit_wraps);
+	hmb_json_kv_u64(&j, "log_bytes", s->log_off);
+	hmb_json_key(&j, "first_seq");
+	if (s->any_seq)
+		hmb_json_u64(&j, s->first_seq);
+	else
+		hmb_json_null(&j);
+	hmb_json_key(&j, "last_seq");
+	if (s->any_seq)
+		hmb_json_u64(&j, s->last_seq);
+	else
+		hmb_json_null(&j);
+	json_drops(&j, s);
+	hmb_json_kv_u64(&j, "wait_events", s->wait_events);
+	hmb_json_kv_bool(&j, "frozen", s->frozen);
+	hmb_json_kv_u64(&j, "reinits", s->reinits);
+	hmb_json_kv_u64(&j, "unread_at_reinit_bytes", s->unread_at_reinit);
+	if (s->corrupted) {
+		hmb_json_key(&j, "corrupt");
+		hmb_json_obj(&j);
+		hmb_json_kv_u64(&j, "seq", s->o.corrupt_seq);
+		hmb_json_kv_u64(&j, "cursor", s->corrupt_cursor);
+		hmb_json_kv_u64(&j, "file_offset", s->corrupt_file_off);
+		hmb_json_kv_u64(&j, "log_offset", s->corrupt_log_off);
+		hmb_json_end(&j);
+	}
+	hmb_json_kv_u64(&j, "head", head);
+	hmb_json_kv_u64(&j, "tail", tail);
+	hmb_json_kv_bool(&j, "drained", head == tail);
+	hmb_json_kv_bool(&j, "stalled", s->stalled);
+	hmb_json_kv_bool(&j, "interrupted", s->interrupted);
+	hmb_json_kv_dbl(&j, "elapsed_s", s->elapsed, 6);
+	hmb_json_kv_dbl(&j, "rate_rps", rate, 1);
+	hmb_json_kv_dbl(&j, "rate_bps", s->elapsed > 0 ? s->bytes / s->elapsed :
+			0, 1);
+	hmb_json_end(&j);
+	hmb_json_nl(&j);
+	hmb_ob_close(&ob);
+}
+
 static void report(struct sim *s)
 {
 	FILE *f = stdout;
@@ -760,42 +822,7 @@ static void report(struct sim *s)
 	if (s->o.quiet)
 		return;
 	if (s->o.json) {
-		fprintf(f, "{\"ring_file\":\"%s\",\"ring_size\":%" PRIu64
-			",\"seed\":%" PRIu64 ",\"created\":%" PRIu64
-			",\"produced\":%" PRIu64 ",\"bytes\":%" PRIu64
-			",\"dropped\":%" PRIu64 ",\"markers\":%" PRIu64
-			",\"implicit_wraps\":%" PRIu64 ",\"log_bytes\":%" PRIu64,
-			s->o.ring_file, s->o.ring_size, s->o.seed, s->created,
-			s->produced, s->bytes, s->dropped, s->markers,
-			s->implicit_wraps, s->log_off);
-		if (s->any_seq)
-			fprintf(f, ",\"first_seq\":%" PRIu64 ",\"last_seq\":%" PRIu64,
-				s->first_seq, s->last_seq);
-		else
-			fprintf(f, ",\"first_seq\":null,\"last_seq\":null");
-		fprintf(f, ",\"drop_ranges\":%" PRIu64 ",\"drops\":[", s->drop_ranges);
-		for (i = 0; i < s->ndrops; i++)
-			fprintf(f, "%s[%" PRIu32 ",%" PRIu32 "]", i ? "," : "",
-				s->drops[i].first, s->drops[i].last);
-		fprintf(f, "],\"drops_truncated\":%s,\"trailing_drops\":%" PRIu64
-			",\"wait_events\":%" PRIu64
-			",\"frozen\":%s,\"reinits\":%" PRIu64
-			",\"unread_at_reinit_bytes\":%" PRIu64,
-			s->drop_ranges > s->ndrops ? "true" : "false",
-			s->trailing_drops, s->wait_events, s->frozen ? "true" : "false", s->reinits,
-			s->unread_at_reinit);
-		if (s->corrupted)
-			fprintf(f, ",\"corrupt\":{\"seq\":%" PRIu32 ",\"cursor\":%" PRIu64
-				",\"file_offset\":%" PRIu64 ",\"log_offset\":%" PRIu64 "}",
-				s->o.corrupt_seq, s->corrupt_cursor,
-				s->corrupt_file_off, s->corrupt_log_off);
-		fprintf(f, ",\"head\":%" PRIu64 ",\"tail\":%" PRIu64
-			",\"drained\":%s,\"stalled\":%s,\"interrupted\":%s"
-			",\"elapsed_s\":%.6f,\"rate_rps\":%.1f,\"rate_bps\":%.1f}\n",
-			head, tail, head == tail ? "true" : "false",
-			s->stalled ? "true" : "false",
-			s->interrupted ? "true" : "false", s->elapsed, rate,
-			s->elapsed > 0 ? s->bytes / s->elapsed : 0);
+		report_json(s, f, rate, head, tail);
 		return;
 	}
 	fprintf(f, "ring      %s (%" PRIu64 " bytes), seed %" PRIu64 "\n",

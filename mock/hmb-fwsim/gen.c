@@ -10,15 +10,16 @@
 
 #include <linux/nvme_hmb_trace.h>
 #include "gen.h"
+#include "hmbtrace_util.h"
 
 static int parse_u32(const char *s, char **end, uint32_t *out, int base)
 {
-	unsigned long long v;
+	const char *e;
+	uint64_t v;
 
-	errno = 0;
-	v = strtoull(s, end, base);
-	if (errno || *end == s || v > UINT32_MAX || *s == '-')
+	if (hmb_strtou64(s, &e, (unsigned int)base, &v) || v > UINT32_MAX)
 		return -1;
+	*end = (char *)e;
 	*out = (uint32_t)v;
 	return 0;
 }

@@ -35,6 +35,7 @@
 
 #include "hmbtrace_dict.h"
 #include "qemutrace.h"
+#include "hmbtrace_util.h"
 
 #define QT_MAX_SQ 64		/* submission queues (QEMU: up to 64 pairs) */
 
@@ -48,11 +49,7 @@ void qt_defaults(struct qt_opts *q)
 
 static int parse_num(const char *s, double *v)
 {
-	char *end;
-
-	errno = 0;
-	*v = strtod(s, &end);
-	return (errno || end == s || *end) ? -1 : 0;
+	return hmb_parse_double(s, -1e300, 1e300, v);
 }
 
 int qt_opt(struct qt_opts *q, int opt, const char *arg, char *msg,
@@ -311,7 +308,7 @@ static int emit_fetch(struct qt *t, struct qt_cmd *c, uint64_t fw,
 	return emit(t, t->ev[HMB_PHASE_FETCH], fw, c, vals, have_lba ? 6 : 4);
 }
 
-static int field(const char *s, const char *key, unsigned long long *v);
+static int field(const char *s, const char *key, uint64_t *v);
 
 /*
  * Before line @ev (QEMU's event name and arguments) is handled: the fetch
@@ -322,7 +319,7 @@ static int field(const char *s, const char *key, unsigned long long *v);
 static int flush_pending(struct qt *t, const char *ev)
 {
 	struct qt_cmd *c = t->pend;
-	unsigned long long cid, lba, nlb;
+	uint64_t cid, lba, nlb;
 	bool rw = !strncmp(ev, "pci_nvme_read ", 14) || !strncmp(ev, "pci_nvme_write ", 15);
 
 	t->pend = NULL;
@@ -409,20 +406,14 @@ static int background(struct qt *t, double rel)
 }
 
 /* "key value" after the event name: the value of @key, or -1. */
-static int field(const char *s, const char *key, unsigned long long *v)
+static int field(const char *s, const char *key, uint64_t *v)
 {
 	size_t kl = strlen(key);
-	const char *p = s;
-	char *end;
+	const char *p = s, *end;
 
 	while ((p = strstr(p, key))) {
-		if ((p == s || p[-1] == ' ') && p[kl] == ' ') {
-			errno = 0;
-			*v = strtoull(p + kl + 1, &end, 0);
-			if (errno || end == p + kl + 1)
-				return -1;
-			return 0;
-		}
+		if ((p == s || p[-1] == ' ') && p[kl] == ' ')
+			return hmb_strtou64(p + kl + 1, &end, 0, v);
 		p += kl;
 	}
 	return -1;
@@ -431,7 +422,7 @@ static int field(const char *s, const char *key, unsigned long long *v)
 static int line(struct qt *t, char *s)
 {
 	char *ev = strstr(s, "pci_nvme_"), *args;
-	unsigned long long cid;
+	uint64_t cid;
 	double rel, ts;
 	struct qt_cmd *c;
 	uint64_t fw;
@@ -442,10 +433,10 @@ static int line(struct qt *t, char *s)
 	/* "PID@SEC.USEC:pci_nvme_..." (QEMU's log backend with timestamps) */
 	ts = 0;
 	{
-		char *at = strchr(s, '@');
+		const char *at = strchr(s, '@'), *e;
 
-		if (at && at < ev)
-			ts = strtod(at + 1, NULL);
+		if (at && at < ev && hmb_strtod(at + 1, &e, &ts))
+			ts = 0;
 	}
 	if (ts <= 0)
 		ts = now_s();
@@ -473,7 +464,7 @@ static int line(struct qt *t, char *s)
 		return 0;
 	}
 	if (!strcmp(ev, "pci_nvme_io_cmd")) {
-		unsigned long long sq, opc = 0, nsid = 0;
+		uint64_t sq, opc = 0, nsid = 0;
 
 		if (field(args, "sqid", &sq) || sq >= QT_MAX_SQ) {
 			t->bad_lines++;
@@ -512,7 +503,7 @@ static int line(struct qt *t, char *s)
 		return emit_fetch(t, c, fw, 0, 0, false);
 	}
 	if (!strcmp(ev, "pci_nvme_read") || !strcmp(ev, "pci_nvme_write")) {
-		unsigned long long nlb = 0, lba = 0;
+		uint64_t nlb = 0, lba = 0;
 
 		c = find_cid(t, (uint16_t)cid);
 		if (!c) {
@@ -547,7 +538,7 @@ static int line(struct qt *t, char *s)
 		}
 	}
 	if (!strcmp(ev, "pci_nvme_enqueue_req_completion")) {
-		unsigned long long cq, status = 0;
+		uint64_t cq, status = 0;
 
 		if (field(args, "cqid", &cq)) {
 			t->bad_lines++;
@@ -631,6 +622,47 @@ static int load_dict(struct qt *t)
 	return 0;
 }
 
+/* What --from-qemu-trace produced, as one JSON object on @f. */
+static void report_json(FILE *f, const struct qt *t, const struct qt_opts *o,
+			const struct hmb_producer *p)
+{
+	struct hmb_outbuf ob;
+	struct hmb_json j;
+
+	if (hmb_ob_open_file(&ob, f, "report", 1024)) {
+		fprintf(stderr, "hmb-fwsim: out of memory\n");
+		return;
+	}
+	hmb_json_init(&j, &ob);
+	hmb_json_obj(&j);
+	hmb_json_kv_str(&j, "mode", "from-qemu-trace");
+	hmb_json_kv_u64(&j, "lines", t->lines);
+	hmb_json_kv_u64(&j, "nvme_events", t->events);
+	hmb_json_kv_u64(&j, "commands", t->commands);
+	hmb_json_kv_u64(&j, "records", t->records);
+	hmb_json_kv_u64(&j, "dropped", t->dropped);
+	hmb_json_kv_u64(&j, "ambiguous_cid", t->ambiguous);
+	hmb_json_kv_u64(&j, "orphan_events", t->orphans);
+	hmb_json_kv_u64(&j, "bad_lines", t->bad_lines);
+	hmb_json_kv_u64(&j, "unknown_events", t->unknown_lines);
+	hmb_json_kv_u64(&j, "in_flight_full", t->in_flight_full);
+	hmb_json_kv_u64(&j, "bg_windows", t->bg_windows);
+	hmb_json_key(&j, "clock");
+	hmb_json_obj(&j);
+	hmb_json_kv_dbl(&j, "offset_ns", o->offset_ns, 0);
+	hmb_json_kv_dbl(&j, "drift_ppm", o->drift_ppm, 3);
+	hmb_json_kv_dbl(&j, "step_at_s", o->step_at_s, 6);
+	hmb_json_kv_dbl(&j, "step_ns", o->step_ns, 0);
+	hmb_json_kv_i64(&j, "step_first_seq",
+			t->step_seen ? (int64_t)t->step_seq : -1);
+	hmb_json_end(&j);
+	hmb_json_kv_dbl(&j, "trace_seconds", t->last_rel, 6);
+	hmb_json_kv_u64(&j, "next_seq", p->next_seq);
+	hmb_json_end(&j);
+	hmb_json_nl(&j);
+	hmb_ob_close(&ob);
+}
+
 int qt_main(struct hmb_producer *p, const struct qt_opts *o,
 	    volatile sig_atomic_t *stop, FILE *report)
 {
@@ -705,17 +737,7 @@ int qt_main(struct hmb_producer *p, const struct qt_opts *o,
 		rc = 1;
 	}
 	t.dump = NULL;
-	fprintf(report, "{\"mode\":\"from-qemu-trace\",\"lines\":%" PRIu64 ",\"nvme_events\":%" PRIu64
-		",\"commands\":%" PRIu64 ",\"records\":%" PRIu64 ",\"dropped\":%" PRIu64
-		",\"ambiguous_cid\":%" PRIu64 ",\"orphan_events\":%" PRIu64 ",\"bad_lines\":%" PRIu64
-		",\"unknown_events\":%" PRIu64 ",\"in_flight_full\":%" PRIu64 ",\"bg_windows\":%" PRIu64
-		",\"clock\":{\"offset_ns\":%.0f,\"drift_ppm\":%.3f,\"step_at_s\":%.6f,\"step_ns\":%.0f,\"step_first_seq\":%lld}"
-		",\"trace_seconds\":%.6f,\"next_seq\":%u}\n",
-		t.lines, t.events, t.commands, t.records, t.dropped, t.ambiguous,
-		t.orphans, t.bad_lines, t.unknown_lines, t.in_flight_full,
-		t.bg_windows, o->offset_ns, o->drift_ppm, o->step_at_s,
-		o->step_ns, t.step_seen ? (long long)t.step_seq : -1LL,
-		t.last_rel, p->next_seq);
+	report_json(report, &t, o, p);
 	fflush(report);
 out:
 	if (t.log)

@@ -86,13 +86,7 @@ static int cmd_help(int argc, char **argv)
 
 int parse_u64(const char *s, uint64_t *v)
 {
-	char *end;
-
-	if (!*s || *s == '-' || *s == '+')
-		return -1;
-	errno = 0;
-	*v = strtoull(s, &end, 0);
-	return errno || *end ? -1 : 0;
+	return hmb_parse_u64(s, 0, 0, UINT64_MAX, v);
 }
 
 int main(int argc, char **argv)

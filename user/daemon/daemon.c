@@ -28,6 +28,7 @@
 #include <sys/uio.h>
 
 #include "daemon.h"
+#include "hmbtrace_util.h"
 
 #define DEFAULT_BATCH (256u << 10)
 #define DEFAULT_IDLE_MAX_MS 10
@@ -85,6 +86,32 @@ struct daemon {
 
 static const char *const level_name[] = { "error", "warning", "info", "debug" };
 
+/* One JSON log line on stderr: {"ts","prog","level","msg"}; -1 if it
+ * could not be written (no memory). */
+static int log_line_json(int lvl, const char *msg)
+{
+	static struct hmb_outbuf ob;
+	struct hmb_json j;
+	struct timespec ts;
+
+	if (!ob.buf && hmb_ob_open_file(&ob, stderr, "<stderr>", 4096))
+		return -1;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	hmb_json_init(&j, &ob);
+	hmb_json_obj(&j);
+	hmb_json_key(&j, "ts");
+	hmb_json_fixed(&j, (uint64_t)ts.tv_sec * 1000000 +
+		       (uint64_t)ts.tv_nsec / 1000, 6);
+	hmb_json_kv_str(&j, "prog", PROG);
+	hmb_json_kv_str(&j, "level", level_name[lvl]);
+	hmb_json_kv_str(&j, "msg", msg);
+	hmb_json_end(&j);
+	hmb_json_nl(&j);
+	hmb_ob_flush(&ob);
+	fflush(stderr);
+	return 0;
+}
+
 void log_msg(enum log_level lvl, const char *fmt, ...)
 {
 	char msg[1024];
@@ -95,25 +122,11 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (log_json && log_line_json(lvl, msg) == 0)
+		return;
 	if (log_json) {
-		struct timespec ts;
-		char esc[2200], *e = esc;
-		const char *m;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		for (m = msg; *m && e < esc + sizeof(esc) - 8; m++) {
-			if (*m == '"' || *m == '\\') {
-				*e++ = '\\';
-				*e++ = *m;
-			} else if ((unsigned char)*m < 0x20) {
-				e += sprintf(e, "\\u%04x", (unsigned char)*m);
-			} else {
-				*e++ = *m;
-			}
-		}
-		*e = 0;
-		fprintf(stderr, "{\"ts\":%lld.%06ld,\"prog\":\"" PROG "\",\"level\":\"%s\",\"msg\":\"%s\"}\n",
-			(long long)ts.tv_sec, ts.tv_nsec / 1000, level_name[lvl], esc);
+		/* no memory for the writer: the message still goes out */
+		fprintf(stderr, PROG ": %s\n", msg);
 	} else {
 		fprintf(stderr, PROG ": %s%s\n",
 			lvl == LOG_ERR ? "error: " : lvl == LOG_WARN ? "warning: " : "",
@@ -198,26 +211,16 @@ static void usage(FILE *f)
 "  kill -HUP $(pidof " PROG ")   # after moving trace.bin away\n");
 }
 
+/* A count or size option (k, M, G suffixes), or a usage error. */
 static uint64_t parse_num(const char *s, const char *what)
 {
-	char *end;
-	unsigned long long v;
+	uint64_t v;
 
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s || *s == '-')
-		goto bad;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	default: break;
+	if (hmb_parse_u64(s, HMB_NUM_SIZE, 0, UINT64_MAX, &v)) {
+		log_msg(LOG_ERR, "bad %s '%s' (try --help)", what, s);
+		exit(EXIT_USAGE);
 	}
-	if (*end == 0)
-		return v;
-bad:
-	log_msg(LOG_ERR, "bad %s '%s' (try --help)", what, s);
-	exit(EXIT_USAGE);
+	return v;
 }
 
 enum { O_ONCE = 256, O_STATS_JSON, O_LOG_FORMAT, O_IDLE_MAX, O_THROTTLE,
@@ -905,6 +908,41 @@ static int run(struct daemon *d)
 
 /* -------------------------------------------------------------- summary */
 
+/* --stats-json: the run's counters as one JSON object. */
+static void write_stats_json(FILE *f, const struct daemon *d, double el)
+{
+	const struct stats *s = &d->st;
+	struct hmb_outbuf ob;
+	struct hmb_json j;
+
+	if (hmb_ob_open_file(&ob, f, d->o.stats_json, 1024)) {
+		log_msg(LOG_ERR, "cannot write %s: out of memory",
+			d->o.stats_json);
+		return;
+	}
+	hmb_json_init(&j, &ob);
+	hmb_json_obj(&j);
+	hmb_json_kv_u64(&j, "records", s->records);
+	hmb_json_kv_u64(&j, "markers", s->markers);
+	hmb_json_kv_u64(&j, "ignored", s->ignored);
+	hmb_json_kv_u64(&j, "bytes", s->bytes);
+	hmb_json_kv_u64(&j, "batches", s->batches);
+	hmb_json_kv_u64(&j, "overflow_events", s->overflow_events);
+	hmb_json_kv_u64(&j, "frozen_events", s->frozen_events);
+	hmb_json_kv_u64(&j, "unknown_flag_events", s->unknown_flag_events);
+	hmb_json_kv_u64(&j, "reinits", s->reinits);
+	hmb_json_kv_u64(&j, "reopens", s->reopens);
+	hmb_json_kv_u64(&j, "output_errors", s->output_errors);
+	hmb_json_kv_u64(&j, "output_retries", s->output_retries);
+	hmb_json_kv_u64(&j, "tail", d->c ? hmb_consumer_cursor(d->c) : 0);
+	hmb_json_kv_dbl(&j, "elapsed_s", el, 6);
+	hmb_json_kv_i64(&j, "exit_code", d->exit_code);
+	hmb_json_kv_str(&j, "exit_reason", d->exit_reason);
+	hmb_json_end(&j);
+	hmb_json_nl(&j);
+	hmb_ob_close(&ob);
+}
+
 static void summary(struct daemon *d)
 {
 	double el = now_s() - d->st.t0;
@@ -928,18 +966,7 @@ static void summary(struct daemon *d)
 		log_msg(LOG_ERR, "cannot write %s: %s", d->o.stats_json, strerror(errno));
 		return;
 	}
-	fprintf(f, "{\"records\":%" PRIu64 ",\"markers\":%" PRIu64 ",\"ignored\":%" PRIu64
-		",\"bytes\":%" PRIu64 ",\"batches\":%" PRIu64
-		",\"overflow_events\":%" PRIu64 ",\"frozen_events\":%" PRIu64
-		",\"unknown_flag_events\":%" PRIu64 ",\"reinits\":%" PRIu64
-		",\"reopens\":%" PRIu64 ",\"output_errors\":%" PRIu64
-		",\"output_retries\":%" PRIu64 ",\"tail\":%" PRIu64
-		",\"elapsed_s\":%.6f,\"exit_code\":%d,\"exit_reason\":\"%s\"}\n",
-		s->records, s->markers, s->ignored, s->bytes, s->batches,
-		s->overflow_events, s->frozen_events, s->unknown_flag_events,
-		s->reinits, s->reopens, s->output_errors, s->output_retries,
-		d->c ? hmb_consumer_cursor(d->c) : 0, el, d->exit_code,
-		d->exit_reason);
+	write_stats_json(f, d, el);
 	if (fclose(f))
 		log_msg(LOG_ERR, "cannot write %s: %s", d->o.stats_json, strerror(errno));
 }

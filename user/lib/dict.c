@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "hmbtrace_dict.h"
+#include "hmbtrace_util.h"
 
 #define DICT_MAX_FILE	(1U << 20)	/* a dictionary is a few KiB */
 #define DICT_MAX_TOKENS	16
@@ -123,16 +124,11 @@ static int valid_name(const char *s)
 /* Unsigned number, decimal or 0x hex, no sign, all characters used. */
 static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 {
-	char *end;
-	unsigned long v;
+	uint64_t v;
 
-	if (!*s || *s == '-' || *s == '+' || *s == ' ')
+	if (hmb_parse_u64(s, 0, 0, max, &v))
 		return -1;
-	errno = 0;
-	v = strtoul(s, &end, 0);
-	if (errno || *end || v > max)
-		return -1;
-	*out = v;
+	*out = (unsigned long)v;
 	return 0;
 }
 

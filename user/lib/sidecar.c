@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "hmbtrace_util.h"
 
 #define SIDECAR_LINE_MAX 1024
 
@@ -105,17 +106,7 @@ int hmb_sidecar_append_epoch(const char *path, uint64_t dump_offset,
 
 static bool parse_u64(const char *s, uint64_t max, uint64_t *out)
 {
-	char *end;
-	unsigned long long v;
-
-	if (*s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v > max)
-		return false;
-	*out = v;
-	return true;
+	return hmb_parse_u64(s, HMB_NUM_DEC, 0, max, out) == 0;
 }
 
 /*

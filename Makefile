@@ -24,10 +24,29 @@ CHECK_DIRS := $(USER_DIRS) \
 
 .PHONY: all check check-run demo demo-host bench vectors module clean deps-check deps-demo $(USER_DIRS)
 
-all: $(USER_DIRS)
+# Every directory whose tools are there is built; the others are named,
+# with the Debian packages they lack and the command that installs them
+# (mk/need.mk), and make fails after building the rest.
+SKIPPED := $(TOP)/build/.skipped
+
+all:
+	@mkdir -p $(TOP)/build && rm -f $(SKIPPED)
+	@$(MAKE) --no-print-directory build-dirs
+	@if [ -s $(SKIPPED) ]; then \
+		echo "make: built what could be built; skipped: $$(tr '\n' ' ' < $(SKIPPED))(missing packages above)" >&2; \
+		rm -f $(SKIPPED); exit 1; \
+	fi
+
+.PHONY: build-dirs
+build-dirs: $(USER_DIRS)
 
 $(USER_DIRS):
-	$(MAKE) -C $@ all
+	@if [ -z "$$($(MAKE) -s --no-print-directory -C $@ need-list)" ]; then \
+		$(MAKE) -C $@ all; \
+	else \
+		$(MAKE) -s --no-print-directory -C $@ need-say; \
+		echo "$@" >> $(SKIPPED); \
+	fi
 
 # Library first; everything else links against it.
 $(filter-out user/lib,$(USER_DIRS)): user/lib
@@ -44,6 +63,7 @@ check: deps-check
 	@mkdir -p $(HMB_TEST_RESULTS)
 	@$(MAKE) all || $(TOP)/scripts/tap-run build -- false
 	@$(TOP)/scripts/tap-run tree-spdx -- python3 $(TOP)/scripts/check-source.py spdx
+	@$(TOP)/scripts/tap-run tree-size -- python3 $(TOP)/scripts/check-source.py size
 	@for d in $(CHECK_DIRS); do $(MAKE) -C $$d check || \
 		echo "not ok - make -C $$d check failed" >> $(HMB_TEST_RESULTS)/make-$$(echo $$d | tr / -).tap; done
 	@$(TOP)/scripts/tap-summary

@@ -24,6 +24,10 @@ CFLAGS += -std=gnu11 $(OPT) -g -Wall -Wextra -Werror -MMD -MP $(SANFLAGS)
 LDFLAGS += $(SANFLAGS)
 LIBHMB := $(LIBDIR)/libhmbtrace.a
 
+# What every C directory needs (mk/need.mk checks it, with the rest).
+NEED = $(call need_prog,$(firstword $(CC)),gcc)
+NEED_GROUP := build
+
 # Run a test command and record its TAP output:
 #   $(call tap,NAME,COMMAND)
 TAP_RUN := $(TOP)/scripts/tap-run

@@ -43,7 +43,18 @@ jget() { json "$1" "$2"; }
 
 if ! "$CLUSTER" start "$CH" --shards 2 2>"$WORK/start.err"; then
 	not_ok "two clickhouse-server shards start: $(tail -n 5 "$WORK/start.err")"
-	diag "all done at ${SECONDS} s"
+	# The queries docs/fleet.md gives run on this server version.
+nq=0
+while IFS= read -r -d $'\x1e' sql; do
+	nq=$((nq + 1))
+	if out=$(q "$U1" "$sql" 2>&1); then
+		ok "docs/fleet.md query $nq runs"
+	else
+		not_ok "docs/fleet.md query $nq runs: $out"
+	fi
+done < <(awk '/^```sql$/ { on = 1; next } /^```$/ && on { on = 0; printf "\x1e"; next } on { print }' "$TOP/docs/fleet.md")
+check "docs/fleet.md has queries ($nq)" [ "$nq" -ge 4 ]
+diag "all done at ${SECONDS} s"
 done_testing
 fi
 ok "two clickhouse-server shards up with the schema (${SECONDS} s)"
@@ -159,11 +170,13 @@ diag "re-exports done at ${SECONDS} s"
 # comes through a pipe that pauses after 40 %: the first batches are in,
 # then the shard that stores the host is killed and comes back 2 s later.
 HC=$(pick_host sim-c 1)
+# About 30 batches whatever the size, so that the crash falls between some.
+crash_batch=$((rb / 30 + 1))
 size=$(stat -c %s "$WORK/b.bin")
 part=$(( (size * 2 / 5) / 8 * 8 ))
 mkfifo "$WORK/pipe"
 "$ANALYZE" export --to clickhouse "$U1" --hostname "$HC" --day 2024-03-01 \
-	--trace-id 77 --batch-rows 20000 --backoff-ms 200 --format json - \
+	--trace-id 77 --batch-rows "$crash_batch" --backoff-ms 200 --format json - \
 	<"$WORK/pipe" >"$WORK/xc.json" 2>"$WORK/xc.err" &
 xpid=$!
 PIDS+=("$xpid")
@@ -196,19 +209,21 @@ eq "after the crash: nothing counted as not exported" "$(jget "$WORK/xc.json" ta
 HD=$(pick_host sim-d 0)
 mkfifo "$WORK/pipe2"
 python3 -c '
-import sys, time
+import os, sys, time
 out = open(sys.argv[2], "wb", buffering=0)
+# The whole file in about 2 s, whatever its size.
+chunk = max(4096, os.path.getsize(sys.argv[1]) // 200)
 with open(sys.argv[1], "rb") as f:
     while True:
-        b = f.read(65536)
+        b = f.read(chunk)
         if not b:
             break
         out.write(b)
-        time.sleep(0.004)
+        time.sleep(0.01)
 ' "$WORK/b.bin" "$WORK/pipe2" &
 PIDS+=("$!")
 "$ANALYZE" export --to clickhouse "$U1" --hostname "$HD" --day 2024-03-01 \
-	--trace-id 78 --batch-rows 20000 --backoff-ms 200 --format json - \
+	--trace-id 78 --batch-rows "$crash_batch" --backoff-ms 200 --format json - \
 	<"$WORK/pipe2" >"$WORK/xd.json" 2>"$WORK/xd.err" &
 xpid=$!
 PIDS+=("$xpid")
@@ -270,5 +285,16 @@ check "... its status and message are shown" grep -q "HTTP 501: .*Unsupported me
 "$ANALYZE" export --to clickhouse "$U1" --hostname sim-i - <"$WORK/a.bin" 2>"$WORK/stdin.err" >/dev/null
 eq "stdin without --trace-id/--day: usage error" "$?" 2
 check "... saying what to give" grep -q "no sidecar to date the trace: give --day" "$WORK/stdin.err"
+# The queries docs/fleet.md gives run on this server version.
+nq=0
+while IFS= read -r -d $'\x1e' sql; do
+	nq=$((nq + 1))
+	if out=$(q "$U1" "$sql" 2>&1); then
+		ok "docs/fleet.md query $nq runs"
+	else
+		not_ok "docs/fleet.md query $nq runs: $out"
+	fi
+done < <(awk '/^```sql$/ { on = 1; next } /^```$/ && on { on = 0; printf "\x1e"; next } on { print }' "$TOP/docs/fleet.md")
+check "docs/fleet.md has queries ($nq)" [ "$nq" -ge 4 ]
 diag "all done at ${SECONDS} s"
 done_testing

@@ -242,7 +242,7 @@ static bool curl_retryable(CURLcode rc, bool *sent)
  * parameters in @params (NULL-terminated "name=value" pairs, encoded here).
  */
 static int request(struct ch_conn *c, const char *const *params,
-		   const void *body, size_t len, bool *sent,
+		   const void *body, size_t len, bool fresh, bool *sent,
 		   char err[CH_ERR_LEN], const char *what)
 {
 	CURLU *u = curl_url_dup(c->base);
@@ -275,6 +275,13 @@ static int request(struct ch_conn *c, const char *const *params,
 	c->ans_cut = false;
 	c->ans[0] = 0;
 	curl_easy_setopt(c->curl, CURLOPT_URL, url);
+	/*
+	 * libcurl sends a request again by itself when a reused connection
+	 * turns out dead before any answer: harmless for a query, a second
+	 * copy of the batch for an insert the server committed before the
+	 * connection broke.  An insert gets a connection of its own.
+	 */
+	curl_easy_setopt(c->curl, CURLOPT_FRESH_CONNECT, fresh ? 1L : 0L);
 	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body);
 	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
 	rc = curl_easy_perform(c->curl);
@@ -308,7 +315,7 @@ int ch_query(struct ch_conn *c, const char *sql, const char **ans,
 	bool sent;
 	int rc;
 
-	rc = request(c, params, sql, strlen(sql), &sent, err, "query");
+	rc = request(c, params, sql, strlen(sql), false, &sent, err, "query");
 	if (rc == CH_OK && c->ans_cut) {
 		errf(err, "%s: query: answer over %u bytes",
 			 c->display, CH_ANS_MAX);
@@ -332,5 +339,5 @@ int ch_insert(struct ch_conn *c, const char *table, const char *cols,
 		return CH_FATAL;
 	}
 	snprintf(what, sizeof(what), "insert into %s", table);
-	return request(c, params, body, len, sent, err, what);
+	return request(c, params, body, len, true, sent, err, what);
 }

@@ -184,6 +184,27 @@ ok("Code 210" in err, "refuse: the retry line has the server's message", err)
 err = run_case("slow", dump)
 ok("Timeout was reached" in err, "slow: the first attempt timed out", err)
 ok("Code 216" in err, "slow: a retry overtaking the running insert is refused (216), not doubled", err)
+
+# Usage and input errors need no server: exit 2 (usage) or 1 (input), one
+# line saying what.
+U = "http://127.0.0.1:9"
+for args, rc, text in [
+        (["export", U, dump], 2, "--to clickhouse is required"),
+        (["export", "--to", "kafka", U, dump], 2, "unknown store 'kafka'"),
+        (["export", "--to", "clickhouse", U], 2, "expected URL and FILE"),
+        (["export", "--to", "clickhouse", "--batch-rows", "0", U, dump], 2, "--batch-rows: '0' is not a number in 1..1000000"),
+        (["export", "--to", "clickhouse", "--day", "2024-13-01", U, dump], 2, "--day: '2024-13-01' is not a date"),
+        (["export", "--to", "clickhouse", "--day", "2023-02-29", U, dump], 2, "--day: '2023-02-29' is not a date"),
+        (["export", "--to", "clickhouse", "--database", "a;b", U, dump], 2, "not a plain identifier"),
+        (["export", "--to", "clickhouse", "--day", "2024-01-01", U, dump + ".nope"], 1, "cannot open"),
+        (["export", "--to", "clickhouse", "--day", "2024-01-01", "--hostname", "a\tb", U, dump], 2, "control characters"),
+        (["export", "--help"], 0, "Examples:"),
+        (["help", "export"], 0, "Idempotent"),
+]:
+    p = subprocess.run([ANALYZE] + args, capture_output=True, timeout=30)
+    out = (p.stdout + p.stderr).decode()
+    ok(p.returncode == rc and text in out, "export CLI: exit %d, says \"%s\"" % (rc, text),
+       "exit %d: %s" % (p.returncode, out))
 os.unlink(dump)
 os.rmdir(work)
 print("1..%d" % n_test)

@@ -291,8 +291,11 @@ static int trace_identity(struct exporter *e, const char *path, bool *have)
 	return 0;
 }
 
+static void format_day(uint16_t day, char *out, size_t n);
+
 static int parse_day(const char *s, uint16_t *day)
 {
+	char back[16];
 	struct tm tm = { 0 };
 	const char *end = strptime(s, "%Y-%m-%d", &tm);
 	time_t t;
@@ -303,7 +306,9 @@ static int parse_day(const char *s, uint16_t *day)
 	if (t < 0 || t / 86400 > UINT16_MAX)
 		return -1;
 	*day = (uint16_t)(t / 86400);
-	return 0;
+	/* timegm() takes February 30 as March 2: only real dates pass. */
+	format_day(*day, back, sizeof(back));
+	return strcmp(back, s) ? -1 : 0;
 }
 
 static void format_day(uint16_t day, char *out, size_t n)

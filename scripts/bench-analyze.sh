@@ -45,18 +45,7 @@ cat "$file" > /dev/null; cat "$file" > /dev/null
 # the same load on a shared machine; the best wall time of $runs rounds is
 # kept for each, and the CPU time (user + system) of that run.
 declare -A best cpu
-run1() { # KEY CMD...: time one run (stdout discarded)
-	local key=$1 t0 t1 c
-	shift
-	t0=$(date +%s%N)
-	/usr/bin/time -o "$dir/.time" -f "%U %S" "$@" > /dev/null
-	c=$(tail -n 1 "$dir/.time")
-	t1=$(date +%s%N)
-	if [ -z "${best[$key]:-}" ] || [ $((t1 - t0)) -lt "${best[$key]}" ]; then
-		best[$key]=$((t1 - t0))
-		cpu[$key]=$(awk -v u="${c% *}" -v s="${c#* }" 'BEGIN { printf "%d", (u + s) * 1000 }')
-	fi
-}
+run1() { bench_time "$dir/.time" "$@"; }	# KEY CMD...: into best, cpu
 for ((i = 0; i < runs; i++)); do
 	run1 cat cat "$file"
 	run1 stats "$bin" stats "$file"

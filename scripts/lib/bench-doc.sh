@@ -1,6 +1,23 @@
 # SPDX-License-Identifier: Apache-2.0
 # Sourced by scripts/bench-*.sh.
 #
+# bench_time TIMEFILE KEY CMD...: run CMD once (stdout discarded), timed:
+# keeps in the caller's associative arrays best[KEY] the best wall time
+# (ns) of the runs so far and cpu[KEY] the CPU time (user + system, ms) of
+# that run.  TIMEFILE holds /usr/bin/time's output.
+bench_time() {
+	local tf=$1 key=$2 t0 t1 c
+	shift 2
+	t0=$(date +%s%N)
+	/usr/bin/time -o "$tf" -f "%U %S" "$@" > /dev/null
+	c=$(tail -n 1 "$tf")
+	t1=$(date +%s%N)
+	if [ -z "${best[$key]:-}" ] || [ $((t1 - t0)) -lt "${best[$key]}" ]; then
+		best[$key]=$((t1 - t0))
+		cpu[$key]=$(awk -v u="${c% *}" -v s="${c#* }" 'BEGIN { printf "%d", (u + s) * 1000 }')
+	fi
+}
+#
 # bench_doc NAME < TABLE: put the Markdown on standard input into
 # docs/benchmarks.md in place of the section between "<!-- NAME:begin" and
 # "<!-- NAME:end -->" (the table carries both markers), or append it when

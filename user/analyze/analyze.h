@@ -164,6 +164,10 @@ int input_opt(struct input_opts *o, int opt, const char *arg);
  */
 int input_opt_or_usage(struct input_opts *o, int opt, const char *arg,
 		       void (*usage)(FILE *));
+/* Option --@name's value @arg as a number in [@lo, @hi]; 0, or
+ * EXIT_USAGE after saying why. */
+int parse_count(const char *name, const char *arg, uint64_t lo, uint64_t hi,
+		uint64_t *v);
 /* --ctrl N: a controller number (nvmeN); 0 or EXIT_USAGE, said. */
 int parse_ctrl(const char *arg, long *ctrl);
 /* --format text|json: *json set; 0 or EXIT_USAGE, said. */

@@ -247,10 +247,8 @@ int cmd_correlate(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case 'T':
-			if (parse_u64(optarg, &v) || v > 100000) {
-				errorf("--top: '%s' is not a count in 0..100000", optarg);
+			if (parse_count("top", optarg, 0, 100000, &v))
 				return EXIT_USAGE;
-			}
 			top = (unsigned int)v;
 			break;
 		case 'D':

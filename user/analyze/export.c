@@ -460,17 +460,6 @@ struct export_args {
 	bool json;
 };
 
-static int num_opt(const char *name, const char *arg, uint64_t lo,
-		   uint64_t hi, uint64_t *v)
-{
-	if (parse_u64(arg, v) || *v < lo || *v > hi) {
-		errorf("--%s: '%s' is not a number in %" PRIu64 "..%" PRIu64,
-		       name, arg, lo, hi);
-		return EXIT_USAGE;
-	}
-	return 0;
-}
-
 static int parse_args(int argc, char **argv, struct exporter *e,
 		      struct export_args *a)
 {
@@ -487,27 +476,27 @@ static int parse_args(int argc, char **argv, struct exporter *e,
 		case 'I': a->trace_id = optarg; break;
 		case 'B': e->x.database = optarg; break;
 		case 'R':
-			if (num_opt("batch-rows", optarg, 1, 1000000, &v))
+			if (parse_count("batch-rows", optarg, 1, 1000000, &v))
 				return EXIT_USAGE;
 			e->x.batch_rows = v;
 			break;
 		case 'Y':
-			if (num_opt("batch-bytes", optarg, 4096, 1u << 30, &v))
+			if (parse_count("batch-bytes", optarg, 4096, 1u << 30, &v))
 				return EXIT_USAGE;
 			e->x.batch_bytes = (size_t)v;
 			break;
 		case 'T':
-			if (num_opt("retries", optarg, 0, 1000, &v))
+			if (parse_count("retries", optarg, 0, 1000, &v))
 				return EXIT_USAGE;
 			e->x.retries = (unsigned int)v;
 			break;
 		case 'O':
-			if (num_opt("backoff-ms", optarg, 1, 60000, &v))
+			if (parse_count("backoff-ms", optarg, 1, 60000, &v))
 				return EXIT_USAGE;
 			e->x.backoff_ms = (unsigned int)v;
 			break;
 		case 'S':
-			if (num_opt("timeout", optarg, 1, 86400, &v))
+			if (parse_count("timeout", optarg, 1, 86400, &v))
 				return EXIT_USAGE;
 			a->copts.timeout_s = (long)v;
 			break;

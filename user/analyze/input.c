@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,11 +66,8 @@ int input_opt(struct input_opts *o, int opt, const char *arg)
 		o->no_meta = true;
 		return 1;
 	case 'W':
-		if (parse_u64(arg, &v) || v == 0 || v > UINT32_MAX) {
-			errorf("--dup-window: '%s' is not a count in 1..%u",
-			       arg, UINT32_MAX);
+		if (parse_count("dup-window", arg, 1, UINT32_MAX, &v))
 			return -1;
-		}
 		o->dup_window = (uint32_t)v;
 		return 1;
 	}
@@ -86,14 +84,23 @@ int input_opt_or_usage(struct input_opts *o, int opt, const char *arg,
 	return rc > 0 ? 0 : EXIT_USAGE;
 }
 
+int parse_count(const char *name, const char *arg, uint64_t lo, uint64_t hi,
+		uint64_t *v)
+{
+	if (parse_u64(arg, v) || *v < lo || *v > hi) {
+		errorf("--%s: '%s' is not a number in %" PRIu64 "..%" PRIu64,
+		       name, arg, lo, hi);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
 int parse_ctrl(const char *arg, long *ctrl)
 {
 	uint64_t v;
 
-	if (parse_u64(arg, &v) || v > UINT32_MAX) {
-		errorf("--ctrl: '%s' is not a controller number", arg);
+	if (parse_count("ctrl", arg, 0, UINT32_MAX, &v))
 		return EXIT_USAGE;
-	}
 	*ctrl = (long)v;
 	return 0;
 }

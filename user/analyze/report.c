@@ -935,11 +935,8 @@ int cmd_report(int argc, char **argv)
 			dict_path = optarg;
 			break;
 		case 'T':
-			if (parse_u64(optarg, &v) || v > MAX_TOP) {
-				errorf("--top: '%s' is not a count in 0..%d",
-				       optarg, MAX_TOP);
+			if (parse_count("top", optarg, 0, MAX_TOP, &v))
 				return EXIT_USAGE;
-			}
 			top_n = (unsigned int)v;
 			break;
 		case 'H':

@@ -280,11 +280,8 @@ int cmd_stats(int argc, char **argv)
 			json = true;
 			break;
 		case 'G':
-			if (parse_u64(optarg, &v) || v > 1000000) {
-				errorf("--max-gaps: '%s' is not a count in 0..1000000",
-				       optarg);
+			if (parse_count("max-gaps", optarg, 0, 1000000, &v))
 				return EXIT_USAGE;
-			}
 			iopts.max_gaps = (size_t)v;
 			break;
 		case 'h':

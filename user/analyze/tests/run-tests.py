@@ -24,34 +24,11 @@ sys.path.insert(0, os.path.join(TOP, "python"))
 from hmb_trace.writer import (encode_record, encode_marker,  # noqa: E402
                               encode_ring_hdr, RingProducer)
 from hmb_trace.format import RECORD_HDR, RECORD_MAGIC  # noqa: E402
+sys.path.insert(0, os.path.join(TOP, "tests", "formats"))
+from tap import Tap  # noqa: E402  (the formats tests' TAP helper)
 
 PROG = "hmb-trace-analyze"
 MIB = 1 << 20
-
-
-class Tap:
-    def __init__(self):
-        self.n = 0
-        self.failed = 0
-
-    def ok(self, cond, what, diag=None):
-        self.n += 1
-        print("%s %d - %s" % ("ok" if cond else "not ok", self.n, what))
-        if not cond:
-            self.failed += 1
-            if diag is not None:
-                for line in str(diag).splitlines()[:40]:
-                    print("#   " + line)
-        sys.stdout.flush()
-        return cond
-
-    def eq(self, got, want, what):
-        return self.ok(got == want, what,
-                       "got:  %r\nwant: %r" % (got, want))
-
-    def skip(self, what, why):
-        self.n += 1
-        print("ok %d - %s # SKIP %s" % (self.n, what, why))
 
 
 T = Tap()

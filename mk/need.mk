@@ -4,9 +4,10 @@
 # target says what is missing, with the command that installs it, instead
 # of a bare "not found" from the shell half-way through the build:
 #
-#   NEED := $(call need_prog,clang,clang) $(call need_pc,libbpf,libbpf-dev)
+#   NEED += $(call need_prog,clang,clang) $(call need_pc,libbpf,libbpf-dev)
 #   NEED_GROUP := bpf                  # scripts/deps.sh group
-#   include $(TOP)/mk/need.mk          # after NEED
+#   ALL := $(PROG)                     # what `all` builds
+#   include $(TOP)/mk/need.mk          # after NEED and ALL: defines `all`
 #
 # need_prog COMMAND,PACKAGE: PACKAGE when COMMAND is not on PATH.
 # need_pc MODULE,PACKAGE: PACKAGE when pkg-config does not know MODULE
@@ -17,6 +18,13 @@ need_pc = $(if $(shell command -v pkg-config 2>/dev/null),$(if $(shell pkg-confi
 
 NEED_MISSING := $(sort $(strip $(NEED)))
 .DEFAULT_GOAL := all
+
+.PHONY: all
+ifeq ($(NEED_MISSING),)
+all: $(ALL)
+else
+all: need
+endif
 
 .PHONY: need need-list need-say
 # need: fail with the message when something is missing (the `all` of a

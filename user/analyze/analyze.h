@@ -172,5 +172,8 @@ int parse_count(const char *name, const char *arg, uint64_t lo, uint64_t hi,
 int parse_ctrl(const char *arg, long *ctrl);
 /* --format text|json: *json set; 0 or EXIT_USAGE, said. */
 int parse_text_json(const char *arg, bool *json);
+/* -f/--format text|json (@opt 'f') or -j/--json (@opt 'j'): *@json set;
+ * 0 or EXIT_USAGE, said. */
+int format_opt(int opt, const char *arg, bool *json);
 
 #endif /* HMB_ANALYZE_H */

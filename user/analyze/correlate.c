@@ -236,11 +236,9 @@ int cmd_correlate(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "f:jo:h", corr_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
-			if (parse_text_json(optarg, &json))
-				return EXIT_USAGE;
-			break;
 		case 'j':
-			json = true;
+			if (format_opt(opt, optarg, &json))
+				return EXIT_USAGE;
 			break;
 		case 'C':
 			if (parse_ctrl(optarg, &ctrl))

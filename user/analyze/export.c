@@ -501,10 +501,10 @@ static int parse_args(int argc, char **argv, struct exporter *e,
 			a->copts.timeout_s = (long)v;
 			break;
 		case 'f':
-			if (parse_text_json(optarg, &a->json))
+		case 'j':
+			if (format_opt(opt, optarg, &a->json))
 				return EXIT_USAGE;
 			break;
-		case 'j': a->json = true; break;
 		case 'q': e->x.quiet = true; break;
 		case 'h':
 			usage_export(stdout);

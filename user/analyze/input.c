@@ -105,6 +105,15 @@ int parse_ctrl(const char *arg, long *ctrl)
 	return 0;
 }
 
+int format_opt(int opt, const char *arg, bool *json)
+{
+	if (opt == 'j') {
+		*json = true;
+		return 0;
+	}
+	return parse_text_json(arg, json);
+}
+
 int parse_text_json(const char *arg, bool *json)
 {
 	if (strcmp(arg, "json") && strcmp(arg, "text")) {

@@ -273,11 +273,9 @@ int cmd_stats(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "f:jh", stats_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
-			if (parse_text_json(optarg, &json))
-				return EXIT_USAGE;
-			break;
 		case 'j':
-			json = true;
+			if (format_opt(opt, optarg, &json))
+				return EXIT_USAGE;
 			break;
 		case 'G':
 			if (parse_count("max-gaps", optarg, 0, 1000000, &v))

@@ -77,7 +77,11 @@ static int load_header(struct hmb_consumer *c, uint64_t *head, uint64_t *tail,
 		return hmb__err(err, HMB_E_HEAD_MISALIGNED, 0, 0x10,
 				"ring head %" PRIu64 " at offset 0x10 is not 8-byte aligned",
 				hd);
-	if (hd < tl)
+	/*
+	 * Cursors are byte counters modulo 2^64 (format.md section 4): head
+	 * may have wrapped past 0 while tail has not.  Compare distances.
+	 */
+	if ((int64_t)(hd - tl) < 0)
 		return hmb__err(err, HMB_E_HEAD_BACKWARDS, 0, 0x10,
 				"ring head %" PRIu64 " is behind tail %" PRIu64,
 				hd, tl);
@@ -165,7 +169,7 @@ int hmb_consumer_poll(struct hmb_consumer *c, uint64_t *avail,
 		c->head = c->cursor;
 		return 0;	/* hmb_consumer_reinit() takes it from here */
 	}
-	if (h < c->head) {
+	if ((int64_t)(h - c->head) < 0) {
 		/*
 		 * A frozen ring is being re-initialised: wait for reinit, and
 		 * read nothing more of the old epoch (its bytes are being
@@ -217,16 +221,22 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 	char where[96];
 	int rc = 0;
 
-	while (cur < head && nrec < max_recs) {
+	/*
+	 * Cursors are counters modulo 2^64: every comparison is between
+	 * distances from @cur (head - cur, rem), never between absolute
+	 * cursors, whose lap end wraps to 0 in the last lap before 2^64.
+	 * poll() guarantees head - cur <= ring_size.
+	 */
+	while (cur != head && nrec < max_recs) {
 		uint64_t off = cur & c->mask;
-		uint64_t lap_end = cur - off + rs;
-		uint64_t rem = lap_end - cur;
+		uint64_t rem = rs - off;	/* bytes left in this lap */
+		uint64_t left = head - cur;	/* bytes up to head */
 		struct hmb_record_hdr h;
 		uint64_t s;
 
 		if (rem < HMB_RECORD_HDR_SIZE) {
 			/* Implicit wrap (D2): no marker fits, skip the rest. */
-			if (head < lap_end) {
+			if (left < rem) {
 				where_cur(c, cur, where, sizeof(where));
 				rc = hmb__err(err, HMB_E_HEAD_IN_GAP, 0, cur,
 					      "head %" PRIu64 " inside the %" PRIu64
@@ -234,10 +244,10 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 					      head, rem, where);
 				break;
 			}
-			cur = ck_end = lap_end;
+			cur = ck_end = cur + rem;
 			continue;
 		}
-		if (head - cur < HMB_RECORD_HDR_SIZE) {
+		if (left < HMB_RECORD_HDR_SIZE) {
 			where_cur(c, cur, where, sizeof(where));
 			rc = hmb__err(err, HMB_E_REC_BEYOND_HEAD, 0, cur,
 				      "record header %s extends past head %" PRIu64,
@@ -245,7 +255,7 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 			break;
 		}
 		if (ck_end - cur < HMB_RECORD_HDR_SIZE) {
-			uint64_t n = (head < lap_end ? head : lap_end) - cur;
+			uint64_t n = left < rem ? left : rem;
 
 			if (buflen - out < HMB_RECORD_HDR_SIZE)
 				break;		/* caller's buffer is full */
@@ -272,7 +282,7 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 				      " bytes left)", s, where, rem);
 			break;
 		}
-		if (s > head - cur) {
+		if (s > left) {
 			where_cur(c, cur, where, sizeof(where));
 			rc = hmb__err(err, HMB_E_REC_BEYOND_HEAD, 0, cur,
 				      "record of %" PRIu64 " bytes %s extends past head %" PRIu64,
@@ -280,7 +290,7 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 			break;
 		}
 		if (h.flags & HMB_REC_FLAG_WRAP_MARKER) {
-			if (head < lap_end) {
+			if (left < rem) {
 				where_cur(c, cur, where, sizeof(where));
 				rc = hmb__err(err, HMB_E_HEAD_IN_GAP, 0, cur,
 					      "head %" PRIu64 " inside the skip after the wrap marker %s",
@@ -291,7 +301,7 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 			nrec++;
 			c->n.markers++;
 			*last = cur;
-			cur = ck_end = lap_end;
+			cur = ck_end = cur + rem;
 			continue;
 		}
 		if (ck_end - cur < s) {
@@ -299,7 +309,7 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 			 * The record continues past what we copied: copy it
 			 * again from its start and re-validate that copy.
 			 */
-			uint64_t n = (head < lap_end ? head : lap_end) - cur;
+			uint64_t n = left < rem ? left : rem;
 
 			if (buflen - out < s)
 				break;		/* caller's buffer is full */
@@ -444,7 +454,7 @@ int hmb_consumer_reinit(struct hmb_consumer *c, struct hmb_error *err)
 	if (rc)
 		return rc;
 	c->frozen_seen = false;
-	if (tail == c->hdr_tail && head >= c->head) {
+	if (tail == c->hdr_tail && (int64_t)(head - c->head) >= 0) {
 		/* Thawed without a rewrite: carry on where we were. */
 		return 0;
 	}

@@ -184,16 +184,25 @@ int hmb_consumer_poll(struct hmb_consumer *c, uint64_t *avail,
 				"head moved backwards from %" PRIu64 " to %" PRIu64
 				" (consumer %s)", c->head, h, where);
 	}
+	/*
+	 * While FROZEN, a head that fails a check means the header is being
+	 * rewritten: nothing is available, and read() must not go on to an
+	 * older head either (it returns what poll said: nothing).
+	 */
 	if (h & (HMB_RECORD_ALIGN - 1)) {
-		if (frozen)
+		if (frozen) {
+			c->head = c->cursor;
 			return 0;
+		}
 		return hmb__err(err, HMB_E_HEAD_MISALIGNED, 0, c->cursor,
 				"head %" PRIu64 " is not 8-byte aligned (consumer at cursor %" PRIu64 ")",
 				h, c->cursor);
 	}
 	if (h - c->cursor > c->ring_size) {
-		if (frozen)
+		if (frozen) {
+			c->head = c->cursor;
 			return 0;
+		}
 		return hmb__err(err, HMB_E_HEAD_AHEAD, 0, c->cursor,
 				"head %" PRIu64 " is %" PRIu64
 				" bytes ahead of the consumer cursor %" PRIu64

@@ -13,12 +13,17 @@
  *    (hmb_buf_iter reads it to its end without error) no longer than the
  *    buffer and no longer than head - cursor before the call;
  *  - hmb_consumer_next() returns records that pass hmb_record_check();
+ *  - the one-copy path: spans lie inside the record area, and whatever
+ *    hmb_consumer_verify() accepts -- after the device scribbled between
+ *    the check and the "write" -- is a valid dump stream; what it refuses
+ *    puts the cursor back;
  *  - the cursor never moves more than ring_size past where it was, and
  *    head - cursor <= ring_size after every successful poll;
  *  - the consumer never reads outside the mapping (ASan: the region is an
  *    exact-size heap block).
  * A loop that never ends (issue 11, defect 1) is a libFuzzer timeout.
  */
+#include <sys/uio.h>
 #include <hmbtrace.h>
 
 #include "fuzz.h"
@@ -85,7 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t len, buflen;
 		int rc, k;
 
-		switch (fz_u8(&f) % 12) {
+		switch (fz_u8(&f) % 13) {
 		case 0:		/* the producer emits a few records */
 		case 1:
 			for (k = fz_u8(&f) % 8; k >= 0; k--) {
@@ -170,6 +175,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					h->ring_size = fz_u32(&f);
 			}
 			break;
+		case 12: {	/* one copy: spans, the device, writev, verify */
+			static struct iovec iov[64];
+			int niov;
+
+			before = hmb_consumer_cursor(c);
+			if (hmb_consumer_poll(c, &avail, &err) != 0)
+				break;
+			buflen = HMB_RECORD_MAX_SIZE + fz_u16(&f) % (sizeof(out) - HMB_RECORD_MAX_SIZE);
+			rc = hmb_consumer_spans(c, iov, 1 + fz_u8(&f) % 64, buflen,
+						&niov, &len, &err);
+			FZ_ASSERT(len <= buflen && len <= avail);
+			FZ_ASSERT(hmb_consumer_cursor(c) - before <= rs);
+			/* the device may write while we write */
+			for (k = fz_u8(&f) % 4; k > 0; k--)
+				region[64 + fz_u32(&f) % rs] = fz_u8(&f);
+			len = 0;
+			for (k = 0; k < niov; k++) {
+				FZ_ASSERT((uint8_t *)iov[k].iov_base >= region + 64 &&
+					  (uint8_t *)iov[k].iov_base + iov[k].iov_len <= region + map_len);
+				memcpy(out + len, iov[k].iov_base, iov[k].iov_len);
+				len += iov[k].iov_len;
+			}
+			/* What verify lets through is a valid dump. */
+			if (hmb_consumer_verify(c, &err) == 0)
+				check_stream(out, len);
+			else
+				FZ_ASSERT(hmb_consumer_cursor(c) == before);
+			(void)rc;
+			break;
+		}
 		default:
 			rc = hmb_consumer_reinit(c, &err);
 			FZ_ASSERT(rc <= 1);

@@ -15,6 +15,12 @@
  * The test then checks the order: under --fsync batch, every write to the
  * dump is followed by an fdatasync before the tail moves.  Calls are
  * passed on unchanged.
+ *
+ * With HMB_SPY_MUTATE=1 it also plays a device that rewrites a record
+ * between the daemon's check and its write (t12-write-mode.sh): at the
+ * first writev(2) it sets flag bit 7 in the header of the record its first
+ * buffer starts with -- in the ring, which that buffer points into under
+ * --write-mode spans -- before passing the call on.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -117,9 +123,17 @@ ssize_t write(int fd, const void *buf, size_t n)
 
 ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
+	static int mutated;
+
 	REAL(writev);
 	if (fd > 2)
 		log_fd_call("writev", fd);
+	if (fd > 2 && cnt > 0 && !mutated && getenv("HMB_SPY_MUTATE") &&
+	    iov[0].iov_len >= 32) {
+		mutated = 1;
+		((volatile uint8_t *)iov[0].iov_base)[19] |= 0x80;
+		spy_log("mutated flags of the record at %p", iov[0].iov_base);
+	}
 	return real_writev(fd, iov, cnt);
 }
 

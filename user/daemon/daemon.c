@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -53,6 +54,7 @@ struct opts {
 	unsigned int file_mode;	/* permission bits of files we create */
 	enum { FSYNC_NONE, FSYNC_BATCH, FSYNC_INTERVAL } fsync;
 	unsigned int fsync_interval_ms;
+	bool copy;		/* --write-mode copy */
 };
 
 struct stats {
@@ -61,6 +63,7 @@ struct stats {
 	uint64_t reinits, reopens;
 	uint64_t output_errors, output_retries;
 	uint64_t fsyncs;
+	uint64_t ring_changed;	/* batches rewritten: ring changed under us */
 	double t0;
 };
 
@@ -77,6 +80,8 @@ struct daemon {
 	uint64_t synced_size;		/* out_size at the last fdatasync */
 	double last_sync;		/* when (now_s) */
 	uint8_t *buf;
+	struct iovec iov[IOV_MAX];	/* spans of the ring (--write-mode spans) */
+	bool copy_next;			/* read the next batch with a copy */
 	uint32_t flags;			/* last ring flags seen */
 	bool stop;			/* SIGINT/SIGTERM received */
 	int stop_sig;
@@ -182,6 +187,12 @@ static void usage(FILE *f)
 "                           interval: fdatasync it every --fsync-interval-ms\n"
 "                           while bytes are pending (see Durability below)\n"
 "      --fsync-interval-ms MS  for --fsync interval (default 1000)\n"
+"      --write-mode MODE    copy (default): copy each batch out of the ring,\n"
+"                           check the copy, write it; spans: check each\n"
+"                           record header in the ring, write the records\n"
+"                           straight from the ring, check the headers again\n"
+"                           (docs/format.md 9.5; not faster on the machines\n"
+"                           measured, docs/benchmarks.md)\n"
 "      --no-output-check    do not scan an existing FILE for a torn last\n"
 "                           record before appending (see below)\n"
 "      --throttle BYTES/S   limit the drain rate by holding each batch's tail\n"
@@ -251,7 +262,7 @@ bad:
 
 enum { O_ONCE = 256, O_STATS_JSON, O_LOG_FORMAT, O_IDLE_MAX, O_THROTTLE,
        O_NO_RECOVER, O_WATERMARK, O_MAX_DELAY, O_FILE_MODE, OPT_FSYNC,
-       OPT_FSYNC_INTERVAL };
+       OPT_FSYNC_INTERVAL, O_WRITE_MODE };
 
 static void parse_opts(struct opts *o, int argc, char **argv)
 {
@@ -270,6 +281,7 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 		{ "file-mode", required_argument, NULL, O_FILE_MODE },
 		{ "fsync", required_argument, NULL, OPT_FSYNC },
 		{ "fsync-interval-ms", required_argument, NULL, OPT_FSYNC_INTERVAL },
+		{ "write-mode", required_argument, NULL, O_WRITE_MODE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "log-format", required_argument, NULL, O_LOG_FORMAT },
@@ -286,6 +298,7 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 	o->file_mode = 0600;
 	o->fsync = FSYNC_NONE;
 	o->fsync_interval_ms = 1000;
+	o->copy = true;
 	while ((c = getopt_long(argc, argv, "d:r:o:b:qvh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': o->kind = SRC_DEVICE; o->source = optarg; nsrc++; break;
@@ -361,6 +374,17 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 				exit(EXIT_USAGE);
 			}
 			o->fsync_interval_ms = (unsigned int)v;
+			break;
+		case O_WRITE_MODE:
+			if (!strcmp(optarg, "copy")) {
+				o->copy = true;
+			} else if (!strcmp(optarg, "spans")) {
+				o->copy = false;
+			} else {
+				log_msg(LOG_ERR, "--write-mode must be spans or copy, not '%s'",
+					optarg);
+				exit(EXIT_USAGE);
+			}
 			break;
 		case O_THROTTLE: o->throttle = (double)parse_num(optarg, "throttle"); break;
 		case 'q': log_verbosity = LOG_WARN; break;
@@ -680,37 +704,71 @@ static bool errno_retryable(int e)
 	       e == EAGAIN || e == EINTR;
 }
 
+/* Cut FILE back to @size bytes (a record boundary). */
+static int output_cut(struct daemon *d, uint64_t size)
+{
+	if (!d->out_is_file || d->out_size == size)
+		return 0;
+	if (ftruncate(d->out_fd, (off_t)size)) {
+		log_msg(LOG_ERR, "output %s: cannot cut back to %" PRIu64 ": %s",
+			d->o.output, size, strerror(errno));
+		return -1;
+	}
+	d->out_size = size;
+	return 0;
+}
+
 /*
- * Write @len bytes.  Partial writes are continued where they stopped;
- * ENOSPC/EIO and friends are retried with exponential back-off (1 ms to
- * 1 s) for as long as it takes, logged once per episode.  The tail is not
- * touched here, so nothing unwritten is ever published.  Returns 0, or -1
- * when the daemon was told to stop while the output still failed or on an
- * error that cannot get better (the output was then cut back to the last
- * record boundary it had before this batch, so the batch stays in the ring).
+ * Write the @n buffers of @iov (@len bytes in all) with writev(2).  Partial
+ * writes are continued where they stopped; ENOSPC/EIO and friends are
+ * retried with exponential back-off (1 ms to 1 s) for as long as it takes,
+ * logged once per episode.  The tail is not touched here, so nothing
+ * unwritten is ever published.  Returns 0, or -1 when the daemon was told
+ * to stop while the output still failed or on an error that cannot get
+ * better (the output was then cut back to the last record boundary it had
+ * before this batch, so the batch stays in the ring), or -2 when the ring's
+ * memory itself is gone (EFAULT reading the spans: device removed, ring
+ * file truncated).  @iov is consumed.
  */
-static int output_write(struct daemon *d, const uint8_t *buf, size_t len)
+static int output_write(struct daemon *d, struct iovec *iov, int n, size_t len)
 {
 	uint64_t start_size = d->out_size;
-	size_t off = 0;
+	size_t done = 0;
 	double delay_ms = 1, t_fail = 0;
 	bool episode = false;
 	int last_err = 0;
-	ssize_t n;
+	ssize_t w;
 
-	while (off < len) {
-		n = write(d->out_fd, buf + off, len - off);
-		if (n > 0) {
-			off += (size_t)n;
-			d->out_size += (uint64_t)n;
+	while (done < len) {
+		w = writev(d->out_fd, iov, n > IOV_MAX ? IOV_MAX : n);
+		if (w > 0) {
+			done += (size_t)w;
+			d->out_size += (uint64_t)w;
+			/* Step over what was written, into a partial buffer. */
+			while (n && (size_t)w >= iov->iov_len) {
+				w -= (ssize_t)iov->iov_len;
+				iov++;
+				n--;
+			}
+			if (n && w) {
+				iov->iov_base = (uint8_t *)iov->iov_base + w;
+				iov->iov_len -= (size_t)w;
+			}
 			continue;
 		}
-		last_err = n < 0 ? errno : EIO;
+		last_err = w < 0 ? errno : EIO;
 		if (last_err == EINTR)
 			continue;
+		if (last_err == EFAULT) {
+			log_msg(LOG_ERR, "%s %s gone: its memory is no longer there (EFAULT writing from the ring)",
+				d->src.kind == SRC_DEVICE ? "device" : "ring file",
+				d->src.path);
+			output_cut(d, start_size);
+			return -2;
+		}
 		if (!errno_retryable(last_err)) {
 			log_msg(LOG_ERR, "output %s: %s; %zu bytes of this batch unwritten",
-				d->o.output, strerror(last_err), len - off);
+				d->o.output, strerror(last_err), len - done);
 			goto give_up;
 		}
 		if (!episode) {
@@ -720,13 +778,13 @@ static int output_write(struct daemon *d, const uint8_t *buf, size_t len)
 			log_msg(LOG_WARN, "output %s: %s; holding the ring tail at %" PRIu64
 				", %zu bytes pending; retrying",
 				d->o.output, strerror(last_err), d->published,
-				len - off);
+				len - done);
 		}
 		d->st.output_retries++;
 		signals_read(d);
 		if (d->stop) {
 			log_msg(LOG_ERR, "output %s: still failing (%s) when told to stop; %zu bytes stay in the ring",
-				d->o.output, strerror(last_err), len - off);
+				d->o.output, strerror(last_err), len - done);
 			goto give_up;
 		}
 		sleep_ms(d, delay_ms);
@@ -739,13 +797,7 @@ static int output_write(struct daemon *d, const uint8_t *buf, size_t len)
 
 give_up:
 	/* Leave the file at a record boundary; the batch is still in the ring. */
-	if (d->out_is_file && d->out_size != start_size) {
-		if (ftruncate(d->out_fd, (off_t)start_size) == 0)
-			d->out_size = start_size;
-		else
-			log_msg(LOG_ERR, "output %s: cannot cut back to %" PRIu64 ": %s",
-				d->o.output, start_size, strerror(errno));
-	}
+	output_cut(d, start_size);
 	return -1;
 }
 
@@ -915,17 +967,58 @@ static int drain(struct daemon *d)
 		return 2;
 	for (;;) {
 		struct hmb_consumer_counts n0, n1;
+		bool spans = !d->o.copy && !d->copy_next;
+		uint64_t start = d->out_size;
+		struct iovec one;
+		int niov = 0, w;
 
 		hmb_consumer_counts(d->c, &n0);
-		r = hmb_consumer_read(d->c, d->buf, d->o.batch, &len, &err);
-		hmb_consumer_counts(d->c, &n1);
+		if (spans) {
+			/* One copy: write the checked records from the ring. */
+			r = hmb_consumer_spans(d->c, d->iov, IOV_MAX, d->o.batch,
+					       &niov, &len, &err);
+		} else {
+			r = hmb_consumer_read(d->c, d->buf, d->o.batch, &len, &err);
+			one = (struct iovec){ .iov_base = d->buf, .iov_len = len };
+		}
+		d->copy_next = false;
 		if (len) {
-			if (output_write(d, d->buf, len) ||
-			    (d->o.fsync == FSYNC_BATCH && output_sync(d))) {
+			w = output_write(d, spans ? d->iov : &one, spans ? niov : 1,
+					 len);
+			if (w) {
+				d->exit_code = w == -2 ? EXIT_GONE : EXIT_OUTPUT;
+				d->exit_reason = w == -2 ? "ring gone" : "output failed";
+				return -1;
+			}
+			if (spans) {
+				struct hmb_error verr;
+
+				if (hmb_consumer_verify(d->c, &verr)) {
+					/*
+					 * The device rewrote a header we had
+					 * checked: what we wrote may not be
+					 * what we checked.  Drop it and read
+					 * the batch again from a private copy
+					 * (format.md 9.5).
+					 */
+					d->st.ring_changed++;
+					log_msg(LOG_WARN, "ring changed under the write: %s; writing that batch again from a checked copy",
+						verr.msg);
+					if (output_cut(d, start)) {
+						d->exit_code = EXIT_OUTPUT;
+						d->exit_reason = "output failed";
+						return -1;
+					}
+					d->copy_next = true;
+					continue;
+				}
+			}
+			if (d->o.fsync == FSYNC_BATCH && output_sync(d)) {
 				d->exit_code = EXIT_OUTPUT;
 				d->exit_reason = "output failed";
 				return -1;
 			}
+			hmb_consumer_counts(d->c, &n1);
 			d->st.records += n1.records - n0.records;
 			d->st.markers += n1.markers - n0.markers;
 			d->st.ignored += n1.ignored - n0.ignored;
@@ -1133,12 +1226,14 @@ static void summary(struct daemon *d)
 		",\"unknown_flag_events\":%" PRIu64 ",\"reinits\":%" PRIu64
 		",\"reopens\":%" PRIu64 ",\"output_errors\":%" PRIu64
 		",\"output_retries\":%" PRIu64 ",\"fsyncs\":%" PRIu64
+		",\"ring_changed\":%" PRIu64
 		",\"tail\":%" PRIu64
 		",\"elapsed_s\":%.6f,\"exit_code\":%d,\"exit_reason\":\"%s\"}\n",
 		s->records, s->markers, s->ignored, s->bytes, s->batches,
 		s->overflow_events, s->frozen_events, s->unknown_flag_events,
 		s->reinits, s->reopens, s->output_errors, s->output_retries,
-		s->fsyncs, d->c ? hmb_consumer_cursor(d->c) : 0, el, d->exit_code,
+		s->fsyncs, s->ring_changed, d->c ? hmb_consumer_cursor(d->c) : 0,
+		el, d->exit_code,
 		d->exit_reason);
 	if (fclose(f))
 		log_msg(LOG_ERR, "cannot write %s: %s", d->o.stats_json, strerror(errno));

@@ -50,6 +50,8 @@ enum hmb_errcode {
 	HMB_E_REC_CROSS_LAP = -22,	/* record crosses the end of the lap */
 	HMB_E_REC_BEYOND_HEAD = -23,	/* record extends past head */
 	HMB_E_MARKER_PAYLOAD = -24,	/* wrap marker with payload_len != 0 */
+	HMB_E_RING_CHANGED = -25,	/* a validated record header changed in
+					 * the ring before it was written out */
 	HMB_E_TRUNC_HDR = -30,		/* dump: end of file inside a header */
 	HMB_E_TRUNC_PAYLOAD = -31,	/* dump: end of file inside a payload */
 	HMB_E_UNKNOWN_MAGIC = -32,	/* first 4 bytes neither HMBT nor RECT */
@@ -161,6 +163,38 @@ int hmb_consumer_poll(struct hmb_consumer *c, uint64_t *avail,
  */
 int hmb_consumer_read(struct hmb_consumer *c, void *buf, size_t buflen,
 		      size_t *len, struct hmb_error *err);
+
+/*
+ * One-copy alternative to hmb_consumer_read() (docs/format.md 9.5): check
+ * the records from the local cursor up to the polled head where they lie
+ * -- each header copied out and checked on the copy, exactly as read()
+ * does -- and describe them as at most @max_iov spans of the mapping in
+ * @iov (records verbatim, markers included, gaps excluded), at most
+ * @max_bytes in all (>= HMB_RECORD_MAX_SIZE).  *@n_iov and *@len say how
+ * many spans and bytes.  Advances the local cursor like read(); on a
+ * validation error the spans hold the good prefix and the cursor stops at
+ * the bad record.
+ *
+ * The caller writes the spans out (writev), then calls
+ * hmb_consumer_verify() before it publishes anything: the bytes went from
+ * the ring to the output after they were checked, so a device that
+ * rewrote them meanwhile would reach the output unchecked.
+ */
+struct iovec;
+int hmb_consumer_spans(struct hmb_consumer *c, struct iovec *iov,
+		       int max_iov, size_t max_bytes, int *n_iov, size_t *len,
+		       struct hmb_error *err);
+/*
+ * After the spans of the last hmb_consumer_spans() were written out: read
+ * every record header of them from the ring again and compare the fields
+ * that frame the stream and classify records (magic, payload_len, flags)
+ * with what was checked.  0: unchanged, publish.  HMB_E_RING_CHANGED: a
+ * header changed (the error names its ring offset); the cursor and the
+ * counts are back where they were before hmb_consumer_spans(), and the
+ * caller must drop what it wrote of that batch and read it again with
+ * hmb_consumer_read() (which checks a private copy).
+ */
+int hmb_consumer_verify(struct hmb_consumer *c, struct hmb_error *err);
 
 /*
  * Record-at-a-time alternative to hmb_consumer_read(): the next validated

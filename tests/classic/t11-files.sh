@@ -113,4 +113,9 @@ ln -s "$WORK/victim" "$WORK/s.bin.meta"
 "$DAEMON" -r "$ring" -o "$WORK/s.bin" --once 2>/dev/null
 eq "existing dump whose sidecar is a symlink: exit 1" "$?" 1
 eq "sidecar symlink: its target untouched" "$(cat "$WORK/victim")" precious
+ln -s "$WORK/victim" "$WORK/sj.json"
+"$FWSIM" -r "$ring" -n 10 -q
+"$DAEMON" -r "$ring" -o "$WORK/sj.bin" --once --stats-json "$WORK/sj.json" 2> "$WORK/sj.err"
+eq "--stats-json FILE a symlink: its target untouched" "$(cat "$WORK/victim")" precious
+check "--stats-json FILE a symlink: the error says so" grep -q "cannot write.*sj.json" "$WORK/sj.err"
 done_testing

@@ -1215,7 +1215,15 @@ static void summary(struct daemon *d)
 		d->exit_reason);
 	if (!d->o.stats_json)
 		return;
-	f = fopen(d->o.stats_json, "we");
+	{
+		/* As the dump: never through a symbolic link, our mode. */
+		int fd = open(d->o.stats_json, O_WRONLY | O_CREAT | O_TRUNC |
+			      O_NOFOLLOW | O_CLOEXEC, d->o.file_mode);
+
+		f = fd >= 0 ? fdopen(fd, "w") : NULL;
+		if (fd >= 0 && !f)
+			close(fd);
+	}
 	if (!f) {
 		log_msg(LOG_ERR, "cannot write %s: %s", d->o.stats_json, strerror(errno));
 		return;

@@ -22,7 +22,7 @@ USER_DIRS := user/lib mock/hmb-fwsim user/daemon user/analyze user/agent
 USER_DIRS := $(foreach d,$(USER_DIRS),$(if $(wildcard $(d)/Makefile),$(d)))
 # Directories that only contribute tests.
 CHECK_DIRS := $(USER_DIRS) \
-	$(foreach d,docs/test-vectors python tests tests/formats fuzz kernel bpf selftests scripts/vm,$(if $(wildcard $(d)/Makefile),$(d)))
+	$(foreach d,docs/test-vectors python tests tests/formats tests/fleet fuzz kernel bpf selftests scripts/vm,$(if $(wildcard $(d)/Makefile),$(d)))
 
 .PHONY: all check check-run demo demo-host bench fuzz vectors module clean deps-check deps-demo $(USER_DIRS)
 
@@ -35,7 +35,7 @@ $(USER_DIRS):
 $(filter-out user/lib,$(USER_DIRS)): user/lib
 
 deps-check:
-	@$(TOP)/scripts/deps.sh build test kernel bpf vm report fuzz
+	@$(TOP)/scripts/deps.sh build test kernel bpf vm report fleet fuzz
 
 deps-demo:
 	@$(TOP)/scripts/deps.sh build bpf vm kernel

@@ -29,6 +29,7 @@ LICENCES = {
     "mock/": "Apache-2.0",
     "selftests/": "GPL-2.0",
     "tests/": "Apache-2.0",
+    "fuzz/": "Apache-2.0",
     "scripts/": "Apache-2.0",
     "python/": "Apache-2.0",
     "docs/": "Apache-2.0",

@@ -1,31 +1,42 @@
 # SPDX-License-Identifier: Apache-2.0
 # Sourced by scripts/bench-*.sh.
 #
-# bench_time TIMEFILE KEY CMD...: run CMD once (stdout discarded), timed:
-# keeps in the caller's associative arrays best[KEY] the best wall time
-# (ns) of the runs so far and cpu[KEY] the CPU time (user + system, ms) of
-# that run.  TIMEFILE holds /usr/bin/time's output.
-bench_time() {
-	local tf=$1 key=$2 t0 t1 c
-	shift 2
+# bench_run TIMEFILE CMD...: run CMD once, timed: sets bench_wall_ns (wall
+# time, ns) and bench_cpu_ms (user + system CPU time, ms).  TIMEFILE holds
+# /usr/bin/time's output.
+bench_run() {
+	local tf=$1 t0 t1 c
+	shift
 	t0=$(date +%s%N)
-	/usr/bin/time -o "$tf" -f "%U %S" "$@" > /dev/null
-	c=$(tail -n 1 "$tf")
+	/usr/bin/time -o "$tf" -f "%U %S" "$@"
 	t1=$(date +%s%N)
-	if [ -z "${best[$key]:-}" ] || [ $((t1 - t0)) -lt "${best[$key]}" ]; then
-		best[$key]=$((t1 - t0))
-		cpu[$key]=$(awk -v u="${c% *}" -v s="${c#* }" 'BEGIN { printf "%d", (u + s) * 1000 }')
+	c=$(tail -n 1 "$tf")
+	bench_wall_ns=$((t1 - t0))
+	bench_cpu_ms=$(awk -v u="${c% *}" -v s="${c#* }" 'BEGIN { printf "%d", (u + s) * 1000 + 0.5 }')
+}
+#
+# bench_time TIMEFILE KEY CMD...: bench_run CMD (stdout discarded), keeping
+# in the caller's associative arrays best[KEY] the best wall time (ns) of
+# the runs so far and cpu[KEY] the CPU time (ms) of that run.
+bench_time() {
+	local tf=$1 key=$2
+	shift 2
+	bench_run "$tf" "$@" > /dev/null
+	if [ -z "${best[$key]:-}" ] || [ "$bench_wall_ns" -lt "${best[$key]}" ]; then
+		best[$key]=$bench_wall_ns
+		cpu[$key]=$bench_cpu_ms
 	fi
 }
 #
 # bench_doc NAME < TABLE: put the Markdown on standard input into
 # docs/benchmarks.md in place of the section between "<!-- NAME:begin" and
 # "<!-- NAME:end -->" (the table carries both markers), or append it when
-# the document has no such section yet.  HMB_BENCH_NO_DOC=1 leaves the
+# the document has no such section yet.  HMB_BENCH_DOC names another
+# document (docs/fuzzing.md).  HMB_BENCH_NO_DOC=1 leaves the
 # document alone.
 bench_doc() {
 	local name=$1 doc tf
-	doc=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/docs/benchmarks.md
+	doc=${HMB_BENCH_DOC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/docs/benchmarks.md}
 	tf=$(mktemp) || return 1
 	cat > "$tf"
 	if [ "${HMB_BENCH_NO_DOC:-0}" = 1 ]; then

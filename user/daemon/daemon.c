@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -30,56 +31,7 @@
 #include "daemon.h"
 #include "hmbtrace_util.h"
 
-#define DEFAULT_BATCH (256u << 10)
-#define DEFAULT_IDLE_MAX_MS 10
-#define DEFAULT_WATERMARK (64u << 10)
-#define DEFAULT_MAX_DELAY_US 1000
-#define BACKOFF_CAP_MS 1000
-
-struct opts {
-	enum source_kind kind;
-	const char *source;
-	const char *output;
-	size_t batch;
-	bool once;
-	const char *stats_json;
-	unsigned int idle_max_ms;
-	double throttle;	/* bytes/s, 0 = none (testing aid) */
-	bool no_recover;
-	size_t watermark;	/* drain once this much is in the ring ... */
-	unsigned int max_delay_us;	/* ... or its oldest byte waited this */
-};
-
-struct stats {
-	uint64_t records, markers, ignored, bytes, batches;
-	uint64_t overflow_events, frozen_events, unknown_flag_events;
-	uint64_t reinits, reopens;
-	uint64_t output_errors, output_retries;
-	double t0;
-};
-
-struct daemon {
-	struct opts o;
-	struct source src;
-	struct hmb_consumer *c;
-	int sigfd;
-	int out_fd;
-	bool out_is_file;
-	uint64_t out_size;		/* bytes in the current output file */
-	uint8_t *buf;
-	uint32_t flags;			/* last ring flags seen */
-	bool stop;			/* SIGINT/SIGTERM received */
-	int stop_sig;
-	bool reopen;			/* SIGHUP received */
-	bool dev_err_backoff;		/* device poll reported POLLERR/PRI */
-	uint64_t published;		/* last tail published */
-	double hold_since;		/* below the watermark since (0: not) */
-	struct stats st;
-	int exit_code;
-	const char *exit_reason;
-};
-
-static double now_s(void)
+double now_s(void)
 {
 	struct timespec ts;
 
@@ -87,287 +39,12 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static uint64_t clock_ns(clockid_t id)
+uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
 	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-/* ---------------------------------------------------------------- usage */
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-"Usage: " PROG " (--device DEV | --ring-file PATH) -o FILE [OPTIONS]\n"
-"\n"
-"Drain an NVMe HMB trace ring into a dump file: every record verbatim, in\n"
-"ring order, wrap markers included; the ring's tail is published only after\n"
-"the bytes were written.  A sidecar FILE.meta describes each output.\n"
-"\n"
-"Source (one of):\n"
-"  -d, --device DEV         trace device, e.g. /dev/nvme-hmb-trace0\n"
-"  -r, --ring-file PATH     file-backed ring, e.g. /dev/shm/hmb0 (hmb-fwsim)\n"
-"Output:\n"
-"  -o, --output FILE        dump file, appended to ('-' = stdout, no sidecar)\n"
-"  -b, --batch-bytes N      bytes copied and written per batch; the tail is\n"
-"                           published once per batch (default 256K, min 4K)\n"
-"      --once               drain what is in the ring now and exit\n"
-"      --stats-json FILE    write the exit summary as JSON to FILE\n"
-"      --idle-max-ms MS     longest sleep of a ring file's idle back-off\n"
-"                           (default 10)\n"
-"      --watermark BYTES    drain once the ring holds this much, or once\n"
-"                           its oldest record waited --max-delay-us; fewer,\n"
-"                           larger writes (default 64K; 0 = at once;\n"
-"                           never more than a quarter of the ring)\n"
-"      --max-delay-us US    longest a record waits below the watermark\n"
-"                           (default 1000)\n"
-"      --no-output-check    do not scan an existing FILE for a torn last\n"
-"                           record before appending (see below)\n"
-"      --throttle BYTES/S   limit the drain rate by holding each batch's tail\n"
-"                           back (testing: makes the ring overflow, widens\n"
-"                           the write-to-publish window)\n"
-"Logging (stderr):\n"
-"  -q, --quiet              warnings and errors only\n"
-"  -v, --verbose            debug messages\n"
-"      --log-format text|json  one JSON object per line with json\n"
-"  -h, --help               this help\n"
-"\n"
-"An existing FILE is appended to.  It is scanned first: a record torn by a\n"
-"daemon killed mid-write is cut off (it is still in the ring).\n"
-"\n"
-"Signals:\n"
-"  SIGINT, SIGTERM  finish the batch in hand (write, publish) and exit 0\n"
-"  SIGHUP           reopen FILE after the batch in hand (logrotate) and\n"
-"                   write a new FILE.meta; no record is lost or repeated\n"
-"\n"
-"Exit status:\n"
-"  0 stopped by a signal, or --once done     1 error (open, map, output)\n"
-"  2 usage                                   3 ring corrupt (the good prefix\n"
-"  4 ring header refused (version > 1)         was written and published)\n"
-"  5 device (or ring file) went away         6 stopped while the output was\n"
-"                                              failing; data left in the ring\n"
-"\n"
-"Examples:\n"
-"  " PROG " --device /dev/nvme-hmb-trace0 -o /var/log/hmb/trace.bin\n"
-"  " PROG " --ring-file /dev/shm/hmb0 -o trace.bin --stats-json stats.json\n"
-"  " PROG " -r /dev/shm/hmb0 -o - --once | hmb-trace-analyze stats -\n"
-"  kill -HUP $(pidof " PROG ")   # after moving trace.bin away\n");
-}
-
-/* A count or size option (k, M, G suffixes), or a usage error. */
-static uint64_t parse_num(const char *s, const char *what)
-{
-	uint64_t v;
-
-	if (hmb_parse_u64(s, HMB_NUM_SIZE, 0, UINT64_MAX, &v)) {
-		log_msg(LOG_ERR, "bad %s '%s' (try --help)", what, s);
-		exit(EXIT_USAGE);
-	}
-	return v;
-}
-
-enum { O_ONCE = 256, O_STATS_JSON, O_LOG_FORMAT, O_IDLE_MAX, O_THROTTLE,
-       O_NO_RECOVER, O_WATERMARK, O_MAX_DELAY };
-
-static void parse_opts(struct opts *o, int argc, char **argv)
-{
-	static const struct option lo[] = {
-		{ "device", required_argument, NULL, 'd' },
-		{ "ring-file", required_argument, NULL, 'r' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "batch-bytes", required_argument, NULL, 'b' },
-		{ "once", no_argument, NULL, O_ONCE },
-		{ "stats-json", required_argument, NULL, O_STATS_JSON },
-		{ "idle-max-ms", required_argument, NULL, O_IDLE_MAX },
-		{ "throttle", required_argument, NULL, O_THROTTLE },
-		{ "no-output-check", no_argument, NULL, O_NO_RECOVER },
-		{ "watermark", required_argument, NULL, O_WATERMARK },
-		{ "max-delay-us", required_argument, NULL, O_MAX_DELAY },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "log-format", required_argument, NULL, O_LOG_FORMAT },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c, nsrc = 0;
-	uint64_t v;
-
-	o->batch = DEFAULT_BATCH;
-	o->idle_max_ms = DEFAULT_IDLE_MAX_MS;
-	o->watermark = DEFAULT_WATERMARK;
-	o->max_delay_us = DEFAULT_MAX_DELAY_US;
-	while ((c = getopt_long(argc, argv, "d:r:o:b:qvh", lo, NULL)) != -1) {
-		switch (c) {
-		case 'd': o->kind = SRC_DEVICE; o->source = optarg; nsrc++; break;
-		case 'r': o->kind = SRC_RING_FILE; o->source = optarg; nsrc++; break;
-		case 'o': o->output = optarg; break;
-		case 'b':
-			v = parse_num(optarg, "batch size");
-			if (v < HMB_RECORD_MAX_SIZE || v > (1u << 30)) {
-				log_msg(LOG_ERR, "--batch-bytes must be between %d and 1G",
-					HMB_RECORD_MAX_SIZE);
-				exit(EXIT_USAGE);
-			}
-			o->batch = (size_t)v;
-			break;
-		case O_ONCE: o->once = true; break;
-		case O_STATS_JSON: o->stats_json = optarg; break;
-		case O_IDLE_MAX:
-			v = parse_num(optarg, "idle sleep");
-			if (v < 1 || v > 1000) {
-				log_msg(LOG_ERR, "--idle-max-ms must be 1..1000");
-				exit(EXIT_USAGE);
-			}
-			o->idle_max_ms = (unsigned int)v;
-			break;
-		case O_NO_RECOVER: o->no_recover = true; break;
-		case O_WATERMARK:
-			v = parse_num(optarg, "watermark");
-			if (v > (1u << 30)) {
-				log_msg(LOG_ERR, "--watermark must be at most 1G");
-				exit(EXIT_USAGE);
-			}
-			o->watermark = (size_t)v;
-			break;
-		case O_MAX_DELAY:
-			v = parse_num(optarg, "delay");
-			if (v < 1 || v > 60000000) {
-				log_msg(LOG_ERR, "--max-delay-us must be 1..60000000 (60 s)");
-				exit(EXIT_USAGE);
-			}
-			o->max_delay_us = (unsigned int)v;
-			break;
-		case O_THROTTLE: o->throttle = (double)parse_num(optarg, "throttle"); break;
-		case 'q': log_verbosity = LOG_WARN; break;
-		case 'v': log_verbosity = LOG_DEBUG; break;
-		case O_LOG_FORMAT:
-			if (!strcmp(optarg, "json")) {
-				log_json = true;
-			} else if (strcmp(optarg, "text")) {
-				log_msg(LOG_ERR, "--log-format must be text or json");
-				exit(EXIT_USAGE);
-			}
-			break;
-		case 'h': usage(stdout); exit(EXIT_OK);
-		default: usage(stderr); exit(EXIT_USAGE);
-		}
-	}
-	if (optind < argc) {
-		log_msg(LOG_ERR, "unexpected argument '%s' (try --help)", argv[optind]);
-		exit(EXIT_USAGE);
-	}
-	if (nsrc != 1) {
-		log_msg(LOG_ERR, "give exactly one of --device DEV or --ring-file PATH (try --help)");
-		exit(EXIT_USAGE);
-	}
-	if (!o->output) {
-		log_msg(LOG_ERR, "-o FILE is required (try --help)");
-		exit(EXIT_USAGE);
-	}
-}
-
-/* --------------------------------------------------------------- output */
-
-static int write_sidecar(struct daemon *d)
-{
-	struct hmb_sidecar sc;
-	struct hmb_error err;
-	char path[4096];
-
-	if (!d->out_is_file)
-		return 0;
-	memset(&sc, 0, sizeof(sc));
-	sc.abi_version = HMB_TRACE_ABI_VERSION;
-	sc.ring_size = d->src.ring_size;
-	snprintf(sc.source, sizeof(sc.source), "%s", d->src.path);
-	sc.realtime_ns = clock_ns(CLOCK_REALTIME);
-	sc.monotonic_ns = clock_ns(CLOCK_MONOTONIC);
-	sc.boottime_ns = clock_ns(CLOCK_BOOTTIME);
-	snprintf(path, sizeof(path), "%s.meta", d->o.output);
-	if (hmb_sidecar_write(path, &sc, &err)) {
-		log_msg(LOG_ERR, "cannot write sidecar %s: %s", path, err.msg);
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * A daemon killed in the middle of a write (kill -9) can leave a torn record
- * at the end of its output; the records of that batch are still in the
- * ring and will be written again.  Find the end of the last whole record
- * and cut the file back to it, so that appending keeps the dump valid.
- */
-static void output_recover(struct daemon *d)
-{
-	struct hmb_reader *r;
-	struct hmb_record rec;
-	struct hmb_error err;
-	uint64_t good = 0;
-	int fd, rc;
-
-	fd = open(d->o.output, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	rc = hmb_reader_open(&r, fd, d->o.output, &err);
-	if (rc == 0) {
-		if (hmb_reader_dialect(r) != HMB_DIALECT_DUMP) {
-			log_msg(LOG_WARN, "output %s is a ring image, not a dump; appending anyway",
-				d->o.output);
-			rc = 1;
-		} else {
-			while ((rc = hmb_reader_next(r, &rec, &err)) == 1)
-				good = rec.offset + rec.raw_len;
-		}
-		hmb_reader_close(r);
-	}
-	close(fd);
-	if (rc == HMB_E_TRUNC_HDR || rc == HMB_E_TRUNC_PAYLOAD) {
-		log_msg(LOG_WARN, "output %s ends with a torn record (%s); cutting it back from %" PRIu64
-			" to %" PRIu64 " bytes (the record is still in the ring)",
-			d->o.output, err.msg, d->out_size, good);
-		if (ftruncate(d->out_fd, (off_t)good))
-			log_msg(LOG_ERR, "cannot cut %s back: %s", d->o.output,
-				strerror(errno));
-		else
-			d->out_size = good;
-	} else if (rc < 0) {
-		log_msg(LOG_WARN, "output %s is not a valid dump (%s); appending anyway",
-			d->o.output, err.msg);
-	}
-}
-
-static int output_open(struct daemon *d)
-{
-	struct stat st;
-
-	if (!strcmp(d->o.output, "-")) {
-		d->out_fd = STDOUT_FILENO;
-		d->out_is_file = false;
-		d->out_size = 0;
-		return 0;
-	}
-	d->out_fd = open(d->o.output, O_WRONLY | O_CLOEXEC | O_CREAT | O_APPEND,
-			 0644);
-	if (d->out_fd < 0) {
-		log_msg(LOG_ERR, "cannot open output %s: %s", d->o.output,
-			strerror(errno));
-		return -1;
-	}
-	d->out_is_file = !fstat(d->out_fd, &st) && S_ISREG(st.st_mode);
-	d->out_size = d->out_is_file ? (uint64_t)st.st_size : 0;
-	if (d->out_size && !d->o.no_recover)
-		output_recover(d);
-	return write_sidecar(d);
-}
-
-static void output_close(struct daemon *d)
-{
-	if (d->out_fd >= 0 && d->out_fd != STDOUT_FILENO && close(d->out_fd))
-		log_msg(LOG_WARN, "closing output %s: %s", d->o.output,
-			strerror(errno));
-	d->out_fd = -1;
 }
 
 /* ---------------------------------------------------------------- signals */
@@ -394,7 +71,7 @@ static int signals_setup(struct daemon *d)
 }
 
 /* Read pending signals into flags; never blocks. */
-static void signals_read(struct daemon *d)
+void signals_read(struct daemon *d)
 {
 	struct signalfd_siginfo si;
 
@@ -415,7 +92,7 @@ static void signals_read(struct daemon *d)
 }
 
 /* Sleep up to @ms milliseconds, waking early for a signal. */
-static void sleep_ms(struct daemon *d, double ms)
+void sleep_ms(struct daemon *d, double ms)
 {
 	struct pollfd pfd = { .fd = d->sigfd, .events = POLLIN };
 	struct timespec ts;
@@ -424,83 +101,6 @@ static void sleep_ms(struct daemon *d, double ms)
 	ts.tv_nsec = (long)((ms - ts.tv_sec * 1000.0) * 1e6);
 	if (ppoll(&pfd, 1, &ts, NULL) > 0)
 		signals_read(d);
-}
-
-/* ---------------------------------------------------------- writing out */
-
-static bool errno_retryable(int e)
-{
-	return e == ENOSPC || e == EIO || e == EDQUOT || e == EFBIG ||
-	       e == EAGAIN || e == EINTR;
-}
-
-/*
- * Write @len bytes.  Partial writes are continued where they stopped;
- * ENOSPC/EIO and friends are retried with exponential back-off (1 ms to
- * 1 s) for as long as it takes, logged once per episode.  The tail is not
- * touched here, so nothing unwritten is ever published.  Returns 0, or -1
- * when the daemon was told to stop while the output still failed or on an
- * error that cannot get better (the output was then cut back to the last
- * record boundary it had before this batch, so the batch stays in the ring).
- */
-static int output_write(struct daemon *d, const uint8_t *buf, size_t len)
-{
-	uint64_t start_size = d->out_size;
-	size_t off = 0;
-	double delay_ms = 1, t_fail = 0;
-	bool episode = false;
-	int last_err = 0;
-	ssize_t n;
-
-	while (off < len) {
-		n = write(d->out_fd, buf + off, len - off);
-		if (n > 0) {
-			off += (size_t)n;
-			d->out_size += (uint64_t)n;
-			continue;
-		}
-		last_err = n < 0 ? errno : EIO;
-		if (last_err == EINTR)
-			continue;
-		if (!errno_retryable(last_err)) {
-			log_msg(LOG_ERR, "output %s: %s; %zu bytes of this batch unwritten",
-				d->o.output, strerror(last_err), len - off);
-			goto give_up;
-		}
-		if (!episode) {
-			episode = true;
-			t_fail = now_s();
-			d->st.output_errors++;
-			log_msg(LOG_WARN, "output %s: %s; holding the ring tail at %" PRIu64
-				", %zu bytes pending; retrying",
-				d->o.output, strerror(last_err), d->published,
-				len - off);
-		}
-		d->st.output_retries++;
-		signals_read(d);
-		if (d->stop) {
-			log_msg(LOG_ERR, "output %s: still failing (%s) when told to stop; %zu bytes stay in the ring",
-				d->o.output, strerror(last_err), len - off);
-			goto give_up;
-		}
-		sleep_ms(d, delay_ms);
-		delay_ms = delay_ms * 2 > BACKOFF_CAP_MS ? BACKOFF_CAP_MS : delay_ms * 2;
-	}
-	if (episode)
-		log_msg(LOG_INFO, "output %s: writing again after %.1f s (%s)",
-			d->o.output, now_s() - t_fail, strerror(last_err));
-	return 0;
-
-give_up:
-	/* Leave the file at a record boundary; the batch is still in the ring. */
-	if (d->out_is_file && d->out_size != start_size) {
-		if (ftruncate(d->out_fd, (off_t)start_size) == 0)
-			d->out_size = start_size;
-		else
-			log_msg(LOG_ERR, "output %s: cannot cut back to %" PRIu64 ": %s",
-				d->o.output, start_size, strerror(errno));
-	}
-	return -1;
 }
 
 /* ------------------------------------------------------------ the ring */
@@ -669,16 +269,58 @@ static int drain(struct daemon *d)
 		return 2;
 	for (;;) {
 		struct hmb_consumer_counts n0, n1;
+		bool spans = !d->o.copy && !d->copy_next;
+		uint64_t start = d->out_size;
+		struct iovec one;
+		int niov = 0, w;
 
 		hmb_consumer_counts(d->c, &n0);
-		r = hmb_consumer_read(d->c, d->buf, d->o.batch, &len, &err);
-		hmb_consumer_counts(d->c, &n1);
+		if (spans) {
+			/* One copy: write the checked records from the ring. */
+			r = hmb_consumer_spans(d->c, d->iov, IOV_MAX, d->o.batch,
+					       &niov, &len, &err);
+		} else {
+			r = hmb_consumer_read(d->c, d->buf, d->o.batch, &len, &err);
+			one = (struct iovec){ .iov_base = d->buf, .iov_len = len };
+		}
+		d->copy_next = false;
 		if (len) {
-			if (output_write(d, d->buf, len)) {
+			w = output_write(d, spans ? d->iov : &one, spans ? niov : 1,
+					 len);
+			if (w) {
+				d->exit_code = w == -2 ? EXIT_GONE : EXIT_OUTPUT;
+				d->exit_reason = w == -2 ? "ring gone" : "output failed";
+				return -1;
+			}
+			if (spans) {
+				struct hmb_error verr;
+
+				if (hmb_consumer_verify(d->c, &verr)) {
+					/*
+					 * The device rewrote a header we had
+					 * checked: what we wrote may not be
+					 * what we checked.  Drop it and read
+					 * the batch again from a private copy
+					 * (format.md 9.5).
+					 */
+					d->st.ring_changed++;
+					log_msg(LOG_WARN, "ring changed under the write: %s; writing that batch again from a checked copy",
+						verr.msg);
+					if (output_cut(d, start)) {
+						d->exit_code = EXIT_OUTPUT;
+						d->exit_reason = "output failed";
+						return -1;
+					}
+					d->copy_next = true;
+					continue;
+				}
+			}
+			if (d->o.fsync == FSYNC_BATCH && output_sync(d)) {
 				d->exit_code = EXIT_OUTPUT;
 				d->exit_reason = "output failed";
 				return -1;
 			}
+			hmb_consumer_counts(d->c, &n1);
 			d->st.records += n1.records - n0.records;
 			d->st.markers += n1.markers - n0.markers;
 			d->st.ignored += n1.ignored - n0.ignored;
@@ -690,6 +332,7 @@ static int drain(struct daemon *d)
 				throttle(d);
 			if (publish(d))
 				return -1;
+			output_sync_due(d);
 		}
 		if (r < 0) {
 			ring_corrupt(d, &err);
@@ -712,7 +355,7 @@ static int reopen_output(struct daemon *d)
 		return 0;
 	}
 	output_close(d);
-	if (output_open(d)) {
+	if (output_open(d, true)) {
 		d->exit_code = EXIT_ERR;
 		d->exit_reason = "reopen failed";
 		return -1;
@@ -739,7 +382,9 @@ static int wait_data(struct daemon *d, unsigned int idle)
 		pfd[0].events = POLLIN;
 		pfd[1].fd = d->src.fd;
 		pfd[1].events = POLLIN | POLLPRI;
-		n = poll(pfd, 2, 1000);
+		n = poll(pfd, 2, d->o.fsync == FSYNC_INTERVAL &&
+			 d->out_size != d->synced_size ?
+			 (int)d->o.fsync_interval_ms : 1000);
 		if (n < 0 && errno != EINTR) {
 			log_msg(LOG_ERR, "poll %s: %s", d->src.path, strerror(errno));
 			d->exit_code = EXIT_ERR;
@@ -825,6 +470,7 @@ static int run(struct daemon *d)
 		r = drain(d);
 		if (r < 0)
 			return -1;
+		output_sync_due(d);
 		if (d->stop)
 			return 0;
 		if (d->reopen && reopen_output(d))
@@ -879,6 +525,8 @@ static void write_stats_json(FILE *f, const struct daemon *d, double el)
 	hmb_json_kv_u64(&j, "reopens", s->reopens);
 	hmb_json_kv_u64(&j, "output_errors", s->output_errors);
 	hmb_json_kv_u64(&j, "output_retries", s->output_retries);
+	hmb_json_kv_u64(&j, "fsyncs", s->fsyncs);
+	hmb_json_kv_u64(&j, "ring_changed", s->ring_changed);
 	hmb_json_kv_u64(&j, "tail", d->c ? hmb_consumer_cursor(d->c) : 0);
 	hmb_json_kv_dbl(&j, "elapsed_s", el, 6);
 	hmb_json_kv_i64(&j, "exit_code", d->exit_code);
@@ -906,7 +554,15 @@ static void summary(struct daemon *d)
 		d->exit_reason);
 	if (!d->o.stats_json)
 		return;
-	f = fopen(d->o.stats_json, "we");
+	{
+		/* As the dump: never through a symbolic link, our mode. */
+		int fd = open(d->o.stats_json, O_WRONLY | O_CREAT | O_TRUNC |
+			      O_NOFOLLOW | O_CLOEXEC, d->o.file_mode);
+
+		f = fd >= 0 ? fdopen(fd, "w") : NULL;
+		if (fd >= 0 && !f)
+			close(fd);
+	}
 	if (!f) {
 		log_msg(LOG_ERR, "cannot write %s: %s", d->o.stats_json, strerror(errno));
 		return;
@@ -947,7 +603,7 @@ int main(int argc, char **argv)
 		log_msg(LOG_ERR, "cannot allocate a %zu-byte batch buffer", d->o.batch);
 		return EXIT_ERR;
 	}
-	if (output_open(d))
+	if (output_open(d, false))
 		return EXIT_ERR;
 	d->flags = 0;
 	d->published = hmb_consumer_cursor(d->c);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * daemon.h - shared pieces of hmb-trace-daemon: ring sources, output,
- * logging.
+ * daemon.h - shared pieces of hmb-trace-daemon: ring sources (source.c),
+ * logging (log.c), options (opts.c), the output (output.c) and the state
+ * of a run (daemon.c).
  */
 #ifndef HMB_TRACE_DAEMON_H
 #define HMB_TRACE_DAEMON_H
@@ -9,6 +10,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <limits.h>
+#include <time.h>
+#include <sys/types.h>
+#include <sys/uio.h>
 
 #include <hmbtrace.h>
 
@@ -59,5 +64,87 @@ int source_open(struct source *s, enum source_kind kind, const char *path,
 void source_close(struct source *s);
 /* Publish hook for the consumer (ring file: store; device: ioctl). */
 hmb_publish_fn source_publish_fn(const struct source *s);
+
+/* -------------------------------------------------------------- the run */
+
+#define DEFAULT_BATCH (256u << 10)
+#define DEFAULT_IDLE_MAX_MS 10
+#define DEFAULT_WATERMARK (64u << 10)
+#define DEFAULT_MAX_DELAY_US 1000
+#define BACKOFF_CAP_MS 1000
+
+struct opts {
+	enum source_kind kind;
+	const char *source;
+	const char *output;
+	size_t batch;
+	bool once;
+	const char *stats_json;
+	unsigned int idle_max_ms;
+	double throttle;	/* bytes/s, 0 = none (testing aid) */
+	bool no_recover;
+	size_t watermark;	/* drain once this much is in the ring ... */
+	unsigned int max_delay_us;	/* ... or its oldest byte waited this */
+	unsigned int file_mode;	/* permission bits of files we create */
+	enum { FSYNC_NONE, FSYNC_BATCH, FSYNC_INTERVAL } fsync;
+	unsigned int fsync_interval_ms;
+	bool copy;		/* --write-mode copy */
+};
+
+struct stats {
+	uint64_t records, markers, ignored, bytes, batches;
+	uint64_t overflow_events, frozen_events, unknown_flag_events;
+	uint64_t reinits, reopens;
+	uint64_t output_errors, output_retries;
+	uint64_t fsyncs;
+	uint64_t ring_changed;	/* batches rewritten: ring changed under us */
+	double t0;
+};
+
+struct daemon {
+	struct opts o;
+	struct source src;
+	struct hmb_consumer *c;
+	int sigfd;
+	int out_fd;
+	bool out_is_file;
+	uint64_t out_size;		/* bytes in the current output file */
+	dev_t out_dev;			/* the output file's identity, to tell */
+	ino_t out_ino;			/* a rotated FILE at SIGHUP */
+	uint64_t synced_size;		/* out_size at the last fdatasync */
+	double last_sync;		/* when (now_s) */
+	uint8_t *buf;
+	struct iovec iov[IOV_MAX];	/* spans of the ring (--write-mode spans) */
+	bool copy_next;			/* read the next batch with a copy */
+	uint32_t flags;			/* last ring flags seen */
+	bool stop;			/* SIGINT/SIGTERM received */
+	int stop_sig;
+	bool reopen;			/* SIGHUP received */
+	bool dev_err_backoff;		/* device poll reported POLLERR/PRI */
+	uint64_t published;		/* last tail published */
+	double hold_since;		/* below the watermark since (0: not) */
+	struct stats st;
+	int exit_code;
+	const char *exit_reason;
+};
+
+/* daemon.c */
+double now_s(void);
+uint64_t clock_ns(clockid_t id);
+/* Sleep @ms unless a signal is pending on the signalfd. */
+void sleep_ms(struct daemon *d, double ms);
+/* Take the pending signals (stop, reopen) into @d. */
+void signals_read(struct daemon *d);
+
+/* opts.c: the options into @o; --help exits 0, bad usage exits 2. */
+void parse_opts(struct opts *o, int argc, char **argv);
+
+/* output.c: the dump file and its sidecar */
+int output_open(struct daemon *d, bool reopen);
+void output_close(struct daemon *d);
+int output_sync(struct daemon *d);
+void output_sync_due(struct daemon *d);
+int output_cut(struct daemon *d, uint64_t size);
+int output_write(struct daemon *d, struct iovec *iov, int n, size_t len);
 
 #endif

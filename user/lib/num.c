@@ -32,13 +32,15 @@ int hmb_strtou64(const char *s, const char **end, unsigned int base,
 	uint64_t x = 0;
 	int d;
 
-	if (base != 10 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') &&
-	    digit(s[2], 16) >= 0) {
+	if ((base == 0 || base == 16) && s[0] == '0' &&
+	    (s[1] == 'x' || s[1] == 'X') && digit(s[2], 16) >= 0) {
 		base = 16;
 		p += 2;
-	} else if (base != 16) {
+	} else if (base == 0) {
 		base = 10;
 	}
+	if (base < 2 || base > 16)
+		return -1;
 	if (digit(*p, base) < 0)
 		return -1;
 	for (; (d = digit(*p, base)) >= 0; p++) {

@@ -24,10 +24,11 @@ extern "C" {
 
 /*
  * An unsigned number at the start of @s: decimal, or hexadecimal after
- * "0x"/"0X" when @base is 0 (16: hex digits, "0x" allowed; 10: decimal
- * only).  No sign, no leading white space, no octal.  Returns 0 with *@v
- * and *@end (the first character after it) set; -1 when there is no digit
- * or the value does not fit in 64 bits.
+ * "0x"/"0X" when @base is 0 (16: hex digits, "0x" allowed; 2..15: digits
+ * of that base only, so 10 is decimal and 8 octal).  No sign, no leading
+ * white space; base 0 never reads octal ("010" is ten).  Returns 0 with
+ * *@v and *@end (the first character after it) set; -1 when there is no
+ * digit, the value does not fit in 64 bits or @base is not 0 or 2..16.
  */
 int hmb_strtou64(const char *s, const char **end, unsigned int base,
 		 uint64_t *v);

@@ -22,6 +22,14 @@ static void test_strtou64(void)
 	   "strtou64: base 10 stops at the x of 0x");
 	ok(!hmb_strtou64("ff", &e, 16, &v) && v == 255,
 	   "strtou64: base 16 without prefix");
+	ok(!hmb_strtou64("0640", &e, 8, &v) && v == 0640 && !*e,
+	   "strtou64: base 8 reads octal");
+	ok(!hmb_strtou64("0x10", &e, 8, &v) && v == 0 && *e == 'x',
+	   "strtou64: base 8 takes no 0x");
+	ok(!hmb_strtou64("789", &e, 8, &v) && v == 7 && *e == '8',
+	   "strtou64: base 8 stops at 8");
+	ok(hmb_strtou64("1", &e, 1, &v) && hmb_strtou64("1", &e, 17, &v),
+	   "strtou64: bases outside 0, 2..16 refused");
 	ok(!hmb_strtou64("010", &e, 0, &v) && v == 10,
 	   "strtou64: a leading zero is no octal");
 	ok(!hmb_strtou64("18446744073709551615", &e, 0, &v) &&

@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * opts.c - hmb-trace-daemon's usage and options (getopt_long, numbers by
+ * libhmbtrace's parser).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "hmbtrace_util.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: " PROG " (--device DEV | --ring-file PATH) -o FILE [OPTIONS]\n"
+"\n"
+"Drain an NVMe HMB trace ring into a dump file: every record verbatim, in\n"
+"ring order, wrap markers included; the ring's tail is published only after\n"
+"the bytes were written.  A sidecar FILE.meta describes each output.\n"
+"\n"
+"Source (one of):\n"
+"  -d, --device DEV         trace device, e.g. /dev/nvme-hmb-trace0\n"
+"  -r, --ring-file PATH     file-backed ring, e.g. /dev/shm/hmb0 (hmb-fwsim)\n"
+"Output:\n"
+"  -o, --output FILE        dump file, appended to ('-' = stdout, no sidecar)\n"
+"  -b, --batch-bytes N      bytes copied and written per batch; the tail is\n"
+"                           published once per batch (default 256K, min 4K)\n"
+"      --once               drain what is in the ring now and exit\n"
+"      --stats-json FILE    write the exit summary as JSON to FILE\n"
+"      --idle-max-ms MS     longest sleep of a ring file's idle back-off\n"
+"                           (default 10)\n"
+"      --watermark BYTES    drain once the ring holds this much, or once\n"
+"                           its oldest record waited --max-delay-us; fewer,\n"
+"                           larger writes (default 64K; 0 = at once;\n"
+"                           never more than a quarter of the ring)\n"
+"      --max-delay-us US    longest a record waits below the watermark\n"
+"                           (default 1000)\n"
+"      --file-mode MODE     permission bits of the dump and sidecar files\n"
+"                           the daemon creates, octal, exactly (the umask is\n"
+"                           not applied; default 0600, like the device).\n"
+"                           Existing files keep theirs\n"
+"      --fsync POLICY       none (default): never fsync the dump; batch:\n"
+"                           fdatasync it before each tail publication;\n"
+"                           interval: fdatasync it every --fsync-interval-ms\n"
+"                           while bytes are pending (see Durability below)\n"
+"      --fsync-interval-ms MS  for --fsync interval (default 1000)\n"
+"      --write-mode MODE    copy (default): copy each batch out of the ring,\n"
+"                           check the copy, write it; spans: check each\n"
+"                           record header in the ring, write the records\n"
+"                           straight from the ring, check the headers again\n"
+"                           (docs/format.md 9.5; not faster on the machines\n"
+"                           measured, docs/benchmarks.md)\n"
+"      --no-output-check    do not scan an existing FILE for a torn last\n"
+"                           record before appending (see below)\n"
+"      --throttle BYTES/S   limit the drain rate by holding each batch's tail\n"
+"                           back (testing: makes the ring overflow, widens\n"
+"                           the write-to-publish window)\n"
+"Logging (stderr):\n"
+"  -q, --quiet              warnings and errors only\n"
+"  -v, --verbose            debug messages\n"
+"      --log-format text|json  one JSON object per line with json\n"
+"  -h, --help               this help\n"
+"\n"
+"An existing FILE is appended to.  It is scanned first: a record torn by a\n"
+"daemon killed mid-write is cut off (it is still in the ring).  Its\n"
+"FILE.meta keeps its epoch lines and first clock anchors and gets one\n"
+"restart= line.  FILE, FILE.meta and FILE.meta.tmp are never opened\n"
+"through a symbolic link.\n"
+"\n"
+"Durability (the tail is always published after the bytes were written):\n"
+"  kill -9 of the daemon loses nothing, whatever --fsync says (the bytes\n"
+"  are in the kernel); at most one batch is written twice.  After a power\n"
+"  loss or an OS crash: none -- records published in the last ~30 s (the\n"
+"  kernel's writeback delay) may be missing from FILE; batch -- every\n"
+"  record whose tail was published is in FILE; interval -- records\n"
+"  published more than MS (plus one fdatasync) before are in FILE.\n"
+"  FILE.meta is always replaced atomically and fsync'ed with its directory.\n"
+"\n"
+"Signals:\n"
+"  SIGINT, SIGTERM  finish the batch in hand (write, publish) and exit 0\n"
+"  SIGHUP           reopen FILE after the batch in hand (logrotate) and\n"
+"                   write a new FILE.meta; no record is lost or repeated\n"
+"\n"
+"Exit status:\n"
+"  0 stopped by a signal, or --once done     1 error (open, map, output)\n"
+"  2 usage                                   3 ring corrupt (the good prefix\n"
+"  4 ring header refused (version > 1)         was written and published)\n"
+"  5 device (or ring file) went away         6 stopped while the output was\n"
+"                                              failing; data left in the ring\n"
+"\n"
+"Examples:\n"
+"  " PROG " --device /dev/nvme-hmb-trace0 -o /var/log/hmb/trace.bin\n"
+"  " PROG " --ring-file /dev/shm/hmb0 -o trace.bin --stats-json stats.json\n"
+"  " PROG " -r /dev/shm/hmb0 -o - --once | hmb-trace-analyze stats -\n"
+"  kill -HUP $(pidof " PROG ")   # after moving trace.bin away\n");
+}
+
+/* A count or size option (k, M, G suffixes), or a usage error. */
+static uint64_t parse_num(const char *s, const char *what)
+{
+	uint64_t v;
+
+	if (hmb_parse_u64(s, HMB_NUM_SIZE, 0, UINT64_MAX, &v)) {
+		log_msg(LOG_ERR, "bad %s '%s' (try --help)", what, s);
+		exit(EXIT_USAGE);
+	}
+	return v;
+}
+
+enum { O_ONCE = 256, O_STATS_JSON, O_LOG_FORMAT, O_IDLE_MAX, O_THROTTLE,
+       O_NO_RECOVER, O_WATERMARK, O_MAX_DELAY, O_FILE_MODE, OPT_FSYNC,
+       OPT_FSYNC_INTERVAL, O_WRITE_MODE };
+
+void parse_opts(struct opts *o, int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "device", required_argument, NULL, 'd' },
+		{ "ring-file", required_argument, NULL, 'r' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "batch-bytes", required_argument, NULL, 'b' },
+		{ "once", no_argument, NULL, O_ONCE },
+		{ "stats-json", required_argument, NULL, O_STATS_JSON },
+		{ "idle-max-ms", required_argument, NULL, O_IDLE_MAX },
+		{ "throttle", required_argument, NULL, O_THROTTLE },
+		{ "no-output-check", no_argument, NULL, O_NO_RECOVER },
+		{ "watermark", required_argument, NULL, O_WATERMARK },
+		{ "max-delay-us", required_argument, NULL, O_MAX_DELAY },
+		{ "file-mode", required_argument, NULL, O_FILE_MODE },
+		{ "fsync", required_argument, NULL, OPT_FSYNC },
+		{ "fsync-interval-ms", required_argument, NULL, OPT_FSYNC_INTERVAL },
+		{ "write-mode", required_argument, NULL, O_WRITE_MODE },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "log-format", required_argument, NULL, O_LOG_FORMAT },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, nsrc = 0;
+	uint64_t v;
+
+	o->batch = DEFAULT_BATCH;
+	o->idle_max_ms = DEFAULT_IDLE_MAX_MS;
+	o->watermark = DEFAULT_WATERMARK;
+	o->max_delay_us = DEFAULT_MAX_DELAY_US;
+	o->file_mode = 0600;
+	o->fsync = FSYNC_NONE;
+	o->fsync_interval_ms = 1000;
+	o->copy = true;
+	while ((c = getopt_long(argc, argv, "d:r:o:b:qvh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'd': o->kind = SRC_DEVICE; o->source = optarg; nsrc++; break;
+		case 'r': o->kind = SRC_RING_FILE; o->source = optarg; nsrc++; break;
+		case 'o': o->output = optarg; break;
+		case 'b':
+			v = parse_num(optarg, "batch size");
+			if (v < HMB_RECORD_MAX_SIZE || v > (1u << 30)) {
+				log_msg(LOG_ERR, "--batch-bytes must be between %d and 1G",
+					HMB_RECORD_MAX_SIZE);
+				exit(EXIT_USAGE);
+			}
+			o->batch = (size_t)v;
+			break;
+		case O_ONCE: o->once = true; break;
+		case O_STATS_JSON: o->stats_json = optarg; break;
+		case O_IDLE_MAX:
+			v = parse_num(optarg, "idle sleep");
+			if (v < 1 || v > 1000) {
+				log_msg(LOG_ERR, "--idle-max-ms must be 1..1000");
+				exit(EXIT_USAGE);
+			}
+			o->idle_max_ms = (unsigned int)v;
+			break;
+		case O_NO_RECOVER: o->no_recover = true; break;
+		case O_WATERMARK:
+			v = parse_num(optarg, "watermark");
+			if (v > (1u << 30)) {
+				log_msg(LOG_ERR, "--watermark must be at most 1G");
+				exit(EXIT_USAGE);
+			}
+			o->watermark = (size_t)v;
+			break;
+		case O_MAX_DELAY:
+			v = parse_num(optarg, "delay");
+			if (v < 1 || v > 60000000) {
+				log_msg(LOG_ERR, "--max-delay-us must be 1..60000000 (60 s)");
+				exit(EXIT_USAGE);
+			}
+			o->max_delay_us = (unsigned int)v;
+			break;
+		case O_FILE_MODE: {
+			const char *end;
+			uint64_t m;
+
+			if (hmb_strtou64(optarg, &end, 8, &m) || *end ||
+			    m > 0777) {
+				log_msg(LOG_ERR, "--file-mode must be octal permission bits, 0..0777 (e.g. 0640), not '%s'",
+					optarg);
+				exit(EXIT_USAGE);
+			}
+			o->file_mode = (unsigned int)m;
+			break;
+		}
+		case OPT_FSYNC:
+			if (!strcmp(optarg, "none")) {
+				o->fsync = FSYNC_NONE;
+			} else if (!strcmp(optarg, "batch")) {
+				o->fsync = FSYNC_BATCH;
+			} else if (!strcmp(optarg, "interval")) {
+				o->fsync = FSYNC_INTERVAL;
+			} else {
+				log_msg(LOG_ERR, "--fsync must be none, batch or interval, not '%s'",
+					optarg);
+				exit(EXIT_USAGE);
+			}
+			break;
+		case OPT_FSYNC_INTERVAL:
+			v = parse_num(optarg, "fsync interval");
+			if (v < 1 || v > 3600000) {
+				log_msg(LOG_ERR, "--fsync-interval-ms must be 1..3600000 (1 h)");
+				exit(EXIT_USAGE);
+			}
+			o->fsync_interval_ms = (unsigned int)v;
+			break;
+		case O_WRITE_MODE:
+			if (!strcmp(optarg, "copy")) {
+				o->copy = true;
+			} else if (!strcmp(optarg, "spans")) {
+				o->copy = false;
+			} else {
+				log_msg(LOG_ERR, "--write-mode must be spans or copy, not '%s'",
+					optarg);
+				exit(EXIT_USAGE);
+			}
+			break;
+		case O_THROTTLE: o->throttle = (double)parse_num(optarg, "throttle"); break;
+		case 'q': log_verbosity = LOG_WARN; break;
+		case 'v': log_verbosity = LOG_DEBUG; break;
+		case O_LOG_FORMAT:
+			if (!strcmp(optarg, "json")) {
+				log_json = true;
+			} else if (strcmp(optarg, "text")) {
+				log_msg(LOG_ERR, "--log-format must be text or json");
+				exit(EXIT_USAGE);
+			}
+			break;
+		case 'h': usage(stdout); exit(EXIT_OK);
+		default: usage(stderr); exit(EXIT_USAGE);
+		}
+	}
+	if (optind < argc) {
+		log_msg(LOG_ERR, "unexpected argument '%s' (try --help)", argv[optind]);
+		exit(EXIT_USAGE);
+	}
+	if (nsrc != 1) {
+		log_msg(LOG_ERR, "give exactly one of --device DEV or --ring-file PATH (try --help)");
+		exit(EXIT_USAGE);
+	}
+	if (!o->output) {
+		log_msg(LOG_ERR, "-o FILE is required (try --help)");
+		exit(EXIT_USAGE);
+	}
+}

@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * output.c - hmb-trace-daemon's output: the dump file (created, reopened
+ * at SIGHUP, recovered after an error, cut back to a record boundary,
+ * synced by the --fsync policy) and its sidecar.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+
+#include "daemon.h"
+
+static void sidecar_path(const struct daemon *d, char *path, size_t len)
+{
+	snprintf(path, len, "%s.meta", d->o.output);
+}
+
+/*
+ * Describe the output in FILE.meta (docs/format.md 12.4).  A new sidecar
+ * gets the header with the host clocks of now (and anchor_offset when the
+ * dump already held bytes: its start's clocks are unknown).  An existing
+ * one is never rewritten from scratch: its epoch lines and first clock
+ * anchors stay, and one restart= line records this start.  A sidecar that
+ * cannot be parsed (or is newer than this daemon) is left alone and the
+ * daemon refuses to start: appending records it cannot describe would
+ * lose their meaning.
+ */
+static int write_sidecar(struct daemon *d)
+{
+	struct hmb_sidecar sc;
+	struct hmb_error err;
+	char path[4096];
+	int rc;
+
+	if (!d->out_is_file)
+		return 0;
+	sidecar_path(d, path, sizeof(path));
+	/* A sidecar beside an empty dump describes nothing that is left. */
+	if (d->out_size && (access(path, F_OK) == 0 || errno != ENOENT)) {
+		struct hmb_sidecar_restart r;
+
+		memset(&r, 0, sizeof(r));
+		r.dump_offset = d->out_size;
+		r.tail = hmb_consumer_cursor(d->c);
+		r.ring_size = d->src.ring_size;
+		r.realtime_ns = clock_ns(CLOCK_REALTIME);
+		r.monotonic_ns = clock_ns(CLOCK_MONOTONIC);
+		r.boottime_ns = clock_ns(CLOCK_BOOTTIME);
+		snprintf(r.source, sizeof(r.source), "%s", d->src.path);
+		rc = hmb_sidecar_append_restart(path, &r, &err);
+		if (rc) {
+			log_msg(LOG_ERR, "cannot record this start in the existing sidecar %s: %s (left as it was; move it away or fix it)",
+				path, err.msg);
+			return -1;
+		}
+		log_msg(LOG_DEBUG, "sidecar %s: restart at dump offset %" PRIu64 " recorded",
+			path, d->out_size);
+		return 0;
+	}
+	memset(&sc, 0, sizeof(sc));
+	sc.abi_version = HMB_TRACE_ABI_VERSION;
+	sc.ring_size = d->src.ring_size;
+	snprintf(sc.source, sizeof(sc.source), "%s", d->src.path);
+	sc.realtime_ns = clock_ns(CLOCK_REALTIME);
+	sc.monotonic_ns = clock_ns(CLOCK_MONOTONIC);
+	sc.boottime_ns = clock_ns(CLOCK_BOOTTIME);
+	if (hmb_sidecar_create(path, &sc, d->out_size, d->o.file_mode, &err)) {
+		log_msg(LOG_ERR, "cannot write sidecar %s: %s", path, err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * A daemon killed in the middle of a write (kill -9) can leave a torn record
+ * at the end of its output; the records of that batch are still in the
+ * ring and will be written again.  Find the end of the last whole record
+ * and cut the file back to it, so that appending keeps the dump valid.
+ */
+static void output_recover(struct daemon *d)
+{
+	struct hmb_reader *r;
+	struct hmb_record rec;
+	struct hmb_error err;
+	uint64_t good = 0;
+	int fd, rc;
+
+	fd = open(d->o.output, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	rc = hmb_reader_open(&r, fd, d->o.output, &err);
+	if (rc == 0) {
+		if (hmb_reader_dialect(r) != HMB_DIALECT_DUMP) {
+			log_msg(LOG_WARN, "output %s is a ring image, not a dump; appending anyway",
+				d->o.output);
+			rc = 1;
+		} else {
+			while ((rc = hmb_reader_next(r, &rec, &err)) == 1)
+				good = rec.offset + rec.raw_len;
+		}
+		hmb_reader_close(r);
+	}
+	close(fd);
+	if (rc == HMB_E_TRUNC_HDR || rc == HMB_E_TRUNC_PAYLOAD) {
+		log_msg(LOG_WARN, "output %s ends with a torn record (%s); cutting it back from %" PRIu64
+			" to %" PRIu64 " bytes (the record is still in the ring)",
+			d->o.output, err.msg, d->out_size, good);
+		if (ftruncate(d->out_fd, (off_t)good))
+			log_msg(LOG_ERR, "cannot cut %s back: %s", d->o.output,
+				strerror(errno));
+		else
+			d->out_size = good;
+	} else if (rc < 0) {
+		log_msg(LOG_WARN, "output %s is not a valid dump (%s); appending anyway",
+			d->o.output, err.msg);
+	}
+}
+
+/*
+ * Open FILE for appending, never through a symbolic link (O_NOFOLLOW): a
+ * new file is created with O_EXCL and given exactly --file-mode; an
+ * existing one keeps its mode.  Sets *@created.
+ */
+static int open_output_file(struct daemon *d, bool *created)
+{
+	const int fl = O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW;
+	int fd, tries;
+
+	for (tries = 0; tries < 8; tries++) {
+		fd = open(d->o.output, fl | O_CREAT | O_EXCL, d->o.file_mode);
+		if (fd >= 0) {
+			*created = true;
+			if (fchmod(fd, d->o.file_mode))
+				log_msg(LOG_WARN, "cannot set mode %04o on %s: %s",
+					d->o.file_mode, d->o.output, strerror(errno));
+			return fd;
+		}
+		if (errno != EEXIST)
+			break;
+		fd = open(d->o.output, fl);
+		if (fd >= 0 || errno != ENOENT) {
+			*created = false;
+			return fd;
+		}
+		/* Removed between the two opens: try again. */
+	}
+	return -1;
+}
+
+int output_open(struct daemon *d, bool reopen)
+{
+	bool created = false;
+	struct stat st;
+
+	if (!strcmp(d->o.output, "-")) {
+		d->out_fd = STDOUT_FILENO;
+		d->out_is_file = false;
+		d->out_size = 0;
+		return 0;
+	}
+	d->out_fd = open_output_file(d, &created);
+	if (d->out_fd < 0) {
+		log_msg(LOG_ERR, "cannot open output %s: %s%s", d->o.output,
+			strerror(errno),
+			errno == ELOOP ? " (it is a symbolic link; the daemon does not follow links for its output)" : "");
+		return -1;
+	}
+	if (fstat(d->out_fd, &st)) {
+		log_msg(LOG_ERR, "output %s: fstat: %s", d->o.output, strerror(errno));
+		return -1;
+	}
+	d->out_is_file = S_ISREG(st.st_mode);
+	d->out_size = d->out_is_file ? (uint64_t)st.st_size : 0;
+	d->synced_size = d->out_size;
+	d->last_sync = now_s();
+	/* A new name in the directory survives a power loss only once the
+	 * directory is synced. */
+	if (created && d->o.fsync != FSYNC_NONE) {
+		int rc = hmb_fsync_dir_of(d->o.output);
+
+		if (rc)
+			log_msg(LOG_WARN, "output %s: cannot sync its directory: %s",
+				d->o.output, strerror(-rc));
+	}
+	if (d->out_size && !d->o.no_recover)
+		output_recover(d);
+	if (reopen && d->out_is_file && st.st_dev == d->out_dev &&
+	    st.st_ino == d->out_ino) {
+		/* SIGHUP, FILE not moved away: the same dump goes on. */
+		return 0;
+	}
+	d->out_dev = st.st_dev;
+	d->out_ino = st.st_ino;
+	return write_sidecar(d);
+}
+
+/*
+ * fdatasync the dump if bytes were written since the last one.  Returns 0,
+ * or -1 on failure (logged; the tail is then not published under batch).
+ */
+int output_sync(struct daemon *d)
+{
+	if (!d->out_is_file || d->out_size == d->synced_size)
+		return 0;
+	while (fdatasync(d->out_fd)) {
+		if (errno == EINTR)
+			continue;
+		log_msg(LOG_ERR, "output %s: fdatasync: %s", d->o.output,
+			strerror(errno));
+		return -1;
+	}
+	d->st.fsyncs++;
+	d->synced_size = d->out_size;
+	d->last_sync = now_s();
+	return 0;
+}
+
+/* --fsync interval: sync once the oldest unsynced byte waited long enough. */
+void output_sync_due(struct daemon *d)
+{
+	if (d->o.fsync == FSYNC_INTERVAL && d->out_size != d->synced_size &&
+	    (now_s() - d->last_sync) * 1000 >= d->o.fsync_interval_ms)
+		output_sync(d);
+}
+
+void output_close(struct daemon *d)
+{
+	if (d->out_fd >= 0 && d->o.fsync != FSYNC_NONE)
+		output_sync(d);
+	if (d->out_fd >= 0 && d->out_fd != STDOUT_FILENO && close(d->out_fd))
+		log_msg(LOG_WARN, "closing output %s: %s", d->o.output,
+			strerror(errno));
+	d->out_fd = -1;
+}
+
+/* ---------------------------------------------------------- writing out */
+
+static bool errno_retryable(int e)
+{
+	return e == ENOSPC || e == EIO || e == EDQUOT || e == EFBIG ||
+	       e == EAGAIN || e == EINTR;
+}
+
+/* Cut FILE back to @size bytes (a record boundary). */
+int output_cut(struct daemon *d, uint64_t size)
+{
+	if (!d->out_is_file || d->out_size == size)
+		return 0;
+	if (ftruncate(d->out_fd, (off_t)size)) {
+		log_msg(LOG_ERR, "output %s: cannot cut back to %" PRIu64 ": %s",
+			d->o.output, size, strerror(errno));
+		return -1;
+	}
+	d->out_size = size;
+	return 0;
+}
+
+/*
+ * Write the @n buffers of @iov (@len bytes in all) with writev(2).  Partial
+ * writes are continued where they stopped; ENOSPC/EIO and friends are
+ * retried with exponential back-off (1 ms to 1 s) for as long as it takes,
+ * logged once per episode.  The tail is not touched here, so nothing
+ * unwritten is ever published.  Returns 0, or -1 when the daemon was told
+ * to stop while the output still failed or on an error that cannot get
+ * better (the output was then cut back to the last record boundary it had
+ * before this batch, so the batch stays in the ring), or -2 when the ring's
+ * memory itself is gone (EFAULT reading the spans: device removed, ring
+ * file truncated).  @iov is consumed.
+ */
+int output_write(struct daemon *d, struct iovec *iov, int n, size_t len)
+{
+	uint64_t start_size = d->out_size;
+	size_t done = 0;
+	double delay_ms = 1, t_fail = 0;
+	bool episode = false;
+	int last_err = 0;
+	ssize_t w;
+
+	while (done < len) {
+		w = writev(d->out_fd, iov, n > IOV_MAX ? IOV_MAX : n);
+		if (w > 0) {
+			done += (size_t)w;
+			d->out_size += (uint64_t)w;
+			/* Step over what was written, into a partial buffer. */
+			while (n && (size_t)w >= iov->iov_len) {
+				w -= (ssize_t)iov->iov_len;
+				iov++;
+				n--;
+			}
+			if (n && w) {
+				iov->iov_base = (uint8_t *)iov->iov_base + w;
+				iov->iov_len -= (size_t)w;
+			}
+			continue;
+		}
+		last_err = w < 0 ? errno : EIO;
+		if (last_err == EINTR)
+			continue;
+		if (last_err == EFAULT) {
+			log_msg(LOG_ERR, "%s %s gone: its memory is no longer there (EFAULT writing from the ring)",
+				d->src.kind == SRC_DEVICE ? "device" : "ring file",
+				d->src.path);
+			output_cut(d, start_size);
+			return -2;
+		}
+		if (!errno_retryable(last_err)) {
+			log_msg(LOG_ERR, "output %s: %s; %zu bytes of this batch unwritten",
+				d->o.output, strerror(last_err), len - done);
+			goto give_up;
+		}
+		if (!episode) {
+			episode = true;
+			t_fail = now_s();
+			d->st.output_errors++;
+			log_msg(LOG_WARN, "output %s: %s; holding the ring tail at %" PRIu64
+				", %zu bytes pending; retrying",
+				d->o.output, strerror(last_err), d->published,
+				len - done);
+		}
+		d->st.output_retries++;
+		signals_read(d);
+		if (d->stop) {
+			log_msg(LOG_ERR, "output %s: still failing (%s) when told to stop; %zu bytes stay in the ring",
+				d->o.output, strerror(last_err), len - done);
+			goto give_up;
+		}
+		sleep_ms(d, delay_ms);
+		delay_ms = delay_ms * 2 > BACKOFF_CAP_MS ? BACKOFF_CAP_MS : delay_ms * 2;
+	}
+	if (episode)
+		log_msg(LOG_INFO, "output %s: writing again after %.1f s (%s)",
+			d->o.output, now_s() - t_fail, strerror(last_err));
+	return 0;
+
+give_up:
+	/* Leave the file at a record boundary; the batch is still in the ring. */
+	output_cut(d, start_size);
+	return -1;
+}

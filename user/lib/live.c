@@ -95,15 +95,33 @@ static void place(struct hmb_live *l, size_t keep)
 	l->npending = keep;
 }
 
+/* Solve the clock and tell on_clock what came of it. */
+static void solve(struct hmb_live *l)
+{
+	enum hmb_live_clock_why why = HMB_LIVE_CLOCK_UPDATE;
+
+	hmb_clock_solve(&l->clk);
+	if (!l->clk.valid)
+		return;
+	if (!l->clk_told)
+		why = HMB_LIVE_CLOCK_FIRST;
+	else if (l->clk.steps > l->clk_steps_told)
+		why = HMB_LIVE_CLOCK_STEP;
+	l->clk_told = true;
+	l->clk_steps_told = l->clk.steps;
+	if (l->o.on_clock)
+		l->o.on_clock(l->o.ctx, &l->clk, why);
+}
+
 void hmb_live_tick(struct hmb_live *l)
 {
-	hmb_clock_solve(&l->clk);
+	solve(l);
 	place(l, HMB_LIVE_LAG);
 }
 
 void hmb_live_flush(struct hmb_live *l)
 {
-	hmb_clock_solve(&l->clk);
+	solve(l);
 	if (l->clk.valid) {
 		place(l, 0);
 		return;

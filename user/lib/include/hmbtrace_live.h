@@ -29,6 +29,13 @@ extern "C" {
 #define HMB_LIVE_BG_PAYLOAD	16
 #define HMB_LIVE_GROUPS		16
 
+/* Why hmb_live_opts.on_clock is called. */
+enum hmb_live_clock_why {
+	HMB_LIVE_CLOCK_FIRST = 1,	/* the first estimate */
+	HMB_LIVE_CLOCK_STEP,		/* a new offset step was found */
+	HMB_LIVE_CLOCK_UPDATE,		/* the estimate was solved again */
+};
+
 struct hmb_live_opts {
 	unsigned int top_n;		/* slowest commands kept per set */
 	uint64_t min_lat_ns;		/* ... at least this slow */
@@ -36,6 +43,13 @@ struct hmb_live_opts {
 	size_t clock_min_points;	/* 0: the estimator's default */
 	/* every command once judged, in the order judged (may be NULL) */
 	void (*on_cmd)(void *ctx, const struct hmb_cmd *c);
+	/*
+	 * after each solve (hmb_live_tick, hmb_live_flush) that has an
+	 * estimate, before the commands it places are judged: FIRST once,
+	 * then STEP when clk.steps grew, else UPDATE (may be NULL)
+	 */
+	void (*on_clock)(void *ctx, const struct hmb_clock *k,
+			 enum hmb_live_clock_why why);
 	void *ctx;
 };
 
@@ -55,6 +69,8 @@ struct hmb_live {
 	struct hmb_cmd *pending;	/* waiting for the clock */
 	size_t npending;
 	uint64_t unplaced_early;	/* judged unplaced: pending was full */
+	bool clk_told;			/* on_clock had the first estimate */
+	unsigned int clk_steps_told;	/* ... and this many steps */
 	struct hmb_cmd_stats run, iv;	/* the whole run, this interval */
 	struct hmb_live_bg bg[HMB_LIVE_BG];	/* ring of the last ones */
 	uint64_t nbg;

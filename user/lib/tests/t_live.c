@@ -323,10 +323,42 @@ static double true_off_at(const struct truth *tr, double fw, int after_step)
 	return tr->off0 + (after_step ? tr->step : 0) + tr->drift * fw;
 }
 
+/* What on_clock and on_cmd saw (an exporter's clock rows). */
+struct clock_log {
+	unsigned int calls, first, step, update, invalid, first_not_first;
+	uint64_t placed_before_first, cmds;
+};
+
+static void clock_cb(void *ctx, const struct hmb_clock *k,
+		     enum hmb_live_clock_why why)
+{
+	struct clock_log *cl = ctx;
+
+	cl->calls++;
+	cl->invalid += !k->valid;
+	cl->first += why == HMB_LIVE_CLOCK_FIRST;
+	cl->step += why == HMB_LIVE_CLOCK_STEP;
+	cl->update += why == HMB_LIVE_CLOCK_UPDATE;
+	if (why == HMB_LIVE_CLOCK_FIRST && cl->calls != 1)
+		cl->first_not_first++;
+}
+
+static void cmd_cb(void *ctx, const struct hmb_cmd *c)
+{
+	struct clock_log *cl = ctx;
+
+	cl->cmds++;
+	if (c->placed && !cl->first)
+		cl->placed_before_first++;
+}
+
 static void run_fit(const char *name, struct truth tr, double secs,
 		    double iops, int misattribute)
 {
-	struct hmb_live_opts o = { .top_n = 5, .clock_window = 200000 };
+	struct clock_log cl = { 0 };
+	struct hmb_live_opts o = { .top_n = 5, .clock_window = 200000,
+				   .on_clock = clock_cb, .on_cmd = cmd_cb,
+				   .ctx = &cl };
 	struct hmb_live a;
 	struct tcmd ev;
 	double t = 10e9, end = 10e9 + secs * 1e9, off_err, drift_err;
@@ -374,6 +406,12 @@ static void run_fit(const char *name, struct truth tr, double secs,
 	   name, a.clk.off_err_ns / 1e3, fabs(off_err) / 1e3);
 	ok(a.clk.steps == (tr.step != 0),
 	   "%s: %u offset step(s) detected", name, a.clk.steps);
+	ok(cl.first == 1 && !cl.first_not_first && !cl.invalid &&
+	   cl.step == a.clk.steps &&
+	   cl.calls >= 2 && !cl.placed_before_first && cl.cmds == n,
+	   "%s: on_clock told the first estimate first, each of the %u step(s), then updates (%u calls: %u first, %u step, %u update); no command placed before it, every one of %llu to on_cmd",
+	   name, a.clk.steps, cl.calls, cl.first, cl.step, cl.update,
+	   (unsigned long long)cl.cmds);
 	if (tr.step)
 		ok(a.run.tot.in_window_err * 1000 >= n * 999,
 		   "%s: %llu of %llu commands inside their host window (>= 99.9 %%: placed after the step was found)",

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The one place the --host harness calls the analyzer's reader of host
- * NVMe events (agent JSON lines or perf script lines): the line-by-line
- * entry point of user/analyze/hostev.h (hostev_open, hostev_line,
- * hostev_close), fed the fuzzer's bytes split at newlines, as
- * hostev_load() does with a file.  Returns the number of commands read
- * (>= 0) or -1 when the input was refused.
+ * NVMe events (agent JSON lines or perf script lines): the line entry
+ * point of user/analyze/hostev.c, hostev_open() / hostev_line() /
+ * hostev_close(), the same calls hostev_load() makes for a file.  The
+ * input is cut into lines at '\n' as getline() would (the last line may
+ * lack its newline; NUL bytes stay inside their line).
+ * Returns the number of commands read (>= 0) or -1 when the input was
+ * refused.
  */
 #include <string.h>
 
@@ -19,10 +21,10 @@ long fuzz_host_parse(const uint8_t *data, size_t size,
 		     void *ctx)
 {
 	struct host_events he;
-	struct hostev_reader *r = hostev_open(&he, "fuzz");
+	struct hostev_reader *r = hostev_open(&he, "<fuzz>");
 	const char *p = (const char *)data, *end = p + size;
-	long n;
 	int rc = 0;
+	long n;
 
 	if (!r)
 		return -1;

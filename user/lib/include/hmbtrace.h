@@ -505,6 +505,33 @@ int hmb_sidecar_epochs(const char *path, uint64_t *offs, size_t max,
 /* fsync the directory that holds @path.  0 or a negative errno. */
 int hmb_fsync_dir_of(const char *path);
 
+/* -------------------------------------------------------- dump writer */
+
+/*
+ * A dump (docs/format.md 12.1) written record by record, with its sidecar,
+ * by a consumer that receives records one at a time (hmb-trace-agent -w).
+ * hmb_dump_writer_open() creates or truncates @path (O_NOFOLLOW, @mode, 0 =
+ * 0600) and writes "<path>.meta" from @sc (hmb_sidecar_create) before any
+ * record.  hmb_dump_writer_add() checks the record like one read from a
+ * file (a bad one is refused with the HMB_E_* code and nothing written) and
+ * appends header, payload and zero padding, buffered.  After a write error
+ * every later add fails.  hmb_dump_writer_close() writes out, fsyncs and
+ * closes the dump, appends @lines (whole "key=value\n" lines, may be NULL)
+ * to the sidecar, frees @w and returns the first error.
+ */
+struct hmb_dump_writer;
+int hmb_dump_writer_open(struct hmb_dump_writer **out, const char *path,
+			 const struct hmb_sidecar *sc, unsigned int mode,
+			 struct hmb_error *err);
+int hmb_dump_writer_add(struct hmb_dump_writer *w,
+			const struct hmb_record_hdr *hdr, const void *payload,
+			struct hmb_error *err);
+/* Records and bytes accepted so far. */
+uint64_t hmb_dump_writer_records(const struct hmb_dump_writer *w);
+uint64_t hmb_dump_writer_size(const struct hmb_dump_writer *w);
+int hmb_dump_writer_close(struct hmb_dump_writer *w, const char *lines,
+			  struct hmb_error *err);
+
 #ifdef __cplusplus
 }
 #endif

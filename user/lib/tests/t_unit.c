@@ -803,6 +803,99 @@ static void test_small_buffer(void)
 	free(ring);
 }
 
+/*
+ * The dump writer (hmb-trace-agent -w): records appended one at a time read
+ * back as the same stream, a seq the writer never got shows as a loss, a
+ * bad record is refused with nothing written, and the sidecar is there
+ * from the start and gets the closing lines.
+ */
+static void test_dump_writer(void)
+{
+	char dir[] = "/tmp/hmbtest.XXXXXX", path[256], meta[300];
+	struct hmb_sidecar sc = {
+		.abi_version = 1, .ring_size = 65536, .realtime_ns = 5,
+		.monotonic_ns = 6, .boottime_ns = 7,
+		.source = "/dev/nvme-hmb-trace0",
+	}, rd;
+	static const uint32_t seqs[] = { 10, 11, 13, 14 };
+	struct hmb_record_hdr h = { .magic = HMB_RECORD_MAGIC, .opcode = 0x21 };
+	struct hmb_dump_writer *w;
+	struct hmb_reader *r;
+	struct hmb_record rec;
+	struct hmb_acct *a;
+	struct hmb_error e = { 0 };
+	uint8_t pl[13];
+	char buf[1024];
+	int fd, rc, bad_ok;
+	FILE *f;
+	size_t n;
+
+	if (!mkdtemp(dir)) {
+		ok(0, "mkdtemp");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/w.bin", dir);
+	snprintf(meta, sizeof(meta), "%s.meta", path);
+	memset(pl, 0xab, sizeof(pl));
+	ok(hmb_dump_writer_open(&w, path, &sc, 0, &e) == 0, "writer open: %s",
+	   e.msg);
+	ok(hmb_sidecar_read(meta, &rd, &e) == 0 && rd.ring_size == 65536 &&
+	   !strcmp(rd.source, sc.source), "sidecar written at open");
+	for (size_t i = 0; i < 4; i++) {
+		h.seq = seqs[i];
+		h.ts_ns = 1000 * (i + 1);
+		h.payload_len = (uint16_t)(i * 4 + 1);
+		ok(hmb_dump_writer_add(w, &h, pl, &e) == 0, "add seq %u",
+		   seqs[i]);
+	}
+	h.magic = 0x12345678;
+	bad_ok = hmb_dump_writer_add(w, &h, pl, &e) == HMB_E_REC_MAGIC;
+	ok(bad_ok && strstr(e.msg, path), "bad magic refused: %s", e.msg);
+	h.magic = HMB_RECORD_MAGIC;
+	h.payload_len = 4065;
+	ok(hmb_dump_writer_add(w, &h, pl, &e) == HMB_E_REC_LEN,
+	   "payload_len 4065 refused");
+	ok(hmb_dump_writer_records(w) == 4 &&
+	   hmb_dump_writer_size(w) == 32 * 4 + 8 + 8 + 16 + 16,
+	   "4 records, %" PRIu64 " bytes", hmb_dump_writer_size(w));
+	ok(hmb_dump_writer_close(w, "consumer_lost=1\n", &e) == 0,
+	   "close: %s", e.msg);
+	a = calloc(1, sizeof(*a));
+	fd = open(path, O_RDONLY);
+	ok(a && fd >= 0 && hmb_reader_open(&r, fd, path, &e) == 0,
+	   "read it back");
+	if (!a || fd < 0) {
+		free(a);
+		return;
+	}
+	hmb_acct_init(a, 0, NULL, NULL);
+	n = 0;
+	while ((rc = hmb_reader_next(r, &rec, &e)) == 1) {
+		hmb_acct_add(a, &rec);
+		if (rec.hdr.seq == seqs[n] && rec.hdr.payload_len == n * 4 + 1 &&
+		    !memcmp(rec.payload, pl, rec.hdr.payload_len))
+			n++;
+	}
+	ok(rc == 0 && n == 4 && a->records == 4 && a->lost == 1 &&
+	   a->gaps == 1, "stream: %zu of 4 records as written, lost %" PRIu64,
+	   n, a->lost);
+	hmb_reader_close(r);
+	close(fd);
+	free(a);
+	f = fopen(meta, "r");
+	n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	buf[n] = 0;
+	if (f)
+		fclose(f);
+	ok(strstr(buf, "\nconsumer_lost=1\n") &&
+	   hmb_sidecar_read(meta, &rd, &e) == 0, "closing lines appended");
+	ok(hmb_dump_writer_open(&w, dir, &sc, 0, &e) == HMB_E_IO &&
+	   strstr(e.msg, dir), "a directory is refused: %s", e.msg);
+	unlink(meta);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	test_errors();
@@ -819,6 +912,7 @@ int main(void)
 	test_acct();
 	test_buf_iter();
 	test_sidecar();
+	test_dump_writer();
 	test_small_buffer();
 	return tap_done();
 }

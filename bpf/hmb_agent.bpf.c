@@ -52,6 +52,7 @@ const volatile __u32 targ_nsid = 0;	/* namespace filter, 0 = any */
 const volatile __s32 targ_opc = -1;	/* NVMe opcode (or REQ_OP) filter */
 const volatile __u32 targ_dev = 0;	/* block mode: dev_t filter, 0 = any */
 const volatile __u64 min_lat_ns = 0;	/* report only commands this slow */
+const volatile bool dump_records = false;	/* -w: every record to "rawrb" */
 
 /* Written by the agent while running. */
 struct hmb_clk clk = {};
@@ -61,6 +62,31 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4 << 20);
 } rb SEC(".maps");
+
+/*
+ * -w: raw records, apart from "rb" so that a burst of records never costs
+ * the join an event.  The agent shrinks it to one page without -w.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} rawrb SEC(".maps");
+
+/* -w: the record being copied out (too large for the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct hmb_raw_event);
+} rawbuf SEC(".maps");
+
+/* -w: records of each ring not handed over (the dump's sidecar says). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, HMB_MAX_RINGS);
+	__type(key, __u32);
+	__type(value, __u64);
+} dump_lost SEC(".maps");
 
 /*
  * Every command from submission to report, under (key, n).  One map, so
@@ -604,6 +630,48 @@ static __always_inline void join_fw(__u32 ring,
 	}
 }
 
+/* -w: a record the agent could not hand over, counted per ring too. */
+static __always_inline void dump_loss(__u32 ring)
+{
+	__u64 *c = bpf_map_lookup_elem(&dump_lost, &ring);
+
+	count(HMB_C_DUMP_LOST);
+	if (c)
+		__sync_fetch_and_add(c, 1);
+}
+
+/*
+ * -w: copy the record (header, then @payload, a kernel pointer; NULL from
+ * the test program, which sends no payload) to user space.  The bridge
+ * has checked payload_len; checked again for the verifier and D6.
+ */
+static __always_inline void dump_record(__u32 ring,
+					const struct hmb_record_hdr *h,
+					const void *payload)
+{
+	struct hmb_raw_event *e;
+	__u32 zero = 0, n = h->payload_len;
+
+	e = bpf_map_lookup_elem(&rawbuf, &zero);
+	if (!e || n > HMB_RAW_REC_MAX - sizeof(*h)) {
+		dump_loss(ring);
+		return;
+	}
+	e->type = HMB_EV_RAW;
+	e->ring = ring;
+	__builtin_memcpy(e->rec, h, sizeof(*h));
+	if (n && (!payload ||
+		  bpf_probe_read_kernel(e->rec + sizeof(*h), n, payload))) {
+		dump_loss(ring);
+		return;
+	}
+	if (bpf_ringbuf_output(&rawrb, e, 8 + sizeof(*h) + n, 0)) {
+		dump_loss(ring);
+		return;
+	}
+	count(HMB_C_DUMP_SENT);
+}
+
 /*
  * Classify a record by the dictionary and pass it on.  @payload is a
  * kernel pointer (read with bpf_probe_read_kernel) or, from the test
@@ -617,6 +685,8 @@ static __always_inline void handle_fw(__u32 ring, struct hmb_record_hdr *h,
 	__u16 sqid = tsqid, cid = tcid;
 	__u32 op, ph;
 
+	if (dump_records)
+		dump_record(ring, h, test ? NULL : payload);
 	if (h->flags & ~HMB_REC_FLAG_TRUNCATED) {
 		count(HMB_C_FW_MARKER);	/* wrap marker or unknown flags (D4) */
 		return;

@@ -59,6 +59,8 @@ enum hmb_counter {
 	HMB_C_CMD_FILTERED,	/* commands not reported (filters) */
 	HMB_C_CMD_BELOW_MIN,	/* completed below --min-latency: not sent */
 	HMB_C_ACTIVE_OVERWRITE,	/* submitted again while in flight: lost completion */
+	HMB_C_DUMP_SENT,	/* -w: records handed to user space (map "rawrb") */
+	HMB_C_DUMP_LOST,	/* -w: records not handed over (rawrb full, unreadable) */
 	HMB_C_COUNT
 };
 
@@ -131,6 +133,7 @@ enum hmb_ev_type {
 	HMB_EV_CMD = 1,		/* struct hmb_cmd_event */
 	HMB_EV_BG,		/* struct hmb_bg_event */
 	HMB_EV_FW_UNMATCHED,	/* struct hmb_fw_event: why in @reason */
+	HMB_EV_RAW,		/* struct hmb_raw_event (map "rawrb", -w) */
 };
 
 struct hmb_cmd_event {
@@ -167,6 +170,20 @@ struct hmb_fw_event {
 	__u16 cid;
 	__u16 reason;		/* enum hmb_counter that counted it */
 	__u32 ctrl;
+};
+
+/*
+ * -w: a firmware record as the bridge handed it to the tracepoint, header
+ * and payload (no padding), for the agent's dump.  Sent with
+ * bpf_ringbuf_output() at its real length: 8 + 32 + payload_len bytes.
+ * Only with the rodata option dump_records set; else the map is one page.
+ */
+#define HMB_RAW_REC_MAX		4096	/* 32-byte header + 4064 payload */
+
+struct hmb_raw_event {
+	__u32 type;		/* HMB_EV_RAW */
+	__u32 ring;
+	__u8 rec[HMB_RAW_REC_MAX];
 };
 
 /*

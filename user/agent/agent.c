@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
@@ -62,7 +63,7 @@ static void usage(FILE *f)
 "Usage: " PROG " [-d DEV] [-m auto|nvme|block] [-j] [-o FILE]\n"
 "                       [--min-latency USEC] [-N N] [-c OPC] [--per-command]\n"
 "                       [--dict FILE] [--ring-ctrl RING=CTRL]... [--fw-grace MS]\n"
-"                       [--clock-window N] [-v] [interval] [count]\n"
+"                       [--clock-window N] [-w FILE] [-v] [interval] [count]\n"
 "\n"
 "Live NVMe command latency split into host and firmware phases.\n"
 "\n"
@@ -96,6 +97,10 @@ static void usage(FILE *f)
 "                         (default 1000)\n"
 "      --clock-window N   matched commands the clock estimate uses (default\n"
 "                         65536)\n"
+"  -w, --write FILE       also write every firmware record received to FILE,\n"
+"                         a dump in the daemon's format with its sidecar\n"
+"                         FILE.meta (ring R > 0: FILE.ringR), for\n"
+"                         hmb-trace-analyze correlate/report/convert/stats\n"
 "  -v, --verbose          libbpf messages, every unmatched firmware record\n"
 "  -h, -?, --help         this help\n"
 "      --usage            the synopsis only\n"
@@ -109,7 +114,9 @@ static void usage(FILE *f)
 "    " PROG " -d nvme0n1 1 10     # ten 1-second reports\n"
 "    " PROG " -d nvme0n1 -j -o agent.jsonl 5   # JSON lines to a file\n"
 "    " PROG " --min-latency 500 -N 10  # top 10 commands >= 500 us\n"
-"    " PROG " -d loop0 -m block 1 5   # host-only, block layer\n");
+"    " PROG " -d loop0 -m block 1 5   # host-only, block layer\n"
+"    " PROG " -d nvme0n1 -j -o agent.jsonl -w fw.bin   # and keep the records:\n"
+"    hmb-trace-analyze correlate fw.bin agent.jsonl    # the same join, offline\n");
 }
 
 __attribute__((format(printf, 1, 2), noreturn))
@@ -191,6 +198,7 @@ static const struct option long_opts[] = {
 	{ "fw-grace", required_argument, NULL, OPT_GRACE },
 	{ "per-command", no_argument, NULL, OPT_PER_CMD },
 	{ "clock-window", required_argument, NULL, OPT_CLOCK_WINDOW },
+	{ "write", required_argument, NULL, 'w' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "usage", no_argument, NULL, OPT_USAGE },
@@ -228,6 +236,11 @@ static bool option(struct env *e, int opt, const char *arg)
 							"--clock-window",
 							"64 to 10000000");
 		break;
+	case 'w':
+		if (!*arg)
+			usage_error("-w needs a file name");
+		e->dump_path = arg;
+		break;
 	case 'v': e->verbose = true; break;
 	default: return false;
 	}
@@ -255,7 +268,7 @@ static void parse_args(struct env *e, int argc, char **argv)
 		.interval = 99999999, .times = 99999999, .clock_window = 65536,
 	};
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":d:m:jo:N:c:vhV", long_opts,
+	while ((opt = getopt_long(argc, argv, ":d:m:jo:N:c:w:vhV", long_opts,
 				  NULL)) != -1) {
 		if (option(e, opt, optarg))
 			continue;
@@ -647,6 +660,14 @@ static int load_bpf(bool btf)
 	ag.skel->rodata->targ_opc = ag.env.opcode;
 	ag.skel->rodata->targ_dev = ag.devt;
 	ag.skel->rodata->min_lat_ns = ag.env.min_lat_us * 1000;
+	ag.skel->rodata->dump_records = ag.env.dump_path && ag.fw_on;
+	/* without -w the raw records' ring buffer costs one page, not 8 MiB */
+	if (!ag.skel->rodata->dump_records &&
+	    bpf_map__set_max_entries(ag.skel->maps.rawrb,
+				     (__u32)sysconf(_SC_PAGESIZE))) {
+		fprintf(stderr, PROG ": cannot size the BPF map rawrb\n");
+		return -1;
+	}
 	set_autoload(btf);
 	err = hmb_agent__load(ag.skel);
 	if (err) {
@@ -773,6 +794,8 @@ static void drain(struct ring_buffer *rb)
 
 static int finish(int err)
 {
+	if (dump_close() && !err)
+		err = -EIO;
 	hmb_agent__destroy(ag.skel);
 	hmb_live_free(&ag.live);
 	hmb_dict_free(ag.dict);
@@ -796,14 +819,18 @@ int main(int argc, char **argv)
 	parse_args(&ag.env, argc, argv);
 	libbpf_set_print(libbpf_print_fn);
 	if (open_output() || load_dict() || choose_mode(&btf) ||
-	    load_bpf(btf))
+	    dump_open() || load_bpf(btf))
 		return finish(-EINVAL);
 	rb = ring_buffer__new(bpf_map__fd(ag.skel->maps.rb), handle_event,
 			      NULL, NULL);
-	if (!rb) {
-		fprintf(stderr, PROG ": cannot open the BPF ring buffer: %s\n",
+	if (!rb || (ag.skel->rodata->dump_records &&
+		    ring_buffer__add(rb, bpf_map__fd(ag.skel->maps.rawrb),
+				     dump_record, NULL))) {
+		err = -errno;
+		fprintf(stderr, PROG ": cannot open the BPF ring buffers: %s\n",
 			strerror(errno));
-		return finish(-errno);
+		ring_buffer__free(rb);
+		return finish(err);
 	}
 	if (start_model()) {
 		ring_buffer__free(rb);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <linux/types.h>
 
+#include "hmbtrace.h"
 #include "hmbtrace_dict.h"
 #include "hmbtrace_live.h"
 #include "hmbtrace_util.h"
@@ -44,6 +45,15 @@ struct env {
 	unsigned int ring_ctrl[HMB_MAX_RINGS];	/* controller + 1, 0 unset */
 	bool ring_ctrl_set;
 	unsigned int clock_window;
+	const char *dump_path;		/* -w: firmware records to this dump */
+};
+
+/* -w: one dump per ring the records came from (dump.c). */
+struct agent_dump {
+	struct hmb_dump_writer *w[HMB_MAX_RINGS];
+	uint64_t refused;		/* malformed, or a ring id >= 64 */
+	uint64_t write_errors;		/* records a failed write lost */
+	bool failed;			/* a write or close failed: exit 1 */
 };
 
 /* What the run found and set up. */
@@ -65,6 +75,7 @@ struct agent {
 	__u32 devt;
 	uint64_t counters_prev[HMB_C_COUNT];
 	struct hmb_log2_hist bpf_hist_run[HMB_H_COUNT];
+	struct agent_dump dump;
 };
 
 extern struct agent ag;
@@ -75,6 +86,12 @@ bool tp_exists(const char *cat, const char *ev);
 bool tp_btf_exists(const char *tp, const char *mod);
 int resolve_nvme(const char *dev, int *ctrl, unsigned int *nsid);
 int block_devt(const char *dev, __u32 *devt);
+
+/* dump.c (-w) */
+int dump_open(void);
+int dump_record(void *ctx, void *data, size_t len);
+void dump_totals(uint64_t *records, uint64_t *bytes, uint64_t *lost);
+int dump_close(void);
 
 /* print.c */
 extern const char *const counter_names[HMB_C_COUNT];

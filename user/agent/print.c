@@ -40,6 +40,8 @@ const char *const counter_names[HMB_C_COUNT] = {
 	[HMB_C_CMD_FILTERED] = "cmd_filtered",
 	[HMB_C_CMD_BELOW_MIN] = "cmd_below_min_latency",
 	[HMB_C_ACTIVE_OVERWRITE] = "host_submit_while_in_flight",
+	[HMB_C_DUMP_SENT] = "dump_records_sent",
+	[HMB_C_DUMP_LOST] = "dump_records_lost",
 };
 
 static const char *const bpf_hist_names[HMB_H_COUNT] = {
@@ -321,6 +323,20 @@ static void report_json(const char *kind, const char *ts, uint64_t nio,
 	}
 	hmb_json_kv_u64(j, "bpf_recursion_misses", recursion_misses());
 	hmb_json_end(j);
+	if (ag.env.dump_path) {
+		uint64_t recs, bytes, lost;
+
+		dump_totals(&recs, &bytes, &lost);
+		hmb_json_key(j, "dump");
+		hmb_json_obj(j);
+		hmb_json_kv_str(j, "file", ag.env.dump_path);
+		hmb_json_kv_u64(j, "records", recs);
+		hmb_json_kv_u64(j, "bytes", bytes);
+		hmb_json_kv_u64(j, "lost", lost);
+		hmb_json_kv_u64(j, "refused", ag.dump.refused);
+		hmb_json_kv_u64(j, "write_errors", ag.dump.write_errors);
+		hmb_json_end(j);
+	}
 	if (ag.fw_on) {
 		hmb_json_key(j, "clock");
 		hmb_json_obj(j);
@@ -377,6 +393,16 @@ static void report_losses(const uint64_t *c)
 			(unsigned long long)c[HMB_C_FW_UNMAPPED_RING],
 			(unsigned long long)c[HMB_C_FW_READ_FAIL],
 			(unsigned long long)c[HMB_C_FW_MARKER]);
+	if (ag.env.dump_path) {
+		uint64_t recs, bytes, lost;
+
+		dump_totals(&recs, &bytes, &lost);
+		fprintf(ag.out, "\ndump %s: %llu records written (%llu bytes), not handed over by BPF %llu, refused %llu, lost to write errors %llu",
+			ag.env.dump_path, (unsigned long long)recs,
+			(unsigned long long)bytes, (unsigned long long)lost,
+			(unsigned long long)ag.dump.refused,
+			(unsigned long long)ag.dump.write_errors);
+	}
 	fputc('\n', ag.out);
 }
 

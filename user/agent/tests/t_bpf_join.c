@@ -120,7 +120,7 @@ static int libbpf_quiet(enum libbpf_print_level l, const char *f, va_list a)
 	return vfprintf(stderr, f, a);
 }
 
-static int load(int targ_opc)
+static int load_dump(int targ_opc, bool dump, __u32 rawrb_size)
 {
 	size_t i;
 	__u32 r, one = 1;
@@ -132,6 +132,9 @@ static int load(int targ_opc)
 	skel->rodata->fw_enabled = true;
 	skel->rodata->emit_all = true;
 	skel->rodata->targ_opc = targ_opc;
+	skel->rodata->dump_records = dump;
+	if (rawrb_size && bpf_map__set_max_entries(skel->maps.rawrb, rawrb_size))
+		return -1;
 	bpf_object__for_each_program(p, skel->obj)
 		bpf_program__set_autoload(p, p == skel->progs.hmb_test_drive);
 	if (hmb_agent__load(skel))
@@ -153,6 +156,97 @@ static int load(int targ_opc)
 	prog_fd = bpf_program__fd(skel->progs.hmb_test_drive);
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.rb), on_event, NULL, NULL);
 	return rb ? 0 : -1;
+}
+
+static void unload(void);
+
+static int load(int targ_opc)
+{
+	return load_dump(targ_opc, false, 0);
+}
+
+/* -w: the raw records map "rawrb", read apart from "rb". */
+#define MAXRAW 256
+static struct hmb_raw_event raws[MAXRAW];
+static size_t raw_len[MAXRAW];
+static int nraw;
+
+static int on_raw(void *ctx, void *data, size_t len)
+{
+	(void)ctx;
+	if (nraw < MAXRAW && len <= sizeof(raws[0])) {
+		memcpy(&raws[nraw], data, len);
+		raw_len[nraw++] = len;
+	}
+	return 0;
+}
+
+static __u64 ring_dump_lost(__u32 ring)
+{
+	__u64 *v = calloc((size_t)nr_cpus, sizeof(*v)), sum = 0;
+	int cpu;
+
+	if (v && !bpf_map_lookup_elem(bpf_map__fd(skel->maps.dump_lost), &ring,
+				      v))
+		for (cpu = 0; cpu < nr_cpus; cpu++)
+			sum += v[cpu];
+	free(v);
+	return sum;
+}
+
+/*
+ * H (-w): with dump_records every record goes to "rawrb" as it came, header
+ * intact, before any classification; when rawrb is full the rest are
+ * counted (in total and for their ring), and the join loses nothing.
+ */
+static void test_dump(void)
+{
+	struct ring_buffer *raw;
+	unsigned int good = 0, n = 120;
+	__u64 sent, lost;
+
+	if (load_dump(-1, true, 4096)) {
+		ok(0, "load with dump_records and a one-page rawrb");
+		return;
+	}
+	seq = 1000;
+	setup(1, 0x40c0, 1000000, 2);
+	complete(1, 0x40c0, 1100000);
+	fw_cmd(1, 0x40c0, 5000);	/* payload_len 8/24: none to copy here */
+	for (unsigned int i = 0; i < n; i++)
+		fw(3, 0x9999, 0, 0, 100000 + i, 0, 0);
+	sent = counter(HMB_C_DUMP_SENT);
+	lost = counter(HMB_C_DUMP_LOST);
+	ok(nev >= 1 && evs[0].type == HMB_EV_CMD && evs[0].cmd.st.fw_mask == 0x3e &&
+	   counter(HMB_C_FW_UNKNOWN_OP) == n && counter(HMB_C_RB_FAIL) == 0,
+	   "the join still reports its command with -w, and counts the %u records of an unknown opcode; rb lost nothing",
+	   n);
+	ok(lost >= 5 && ring_dump_lost(0) == 5,
+	   "records with a payload the test program cannot send are lost for ring 0: %llu",
+	   (unsigned long long)ring_dump_lost(0));
+	ok(sent + lost == n + 5 && sent > 0 && ring_dump_lost(3) == lost - 5 &&
+	   ring_dump_lost(3) > 0,
+	   "one-page rawrb: %llu sent + %llu lost = %u records, ring 3's losses counted for ring 3",
+	   (unsigned long long)sent, (unsigned long long)lost, n + 5);
+	raw = ring_buffer__new(bpf_map__fd(skel->maps.rawrb), on_raw, NULL, NULL);
+	if (raw) {
+		ring_buffer__consume(raw);
+		ring_buffer__free(raw);
+	}
+	for (int i = 0; i < nraw; i++) {
+		const struct hmb_record_hdr *h = (const void *)raws[i].rec;
+
+		if (raws[i].type == HMB_EV_RAW && raws[i].ring == 3 &&
+		    raw_len[i] == 8 + sizeof(*h) && h->magic == HMB_RECORD_MAGIC &&
+		    h->opcode == 0x9999 && h->seq == 1005 + (unsigned int)i &&
+		    h->ts_ns == 100000 + (unsigned int)i && h->payload_len == 0)
+			good++;
+	}
+	ok(nraw == (int)sent && good == sent,
+	   "the %d records sent are the first ones, in order, header as given (%u good)",
+	   nraw, good);
+	nraw = 0;
+	unload();
 }
 
 static void unload(void)
@@ -354,6 +448,8 @@ int main(int argc, char **argv)
 	   evs[0].bg.ts_ns == 12345 && counter(HMB_C_FW_BG) == 1,
 	   "gc_start: forwarded as a background event");
 	ok(counter(HMB_C_RB_FAIL) == 0, "no ring buffer reservation failed");
+	ok(counter(HMB_C_DUMP_SENT) == 0 && counter(HMB_C_DUMP_LOST) == 0,
+	   "without -w no record is copied out");
 	ok(hist_total(HMB_H_HOST_TOTAL) == 8 + HMB_MAX_WAIT + 1 &&
 	   hist_total(HMB_H_FW_TOTAL) == 6 &&
 	   hist_total(HMB_H_FW_TO_MEDIA_END) == 2,
@@ -375,13 +471,14 @@ int main(int argc, char **argv)
 		   "filter: a write is not reported when reads are asked for, its records are not 'unmatched'");
 		unload();
 	}
+	test_dump();
 	/*
 	 * G: the NVMe programs pass the verifier (raw_tp variants; CO-RE
 	 * relocated against a synthetic nvme_core BTF, since this kernel has
 	 * none; the tp_btf variants need the real target and are checked in
 	 * the VM).
 	 */
-	if (argc > 2) {
+	for (int dump = 0; argc > 2 && dump < 2; dump++) {
 		LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = argv[2]);
 		struct bpf_program *p;
 		int e;
@@ -391,13 +488,15 @@ int main(int argc, char **argv)
 			ok(0, "open with the synthetic nvme_core BTF %s", argv[2]);
 		} else {
 			skel->rodata->fw_enabled = true;
+			skel->rodata->dump_records = dump;
 			bpf_object__for_each_program(p, skel->obj)
 				bpf_program__set_autoload(p,
 					p == skel->progs.nvme_setup_raw ||
 					p == skel->progs.nvme_complete_raw ||
 					p == skel->progs.hmb_record);
 			e = hmb_agent__load(skel);
-			ok(e == 0, "verifier accepts nvme_setup_raw, nvme_complete_raw, hmb_record (%s)",
+			ok(e == 0, "verifier accepts nvme_setup_raw, nvme_complete_raw, hmb_record%s (%s)",
+			   dump ? " with -w's copy" : "",
 			   e ? strerror(-e) : "loaded");
 			hmb_agent__destroy(skel);
 			skel = NULL;

@@ -11,8 +11,11 @@
 # record came from.  The simulator also keeps every record it wrote as a
 # dump (fw.bin); at the end the VM host runs `hmb-trace-analyze correlate`
 # on fw.bin and the agent's JSON lines, which must give the live agent's
-# matches (issue 6; cmd-matches.awk).  fw.bin and agent.jsonl stay in the
-# results directory: HMB_VM_RUN_DIR for tests/formats/test_correlate.py.
+# matches (issue 6; cmd-matches.awk).  The agent itself keeps every record
+# it received with -w (agent-fw.bin, issue 10 item 7): correlate of that
+# dump must give the same matches, and its stats must count what the agent
+# counted.  fw.bin, agent-fw.bin and agent.jsonl stay in the results
+# directory: HMB_VM_RUN_DIR for tests/formats/test_correlate.py.
 # vm-timeout: 700
 # vm-qemu-trace: yes
 # vm-shm-size: 16M
@@ -49,7 +52,8 @@ ring=$(hmb_ring ivshmem) || { tap_fail "ivshmem ring registered" "$(ls $HMB_CLAS
 echo 1 > "$HMB_CLASS/$ring/bridge" && tap_ok "module loaded, ring $ring (ivshmem), bridge on" ||
 	tap_fail "bridge on for $ring" "$(dmesg | tail -3)"
 
-"$AGENT" -d "${HMB_NVME_DEV#/dev/}" -j --per-command -N 5 -o "$R/agent.jsonl" 1 \
+"$AGENT" -d "${HMB_NVME_DEV#/dev/}" -j --per-command -N 5 -o "$R/agent.jsonl" \
+	-w "$R/agent-fw.bin" 1 \
 	2>"$R/agent.err" &
 apid=$!
 i=0
@@ -190,31 +194,58 @@ ptr=$(awk -F, '/hmb_trace_record/ { print $1 }' "$R/perf.csv")
 	tap_ok "perf stat alongside counted $ptr hmb_trace:hmb_trace_record" ||
 	tap_fail "perf alongside" "$(cat "$R/perf.csv")"
 
-# offline = live: hmb-trace-analyze correlate (on the VM host) of the
-# simulator's dump against the agent's own JSON lines gives every command
-# the live agent gave firmware records exactly the same records (phase ->
-# seq), keyed by (qid, cid, host submit_ns), and gives records to no other
-# command.
-if hostcmd run hmb-trace-analyze correlate @RESULTS@/fw.bin @RESULTS@/agent.jsonl \
-	-j -o @RESULTS@/correlate.jsonl >"$R/correlate.out" 2>"$R/correlate.err"; then
-	M=$HMB_REPO/user/agent/vm-suite/cmd-matches.awk
-	awk -f "$M" "$R/agent.jsonl" > "$R/matches-live.txt"
-	awk -f "$M" "$R/correlate.jsonl" > "$R/matches-offline.txt"
-	awk 'NR == FNR { live[$1 " " $2 " " $3] = $0; n++; next }
-		{ k = $1 " " $2 " " $3; off[k] = $0; m++
-		  if (!(k in live)) extra++; else if (live[k] != $0) differ++; else same++ }
-		END { for (k in live) if (!(k in off)) missing++
-		      printf "%d %d %d %d %d %d\n", n, m, same, differ + 0, missing + 0, extra + 0 }' \
-		"$R/matches-live.txt" "$R/matches-offline.txt" > "$R/matches-cmp.txt"
-	read nl no same differ missing extra < "$R/matches-cmp.txt"
-	tap_diag "correlate: $(grep '"type":"final"' "$R/correlate.jsonl" | sed -n 's/.*"totals":{\([^}]*\)}.*/\1/p')"
-	tap_diag "matches: live $nl commands with firmware records, offline $no; same $same, different $differ, live only $missing, offline only $extra"
-	[ "$nl" -gt 1000 ] && [ "$same" = "$nl" ] && [ "$no" = "$nl" ] &&
-		tap_ok "hmb-trace-analyze correlate of the dump gives the live agent's matches: $same of $nl commands, same (qid, cid, submit) -> firmware seqs, none more" ||
-		tap_fail "correlate of the dump gives the live agent's matches" "live $nl offline $no same $same different $differ live-only $missing offline-only $extra"
+# offline = live: hmb-trace-analyze correlate (on the VM host) of a dump
+# against the agent's own JSON lines gives every command the live agent
+# gave firmware records exactly the same records (phase -> seq), keyed by
+# (qid, cid, host submit_ns), and gives records to no other command.  Once
+# with the simulator's dump (what the firmware wrote), once with the
+# agent's own -w dump (what the agent received).
+M=$HMB_REPO/user/agent/vm-suite/cmd-matches.awk
+awk -f "$M" "$R/agent.jsonl" > "$R/matches-live.txt"
+offline_eq_live() {	# DUMP TAG WHAT
+	if hostcmd run hmb-trace-analyze correlate "@RESULTS@/$1" @RESULTS@/agent.jsonl \
+		-j -o "@RESULTS@/correlate$2.jsonl" >"$R/correlate$2.out" 2>"$R/correlate$2.err"; then
+		awk -f "$M" "$R/correlate$2.jsonl" > "$R/matches-offline$2.txt"
+		awk 'NR == FNR { live[$1 " " $2 " " $3] = $0; n++; next }
+			{ k = $1 " " $2 " " $3; off[k] = $0; m++
+			  if (!(k in live)) extra++; else if (live[k] != $0) differ++; else same++ }
+			END { for (k in live) if (!(k in off)) missing++
+			      printf "%d %d %d %d %d %d\n", n, m, same, differ + 0, missing + 0, extra + 0 }' \
+			"$R/matches-live.txt" "$R/matches-offline$2.txt" > "$R/matches-cmp$2.txt"
+		read nl no same differ missing extra < "$R/matches-cmp$2.txt"
+		tap_diag "correlate $1: $(grep '"type":"final"' "$R/correlate$2.jsonl" | sed -n 's/.*"totals":{\([^}]*\)}.*/\1/p')"
+		tap_diag "matches ($1): live $nl commands with firmware records, offline $no; same $same, different $differ, live only $missing, offline only $extra"
+		[ "$nl" -gt 1000 ] && [ "$same" = "$nl" ] && [ "$no" = "$nl" ] &&
+			tap_ok "hmb-trace-analyze correlate of $3 gives the live agent's matches: $same of $nl commands, same (qid, cid, submit) -> firmware seqs, none more" ||
+			tap_fail "correlate of $3 gives the live agent's matches" "live $nl offline $no same $same different $differ live-only $missing offline-only $extra"
+	else
+		tap_fail "hmb-trace-analyze correlate $1 agent.jsonl on the VM host" "$(cat "$R/correlate$2.err")"
+	fi
+}
+offline_eq_live fw.bin "" "the simulator's dump"
+
+# -w: the agent's own dump (ring N's records in agent-fw.bin.ringN, N > 0)
+rid=${ring##*[!0-9]}
+wdump=agent-fw.bin
+[ "$rid" = 0 ] || wdump=agent-fw.bin.ring$rid
+sent=$(num dump_records_sent); dlost=$(num dump_records_lost)
+wrec=$(sed -n 's/.*"dump":{[^}]*"records":\([0-9]*\).*/\1/p' "$R/agent.jsonl" | tail -1)
+tap_diag "-w: agent counted $fwr firmware records, handed $sent to user space, lost $dlost, wrote $wrec into $wdump"
+[ -n "$sent" ] && [ "$sent" = "$fwr" ] && [ "$dlost" = 0 ] && [ "$wrec" = "$fwr" ] &&
+	grep -qx 'consumer_lost=0' "$R/$wdump.meta" &&
+	tap_ok "-w: all $fwr records the agent received were handed over and written, none lost (sidecar: consumer_lost=0)" ||
+	tap_fail "-w: every received record written" "fw_records $fwr sent $sent lost $dlost written $wrec; sidecar: $(tr '\n' ' ' < "$R/$wdump.meta" 2>&1)"
+if hostcmd run hmb-trace-analyze stats -j "@RESULTS@/$wdump" >"$R/wstats.json" 2>"$R/wstats.err"; then
+	wnum() { sed -n "s/^{[^{]*\"$1\":\([0-9]*\).*/\1/p" "$R/wstats.json"; }
+	srec=$(wnum records); slost=$(wnum lost); sdup=$(wnum duplicates); sign=$(wnum ignored)
+	tap_diag "stats $wdump: records $srec lost $slost duplicates $sdup ignored $sign"
+	[ -n "$srec" ] && [ "$srec" = "$fwr" ] && [ "$slost" = 0 ] && [ "$sdup" = 0 ] &&
+		tap_ok "stats of the -w dump counts what the agent counted: $srec records, 0 lost, 0 duplicates" ||
+		tap_fail "stats of the -w dump counts what the agent counted" "stats records '$srec' lost '$slost' duplicates '$sdup'; agent fw_records $fwr"
 else
-	tap_fail "hmb-trace-analyze correlate fw.bin agent.jsonl on the VM host" "$(cat "$R/correlate.err")"
+	tap_fail "hmb-trace-analyze stats $wdump on the VM host" "$(cat "$R/wstats.err")"
 fi
+offline_eq_live "$wdump" "-w" "the agent's own -w dump"
 
 echo 0 > "$HMB_CLASS/$ring/bridge"
 rmmod nvme_hmb_trace && tap_ok "module unloaded" || tap_fail "rmmod"

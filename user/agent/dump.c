@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dump.c - hmb-trace-agent -w FILE: every firmware record the BPF side
+ * received from the bridge (map "rawrb"), written as the daemon's dump
+ * format with its sidecar through libhmbtrace's dump writer, so a live run
+ * can be re-read offline (correlate, report, convert, stats).  The records
+ * of ring 0 go to FILE, those of ring R > 0 to FILE.ringR.  A record the
+ * BPF side could not hand over (rawrb full) is counted there per ring; it
+ * shows in the dump as a seq gap (docs/format.md section 10) and the
+ * sidecar's closing line consumer_lost=N says how many of a ring's losses
+ * were the agent's own.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "agent.h"
+#include "hmb_agent.skel.h"
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void dump_path(unsigned int ring, char *buf, size_t len)
+{
+	if (ring)
+		snprintf(buf, len, "%s.ring%u", ag.env.dump_path, ring);
+	else
+		snprintf(buf, len, "%s", ag.env.dump_path);
+}
+
+/* The ring's size from sysfs (0 when the ring is not there). */
+static uint32_t ring_size_of(unsigned int ring)
+{
+	char path[128], buf[32];
+	unsigned long v = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/nvme-hmb-trace/nvme-hmb-trace%u/ring_size", ring);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	v = strtoul(buf, NULL, 0);
+	return v <= UINT32_MAX ? (uint32_t)v : 0;
+}
+
+static int open_ring(unsigned int ring)
+{
+	struct hmb_sidecar sc;
+	struct hmb_error err = { 0 };
+	char path[4096];
+
+	memset(&sc, 0, sizeof(sc));
+	sc.abi_version = HMB_TRACE_ABI_VERSION;
+	sc.ring_size = ring_size_of(ring);
+	snprintf(sc.source, sizeof(sc.source), "/dev/nvme-hmb-trace%u", ring);
+	sc.realtime_ns = clock_ns(CLOCK_REALTIME);
+	sc.monotonic_ns = clock_ns(CLOCK_MONOTONIC);
+	sc.boottime_ns = clock_ns(CLOCK_BOOTTIME);
+	dump_path(ring, path, sizeof(path));
+	if (hmb_dump_writer_open(&ag.dump.w[ring], path, &sc, 0, &err)) {
+		fprintf(stderr, PROG ": -w: %s\n", err.msg);
+		ag.dump.failed = true;
+		return -1;
+	}
+	return 0;
+}
+
+/* FILE (ring 0's dump) exists from the start, even if no record comes. */
+int dump_open(void)
+{
+	if (!ag.env.dump_path)
+		return 0;
+	if (!ag.fw_on)
+		fprintf(stderr, PROG ": -w %s: no firmware records in this mode (%s): the dump stays empty\n",
+			ag.env.dump_path, ag.mode_name);
+	return open_ring(0);
+}
+
+/* ring_buffer callback for map "rawrb". */
+int dump_record(void *ctx, void *data, size_t len)
+{
+	const struct hmb_raw_event *ev = data;
+	struct hmb_record_hdr h;
+	struct hmb_error err = { 0 };
+	struct agent_dump *d = &ag.dump;
+
+	(void)ctx;
+	if (len < 8 + sizeof(h) || ev->type != HMB_EV_RAW ||
+	    ev->ring >= HMB_MAX_RINGS) {
+		d->refused++;
+		return 0;
+	}
+	memcpy(&h, ev->rec, sizeof(h));
+	if (h.payload_len > len - 8 - sizeof(h)) {
+		d->refused++;
+		return 0;
+	}
+	if (!d->w[ev->ring]) {
+		if (d->failed || open_ring(ev->ring)) {
+			d->write_errors++;
+			return 0;
+		}
+	}
+	if (hmb_dump_writer_add(d->w[ev->ring], &h, ev->rec + sizeof(h),
+				&err)) {
+		if (err.code == HMB_E_IO) {
+			if (!d->failed)
+				fprintf(stderr, PROG ": -w: %s\n", err.msg);
+			d->failed = true;
+			d->write_errors++;
+		} else {
+			if (!d->refused)
+				fprintf(stderr, PROG ": -w: record refused: %s\n",
+					err.msg);
+			d->refused++;
+		}
+	}
+	return 0;
+}
+
+/* Records the BPF side could not hand over for @ring (per-CPU sum). */
+static uint64_t ring_lost(unsigned int ring)
+{
+	uint64_t *v, sum = 0;
+	__u32 key = ring;
+
+	if (!ag.skel || ag.nr_cpus <= 0)
+		return 0;
+	v = calloc((size_t)ag.nr_cpus, sizeof(*v));
+	if (v && !bpf_map_lookup_elem(bpf_map__fd(ag.skel->maps.dump_lost),
+				      &key, v))
+		for (int c = 0; c < ag.nr_cpus; c++)
+			sum += v[c];
+	free(v);
+	return sum;
+}
+
+void dump_totals(uint64_t *records, uint64_t *bytes, uint64_t *lost)
+{
+	*records = *bytes = *lost = 0;
+	for (unsigned int r = 0; r < HMB_MAX_RINGS; r++) {
+		*records += hmb_dump_writer_records(ag.dump.w[r]);
+		*bytes += hmb_dump_writer_size(ag.dump.w[r]);
+		*lost += ring_lost(r);
+	}
+}
+
+/*
+ * Close every dump; its sidecar gets the agent's own losses of that ring.
+ * A ring that lost records before its dump could be opened gets its dump
+ * now, empty, so the loss is written down.  -1 if any write failed.
+ */
+int dump_close(void)
+{
+	char lines[160];
+	struct hmb_error err = { 0 };
+
+	if (!ag.env.dump_path)
+		return 0;
+	for (unsigned int r = 0; r < HMB_MAX_RINGS; r++) {
+		uint64_t lost = ring_lost(r);
+
+		if (!ag.dump.w[r] && lost && !ag.dump.failed)
+			open_ring(r);
+		if (!ag.dump.w[r])
+			continue;
+		snprintf(lines, sizeof(lines),
+			 "consumer=hmb-trace-agent\nconsumer_lost=%llu\n",
+			 (unsigned long long)lost);
+		if (hmb_dump_writer_close(ag.dump.w[r], lines, &err)) {
+			fprintf(stderr, PROG ": -w: %s\n", err.msg);
+			ag.dump.failed = true;
+		}
+		ag.dump.w[r] = NULL;
+	}
+	return ag.dump.failed ? -1 : 0;
+}

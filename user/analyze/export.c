@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "analyze.h"
-#include "chsink.h"
+#include "hmbtrace_ch.h"
 
 #define NS_PER_DAY (86400ull * 1000000000ull)
 /* Row ids of the per-trace counters: above every record offset. */
@@ -42,8 +42,8 @@ static const char CLOCK_COLS[] =
 	"monotonic_ns, boottime_ns, offset_ns, drift_ppm, err_ns, drift_err_ppm";
 
 struct exporter {
-	struct ch_export x;
-	struct ch_sink sink[T_COUNT];
+	struct hmb_ch_export x;
+	struct hmb_ch_sink sink[T_COUNT];
 	bool open;		/* sinks opened */
 	const char *host, *ring;
 	uint16_t day;		/* days since 1970-01-01 (ClickHouse Date) */
@@ -118,33 +118,33 @@ void usage_export(FILE *f)
 
 /* ---------------------------------------------------------------- rows */
 
-static void put_key(struct exporter *e, struct ch_sink *s)
+static void put_key(struct exporter *e, struct hmb_ch_sink *s)
 {
-	rb_u16(s, e->day);
-	rb_str(s, e->host);
-	rb_str(s, e->ring);
-	rb_u64(s, e->x.trace_id);
+	hmb_rb_u16(s, e->day);
+	hmb_rb_str(s, e->host);
+	hmb_rb_str(s, e->ring);
+	hmb_rb_u64(s, e->x.trace_id);
 }
 
 /* Returns 0, or -1 when a sink failed (x.err says why). */
 static int row_record(struct exporter *e, const struct hmb_record *rec)
 {
-	struct ch_sink *s = &e->sink[T_RECORDS];
-	int rc = ch_sink_admit(s, rec->offset);
+	struct hmb_ch_sink *s = &e->sink[T_RECORDS];
+	int rc = hmb_ch_sink_admit(s, rec->offset);
 
 	if (rc <= 0)
 		return rc;
 	put_key(e, s);
-	rb_u64(s, rec->offset);
-	rb_u32(s, (uint32_t)e->in->epochs);
-	rb_u32(s, rec->hdr.seq);
-	rb_u64(s, rec->hdr.ts_ns);
-	rb_u64(s, 0);		/* host_ns: not mapped offline (no join) */
-	rb_u16(s, rec->hdr.opcode);
-	rb_u8(s, rec->hdr.cpu);
-	rb_u8(s, rec->hdr.flags);
-	rb_bytes(s, rec->payload, rec->hdr.payload_len);
-	return ch_sink_commit_row(s);
+	hmb_rb_u64(s, rec->offset);
+	hmb_rb_u32(s, (uint32_t)e->in->epochs);
+	hmb_rb_u32(s, rec->hdr.seq);
+	hmb_rb_u64(s, rec->hdr.ts_ns);
+	hmb_rb_u64(s, 0);		/* host_ns: not mapped offline (no join) */
+	hmb_rb_u16(s, rec->hdr.opcode);
+	hmb_rb_u8(s, rec->hdr.cpu);
+	hmb_rb_u8(s, rec->hdr.flags);
+	hmb_rb_bytes(s, rec->payload, rec->hdr.payload_len);
+	return hmb_ch_sink_commit_row(s);
 }
 
 struct loss {
@@ -156,24 +156,24 @@ struct loss {
 
 static int row_loss(struct exporter *e, const struct loss *l)
 {
-	struct ch_sink *s = &e->sink[T_LOSSES];
-	int rc = ch_sink_admit(s, l->id);
+	struct hmb_ch_sink *s = &e->sink[T_LOSSES];
+	int rc = hmb_ch_sink_admit(s, l->id);
 
 	if (rc <= 0)
 		return rc;
 	put_key(e, s);
-	rb_u64(s, l->id);
-	rb_str(s, l->layer);
-	rb_str(s, l->counter);
-	rb_u64(s, l->count);
-	rb_u64(s, l->fw_from);
-	rb_u64(s, l->fw_to);
-	rb_u64(s, 0);		/* host range: not mapped offline */
-	rb_u64(s, 0);
-	rb_u32(s, l->seq_first);
-	rb_u32(s, l->seq_last);
-	rb_bytes(s, l->detail, strnlen(l->detail, 1024));
-	return ch_sink_commit_row(s);
+	hmb_rb_u64(s, l->id);
+	hmb_rb_str(s, l->layer);
+	hmb_rb_str(s, l->counter);
+	hmb_rb_u64(s, l->count);
+	hmb_rb_u64(s, l->fw_from);
+	hmb_rb_u64(s, l->fw_to);
+	hmb_rb_u64(s, 0);		/* host range: not mapped offline */
+	hmb_rb_u64(s, 0);
+	hmb_rb_u32(s, l->seq_first);
+	hmb_rb_u32(s, l->seq_last);
+	hmb_rb_bytes(s, l->detail, strnlen(l->detail, 1024));
+	return hmb_ch_sink_commit_row(s);
 }
 
 static void on_gap(void *ctx, const struct hmb_gap *g)
@@ -221,23 +221,23 @@ static void row_counters(struct exporter *e, uint64_t bad_bytes,
 
 static void row_clock(struct exporter *e)
 {
-	struct ch_sink *s = &e->sink[T_CLOCK];
+	struct hmb_ch_sink *s = &e->sink[T_CLOCK];
 	const struct hmb_sidecar *sc = &e->in->sidecar;
 
-	if (!e->in->have_sidecar || ch_sink_admit(s, 0) <= 0)
+	if (!e->in->have_sidecar || hmb_ch_sink_admit(s, 0) <= 0)
 		return;
 	put_key(e, s);
-	rb_u64(s, 0);
-	rb_str(s, "host_open");
-	rb_u64(s, 0);
-	rb_u64(s, sc->realtime_ns);
-	rb_u64(s, sc->monotonic_ns);
-	rb_u64(s, sc->boottime_ns);
-	rb_f64(s, 0);
-	rb_f64(s, 0);
-	rb_f64(s, 0);
-	rb_f64(s, 0);
-	ch_sink_commit_row(s);
+	hmb_rb_u64(s, 0);
+	hmb_rb_str(s, "host_open");
+	hmb_rb_u64(s, 0);
+	hmb_rb_u64(s, sc->realtime_ns);
+	hmb_rb_u64(s, sc->monotonic_ns);
+	hmb_rb_u64(s, sc->boottime_ns);
+	hmb_rb_f64(s, 0);
+	hmb_rb_f64(s, 0);
+	hmb_rb_f64(s, 0);
+	hmb_rb_f64(s, 0);
+	hmb_ch_sink_commit_row(s);
 }
 
 /* ------------------------------------------------------------ identity */
@@ -365,7 +365,7 @@ static void summary_json(struct hmb_outbuf *ob, struct exporter *e,
 	hmb_json_init(&j, ob);
 	hmb_json_obj(&j);
 	hmb_json_kv_str(&j, "file", strcmp(file, "-") ? file : "<stdin>");
-	hmb_json_kv_str(&j, "url", e->x.conn ? ch_url(e->x.conn) : "");
+	hmb_json_kv_str(&j, "url", e->x.conn ? hmb_ch_url(e->x.conn) : "");
 	hmb_json_kv_str(&j, "database", e->x.database);
 	hmb_json_kv_str(&j, "host", e->host);
 	hmb_json_kv_str(&j, "ring", e->ring);
@@ -374,7 +374,7 @@ static void summary_json(struct hmb_outbuf *ob, struct exporter *e,
 	hmb_json_key(&j, "tables");
 	hmb_json_obj(&j);
 	for (int t = 0; t < T_COUNT; t++) {
-		const struct ch_sink *s = &e->sink[t];
+		const struct hmb_ch_sink *s = &e->sink[t];
 
 		hmb_json_key_str(&j, tnames[t]);
 		hmb_json_obj(&j);
@@ -410,11 +410,11 @@ static void summary(struct exporter *e, const char *file, bool json, int rc)
 	} else {
 		hmb_ob_printf(&ob, "%s -> %s, database %s: host %s, ring %s, day %s, trace_id 0x%016" PRIx64 "\n",
 			      strcmp(file, "-") ? file : "<stdin>",
-			      e->x.conn ? ch_url(e->x.conn) : "?",
+			      e->x.conn ? hmb_ch_url(e->x.conn) : "?",
 			      e->x.database, e->host, e->ring, e->day_str,
 			      e->x.trace_id);
 		for (int t = 0; t < T_COUNT; t++) {
-			const struct ch_sink *s = &e->sink[t];
+			const struct hmb_ch_sink *s = &e->sink[t];
 
 			hmb_ob_printf(&ob, "  %-10s %10" PRIu64 " rows: %" PRIu64 " inserted in %" PRIu64
 				      " batch%s, %" PRIu64 " already there",
@@ -456,7 +456,7 @@ static const struct option export_opts[] = {
 struct export_args {
 	struct input_opts iopts;
 	const char *to, *url, *file, *day, *trace_id;
-	struct ch_opts copts;
+	struct hmb_ch_opts copts;
 	bool json;
 };
 
@@ -627,6 +627,12 @@ static int stream(struct exporter *e)
 	return rc < 0 ? EXIT_BADINPUT : 0;
 }
 
+static void on_retry(void *ctx, const char *msg)
+{
+	(void)ctx;
+	errorf("%s", msg);
+}
+
 int cmd_export(int argc, char **argv)
 {
 	struct exporter e = { 0 };
@@ -641,16 +647,17 @@ int cmd_export(int argc, char **argv)
 	e.x.batch_bytes = 16u << 20;
 	e.x.retries = 10;
 	e.x.backoff_ms = 100;
+	e.x.on_retry = on_retry;
 	a.iopts.max_gaps = 0;
 	rc = parse_args(argc, argv, &e, &a);
 	if (rc)
 		return rc;
-	if (ch_open(&e.x.conn, a.url, &a.copts, e.x.err)) {
+	if (hmb_ch_open(&e.x.conn, a.url, &a.copts, e.x.err)) {
 		errorf("export: %s", e.x.err);
 		return EXIT_USAGE;
 	}
 	if (input_open(&in, a.file, &a.iopts)) {
-		ch_close(e.x.conn);
+		hmb_ch_close(e.x.conn);
 		return EXIT_BADINPUT;
 	}
 	e.in = &in;
@@ -666,7 +673,7 @@ int cmd_export(int argc, char **argv)
 		static const char *const ids[T_COUNT] = { "rec_off", "loss_id", "clk_id" };
 
 		/* A failure is reported at the end, with every row counted. */
-		if (ch_sink_open(&e.sink[t], &e.x, tnames[t], cols[t], ids[t]) &&
+		if (hmb_ch_sink_open(&e.sink[t], &e.x, tnames[t], cols[t], ids[t]) &&
 		    !e.sink[t].buf) {
 			errorf("export: %s", e.x.err);
 			rc = EXIT_BADINPUT;
@@ -676,7 +683,7 @@ int cmd_export(int argc, char **argv)
 	e.open = true;
 	in_rc = stream(&e);
 	for (t = 0; t < T_COUNT; t++) {
-		if (!e.sink[t].failed && ch_sink_finish(&e.sink[t]))
+		if (!e.sink[t].failed && hmb_ch_sink_finish(&e.sink[t]))
 			sink_err = true;
 		sink_err |= e.sink[t].failed;
 	}
@@ -686,8 +693,8 @@ int cmd_export(int argc, char **argv)
 	rc = in_rc || sink_err ? EXIT_BADINPUT : 0;
 out:
 	for (t = 0; t < T_COUNT; t++)
-		ch_sink_free(&e.sink[t]);
+		hmb_ch_sink_free(&e.sink[t]);
 	input_close(&in);
-	ch_close(e.x.conn);
+	hmb_ch_close(e.x.conn);
 	return rc;
 }

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: Apache-2.0
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * chttp: ClickHouse's HTTP interface through libcurl (see chttp.h).
  */
@@ -10,13 +10,13 @@
 
 #include <curl/curl.h>
 
-#include "chttp.h"
+#include "hmbtrace_ch.h"
 #include "hmbtrace_util.h"
 
 /* Answers kept: queries return a line, errors a message. */
-#define CH_ANS_MAX (1u << 20)
+#define HMB_CH_ANS_MAX (1u << 20)
 
-struct ch_conn {
+struct hmb_ch_conn {
 	CURL *curl;
 	CURLU *base;		/* the URL as given (its query kept) */
 	struct curl_slist *hdrs;
@@ -29,27 +29,27 @@ struct ch_conn {
 
 static bool curl_ready;
 
-/* Messages are cut to CH_ERR_LEN: a cut message is still the message. */
+/* Messages are cut to HMB_CH_ERR_LEN: a cut message is still the message. */
 __attribute__((format(printf, 2, 3)))
-static void errf(char err[CH_ERR_LEN], const char *fmt, ...)
+static void errf(char err[HMB_CH_ERR_LEN], const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(err, CH_ERR_LEN, fmt, ap);
+	vsnprintf(err, HMB_CH_ERR_LEN, fmt, ap);
 	va_end(ap);
 }
 
 static size_t on_data(char *p, size_t size, size_t n, void *ctx)
 {
-	struct ch_conn *c = ctx;
+	struct hmb_ch_conn *c = ctx;
 	size_t len = size * n, room;
 
-	if (c->ans_len + len + 1 > c->ans_cap && c->ans_cap < CH_ANS_MAX) {
+	if (c->ans_len + len + 1 > c->ans_cap && c->ans_cap < HMB_CH_ANS_MAX) {
 		size_t cap = c->ans_cap;
 		char *b;
 
-		while (cap < c->ans_len + len + 1 && cap < CH_ANS_MAX)
+		while (cap < c->ans_len + len + 1 && cap < HMB_CH_ANS_MAX)
 			cap *= 2;
 		b = realloc(c->ans, cap);
 		if (b) {
@@ -68,10 +68,10 @@ static size_t on_data(char *p, size_t size, size_t n, void *ctx)
 	return size * n;	/* the rest is dropped, not an error */
 }
 
-int ch_open(struct ch_conn **out, const char *url, const struct ch_opts *o,
-	    char err[CH_ERR_LEN])
+int hmb_ch_open(struct hmb_ch_conn **out, const char *url, const struct hmb_ch_opts *o,
+	    char err[HMB_CH_ERR_LEN])
 {
-	struct ch_conn *c;
+	struct hmb_ch_conn *c;
 	char *host = NULL, *port = NULL, *scheme = NULL;
 	CURLUcode uc;
 
@@ -80,12 +80,12 @@ int ch_open(struct ch_conn **out, const char *url, const struct ch_opts *o,
 		errf(err,
 			 "'%s': not an http:// or https:// URL of a ClickHouse server",
 			 url);
-		return CH_FATAL;
+		return HMB_CH_FATAL;
 	}
 	if (!curl_ready) {
 		if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
 			errf(err, "libcurl failed to initialise");
-			return CH_FATAL;
+			return HMB_CH_FATAL;
 		}
 		curl_ready = true;
 	}
@@ -103,14 +103,14 @@ int ch_open(struct ch_conn **out, const char *url, const struct ch_opts *o,
 	if (uc) {
 		errf(err, "'%s': bad URL: %s", url,
 			 curl_url_strerror(uc));
-		ch_close(c);
-		return CH_FATAL;
+		hmb_ch_close(c);
+		return HMB_CH_FATAL;
 	}
 	if (curl_url_get(c->base, CURLUPART_HOST, &host, 0) || !host || !*host) {
 		errf(err, "'%s': bad URL: no host", url);
 		curl_free(host);
-		ch_close(c);
-		return CH_FATAL;
+		hmb_ch_close(c);
+		return HMB_CH_FATAL;
 	}
 	curl_url_get(c->base, CURLUPART_SCHEME, &scheme, 0);
 	curl_url_get(c->base, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
@@ -136,14 +136,14 @@ int ch_open(struct ch_conn **out, const char *url, const struct ch_opts *o,
 	curl_easy_setopt(c->curl, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
 	*out = c;
-	return CH_OK;
+	return HMB_CH_OK;
 nomem:
 	errf(err, "out of memory");
-	ch_close(c);
-	return CH_FATAL;
+	hmb_ch_close(c);
+	return HMB_CH_FATAL;
 }
 
-void ch_close(struct ch_conn *c)
+void hmb_ch_close(struct hmb_ch_conn *c)
 {
 	if (!c)
 		return;
@@ -155,7 +155,7 @@ void ch_close(struct ch_conn *c)
 	free(c);
 }
 
-const char *ch_url(const struct ch_conn *c)
+const char *hmb_ch_url(const struct hmb_ch_conn *c)
 {
 	return c->display;
 }
@@ -189,7 +189,7 @@ static bool code_retryable(long code)
  * DB::Exception: X, e.what() = DB::Exception" -> "Code: 60: X".
  */
 /* The error code of a ClickHouse answer "Code: N, ...", or -1. */
-static long ch_code(const char *ans)
+static long hmb_ch_code(const char *ans)
 {
 	const char *e;
 	uint64_t v;
@@ -204,7 +204,7 @@ static void flatten(const char *in, char *out, size_t cap)
 {
 	const char *p = in, *dt = strstr(in, "e.displayText() = ");
 	size_t n = 0;
-	long code = ch_code(in);
+	long code = hmb_ch_code(in);
 
 	if (code >= 0 && dt) {
 		const char *colon = strstr(dt, ": ");
@@ -254,19 +254,19 @@ static bool curl_retryable(CURLcode rc, bool *sent)
  * POST @body (or @sql when @body is NULL) to the base URL plus the
  * parameters in @params (NULL-terminated "name=value" pairs, encoded here).
  */
-static int request(struct ch_conn *c, const char *const *params,
+static int request(struct hmb_ch_conn *c, const char *const *params,
 		   const void *body, size_t len, bool fresh, bool *sent,
-		   char err[CH_ERR_LEN], const char *what)
+		   char err[HMB_CH_ERR_LEN], const char *what)
 {
 	CURLU *u = curl_url_dup(c->base);
-	char *url = NULL, msg[CH_ERR_LEN];
+	char *url = NULL, msg[HMB_CH_ERR_LEN];
 	CURLcode rc;
 	long status = 0, code = -1;
 
 	*sent = false;
 	if (!u) {
 		errf(err, "out of memory");
-		return CH_FATAL;
+		return HMB_CH_FATAL;
 	}
 	for (; *params; params++) {
 		if (curl_url_set(u, CURLUPART_QUERY, *params,
@@ -274,14 +274,14 @@ static int request(struct ch_conn *c, const char *const *params,
 			curl_url_cleanup(u);
 			errf(err, "%s: cannot build the request URL",
 				 c->display);
-			return CH_FATAL;
+			return HMB_CH_FATAL;
 		}
 	}
 	if (curl_url_get(u, CURLUPART_URL, &url, 0)) {
 		curl_url_cleanup(u);
 		errf(err, "%s: cannot build the request URL",
 			 c->display);
-		return CH_FATAL;
+		return HMB_CH_FATAL;
 	}
 	curl_url_cleanup(u);
 	c->ans_len = 0;
@@ -304,43 +304,43 @@ static int request(struct ch_conn *c, const char *const *params,
 
 		errf(err, "%s: %s: %s", c->display, what,
 			 curl_easy_strerror(rc));
-		return retry ? CH_RETRY : CH_FATAL;
+		return retry ? HMB_CH_RETRY : HMB_CH_FATAL;
 	}
 	*sent = true;
 	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
 	if (status == 200)
-		return CH_OK;
+		return HMB_CH_OK;
 	flatten(c->ans, msg, sizeof(msg));
-	code = ch_code(c->ans);
+	code = hmb_ch_code(c->ans);
 	errf(err, "%s: %s: HTTP %ld: %s", c->display, what,
 		 status, msg[0] ? msg : "(no message)");
 	if (code >= 0)
-		return code_retryable(code) ? CH_RETRY : CH_FATAL;
+		return code_retryable(code) ? HMB_CH_RETRY : HMB_CH_FATAL;
 	/* Not ClickHouse speaking (a proxy, a restarting server). */
 	return status == 502 || status == 503 || status == 504 ?
-	       CH_RETRY : CH_FATAL;
+	       HMB_CH_RETRY : HMB_CH_FATAL;
 }
 
-int ch_query(struct ch_conn *c, const char *sql, const char **ans,
-	     char err[CH_ERR_LEN])
+int hmb_ch_query(struct hmb_ch_conn *c, const char *sql, const char **ans,
+	     char err[HMB_CH_ERR_LEN])
 {
 	const char *params[] = { NULL };
 	bool sent;
 	int rc;
 
 	rc = request(c, params, sql, strlen(sql), false, &sent, err, "query");
-	if (rc == CH_OK && c->ans_cut) {
+	if (rc == HMB_CH_OK && c->ans_cut) {
 		errf(err, "%s: query: answer over %u bytes",
-			 c->display, CH_ANS_MAX);
-		return CH_FATAL;
+			 c->display, HMB_CH_ANS_MAX);
+		return HMB_CH_FATAL;
 	}
 	*ans = c->ans;
 	return rc;
 }
 
-int ch_insert(struct ch_conn *c, const char *table, const char *cols,
+int hmb_ch_insert(struct hmb_ch_conn *c, const char *table, const char *cols,
 	      const char *query_id, const void *body, size_t len, bool *sent,
-	      char err[CH_ERR_LEN])
+	      char err[HMB_CH_ERR_LEN])
 {
 	char q[1024], qid[160], what[200];
 	const char *params[] = { q, "insert_distributed_sync=1", qid, NULL };
@@ -349,7 +349,7 @@ int ch_insert(struct ch_conn *c, const char *table, const char *cols,
 			     table, cols) >= sizeof(q) ||
 	    (size_t)snprintf(qid, sizeof(qid), "query_id=%s", query_id) >= sizeof(qid)) {
 		errf(err, "insert into %s: request too long", table);
-		return CH_FATAL;
+		return HMB_CH_FATAL;
 	}
 	snprintf(what, sizeof(what), "insert into %s", table);
 	return request(c, params, body, len, true, sent, err, what);

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: Apache-2.0
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * chsink: batched, retried, exactly-once inserts into one table of the
  * fleet store (see chsink.h for the rules).
@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "analyze.h"
-#include "chsink.h"
+#include "hmbtrace_ch.h"
+#include "hmbtrace_util.h"
 
 #define BACKOFF_MAX_MS 5000u
 
@@ -25,7 +25,7 @@ static void sleep_ms(unsigned int ms)
  * Wait before attempt @attempt (1-based retry count) after @why; returns
  * false when the retries are used up (x->err then says so).
  */
-static bool backoff(struct ch_export *x, unsigned int attempt,
+static bool backoff(struct hmb_ch_export *x, unsigned int attempt,
 		    unsigned int *delay, const char *why)
 {
 	if (attempt > x->retries) {
@@ -34,17 +34,21 @@ static bool backoff(struct ch_export *x, unsigned int attempt,
 		return false;
 	}
 	x->retried++;
-	if (!x->quiet)
-		errorf("export: %s; retry %u/%u in %u ms", why, attempt,
-		       x->retries, *delay);
+	if (!x->quiet && x->on_retry) {
+		char msg[HMB_CH_ERR_LEN + 64];
+
+		snprintf(msg, sizeof(msg), "export: %s; retry %u/%u in %u ms",
+			 why, attempt, x->retries, *delay);
+		x->on_retry(x->retry_ctx, msg);
+	}
 	sleep_ms(*delay);
 	*delay = *delay * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : *delay * 2;
 	return true;
 }
 
 /* One try of "how many rows of this export, highest id". */
-static int state_once(struct ch_sink *s, uint64_t *count, uint64_t *max,
-		      char err[CH_ERR_LEN])
+static int state_once(struct hmb_ch_sink *s, uint64_t *count, uint64_t *max,
+		      char err[HMB_CH_ERR_LEN])
 {
 	char sql[2048];
 	const char *ans, *p;
@@ -53,33 +57,33 @@ static int state_once(struct ch_sink *s, uint64_t *count, uint64_t *max,
 	if ((size_t)snprintf(sql, sizeof(sql),
 			     "SELECT count(), max(%s) FROM %s WHERE %s FORMAT TabSeparated",
 			     s->id_col, s->table, s->x->where) >= sizeof(sql)) {
-		snprintf(err, CH_ERR_LEN, "%s: query too long", s->table);
-		return CH_FATAL;
+		snprintf(err, HMB_CH_ERR_LEN, "%s: query too long", s->table);
+		return HMB_CH_FATAL;
 	}
-	rc = ch_query(s->x->conn, sql, &ans, err);
-	if (rc != CH_OK)
+	rc = hmb_ch_query(s->x->conn, sql, &ans, err);
+	if (rc != HMB_CH_OK)
 		return rc;
 	if (hmb_strtou64(ans, &p, 10, count) || *p != '\t' ||
 	    hmb_strtou64(p + 1, &p, 10, max) || strcmp(p, "\n")) {
-		snprintf(err, CH_ERR_LEN, "%s: unexpected answer to the row count of %s: '%.60s'",
-			 ch_url(s->x->conn), s->table, ans);
-		return CH_FATAL;
+		snprintf(err, HMB_CH_ERR_LEN, "%s: unexpected answer to the row count of %s: '%.60s'",
+			 hmb_ch_url(s->x->conn), s->table, ans);
+		return HMB_CH_FATAL;
 	}
-	return CH_OK;
+	return HMB_CH_OK;
 }
 
 /* The same, retried.  0 or -1 (x->err set). */
-static int state(struct ch_sink *s, uint64_t *count, uint64_t *max)
+static int state(struct hmb_ch_sink *s, uint64_t *count, uint64_t *max)
 {
 	unsigned int attempt = 0, delay = s->x->backoff_ms;
-	char err[CH_ERR_LEN];
+	char err[HMB_CH_ERR_LEN];
 
 	for (;;) {
 		int rc = state_once(s, count, max, err);
 
-		if (rc == CH_OK)
+		if (rc == HMB_CH_OK)
 			return 0;
-		if (rc == CH_FATAL) {
+		if (rc == HMB_CH_FATAL) {
 			snprintf(s->x->err, sizeof(s->x->err), "%s", err);
 			return -1;
 		}
@@ -88,7 +92,7 @@ static int state(struct ch_sink *s, uint64_t *count, uint64_t *max)
 	}
 }
 
-int ch_sink_open(struct ch_sink *s, struct ch_export *x, const char *name,
+int hmb_ch_sink_open(struct hmb_ch_sink *s, struct hmb_ch_export *x, const char *name,
 		 const char *cols, const char *id_col)
 {
 	memset(s, 0, sizeof(*s));
@@ -97,7 +101,7 @@ int ch_sink_open(struct ch_sink *s, struct ch_export *x, const char *name,
 	s->cols = cols;
 	s->id_col = id_col;
 	snprintf(s->table, sizeof(s->table), "%s.%s", x->database, name);
-	s->cap = x->batch_bytes + CH_ROW_MAX;
+	s->cap = x->batch_bytes + HMB_CH_ROW_MAX;
 	s->buf = malloc(s->cap);
 	if (!s->buf) {
 		snprintf(x->err, sizeof(x->err), "out of memory");
@@ -113,13 +117,13 @@ int ch_sink_open(struct ch_sink *s, struct ch_export *x, const char *name,
 	return 0;
 }
 
-void ch_sink_free(struct ch_sink *s)
+void hmb_ch_sink_free(struct hmb_ch_sink *s)
 {
 	free(s->buf);
 	s->buf = NULL;
 }
 
-static int check_resume(struct ch_sink *s)
+static int check_resume(struct hmb_ch_sink *s)
 {
 	s->resume_checked = true;
 	if (s->present == s->srv_count)
@@ -133,12 +137,12 @@ static int check_resume(struct ch_sink *s)
 }
 
 /* Send the batch until the store has it once.  0 or -1 (x->err set). */
-static int flush(struct ch_sink *s)
+static int flush(struct hmb_ch_sink *s)
 {
-	struct ch_export *x = s->x;
+	struct hmb_ch_export *x = s->x;
 	unsigned int attempt = 0, delay = x->backoff_ms;
 	bool check = false;
-	char qid[128], err[CH_ERR_LEN];
+	char qid[128], err[HMB_CH_ERR_LEN];
 
 	if (!s->n)
 		return 0;
@@ -153,7 +157,7 @@ static int flush(struct ch_sink *s)
 			uint64_t count, max;
 
 			rc = state_once(s, &count, &max, err);
-			if (rc == CH_OK) {
+			if (rc == HMB_CH_OK) {
 				if (count == s->expect + s->n && max == s->last_id)
 					break;	/* the failed attempt committed */
 				if (count != s->expect) {
@@ -168,14 +172,14 @@ static int flush(struct ch_sink *s)
 			}
 		}
 		if (!check) {
-			rc = ch_insert(x->conn, s->table, s->cols, qid, s->buf,
+			rc = hmb_ch_insert(x->conn, s->table, s->cols, qid, s->buf,
 				       s->len, &sent, err);
-			if (rc == CH_OK)
+			if (rc == HMB_CH_OK)
 				break;
 			/* Until the store says otherwise, it may have it. */
 			check = sent;
 		}
-		if (rc == CH_FATAL) {
+		if (rc == HMB_CH_FATAL) {
 			snprintf(x->err, sizeof(x->err), "%s", err);
 			return -1;
 		}
@@ -190,7 +194,7 @@ static int flush(struct ch_sink *s)
 	return 0;
 }
 
-static void fail(struct ch_sink *s)
+static void fail(struct hmb_ch_sink *s)
 {
 	s->failed = true;
 	s->x->stop = true;
@@ -199,7 +203,7 @@ static void fail(struct ch_sink *s)
 	s->len = 0;
 }
 
-int ch_sink_admit(struct ch_sink *s, uint64_t id)
+int hmb_ch_sink_admit(struct hmb_ch_sink *s, uint64_t id)
 {
 	s->rows++;
 	if (s->x->stop && !s->failed)
@@ -230,13 +234,13 @@ int ch_sink_admit(struct ch_sink *s, uint64_t id)
 	return 1;
 }
 
-int ch_sink_commit_row(struct ch_sink *s)
+int hmb_ch_sink_commit_row(struct hmb_ch_sink *s)
 {
 	s->n++;
 	return 0;
 }
 
-int ch_sink_finish(struct ch_sink *s)
+int hmb_ch_sink_finish(struct hmb_ch_sink *s)
 {
 	uint64_t count, max;
 

@@ -6,8 +6,12 @@
  *   losses      one row per sequence gap as it is found, then one per
  *               other non-zero counter (ignored, truncated, duplicates,
  *               an unreadable tail);
- *   clock       the host's clocks when the daemon opened the dump (sidecar).
- * Streaming: memory is one batch buffer per table, whatever the input size.
+ *   clock       the host's clocks when the daemon opened the dump (sidecar);
+ *   commands    with --host: every host command joined with its firmware
+ *               records by libhmbtrace's offline join (hmb_join_foreach),
+ *               as `correlate` joins and judges them.
+ * Streaming: memory is one batch buffer per table, whatever the input size;
+ * the join (--host) holds the trace's commands (about 200 bytes each).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +24,7 @@
 #include <unistd.h>
 
 #include "analyze.h"
+#include "correlate.h"
 #include "hmbtrace_ch.h"
 
 #define NS_PER_DAY (86400ull * 1000000000ull)
@@ -27,8 +32,9 @@
 #define LOSS_ID_COUNTERS (1ull << 62)
 #define NAME_MAX_LEN 255
 
-enum { T_RECORDS, T_LOSSES, T_CLOCK, T_COUNT };
-static const char *const tnames[T_COUNT] = { "fw_records", "losses", "clock" };
+enum { T_RECORDS, T_LOSSES, T_CLOCK, T_COMMANDS, T_COUNT };
+static const char *const tnames[T_COUNT] = { "fw_records", "losses", "clock",
+					     "commands" };
 
 static const char REC_COLS[] =
 	"day, host, ring, trace_id, rec_off, epoch, seq, fw_ns, host_ns, "
@@ -40,6 +46,11 @@ static const char LOSS_COLS[] =
 static const char CLOCK_COLS[] =
 	"day, host, ring, trace_id, clk_id, kind, fw_ns, host_ns, "
 	"monotonic_ns, boottime_ns, offset_ns, drift_ppm, err_ns, drift_err_ppm";
+static const char CMD_COLS[] =
+	"day, host, ctrl, serial, model, fw_rev, trace_id, cmd_id, qid, cid, "
+	"opcode, nsid, slba, nlb, status, submit_ns, complete_ns, fetch_ns, "
+	"media_start_ns, media_end_ns, xfer_done_ns, cqe_ns, bg_in_flight, "
+	"match_class, clock_off_ns, clock_err_ns";
 
 struct exporter {
 	struct hmb_ch_export x;
@@ -51,19 +62,28 @@ struct exporter {
 	char where[1024];
 	struct input *in;
 	bool failed;		/* a sink failed: count, do not send */
+	/* --host: the commands table */
+	bool cmds;
+	const char *serial, *model, *fw_rev;
+	int64_t wall_off;	/* host events' clock -> wall clock (sidecar) */
+	double clock_err;	/* the join's offset error bound */
+	uint64_t cmd_id;
+	char opc_names[256][16];
 };
 
 void usage_export(FILE *f)
 {
 	fprintf(f,
-"Usage: " PROG " export --to clickhouse URL FILE [OPTIONS]\n"
+"Usage: " PROG " export --to clickhouse URL FILE [--host HOSTFILE] [OPTIONS]\n"
 "\n"
 "Export what FILE (a dump or ring image) holds into the fleet store, a\n"
 "ClickHouse cluster with the shipped schema (share/fleet/schema.sql,\n"
 "docs/fleet.md): every data record into fw_records, every loss counter\n"
 "(each sequence gap with its time range; ignored, truncated, duplicate\n"
 "records; an unreadable tail) into losses, the host clocks of the sidecar\n"
-"into clock.  Batched RowBinary inserts over HTTP through the Distributed\n"
+"into clock; with --host, every host command joined with its firmware\n"
+"records (as correlate joins them) into commands.  Batched RowBinary\n"
+"inserts over HTTP through the Distributed\n"
 "tables, each retried with backoff until the store has it exactly once.\n"
 "\n"
 "Idempotent: re-running the same export sends nothing the store already\n"
@@ -73,6 +93,18 @@ void usage_export(FILE *f)
 "\n"
 "Options:\n"
 "      --to clickhouse   the store (the only one for now)\n"
+"      --host HOSTFILE   the host's view of the same commands (agent JSON\n"
+"                        lines or perf script, as correlate takes it):\n"
+"                        the joined commands into the commands table; host\n"
+"                        times become wall clock through the sidecar's\n"
+"                        realtime_ns - monotonic_ns (kept as they are\n"
+"                        without a sidecar).  Not with FILE '-'\n"
+"      --ctrl N          with --host: the controller (nvmeN) the dump\n"
+"                        belongs to (default: the only one in HOSTFILE)\n"
+"      --dict FILE       with --host: event dictionary (default: the\n"
+"                        shipped one)\n"
+"      --serial S, --model M, --fw-rev R   the drive, for the commands rows\n"
+"                        (default empty)\n"
 "      --hostname NAME   host the trace comes from (default: this host's\n"
 "                        name)\n"
 "      --ring NAME       ring name (default: the sidecar's source, without\n"
@@ -105,13 +137,16 @@ void usage_export(FILE *f)
 "not exported; run again to finish); 2 on bad usage.\n"
 "\n"
 "JSON keys: file, url, database, host, ring, day, trace_id (hex string),\n"
-"tables {fw_records, losses, clock: {rows, present, inserted, batches,\n"
-"not_exported, verified}}, retries, error (null or the message).\n"
+"tables {fw_records, losses, clock (and commands with --host): {rows,\n"
+"present, inserted, batches, not_exported, verified}}, retries, error (null\n"
+"or the message).\n"
 "\n"
 "Examples:\n"
 "  " PROG " export --to clickhouse http://127.0.0.1:8123 trace.bin\n"
 "  " PROG " export --to clickhouse http://ch1:8123 --hostname db7 \\\n"
 "      /var/lib/hmb-trace/nvme0.bin -j | jq .tables.fw_records\n"
+"  " PROG " export --to clickhouse http://127.0.0.1:8123 fw.bin \\\n"
+"      --host agent.jsonl --serial S123 --fw-rev 1.2.3   # and the commands\n"
 "  " PROG " export --to clickhouse http://127.0.0.1:8123 --day 2024-05-01 \\\n"
 "      --ring nvme0 --trace-id 7 - < trace.bin\n");
 }
@@ -238,6 +273,104 @@ static void row_clock(struct exporter *e)
 	hmb_rb_f64(s, 0);
 	hmb_rb_f64(s, 0);
 	hmb_ch_sink_commit_row(s);
+}
+
+/* The NVMe opcode of a host command's name ("read", "opc 0x09", ...). */
+static uint8_t opc_of(struct exporter *e, const char *name)
+{
+	if (!e->opc_names[0][0])
+		for (unsigned int o = 0; o < 256; o++)
+			hmb_nvme_opc_name(o, e->opc_names[o],
+					  sizeof(e->opc_names[o]));
+	for (unsigned int o = 0; o < 256; o++)
+		if (!strcmp(e->opc_names[o], name))
+			return (uint8_t)o;
+	return 0xff;	/* a block request's name: no NVMe opcode */
+}
+
+/* A host time (the host events' clock) on the wall clock, 0 kept as 0. */
+static uint64_t wall(const struct exporter *e, double t)
+{
+	if (t <= 0)
+		return 0;
+	return (uint64_t)((int64_t)t + e->wall_off);
+}
+
+/* hmb_join_foreach callback: one commands row.  0, or -1 on a failed sink. */
+static int row_command(void *ctx, const struct hmb_cmd *c)
+{
+	static const int ph[] = { HMB_PHASE_FETCH, HMB_PHASE_MEDIA_START,
+				  HMB_PHASE_MEDIA_END, HMB_PHASE_XFER_DONE,
+				  HMB_PHASE_CQE_POSTED };
+	struct exporter *e = ctx;
+	struct hmb_ch_sink *s = &e->sink[T_COMMANDS];
+	char ctrl[16];
+	double off = 0;
+	int rc = hmb_ch_sink_admit(s, e->cmd_id++);
+
+	if (rc < 0)
+		return -1;
+	if (!rc)
+		return 0;
+	snprintf(ctrl, sizeof(ctrl), "nvme%u", c->h.ctrl);
+	hmb_rb_u16(s, e->day);
+	hmb_rb_str(s, e->host);
+	hmb_rb_str(s, ctrl);
+	hmb_rb_str(s, e->serial);
+	hmb_rb_str(s, e->model);
+	hmb_rb_str(s, e->fw_rev);
+	hmb_rb_u64(s, e->x.trace_id);
+	hmb_rb_u64(s, e->cmd_id - 1);
+	hmb_rb_u16(s, c->h.qid);
+	hmb_rb_u16(s, c->h.cid);
+	hmb_rb_u8(s, opc_of(e, c->h.opc));
+	hmb_rb_u32(s, c->h.nsid);
+	hmb_rb_u64(s, c->h.slba);
+	hmb_rb_u32(s, c->h.nlb);
+	hmb_rb_u16(s, 0);	/* status: the host events carry none yet */
+	hmb_rb_u64(s, wall(e, (double)c->h.submit_ns));
+	hmb_rb_u64(s, wall(e, (double)c->h.complete_ns));
+	for (size_t i = 0; i < sizeof(ph) / sizeof(ph[0]); i++) {
+		bool have = c->placed && (c->fw.mask & (1u << ph[i]));
+
+		/* truncated as hmb_cmd_judge truncates the phases */
+		hmb_rb_u64(s, have ? wall(e, (double)(int64_t)
+					  c->fw_host_ns[ph[i]]) : 0);
+		if (have && off == 0)
+			off = c->fw_host_ns[ph[i]] - (double)c->fw.ts[ph[i]];
+	}
+	hmb_rb_u8(s, 0);	/* bg_in_flight: not known offline yet */
+	hmb_rb_str(s, hmb_match_name(c->match));
+	hmb_rb_f64(s, off);
+	hmb_rb_f64(s, c->placed ? e->clock_err : 0);
+	return hmb_ch_sink_commit_row(s) ? -1 : 0;
+}
+
+/* --host: the join of the dump and the host events, into commands. */
+static int export_commands(struct exporter *e, const char *file,
+			   const char *host, const char *dict_path, long ctrl)
+{
+	struct hmb_dict *dict = NULL;
+	const struct hmb_clock *k;
+	struct corr c;
+	int rc;
+
+	if (dict_open(dict_path, &dict))
+		return EXIT_USAGE;
+	rc = corr_run(&c, file, host, dict, ctrl, 0);
+	if (rc) {
+		hmb_dict_free(dict);
+		return rc;
+	}
+	if (e->in->have_sidecar)
+		e->wall_off = (int64_t)(e->in->sidecar.realtime_ns -
+					e->in->sidecar.monotonic_ns);
+	k = hmb_join_clock(c.j);
+	e->clock_err = k->valid ? k->off_err_ns : 0;
+	hmb_join_foreach(c.j, row_command, e);
+	corr_free(&c);
+	hmb_dict_free(dict);
+	return 0;
 }
 
 /* ------------------------------------------------------------ identity */
@@ -376,6 +509,8 @@ static void summary_json(struct hmb_outbuf *ob, struct exporter *e,
 	for (int t = 0; t < T_COUNT; t++) {
 		const struct hmb_ch_sink *s = &e->sink[t];
 
+		if (t == T_COMMANDS && !e->cmds)
+			continue;
 		hmb_json_key_str(&j, tnames[t]);
 		hmb_json_obj(&j);
 		hmb_json_kv_u64(&j, "rows", s->rows);
@@ -416,6 +551,8 @@ static void summary(struct exporter *e, const char *file, bool json, int rc)
 		for (int t = 0; t < T_COUNT; t++) {
 			const struct hmb_ch_sink *s = &e->sink[t];
 
+			if (t == T_COMMANDS && !e->cmds)
+				continue;
 			hmb_ob_printf(&ob, "  %-10s %10" PRIu64 " rows: %" PRIu64 " inserted in %" PRIu64
 				      " batch%s, %" PRIu64 " already there",
 				      tnames[t], s->rows, s->sent, s->batches,
@@ -449,6 +586,12 @@ static const struct option export_opts[] = {
 	{ "json", no_argument, NULL, 'j' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
+	{ "host", required_argument, NULL, 'o' },
+	{ "ctrl", required_argument, NULL, 'c' },
+	{ "dict", required_argument, NULL, 'd' },
+	{ "serial", required_argument, NULL, 's' },
+	{ "model", required_argument, NULL, 'm' },
+	{ "fw-rev", required_argument, NULL, 'w' },
 	INPUT_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
@@ -456,6 +599,8 @@ static const struct option export_opts[] = {
 struct export_args {
 	struct input_opts iopts;
 	const char *to, *url, *file, *day, *trace_id;
+	const char *host, *dict;
+	long ctrl;
 	struct hmb_ch_opts copts;
 	bool json;
 };
@@ -506,6 +651,16 @@ static int parse_args(int argc, char **argv, struct exporter *e,
 				return EXIT_USAGE;
 			break;
 		case 'q': e->x.quiet = true; break;
+		case 'o': a->host = optarg; break;
+		case 'c':
+			if (parse_count("ctrl", optarg, 0, 0x7fffffff, &v))
+				return EXIT_USAGE;
+			a->ctrl = (long)v;
+			break;
+		case 'd': a->dict = optarg; break;
+		case 's': e->serial = optarg; break;
+		case 'm': e->model = optarg; break;
+		case 'w': e->fw_rev = optarg; break;
 		case 'h':
 			usage_export(stdout);
 			exit(0);
@@ -528,6 +683,20 @@ static int parse_args(int argc, char **argv, struct exporter *e,
 	}
 	a->url = argv[optind];
 	a->file = argv[optind + 1];
+	if (a->host && !strcmp(a->file, "-")) {
+		errorf("export: --host needs FILE to be a file (the join reads it again), not stdin");
+		return EXIT_USAGE;
+	}
+	if (!a->host && (a->ctrl >= 0 || a->dict || e->serial || e->model ||
+			 e->fw_rev)) {
+		errorf("export: --ctrl, --dict, --serial, --model and --fw-rev go with --host");
+		return EXIT_USAGE;
+	}
+	e->cmds = a->host != NULL;
+	if ((e->serial && !name_ok("--serial", e->serial)) ||
+	    (e->model && !name_ok("--model", e->model)) ||
+	    (e->fw_rev && !name_ok("--fw-rev", e->fw_rev)))
+		return EXIT_USAGE;
 	if (a->day && parse_day(a->day, &e->day)) {
 		errorf("--day: '%s' is not a date YYYY-MM-DD from 1970 to 2149", a->day);
 		return EXIT_USAGE;
@@ -648,10 +817,18 @@ int cmd_export(int argc, char **argv)
 	e.x.retries = 10;
 	e.x.backoff_ms = 100;
 	e.x.on_retry = on_retry;
+	e.serial = e.model = e.fw_rev = NULL;
+	a.ctrl = -1;
 	a.iopts.max_gaps = 0;
 	rc = parse_args(argc, argv, &e, &a);
 	if (rc)
 		return rc;
+	if (!e.serial)
+		e.serial = "";
+	if (!e.model)
+		e.model = "";
+	if (!e.fw_rev)
+		e.fw_rev = "";
 	if (hmb_ch_open(&e.x.conn, a.url, &a.copts, e.x.err)) {
 		errorf("export: %s", e.x.err);
 		return EXIT_USAGE;
@@ -669,9 +846,13 @@ int cmd_export(int argc, char **argv)
 		goto out;
 	e.x.where = e.where;
 	for (t = 0; t < T_COUNT; t++) {
-		static const char *const cols[T_COUNT] = { REC_COLS, LOSS_COLS, CLOCK_COLS };
-		static const char *const ids[T_COUNT] = { "rec_off", "loss_id", "clk_id" };
+		static const char *const cols[T_COUNT] = { REC_COLS, LOSS_COLS,
+							   CLOCK_COLS, CMD_COLS };
+		static const char *const ids[T_COUNT] = { "rec_off", "loss_id",
+							  "clk_id", "cmd_id" };
 
+		if (t == T_COMMANDS && !e.cmds)
+			continue;
 		/* A failure is reported at the end, with every row counted. */
 		if (hmb_ch_sink_open(&e.sink[t], &e.x, tnames[t], cols[t], ids[t]) &&
 		    !e.sink[t].buf) {
@@ -682,7 +863,17 @@ int cmd_export(int argc, char **argv)
 	}
 	e.open = true;
 	in_rc = stream(&e);
+	if (!in_rc && e.cmds) {
+		rc = export_commands(&e, a.file, a.host, a.dict, a.ctrl);
+		if (rc == EXIT_USAGE) {
+			summary(&e, a.file, a.json, rc);
+			goto out;
+		}
+		in_rc = rc;
+	}
 	for (t = 0; t < T_COUNT; t++) {
+		if (t == T_COMMANDS && !e.cmds)
+			continue;
 		if (!e.sink[t].failed && hmb_ch_sink_finish(&e.sink[t]))
 			sink_err = true;
 		sink_err |= e.sink[t].failed;

@@ -39,18 +39,9 @@ static const char *const tnames[T_COUNT] = { "fw_records", "losses", "clock",
 static const char REC_COLS[] =
 	"day, host, ring, trace_id, rec_off, epoch, seq, fw_ns, host_ns, "
 	"opcode, cpu, flags, payload";
-static const char LOSS_COLS[] =
-	"day, host, ring, trace_id, loss_id, layer, counter, count, "
-	"fw_ns_from, fw_ns_to, host_ns_from, host_ns_to, seq_first, seq_last, "
-	"detail";
 static const char CLOCK_COLS[] =
 	"day, host, ring, trace_id, clk_id, kind, fw_ns, host_ns, "
 	"monotonic_ns, boottime_ns, offset_ns, drift_ppm, err_ns, drift_err_ppm";
-static const char CMD_COLS[] =
-	"day, host, ctrl, serial, model, fw_rev, trace_id, cmd_id, qid, cid, "
-	"opcode, nsid, slba, nlb, status, submit_ns, complete_ns, fetch_ns, "
-	"media_start_ns, media_end_ns, xfer_done_ns, cqe_ns, bg_in_flight, "
-	"match_class, clock_off_ns, clock_err_ns";
 
 struct exporter {
 	struct hmb_ch_export x;
@@ -68,7 +59,7 @@ struct exporter {
 	int64_t wall_off;	/* host events' clock -> wall clock (sidecar) */
 	double clock_err;	/* the join's offset error bound */
 	uint64_t cmd_id;
-	char opc_names[256][16];
+	struct hmb_ch_ident id;	/* day, host, trace_id, the drive */
 };
 
 void usage_export(FILE *f)
@@ -182,39 +173,17 @@ static int row_record(struct exporter *e, const struct hmb_record *rec)
 	return hmb_ch_sink_commit_row(s);
 }
 
-struct loss {
-	uint64_t id;
-	const char *layer, *counter, *detail;
-	uint64_t count, fw_from, fw_to;
-	uint32_t seq_first, seq_last;
-};
-
-static int row_loss(struct exporter *e, const struct loss *l)
+/* A losses row of this dump's ring. */
+static int row_loss(struct exporter *e, struct hmb_ch_loss *l)
 {
-	struct hmb_ch_sink *s = &e->sink[T_LOSSES];
-	int rc = hmb_ch_sink_admit(s, l->id);
-
-	if (rc <= 0)
-		return rc;
-	put_key(e, s);
-	hmb_rb_u64(s, l->id);
-	hmb_rb_str(s, l->layer);
-	hmb_rb_str(s, l->counter);
-	hmb_rb_u64(s, l->count);
-	hmb_rb_u64(s, l->fw_from);
-	hmb_rb_u64(s, l->fw_to);
-	hmb_rb_u64(s, 0);		/* host range: not mapped offline */
-	hmb_rb_u64(s, 0);
-	hmb_rb_u32(s, l->seq_first);
-	hmb_rb_u32(s, l->seq_last);
-	hmb_rb_bytes(s, l->detail, strnlen(l->detail, 1024));
-	return hmb_ch_sink_commit_row(s);
+	l->ring = e->ring;
+	return hmb_ch_row_loss(&e->sink[T_LOSSES], &e->id, l);
 }
 
 static void on_gap(void *ctx, const struct hmb_gap *g)
 {
 	struct exporter *e = ctx;
-	struct loss l = {
+	struct hmb_ch_loss l = {
 		.id = g->offset, .layer = "firmware", .counter = "lost",
 		.detail = "sequence gap", .count = g->count,
 		.fw_from = g->ts_before, .fw_to = g->ts_after,
@@ -231,15 +200,18 @@ static void row_counters(struct exporter *e, uint64_t bad_bytes,
 			 const char *bad_msg)
 {
 	const struct hmb_acct *a = e->in->acct;
-	struct loss c[] = {
-		{ 0, "dump", "ignored", "records with unknown flag bits, not decoded",
-		  a->ignored, 0, 0, 0, 0 },
-		{ 0, "firmware", "truncated", "records whose payload the firmware clipped",
-		  a->truncated, 0, 0, 0, 0 },
-		{ 0, "daemon", "duplicates", "replayed records dropped (not lost)",
-		  a->duplicates, 0, 0, 0, 0 },
-		{ 0, "dump", "unreadable", bad_msg ? bad_msg : "",
-		  bad_bytes, 0, 0, 0, 0 },
+	struct hmb_ch_loss c[] = {
+		{ .layer = "dump", .counter = "ignored",
+		  .detail = "records with unknown flag bits, not decoded",
+		  .count = a->ignored },
+		{ .layer = "firmware", .counter = "truncated",
+		  .detail = "records whose payload the firmware clipped",
+		  .count = a->truncated },
+		{ .layer = "daemon", .counter = "duplicates",
+		  .detail = "replayed records dropped (not lost)",
+		  .count = a->duplicates },
+		{ .layer = "dump", .counter = "unreadable",
+		  .detail = bad_msg ? bad_msg : "", .count = bad_bytes },
 	};
 
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
@@ -275,75 +247,13 @@ static void row_clock(struct exporter *e)
 	hmb_ch_sink_commit_row(s);
 }
 
-/* The NVMe opcode of a host command's name ("read", "opc 0x09", ...). */
-static uint8_t opc_of(struct exporter *e, const char *name)
-{
-	if (!e->opc_names[0][0])
-		for (unsigned int o = 0; o < 256; o++)
-			hmb_nvme_opc_name(o, e->opc_names[o],
-					  sizeof(e->opc_names[o]));
-	for (unsigned int o = 0; o < 256; o++)
-		if (!strcmp(e->opc_names[o], name))
-			return (uint8_t)o;
-	return 0xff;	/* a block request's name: no NVMe opcode */
-}
-
-/* A host time (the host events' clock) on the wall clock, 0 kept as 0. */
-static uint64_t wall(const struct exporter *e, double t)
-{
-	if (t <= 0)
-		return 0;
-	return (uint64_t)((int64_t)t + e->wall_off);
-}
-
 /* hmb_join_foreach callback: one commands row.  0, or -1 on a failed sink. */
 static int row_command(void *ctx, const struct hmb_cmd *c)
 {
-	static const int ph[] = { HMB_PHASE_FETCH, HMB_PHASE_MEDIA_START,
-				  HMB_PHASE_MEDIA_END, HMB_PHASE_XFER_DONE,
-				  HMB_PHASE_CQE_POSTED };
 	struct exporter *e = ctx;
-	struct hmb_ch_sink *s = &e->sink[T_COMMANDS];
-	char ctrl[16];
-	double off = 0;
-	int rc = hmb_ch_sink_admit(s, e->cmd_id++);
 
-	if (rc < 0)
-		return -1;
-	if (!rc)
-		return 0;
-	snprintf(ctrl, sizeof(ctrl), "nvme%u", c->h.ctrl);
-	hmb_rb_u16(s, e->day);
-	hmb_rb_str(s, e->host);
-	hmb_rb_str(s, ctrl);
-	hmb_rb_str(s, e->serial);
-	hmb_rb_str(s, e->model);
-	hmb_rb_str(s, e->fw_rev);
-	hmb_rb_u64(s, e->x.trace_id);
-	hmb_rb_u64(s, e->cmd_id - 1);
-	hmb_rb_u16(s, c->h.qid);
-	hmb_rb_u16(s, c->h.cid);
-	hmb_rb_u8(s, opc_of(e, c->h.opc));
-	hmb_rb_u32(s, c->h.nsid);
-	hmb_rb_u64(s, c->h.slba);
-	hmb_rb_u32(s, c->h.nlb);
-	hmb_rb_u16(s, 0);	/* status: the host events carry none yet */
-	hmb_rb_u64(s, wall(e, (double)c->h.submit_ns));
-	hmb_rb_u64(s, wall(e, (double)c->h.complete_ns));
-	for (size_t i = 0; i < sizeof(ph) / sizeof(ph[0]); i++) {
-		bool have = c->placed && (c->fw.mask & (1u << ph[i]));
-
-		/* truncated as hmb_cmd_judge truncates the phases */
-		hmb_rb_u64(s, have ? wall(e, (double)(int64_t)
-					  c->fw_host_ns[ph[i]]) : 0);
-		if (have && off == 0)
-			off = c->fw_host_ns[ph[i]] - (double)c->fw.ts[ph[i]];
-	}
-	hmb_rb_u8(s, 0);	/* bg_in_flight: not known offline yet */
-	hmb_rb_str(s, hmb_match_name(c->match));
-	hmb_rb_f64(s, off);
-	hmb_rb_f64(s, c->placed ? e->clock_err : 0);
-	return hmb_ch_sink_commit_row(s) ? -1 : 0;
+	return hmb_ch_row_command(&e->sink[T_COMMANDS], &e->id, e->cmd_id++,
+				  c, e->wall_off, e->clock_err) < 0 ? -1 : 0;
 }
 
 /* --host: the join of the dump and the host events, into commands. */
@@ -845,9 +755,15 @@ int cmd_export(int argc, char **argv)
 	if (rc)
 		goto out;
 	e.x.where = e.where;
+	e.id = (struct hmb_ch_ident){
+		.day = e.day, .host = e.host, .trace_id = e.x.trace_id,
+		.serial = e.serial, .model = e.model, .fw_rev = e.fw_rev,
+	};
 	for (t = 0; t < T_COUNT; t++) {
-		static const char *const cols[T_COUNT] = { REC_COLS, LOSS_COLS,
-							   CLOCK_COLS, CMD_COLS };
+		static const char *const cols[T_COUNT] = { REC_COLS,
+							   hmb_ch_losses_cols,
+							   CLOCK_COLS,
+							   hmb_ch_commands_cols };
 		static const char *const ids[T_COUNT] = { "rec_off", "loss_id",
 							  "clk_id", "cmd_id" };
 

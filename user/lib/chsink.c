@@ -28,6 +28,11 @@ static void sleep_ms(unsigned int ms)
 static bool backoff(struct hmb_ch_export *x, unsigned int attempt,
 		    unsigned int *delay, const char *why)
 {
+	if (__atomic_load_n(&x->cancel, __ATOMIC_RELAXED)) {
+		snprintf(x->err, sizeof(x->err), "%s (cancelled after %u attempt%s)",
+			 why, attempt, attempt == 1 ? "" : "s");
+		return false;
+	}
 	if (attempt > x->retries) {
 		snprintf(x->err, sizeof(x->err), "%s (gave up after %u attempt%s)",
 			 why, attempt, attempt == 1 ? "" : "s");
@@ -232,6 +237,23 @@ int hmb_ch_sink_admit(struct hmb_ch_sink *s, uint64_t id)
 		s->first_id = id;
 	s->last_id = id;
 	return 1;
+}
+
+int hmb_ch_sink_flush(struct hmb_ch_sink *s)
+{
+	if (s->x->stop && !s->failed)
+		fail(s);
+	if (s->failed)
+		return -1;
+	if (!s->resume_checked && s->n && check_resume(s)) {
+		fail(s);
+		return -1;
+	}
+	if (flush(s)) {
+		fail(s);
+		return -1;
+	}
+	return 0;
 }
 
 int hmb_ch_sink_commit_row(struct hmb_ch_sink *s)

@@ -108,6 +108,8 @@ struct hmb_ch_export {
 	void *retry_ctx;
 	uint64_t retried;	/* retries made, all sinks */
 	bool stop;		/* a sink failed: the others only count */
+	/* set from another thread: the retry under way gives up (exit) */
+	int cancel;
 	char err[HMB_CH_ERR_LEN];	/* the error that stopped the export */
 };
 
@@ -150,6 +152,8 @@ int hmb_ch_sink_open(struct hmb_ch_sink *s, struct hmb_ch_export *x, const char 
 int hmb_ch_sink_admit(struct hmb_ch_sink *s, uint64_t id);
 /* After the row is encoded: a batch is sent when full.  0 or -1. */
 int hmb_ch_sink_commit_row(struct hmb_ch_sink *s);
+/* Send what is buffered now (a live exporter's periodic flush).  0 or -1. */
+int hmb_ch_sink_flush(struct hmb_ch_sink *s);
 /* Send what is left, then check the store holds every row.  0 or -1. */
 int hmb_ch_sink_finish(struct hmb_ch_sink *s);
 void hmb_ch_sink_free(struct hmb_ch_sink *s);
@@ -204,6 +208,43 @@ static inline void hmb_rb_str(struct hmb_ch_sink *s, const char *str)
 {
 	hmb_rb_bytes(s, str, strlen(str));
 }
+
+/* ------------------------------------------------------ rows (chrows.c) */
+
+struct hmb_cmd;
+
+/* The export's identity and the drive, common to its rows. */
+struct hmb_ch_ident {
+	uint16_t day;		/* days since 1970-01-01 (the partition) */
+	const char *host;
+	uint64_t trace_id;
+	const char *serial, *model, *fw_rev;	/* commands rows; NULL = "" */
+};
+
+/* Column lists in RowBinary order of the rows below. */
+extern const char hmb_ch_commands_cols[];
+extern const char hmb_ch_losses_cols[];
+
+/*
+ * One commands row: @c as the command model judged it, host times (the
+ * host's CLOCK_MONOTONIC) moved to the wall clock by @wall_off, firmware
+ * phases as mapped host times (0 when absent or not placed), the offset
+ * the mapping used and @clock_err, its bound.  Returns what
+ * hmb_ch_sink_admit() returns (1: encoded).
+ */
+int hmb_ch_row_command(struct hmb_ch_sink *s, const struct hmb_ch_ident *k,
+		       uint64_t cmd_id, const struct hmb_cmd *c,
+		       int64_t wall_off, double clock_err);
+
+/* One losses row. */
+struct hmb_ch_loss {
+	uint64_t id;
+	const char *ring, *layer, *counter, *detail;
+	uint64_t count, fw_from, fw_to, host_from, host_to;
+	uint32_t seq_first, seq_last;
+};
+int hmb_ch_row_loss(struct hmb_ch_sink *s, const struct hmb_ch_ident *k,
+		    const struct hmb_ch_loss *l);
 
 #ifdef __cplusplus
 }

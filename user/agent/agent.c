@@ -63,7 +63,9 @@ static void usage(FILE *f)
 "Usage: " PROG " [-d DEV] [-m auto|nvme|block] [-j] [-o FILE]\n"
 "                       [--min-latency USEC] [-N N] [-c OPC] [--per-command]\n"
 "                       [--dict FILE] [--ring-ctrl RING=CTRL]... [--fw-grace MS]\n"
-"                       [--clock-window N] [-w FILE] [-v] [interval] [count]\n"
+"                       [--clock-window N] [-w FILE] [--export URL\n"
+"                       [--export-hostname NAME] [--export-queue N]\n"
+"                       [--export-wait MS]] [-v] [interval] [count]\n"
 "\n"
 "Live NVMe command latency split into host and firmware phases.\n"
 "\n"
@@ -101,6 +103,15 @@ static void usage(FILE *f)
 "                         a dump in the daemon's format with its sidecar\n"
 "                         FILE.meta (ring R > 0: FILE.ringR), for\n"
 "                         hmb-trace-analyze correlate/report/convert/stats\n"
+"      --export URL       send every command as a row of the fleet store's\n"
+"                         commands table (ClickHouse HTTP URL, docs/fleet.md)\n"
+"                         while running; rows the queue cannot hold while the\n"
+"                         store is slow or down are dropped, counted, and\n"
+"                         sent as a losses row once it is back\n"
+"      --export-hostname NAME  host column (default: this host's name)\n"
+"      --export-queue N   rows the export queue holds (default 65536)\n"
+"      --export-wait MS   at exit, how long to keep trying to send what is\n"
+"                         queued (default 10000)\n"
 "  -v, --verbose          libbpf messages, every unmatched firmware record\n"
 "  -h, -?, --help         this help\n"
 "      --usage            the synopsis only\n"
@@ -116,7 +127,8 @@ static void usage(FILE *f)
 "    " PROG " --min-latency 500 -N 10  # top 10 commands >= 500 us\n"
 "    " PROG " -d loop0 -m block 1 5   # host-only, block layer\n"
 "    " PROG " -d nvme0n1 -j -o agent.jsonl -w fw.bin   # and keep the records:\n"
-"    hmb-trace-analyze correlate fw.bin agent.jsonl    # the same join, offline\n");
+"    hmb-trace-analyze correlate fw.bin agent.jsonl    # the same join, offline\n"
+"    " PROG " -d nvme0n1 --export http://ch1:8123   # rows into the fleet store\n");
 }
 
 __attribute__((format(printf, 1, 2), noreturn))
@@ -182,7 +194,8 @@ static void mode_arg(struct env *e, const char *arg)
 
 enum {
 	OPT_MIN_LAT = 1000, OPT_DICT, OPT_RING_CTRL, OPT_GRACE, OPT_PER_CMD,
-	OPT_CLOCK_WINDOW, OPT_USAGE,
+	OPT_CLOCK_WINDOW, OPT_USAGE, OPT_EXPORT, OPT_EXPORT_HOST,
+	OPT_EXPORT_QUEUE, OPT_EXPORT_WAIT,
 };
 
 static const struct option long_opts[] = {
@@ -199,6 +212,10 @@ static const struct option long_opts[] = {
 	{ "per-command", no_argument, NULL, OPT_PER_CMD },
 	{ "clock-window", required_argument, NULL, OPT_CLOCK_WINDOW },
 	{ "write", required_argument, NULL, 'w' },
+	{ "export", required_argument, NULL, OPT_EXPORT },
+	{ "export-hostname", required_argument, NULL, OPT_EXPORT_HOST },
+	{ "export-queue", required_argument, NULL, OPT_EXPORT_QUEUE },
+	{ "export-wait", required_argument, NULL, OPT_EXPORT_WAIT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "usage", no_argument, NULL, OPT_USAGE },
@@ -241,6 +258,18 @@ static bool option(struct env *e, int opt, const char *arg)
 			usage_error("-w needs a file name");
 		e->dump_path = arg;
 		break;
+	case OPT_EXPORT: e->export_url = arg; break;
+	case OPT_EXPORT_HOST: e->export_host = arg; break;
+	case OPT_EXPORT_QUEUE:
+		e->export_queue = (size_t)num_arg(arg, 16, 16777216,
+						  "--export-queue",
+						  "16 to 16777216 rows");
+		break;
+	case OPT_EXPORT_WAIT:
+		e->export_wait_ms = (unsigned int)num_arg(arg, 0, 3600000,
+							  "--export-wait",
+							  "milliseconds");
+		break;
 	case 'v': e->verbose = true; break;
 	default: return false;
 	}
@@ -266,6 +295,7 @@ static void parse_args(struct env *e, int argc, char **argv)
 	*e = (struct env){
 		.mode = MODE_AUTO, .top_n = 5, .opcode = -1, .grace_ms = 1000,
 		.interval = 99999999, .times = 99999999, .clock_window = 65536,
+		.export_queue = 65536, .export_wait_ms = 10000,
 	};
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":d:m:jo:N:c:w:vhV", long_opts,
@@ -654,7 +684,8 @@ static int load_bpf(bool btf)
 		return -1;
 	}
 	ag.skel->rodata->fw_enabled = ag.fw_on;
-	ag.skel->rodata->emit_all = ag.use_nvme || ag.env.per_command;
+	ag.skel->rodata->emit_all = ag.use_nvme || ag.env.per_command ||
+				    ag.env.export_url;
 	ag.skel->rodata->targ_ctrl = ag.use_nvme ? ag.ctrl : -1;
 	ag.skel->rodata->targ_nsid = ag.nsid;
 	ag.skel->rodata->targ_opc = ag.env.opcode;
@@ -708,13 +739,20 @@ static int open_output(void)
 	return 0;
 }
 
+/* hmb_live's on_cmd: every judged command. */
+static void on_cmd(void *ctx, const struct hmb_cmd *c)
+{
+	print_cmd_line(ctx, c);
+	export_cmd(c);
+}
+
 static int start_model(void)
 {
 	struct hmb_live_opts o = {
 		.top_n = ag.env.top_n,
 		.min_lat_ns = ag.env.min_lat_us * 1000,
 		.clock_window = ag.env.clock_window,
-		.on_cmd = print_cmd_line,
+		.on_cmd = on_cmd,
 	};
 
 	if (hmb_live_init(&ag.live, &o)) {
@@ -789,6 +827,8 @@ static void drain(struct ring_buffer *rb)
 	sweep(true);
 	ring_buffer__consume(rb);
 	hmb_live_flush(&ag.live);
+	if (export_stop(ag.env.export_wait_ms))
+		ag.export_failed = true;
 	print_report("summary", true);
 }
 
@@ -796,6 +836,10 @@ static int finish(int err)
 {
 	if (dump_close() && !err)
 		err = -EIO;
+	if (ag.export_failed && !err)
+		err = -EIO;
+	export_stop(0);
+	export_free();
 	hmb_agent__destroy(ag.skel);
 	hmb_live_free(&ag.live);
 	hmb_dict_free(ag.dict);
@@ -832,7 +876,7 @@ int main(int argc, char **argv)
 		ring_buffer__free(rb);
 		return finish(err);
 	}
-	if (start_model()) {
+	if (start_model() || export_start()) {
 		ring_buffer__free(rb);
 		return finish(-ENOMEM);
 	}

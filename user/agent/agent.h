@@ -46,6 +46,10 @@ struct env {
 	bool ring_ctrl_set;
 	unsigned int clock_window;
 	const char *dump_path;		/* -w: firmware records to this dump */
+	const char *export_url;		/* --export: the fleet store */
+	const char *export_host;
+	size_t export_queue;		/* rows */
+	unsigned int export_wait_ms;	/* at exit */
 };
 
 /* -w: one dump per ring the records came from (dump.c). */
@@ -76,6 +80,7 @@ struct agent {
 	uint64_t counters_prev[HMB_C_COUNT];
 	struct hmb_log2_hist bpf_hist_run[HMB_H_COUNT];
 	struct agent_dump dump;
+	bool export_failed;		/* a row did not reach the store */
 };
 
 extern struct agent ag;
@@ -92,6 +97,13 @@ int dump_open(void);
 int dump_record(void *ctx, void *data, size_t len);
 void dump_totals(uint64_t *records, uint64_t *bytes, uint64_t *lost);
 int dump_close(void);
+
+/* export.c (--export) */
+int export_start(void);
+void export_cmd(const struct hmb_cmd *c);
+int export_stop(unsigned int wait_ms);
+void export_json(struct hmb_json *j);
+void export_free(void);
 
 /* print.c */
 extern const char *const counter_names[HMB_C_COUNT];

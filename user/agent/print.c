@@ -337,6 +337,8 @@ static void report_json(const char *kind, const char *ts, uint64_t nio,
 		hmb_json_kv_u64(j, "write_errors", ag.dump.write_errors);
 		hmb_json_end(j);
 	}
+	if (!strcmp(kind, "summary"))
+		export_json(j);	/* the sender has stopped */
 	if (ag.fw_on) {
 		hmb_json_key(j, "clock");
 		hmb_json_obj(j);

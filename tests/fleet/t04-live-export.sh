@@ -1,0 +1,150 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# t04-live-export.sh AGENT: hmb-trace-agent --export against real servers
+# (issue 14 item 3).  Two clickhouse-server shards (scripts/fleet/ch-cluster);
+# the agent in its block-layer mode on a loop device (no NVMe or module
+# needed: every completed request is a command row) while fio runs; the
+# shard the agent talks to, which also holds this host's rows, is killed
+# in the middle and restarted a few seconds later.  Checked:
+#   - the agent exits 0 and its summary accounts for every row: made =
+#     inserted + dropped, nothing left unexported;
+#   - the store holds exactly the inserted rows, each once (cmd_id unique,
+#     0..N-1 with the dropped ones never numbered);
+#   - every row made is in the store or counted in a losses row
+#     (layer agent, counter export_dropped) that reached the store too;
+#   - rows made = requests the agent counted (its host_complete counter);
+#   - a small queue while the server is down does drop rows (the test of
+#     the counting is not vacuous).
+# Needs root, BPF, fio, losetup and clickhouse-server (CI has them all).
+set -u
+agent=${1:?usage: t04-live-export.sh AGENT}
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+CLUSTER=$TOP/scripts/fleet/ch-cluster
+SECS=${HMB_LIVE_EXPORT_SECS:-12}
+n=0
+fail=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+notok() { n=$((n + 1)); fail=1; echo "not ok $n - $*"; }
+check() { local m=$1; shift; if "$@"; then ok "$m"; else notok "$m"; fi; }
+diag() { echo "# $*"; }
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+
+[ "$(id -u)" = 0 ] || skip_all "needs root (BPF, losetup)"
+command -v fio >/dev/null || skip_all "fio missing (scripts/deps.sh vm)"
+[ -r /sys/kernel/btf/vmlinux ] || skip_all "kernel without BTF"
+[ -x "$agent" ] || { echo "not ok 1 - agent $agent not built"; echo "1..1"; exit 1; }
+
+work=$(mktemp -d /tmp/hmb-live-export.XXXXXX)
+CH=$work/ch
+loop=
+apid=
+cleanup() {
+	[ -n "$apid" ] && kill -INT "$apid" 2>/dev/null && wait "$apid" 2>/dev/null
+	[ -n "$loop" ] && losetup -d "$loop"
+	"$CLUSTER" stop "$CH" >/dev/null 2>&1
+	rm -rf "$work"
+}
+trap cleanup EXIT
+q() { "$CLUSTER" query "$1" "$2"; }
+jnum() {	# FILE KEY: the number after "KEY": in the summary line
+	grep '"type":"summary"' "$1" | sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p" | head -1
+}
+
+if ! "$CLUSTER" start "$CH" --shards 2 2>"$work/start.err"; then
+	notok "two clickhouse-server shards start: $(tail -n 5 "$work/start.err")"
+	echo "1..$n"
+	exit 1
+fi
+ok "two clickhouse-server shards up with the schema"
+. "$CH/env"
+# a host name whose rows live on shard 1, the one the agent talks to
+for k in $(seq 0 99); do
+	[ "$(q "$CH_URL_2" "SELECT cityHash64('live-$k') % 2")" = 0 ] && { H=live-$k; break; }
+done
+check "a host name on shard 1 ($H)" [ -n "${H:-}" ]
+
+truncate -s 256M "$work/img"
+loop=$(losetup -f --show --direct-io=on "$work/img") || { notok "losetup"; echo "1..$n"; exit 1; }
+dev=${loop#/dev/}
+udevadm settle 2>/dev/null || sleep 1
+
+# run_agent TAG QUEUE: start the agent (block mode) exporting to shard 1
+run_agent() {
+	"$agent" -d "$dev" -m block -j -o "$work/$1.jsonl" --export "$CH_URL_1" \
+		--export-hostname "$H-$1" --export-queue "$2" --export-wait 30000 \
+		2>"$work/$1.err" &
+	apid=$!
+	for i in $(seq 100); do
+		grep -q '"type":"start"' "$work/$1.jsonl" 2>/dev/null && break
+		sleep 0.1
+	done
+}
+
+# fio_for SECS: random 4k reads and writes on the loop device
+fio_for() {
+	fio --name=x --filename="$loop" --direct=1 --ioengine=psync --rw=randrw \
+		--bs=4k --size=128M --time_based --runtime="$1" \
+		--output-format=terse >"$work/fio.out" 2>&1
+}
+
+# verify TAG: the store against the agent's summary
+verify() {
+	local t=$1 host=$H-$1 made ins drop unexp lr cmp rows uniq maxid lsum hc
+	made=$(jnum "$work/$t.jsonl" rows)
+	ins=$(jnum "$work/$t.jsonl" inserted)
+	drop=$(jnum "$work/$t.jsonl" dropped)
+	unexp=$(jnum "$work/$t.jsonl" not_exported)
+	lr=$(jnum "$work/$t.jsonl" losses_rows)
+	hc=$(jnum "$work/$t.jsonl" host_complete)
+	diag "$t: agent: rows $made inserted $ins dropped $drop not_exported $unexp losses_rows $lr host_complete $hc"
+	read -r rows uniq maxid < <(q "$CH_URL_2" "SELECT count(), uniqExact(cmd_id), max(cmd_id) + 1 FROM hmb.commands WHERE host = '$host' FORMAT TabSeparated")
+	lsum=$(q "$CH_URL_2" "SELECT sum(count) FROM hmb.losses WHERE host = '$host' AND layer = 'agent' AND counter = 'export_dropped'")
+	diag "$t: store: $rows rows, $uniq distinct ids, ids up to $maxid; export_dropped in losses: $lsum"
+	check "$t: every row made is inserted or dropped ($made = $ins + $drop), none unexported" \
+		[ -n "$made" ] && [ "$made" -gt 1000 ] && [ $((ins + drop)) = "$made" ] && [ "$unexp" = 0 ]
+	check "$t: the store holds the $ins inserted rows once each (ids 0..$((maxid - 1)))" \
+		[ "$rows" = "$ins" ] && [ "$uniq" = "$rows" ] && [ "$maxid" = "$rows" ]
+	check "$t: the $drop dropped rows are in the losses table ($lsum)" \
+		[ "${lsum:-0}" = "$drop" ]
+	check "$t: one row per request the agent counted ($hc)" [ "$made" = "$hc" ]
+}
+
+# 1: a server killed mid-export and restarted; the queue holds the outage
+run_agent big 1000000
+fio_for "$SECS" &
+fpid=$!
+sleep $((SECS / 3))
+"$CLUSTER" kill "$CH" 1
+diag "shard 1 killed at $((SECS / 3)) s"
+sleep 4
+"$CLUSTER" restart "$CH" 1 >/dev/null 2>&1 && diag "shard 1 back" || notok "restart shard 1"
+wait $fpid
+kill -INT "$apid"
+wait "$apid"
+rc=$?
+apid=
+check "big queue: agent exits 0 after the outage (rc $rc)" [ "$rc" = 0 ]
+check "big queue: the agent retried while the server was down" \
+	[ "$(jnum "$work/big.jsonl" retries)" -gt 0 ]
+verify big
+
+# 2: a small queue: the outage overflows it; drops counted and reported
+run_agent small 64
+fio_for "$SECS" &
+fpid=$!
+sleep $((SECS / 3))
+"$CLUSTER" kill "$CH" 1
+sleep 4
+"$CLUSTER" restart "$CH" 1 >/dev/null 2>&1 || notok "restart shard 1 (small queue)"
+wait $fpid
+kill -INT "$apid"
+wait "$apid"
+rc=$?
+apid=
+check "small queue: agent exits 0 (rc $rc)" [ "$rc" = 0 ]
+check "small queue: rows were dropped while the server was down ($(jnum "$work/small.jsonl" dropped))" \
+	[ "$(jnum "$work/small.jsonl" dropped)" -gt 0 ]
+verify small
+[ $fail = 0 ] || { diag "agent stderr:"; sed 's/^/#   /' "$work"/*.err | tail -20; }
+echo "1..$n"
+exit $fail

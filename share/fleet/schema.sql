@@ -51,7 +51,7 @@ ORDER BY (host, ring, opcode, fw_ns, trace_id, rec_off);
 
 -- One row per NVMe command joined host side to firmware side.
 CREATE TABLE IF NOT EXISTS hmb.commands_local (
-	day            Date,    -- UTC date of submit_ns
+	day            Date,    -- the export's day (one export, one partition)
 	host           String,
 	ctrl           String,  -- nvmeN
 	serial         String,

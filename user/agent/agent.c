@@ -62,7 +62,8 @@ static void usage(FILE *f)
 "Usage: " PROG " [-d DEV] [-m auto|nvme|block] [-j] [-o FILE]\n"
 "                       [--min-latency USEC] [-N N] [-c OPC] [--per-command]\n"
 "                       [--dict FILE] [--ring-ctrl RING=CTRL]... [--fw-grace MS]\n"
-"                       [--clock-window N] [-v] [interval] [count]\n"
+"                       [--clock-window N] [--ringbuf-mb MB] [-v]\n"
+"                       [interval] [count]\n"
 "\n"
 "Live NVMe command latency split into host and firmware phases.\n"
 "\n"
@@ -96,6 +97,8 @@ static void usage(FILE *f)
 "                         (default 1000)\n"
 "      --clock-window N   matched commands the clock estimate uses (default\n"
 "                         65536)\n"
+"      --ringbuf-mb MB    BPF ring buffer to user space, MiB, a power of two\n"
+"                         (default 16): how far the agent may fall behind\n"
 "  -v, --verbose          libbpf messages, every unmatched firmware record\n"
 "  -h, -?, --help         this help\n"
 "      --usage            the synopsis only\n"
@@ -175,7 +178,7 @@ static void mode_arg(struct env *e, const char *arg)
 
 enum {
 	OPT_MIN_LAT = 1000, OPT_DICT, OPT_RING_CTRL, OPT_GRACE, OPT_PER_CMD,
-	OPT_CLOCK_WINDOW, OPT_USAGE,
+	OPT_CLOCK_WINDOW, OPT_USAGE, OPT_RINGBUF,
 };
 
 static const struct option long_opts[] = {
@@ -191,6 +194,7 @@ static const struct option long_opts[] = {
 	{ "fw-grace", required_argument, NULL, OPT_GRACE },
 	{ "per-command", no_argument, NULL, OPT_PER_CMD },
 	{ "clock-window", required_argument, NULL, OPT_CLOCK_WINDOW },
+	{ "ringbuf-mb", required_argument, NULL, OPT_RINGBUF },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "usage", no_argument, NULL, OPT_USAGE },
@@ -228,6 +232,14 @@ static bool option(struct env *e, int opt, const char *arg)
 							"--clock-window",
 							"64 to 10000000");
 		break;
+	case OPT_RINGBUF:
+		e->ringbuf_mb = (unsigned int)num_arg(arg, 1, 1024,
+						      "--ringbuf-mb",
+						      "1 to 1024, a power of two");
+		if (e->ringbuf_mb & (e->ringbuf_mb - 1))
+			usage_error("invalid --ringbuf-mb '%s' (1 to 1024, a power of two)",
+				    arg);
+		break;
 	case 'v': e->verbose = true; break;
 	default: return false;
 	}
@@ -253,6 +265,7 @@ static void parse_args(struct env *e, int argc, char **argv)
 	*e = (struct env){
 		.mode = MODE_AUTO, .top_n = 5, .opcode = -1, .grace_ms = 1000,
 		.interval = 99999999, .times = 99999999, .clock_window = 65536,
+		.ringbuf_mb = 16,
 	};
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":d:m:jo:N:c:vhV", long_opts,
@@ -647,6 +660,13 @@ static int load_bpf(bool btf)
 	ag.skel->rodata->targ_opc = ag.env.opcode;
 	ag.skel->rodata->targ_dev = ag.devt;
 	ag.skel->rodata->min_lat_ns = ag.env.min_lat_us * 1000;
+	err = bpf_map__set_max_entries(ag.skel->maps.rb,
+				       ag.env.ringbuf_mb << 20);
+	if (err) {
+		fprintf(stderr, PROG ": --ringbuf-mb %u: %s\n",
+			ag.env.ringbuf_mb, strerror(-err));
+		return -1;
+	}
 	set_autoload(btf);
 	err = hmb_agent__load(ag.skel);
 	if (err) {

@@ -44,6 +44,7 @@ struct env {
 	unsigned int ring_ctrl[HMB_MAX_RINGS];	/* controller + 1, 0 unset */
 	bool ring_ctrl_set;
 	unsigned int clock_window;
+	unsigned int ringbuf_mb;	/* BPF ring buffer, MiB */
 };
 
 /* What the run found and set up. */

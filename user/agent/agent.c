@@ -63,9 +63,10 @@ static void usage(FILE *f)
 "Usage: " PROG " [-d DEV] [-m auto|nvme|block] [-j] [-o FILE]\n"
 "                       [--min-latency USEC] [-N N] [-c OPC] [--per-command]\n"
 "                       [--dict FILE] [--ring-ctrl RING=CTRL]... [--fw-grace MS]\n"
-"                       [--clock-window N] [-w FILE] [--export URL\n"
-"                       [--export-hostname NAME] [--export-queue N]\n"
-"                       [--export-wait MS]] [-v] [interval] [count]\n"
+"                       [--clock-window N] [--ringbuf-mb MB] [-w FILE]\n"
+"                       [--export URL [--export-hostname NAME]\n"
+"                       [--export-queue N] [--export-wait MS]] [-v]\n"
+"                       [interval] [count]\n"
 "\n"
 "Live NVMe command latency split into host and firmware phases.\n"
 "\n"
@@ -99,6 +100,8 @@ static void usage(FILE *f)
 "                         (default 1000)\n"
 "      --clock-window N   matched commands the clock estimate uses (default\n"
 "                         65536)\n"
+"      --ringbuf-mb MB    BPF ring buffer to user space, MiB, a power of two\n"
+"                         (default 16): how far the agent may fall behind\n"
 "  -w, --write FILE       also write every firmware record received to FILE,\n"
 "                         a dump in the daemon's format with its sidecar\n"
 "                         FILE.meta (ring R > 0: FILE.ringR), for\n"
@@ -194,7 +197,7 @@ static void mode_arg(struct env *e, const char *arg)
 
 enum {
 	OPT_MIN_LAT = 1000, OPT_DICT, OPT_RING_CTRL, OPT_GRACE, OPT_PER_CMD,
-	OPT_CLOCK_WINDOW, OPT_USAGE, OPT_EXPORT, OPT_EXPORT_HOST,
+	OPT_CLOCK_WINDOW, OPT_USAGE, OPT_RINGBUF, OPT_EXPORT, OPT_EXPORT_HOST,
 	OPT_EXPORT_QUEUE, OPT_EXPORT_WAIT,
 };
 
@@ -211,6 +214,7 @@ static const struct option long_opts[] = {
 	{ "fw-grace", required_argument, NULL, OPT_GRACE },
 	{ "per-command", no_argument, NULL, OPT_PER_CMD },
 	{ "clock-window", required_argument, NULL, OPT_CLOCK_WINDOW },
+	{ "ringbuf-mb", required_argument, NULL, OPT_RINGBUF },
 	{ "write", required_argument, NULL, 'w' },
 	{ "export", required_argument, NULL, OPT_EXPORT },
 	{ "export-hostname", required_argument, NULL, OPT_EXPORT_HOST },
@@ -252,6 +256,14 @@ static bool option(struct env *e, int opt, const char *arg)
 		e->clock_window = (unsigned int)num_arg(arg, 64, 10000000,
 							"--clock-window",
 							"64 to 10000000");
+		break;
+	case OPT_RINGBUF:
+		e->ringbuf_mb = (unsigned int)num_arg(arg, 1, 1024,
+						      "--ringbuf-mb",
+						      "1 to 1024, a power of two");
+		if (e->ringbuf_mb & (e->ringbuf_mb - 1))
+			usage_error("invalid --ringbuf-mb '%s' (1 to 1024, a power of two)",
+				    arg);
 		break;
 	case 'w':
 		if (!*arg)
@@ -296,6 +308,7 @@ static void parse_args(struct env *e, int argc, char **argv)
 		.mode = MODE_AUTO, .top_n = 5, .opcode = -1, .grace_ms = 1000,
 		.interval = 99999999, .times = 99999999, .clock_window = 65536,
 		.export_queue = 65536, .export_wait_ms = 10000,
+		.ringbuf_mb = 16,
 	};
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":d:m:jo:N:c:w:vhV", long_opts,
@@ -691,6 +704,13 @@ static int load_bpf(bool btf)
 	ag.skel->rodata->targ_opc = ag.env.opcode;
 	ag.skel->rodata->targ_dev = ag.devt;
 	ag.skel->rodata->min_lat_ns = ag.env.min_lat_us * 1000;
+	err = bpf_map__set_max_entries(ag.skel->maps.rb,
+				       ag.env.ringbuf_mb << 20);
+	if (err) {
+		fprintf(stderr, PROG ": --ringbuf-mb %u: %s\n",
+			ag.env.ringbuf_mb, strerror(-err));
+		return -1;
+	}
 	ag.skel->rodata->dump_records = ag.env.dump_path && ag.fw_on;
 	/* without -w the raw records' ring buffer costs one page, not 8 MiB */
 	if (!ag.skel->rodata->dump_records &&

@@ -45,6 +45,7 @@ struct env {
 	unsigned int ring_ctrl[HMB_MAX_RINGS];	/* controller + 1, 0 unset */
 	bool ring_ctrl_set;
 	unsigned int clock_window;
+	unsigned int ringbuf_mb;	/* BPF ring buffer, MiB */
 	const char *dump_path;		/* -w: firmware records to this dump */
 	const char *export_url;		/* --export: the fleet store */
 	const char *export_host;

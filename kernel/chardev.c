@@ -203,8 +203,8 @@ static int hmb_mmap(struct file *filp, struct vm_area_struct *vma)
 		ret = -ENODEV;
 		goto out;
 	}
-	vma->vm_flags &= ~VM_MAYWRITE;
-	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY;
+	vm_flags_clear(vma, VM_MAYWRITE);
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY);
 	vma->vm_ops = &hmb_vm_ops;
 	vma->vm_private_data = ring;
 
@@ -251,5 +251,4 @@ const struct file_operations hmb_trace_fops = {
 	.compat_ioctl = compat_ptr_ioctl,
 	.mmap = hmb_mmap,
 	.poll = hmb_poll,
-	.llseek = no_llseek,
 };

@@ -10,6 +10,10 @@
 #   make bench      benchmarks (results: docs/benchmarks.md)
 #   make vectors    regenerate docs/test-vectors/v1 byte for byte
 #   make module     build kernel/nvme-hmb-trace.ko (KDIR= overridable)
+#   make install    tools, man pages, completion, systemd/udev/logrotate
+#                   files, Python package (PREFIX=/usr/local, DESTDIR,
+#                   BINDIR, MANDIR...; mk/install.mk); make uninstall
+#   make deb        Debian packages into build/deb/ (packaging/build-deb)
 #   make clean
 
 TOP := $(CURDIR)
@@ -61,6 +65,9 @@ vectors: all
 
 module:
 	$(MAKE) -C kernel module
+
+# make install / uninstall / install-dkms (PREFIX, DESTDIR, BINDIR, MANDIR, ...)
+include mk/install.mk
 
 clean:
 	rm -rf build

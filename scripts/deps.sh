@@ -23,7 +23,7 @@ declare -A pkgs=(
 	[vm]="qemu-system-x86 busybox-static cpio kmod fio linux-perf trace-cmd bpftool linux-headers-amd64 gcc python3 util-linux e2fsprogs xz-utils zstd"
 	[report]="chromium"
 	[kernel-bpo]=""
-	[pkg]="debhelper dh-dkms dkms dh-python dpkg-dev fakeroot lintian pandoc groff man-db bash bash-completion systemd python3-all"
+	[pkg]="debhelper dh-dkms dkms dh-python dpkg-dev fakeroot lintian pandoc groff man-db bash bash-completion systemd python3-all logrotate"
 )
 want=()
 bpo=0

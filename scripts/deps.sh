@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # deps.sh GROUP...: install the Debian 12 packages that GROUP needs when any
 # of them is missing (apt-get, as root).  Groups:
-#   build   compilers and libraries for user space
+#   build   compilers and libraries for user space (libcurl: export)
 #   test    test runners (pytest, babeltrace2)
 #   kernel  headers and sources to build and check the module
 #   bpf     clang/llvm, libbpf, bpftool
@@ -13,10 +13,11 @@
 #           project's private apt configuration (scripts/apt-private); the
 #           linux-headers-amd64 metapackage stays on 6.1 (scripts/kernels)
 #   pkg     Debian packaging, DKMS, man pages, lintian, completion tests
+#   fleet   ClickHouse server (and curl) for the fleet store's tests
 #   all     everything above
 set -eu
 declare -A pkgs=(
-	[build]="gcc make pkg-config libelf-dev zlib1g-dev python3 time"
+	[build]="gcc make pkg-config libelf-dev zlib1g-dev libcurl4-openssl-dev python3 time"
 	[test]="python3-pytest babeltrace2 bsdextrautils"
 	[kernel]="linux-headers-amd64 linux-source-6.1 xz-utils bc flex bison"
 	[bpf]="clang llvm libbpf-dev bpftool libbpf-tools"
@@ -24,6 +25,7 @@ declare -A pkgs=(
 	[report]="chromium"
 	[kernel-bpo]=""
 	[pkg]="debhelper dh-dkms dkms dh-python dpkg-dev fakeroot lintian pandoc groff man-db bash bash-completion systemd python3-all logrotate"
+	[fleet]="clickhouse-server curl"
 )
 want=()
 bpo=0

@@ -49,6 +49,8 @@ MODULE_PARM_DESC(test_ring_kb,
  * @payload_min: smallest payload.
  * @payload_max: largest payload.
  * @head: producer cursor (published copy lives in @hdr).
+ * @start_cursor: where reset puts head and tail (cursors count modulo 2^64,
+ *	so a test can start just below the wrap of the counter itself).
  * @seq: next sequence number.
  * @rnd: xorshift state for payload lengths.
  * @produced: records written.
@@ -72,6 +74,7 @@ struct hmb_test_producer {
 	u32 payload_min;
 	u32 payload_max;
 	u64 head;
+	u64 start_cursor;
 	u32 seq;
 	u32 rnd;
 	u64 produced;
@@ -404,7 +407,43 @@ static ssize_t frozen_store(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RW(frozen);
 
-/* Empty ring, counters zero; refused while a consumer is attached. */
+static ssize_t start_cursor_show(struct device *dev,
+				 struct device_attribute *attr, char *buf)
+{
+	struct hmb_test_producer *tp = to_tp(dev);
+	u64 v;
+
+	mutex_lock(&tp->lock);
+	v = tp->start_cursor;
+	mutex_unlock(&tp->lock);
+	return sysfs_emit(buf, "%llu\n", v);
+}
+
+/* The next reset starts head and tail here (8-byte aligned, any value). */
+static ssize_t start_cursor_store(struct device *dev,
+				  struct device_attribute *attr,
+				  const char *buf, size_t count)
+{
+	struct hmb_test_producer *tp = to_tp(dev);
+	u64 v;
+	int ret;
+
+	ret = kstrtou64(buf, 0, &v);
+	if (ret)
+		return ret;
+	if (v & (HMB_RECORD_ALIGN - 1))
+		return -EINVAL;
+	mutex_lock(&tp->lock);
+	tp->start_cursor = v;
+	mutex_unlock(&tp->lock);
+	return count;
+}
+static DEVICE_ATTR_RW(start_cursor);
+
+/*
+ * Empty ring at start_cursor, counters zero; refused while a consumer is
+ * attached.
+ */
 static ssize_t reset_store(struct device *dev, struct device_attribute *attr,
 			   const char *buf, size_t count)
 {
@@ -418,11 +457,11 @@ static ssize_t reset_store(struct device *dev, struct device_attribute *attr,
 		ret = -EBUSY;
 	} else {
 		WRITE_ONCE(tp->hdr->flags, 0);
-		WRITE_ONCE(tp->hdr->tail, 0);
+		WRITE_ONCE(tp->hdr->tail, tp->start_cursor);
 		/* No consumer is attached; pairs with the next one's acquire. */
-		smp_store_release(&tp->hdr->head, 0);
+		smp_store_release(&tp->hdr->head, tp->start_cursor);
 		memset(tp->area, 0, tp->ring_size);
-		tp->head = 0;
+		tp->head = tp->start_cursor;
 		tp->seq = 0;
 		tp->produced = 0;
 		tp->dropped = 0;
@@ -444,6 +483,7 @@ static struct attribute *hmb_test_attrs[] = {
 	&dev_attr_produce.attr,
 	&dev_attr_frozen.attr,
 	&dev_attr_reset.attr,
+	&dev_attr_start_cursor.attr,
 	&dev_attr_produced.attr,
 	&dev_attr_dropped.attr,
 	&dev_attr_wrap_markers.attr,

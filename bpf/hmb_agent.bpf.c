@@ -642,7 +642,7 @@ static __always_inline void handle_fw(__u32 ring, struct hmb_record_hdr *h,
 	__u32 op, ph;
 
 	if (h->flags & ~HMB_REC_FLAG_TRUNCATED) {
-		count(HMB_C_FW_MARKER);	/* wrap marker or unknown flags (D4) */
+		count(HMB_C_FW_MARKER);	/* wrap marker or unknown flags: no event */
 		return;
 	}
 	op = h->opcode;

@@ -114,11 +114,13 @@ static int open_device(struct source *s, int *err_exit)
 	struct hmb_error err;
 
 	*err_exit = EXIT_ERR;
-	s->fd = open(s->path, O_RDONLY | O_CLOEXEC);
+	/* Read and write: NVME_HMB_TRACE_SET_TAIL is refused on a read-only file. */
+	s->fd = open(s->path, O_RDWR | O_CLOEXEC);
 	if (s->fd < 0) {
 		log_msg(LOG_ERR, "cannot open %s: %s%s", s->path, strerror(errno),
 			errno == EBUSY ? " (another consumer holds it, or the in-kernel bridge is on)" :
-			errno == ENOENT ? " (is nvme-hmb-trace.ko loaded?)" : "");
+			errno == ENOENT ? " (is nvme-hmb-trace.ko loaded?)" :
+			errno == EACCES ? " (the daemon needs read and write access: publishing the tail moves the ring)" : "");
 		return -1;
 	}
 	memset(&info, 0, sizeof(info));

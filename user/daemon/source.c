@@ -3,7 +3,7 @@
  * source.c - the two places a ring can come from: a file-backed ring (the
  * simulator, tests) mapped read-write only so the tail can be stored, or the
  * character device /dev/nvme-hmb-traceN mapped read-only, whose tail is
- * published with NVME_HMB_TRACE_SET_TAIL (decision D1).  Everything after
+ * published with NVME_HMB_TRACE_SET_TAIL (format.md 9.4).  Everything after
  * the mapping is the same consumer core.
  */
 #include <errno.h>

@@ -7,8 +7,8 @@
  * It prints one summary line and exits 0 (allowed), 1 (a forbidden
  * outcome, named on stderr) or 2 (usage or setup error).
  *
- *   hmb_race mmap DEV SECS         map, read, unmap in a loop until the
- *                                  provider goes away; afterwards every
+ *   hmb_race mmap DEV SECS         two threads map, read, unmap in a loop
+ *                                  until the provider goes away; afterwards every
  *                                  mapping left must fault (SIGBUS), never
  *                                  return ring bytes, and mmap is ENODEV
  *   hmb_race settail DEV ITERS     a thread publishes the tail in a loop
@@ -71,8 +71,9 @@ static int forbidden(const char *fmt, const char *a, long b)
 
 /* ---- reads that may fault ---------------------------------------------- */
 
-static sigjmp_buf jb;
-static volatile sig_atomic_t guarded;
+/* A fault is delivered to the thread that took it: per-thread state. */
+static __thread sigjmp_buf jb;
+static __thread volatile sig_atomic_t guarded;
 
 static void on_fault(int sig)
 {
@@ -117,13 +118,65 @@ static int open_ring(const char *dev, struct nvme_hmb_trace_info *info)
 
 /* ---- mmap against removal ------------------------------------------------ */
 
+#define MMAP_THREADS 2
+
+struct mm_arg {
+	int fd;
+	size_t len;
+	double end;
+	volatile int *gone;
+	void *maps[MAXMAPS];
+	unsigned long nmap, nread, nfault, bad_magic, other_errno;
+};
+
+/* Map, read, unmap (keeping the last MAXMAPS) until the ring goes away. */
+static void *mmap_thread(void *a)
+{
+	struct mm_arg *m = a;
+	struct pollfd p;
+	uint32_t v;
+
+	while (!*m->gone && now_s() < m->end) {
+		void *map = mmap(NULL, m->len, PROT_READ, MAP_SHARED, m->fd, 0);
+		unsigned long k;
+
+		if (map == MAP_FAILED) {
+			if (errno != ENODEV)
+				m->other_errno = errno;
+			*m->gone = 1;
+			break;
+		}
+		m->nmap++;
+		k = m->nmap % MAXMAPS;
+		if (m->maps[k])
+			munmap(m->maps[k], m->len);
+		m->maps[k] = map;
+		if (try_read(map, &v))
+			m->nfault++;	/* removal under way: allowed */
+		else if (m->nread++, v != HMB_RING_MAGIC)
+			m->bad_magic++;
+		p.fd = m->fd;
+		p.events = POLLIN;
+		if (poll(&p, 1, 0) == 1 && (p.revents & POLLHUP))
+			*m->gone = 1;
+	}
+	return NULL;
+}
+
+/*
+ * MMAP_THREADS threads map in a loop while the suite removes the provider.
+ * Once POLLHUP says the removal is complete, every mapping left must
+ * fault: a PTE that the removal's zap did not find would still show the
+ * (freed) ring.
+ */
 static int do_mmap(const char *dev, double secs)
 {
+	struct mm_arg m[MMAP_THREADS];
+	pthread_t th[MMAP_THREADS];
 	struct nvme_hmb_trace_info info;
-	void *maps[MAXMAPS] = { 0 };
-	unsigned long nmap = 0, nread = 0, nfault = 0, stale = 0, k;
-	double end = now_s() + secs;
-	int fd, gone = 0, i, ret = 0;
+	unsigned long nmap = 0, nread = 0, nfault = 0, stale = 0;
+	volatile int gone = 0;
+	int fd, i, k, ret = 0;
 	struct pollfd p;
 	uint32_t v;
 
@@ -132,33 +185,26 @@ static int do_mmap(const char *dev, double secs)
 		die(dev);
 	catch_faults();
 	fprintf(stderr, "ready\n");
-	while (!gone && now_s() < end) {
-		void *m = mmap(NULL, info.mmap_len, PROT_READ, MAP_SHARED, fd, 0);
-
-		if (m == MAP_FAILED) {
-			if (errno != ENODEV)
-				return forbidden("mmap failed with %s (%ld)",
-						 strerror(errno), errno);
-			gone = 1;
-			break;
-		}
-		nmap++;
-		k = nmap % MAXMAPS;
-		if (maps[k])
-			munmap(maps[k], info.mmap_len);
-		maps[k] = m;
-		if (try_read(m, &v)) {
-			nfault++;	/* removal under way: allowed */
-		} else {
-			nread++;
-			if (v != HMB_RING_MAGIC)
-				return forbidden("%sring magic %#lx read through a live mapping",
-						 "", v);
-		}
-		p.fd = fd;
-		p.events = POLLIN;
-		if (poll(&p, 1, 0) == 1 && (p.revents & POLLHUP))
-			gone = 1;
+	for (i = 0; i < MMAP_THREADS; i++) {
+		memset(&m[i], 0, sizeof(m[i]));
+		m[i].fd = fd;
+		m[i].len = info.mmap_len;
+		m[i].end = now_s() + secs;
+		m[i].gone = &gone;
+		if (pthread_create(&th[i], NULL, mmap_thread, &m[i]))
+			die("pthread_create");
+	}
+	for (i = 0; i < MMAP_THREADS; i++) {
+		pthread_join(th[i], NULL);
+		nmap += m[i].nmap;
+		nread += m[i].nread;
+		nfault += m[i].nfault;
+		if (m[i].other_errno)
+			ret = forbidden("mmap failed with %s (%ld)",
+					strerror(m[i].other_errno), m[i].other_errno);
+		if (m[i].bad_magic)
+			ret = forbidden("%s%ld reads of a live mapping without the ring magic",
+					"", m[i].bad_magic);
 	}
 	if (!gone) {
 		printf("mmap: %lu maps, %lu reads, no removal within %.0f s\n",
@@ -171,15 +217,14 @@ static int do_mmap(const char *dev, double secs)
 	if (poll(&p, 1, 10000) != 1 || !(p.revents & POLLHUP))
 		return forbidden("%sno POLLHUP after removal (revents %#lx)", "",
 				 p.revents);
-	for (i = 0; i < MAXMAPS; i++) {
-		size_t last = info.mmap_len - 4;
+	for (i = 0; i < MMAP_THREADS; i++)
+		for (k = 0; k < MAXMAPS; k++) {
+			char *map = m[i].maps[k];
 
-		if (!maps[i])
-			continue;
-		if (!try_read(maps[i], &v) ||
-		    !try_read((uint32_t *)((char *)maps[i] + last), &v))
-			stale++;
-	}
+			if (map && (!try_read((uint32_t *)map, &v) ||
+				    !try_read((uint32_t *)(map + info.mmap_len - 4), &v)))
+				stale++;
+		}
 	if (stale)
 		ret = forbidden("%s%ld mappings still readable after the provider went away",
 				"", (long)stale);
@@ -187,8 +232,8 @@ static int do_mmap(const char *dev, double secs)
 	    errno != ENODEV)
 		ret = forbidden("%smmap after removal did not fail with ENODEV (%ld)",
 				"", errno);
-	printf("mmap: %lu maps, %lu reads, %lu faults while going away, %lu stale mappings after removal\n",
-	       nmap, nread, nfault, stale);
+	printf("mmap: %d threads, %lu maps, %lu reads, %lu faults while going away, %lu stale mappings after removal\n",
+	       MMAP_THREADS, nmap, nread, nfault, stale);
 	return ret;
 }
 

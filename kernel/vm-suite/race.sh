@@ -3,22 +3,24 @@
 # Races, each bounded in time and count, each with the outcomes it may
 # have: the bridge switched on and off from two threads while the ivshmem
 # PCI function is unbound and bound again, and while the module is removed;
-# mmap in a loop while the provider goes away (afterwards every mapping
-# must fault, never show ring bytes); SET_TAIL from one thread while
-# another closes the file; four processes racing open/close; poll and drain
-# while the producer freezes and re-initialises the ring.  The consumer
-# tracepoint must pair every bridge attach with a detach, and dmesg must stay
-# clean (the debug kernel adds KASAN, lockdep, KFENCE, DEBUG_ATOMIC_SLEEP,
-# DEBUG_OBJECTS and the lockup detectors).  HMB_RACE_ROUNDS scales the counts.
+# mmap in a loop from two threads while the provider goes away (afterwards
+# every mapping must fault, never show ring bytes); SET_TAIL from one thread
+# while another closes the file; four processes racing open/close; poll and
+# drain while the producer freezes and re-initialises the ring.  The
+# consumer tracepoint must pair every bridge attach with a detach, and dmesg
+# must stay clean (the debug kernel adds KASAN, lockdep, KFENCE,
+# DEBUG_ATOMIC_SLEEP, DEBUG_OBJECTS and the lockup detectors).
+# HMB_RACE_ROUNDS scales the counts.
 # vm-timeout: 600
 # vm-mem: 2048
+# vm-kernels: debug
 set -u
 . "$HMB_REPO/scripts/vm/lib/tap.sh"
 . "$HMB_REPO/kernel/tools/guest-lib.sh"
 R=$HMB_RESULTS
 T=/sys/kernel/tracing
 RACE=$HMB_ST/hmb_race
-N=${HMB_RACE_ROUNDS:-12}
+N=${HMB_RACE_ROUNDS:-8}
 PCI=$HMB_IVSHMEM_PCI
 DRV=/sys/bus/pci/drivers/nvme-hmb-trace-ivshmem
 
@@ -51,7 +53,7 @@ fi
 
 echo 0 > $T/tracing_on
 echo > $T/trace
-echo 8192 > $T/buffer_size_kb
+echo 32768 > $T/buffer_size_kb
 echo 1 > $T/events/hmb_trace/hmb_trace_consumer/enable
 echo 1 > $T/tracing_on
 
@@ -59,7 +61,7 @@ echo 1 > $T/tracing_on
 i=0 bad=0
 while [ $i -lt $N ]; do
 	iv=$(wait_ring ivshmem) || { bad=1; break; }
-	"$RACE" bridge "$HMB_CLASS/$iv/bridge" 1.5 2 >> "$R/bridge-unbind.out" 2>&1 &
+	"$RACE" bridge "$HMB_CLASS/$iv/bridge" 1 2 >> "$R/bridge-unbind.out" 2>&1 &
 	pid=$!
 	usleep $((200000 + i * 50000))
 	echo "$PCI" > $DRV/unbind || bad=1
@@ -110,8 +112,11 @@ done
 	tap_fail "bridge on/off against rmmod" "$(tail -5 "$R/bridge-rmmod.out")"
 
 # --- mmap against removal --------------------------------------------------------
+# The window (PTEs filled before the VMA is linked) is short: two threads
+# map, and twice as many removals as the other races.
+M=$((2 * N))
 i=0 bad=0
-while [ $i -lt $N ]; do
+while [ $i -lt $M ]; do
 	iv=$(wait_ring ivshmem) || { bad=1; break; }
 	: > "$R/mmap.err"
 	"$RACE" mmap "/dev/$iv" 20 >> "$R/mmap.out" 2> "$R/mmap.err" &
@@ -124,7 +129,7 @@ while [ $i -lt $N ]; do
 	echo "$PCI" > $DRV/bind || bad=1
 	i=$((i + 1))
 done
-[ $bad = 0 ] && tap_ok "mmap in a loop against $N removals: every mapping faults afterwards, mmap ENODEV ($(tail -1 "$R/mmap.out"))" ||
+[ $bad = 0 ] && tap_ok "mmap in a loop against $M removals: every mapping faults afterwards, mmap ENODEV ($(tail -1 "$R/mmap.out"))" ||
 	tap_fail "mmap against removal" "$(grep -E 'FORBIDDEN|[1-9][0-9]* stale' "$R/mmap.out"; tail -3 "$R/mmap.out")"
 
 # --- SET_TAIL against close -------------------------------------------------------

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The sidecar metadata file "<dump>.meta" (D5): dumps carry no version, so
+ * The sidecar metadata file "<dump>.meta" (format.md 12.4): dumps carry no
+ * version, so
  * the daemon records the ABI version, the source, the ring size and the host
  * clocks at open beside each dump, and appends "epoch=<dump offset>" lines
  * when the ring is re-initialised.  Text, "key=value" per line.

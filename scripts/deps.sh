@@ -2,22 +2,24 @@
 # SPDX-License-Identifier: Apache-2.0
 # deps.sh GROUP...: install the Debian 12 packages that GROUP needs when any
 # of them is missing (apt-get, as root).  Groups:
-#   build   compilers and libraries for user space
+#   build   compilers and libraries for user space (libcurl: export)
 #   test    test runners (pytest, babeltrace2)
 #   kernel  headers and sources to build and check the module, the debug
 #           guest kernel, and the 32-bit (compat) selftests
 #   bpf     clang/llvm, libbpf, bpftool
 #   vm      QEMU and what the guest image is made of
 #   report  headless Chromium for the HTML report test
+#   fleet   ClickHouse server (and curl) for the fleet store's tests
 #   all     everything above
 set -eu
 declare -A pkgs=(
-	[build]="gcc make pkg-config libelf-dev zlib1g-dev python3 time"
+	[build]="gcc make pkg-config libelf-dev zlib1g-dev libcurl4-openssl-dev python3 time"
 	[test]="python3-pytest babeltrace2 bsdextrautils"
 	[kernel]="linux-headers-amd64 linux-source-6.1 xz-utils bc flex bison libelf-dev libssl-dev gcc-multilib sparse"
 	[bpf]="clang llvm libbpf-dev bpftool libbpf-tools"
 	[vm]="qemu-system-x86 busybox-static cpio kmod fio linux-perf trace-cmd bpftool linux-headers-amd64 gcc python3 util-linux e2fsprogs"
 	[report]="chromium"
+	[fleet]="clickhouse-server curl"
 )
 want=()
 for g in "$@"; do

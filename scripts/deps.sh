@@ -9,6 +9,7 @@
 #   bpf     clang/llvm, libbpf, bpftool
 #   vm      QEMU and what the guest image is made of
 #   report  headless Chromium for the HTML report test
+#   fuzz    clang 14 and its libFuzzer/sanitizer runtimes (fuzz/)
 #   fleet   ClickHouse server (and curl) for the fleet store's tests
 #   all     everything above
 set -eu
@@ -19,6 +20,7 @@ declare -A pkgs=(
 	[bpf]="clang llvm libbpf-dev bpftool libbpf-tools"
 	[vm]="qemu-system-x86 busybox-static cpio kmod fio linux-perf trace-cmd bpftool linux-headers-amd64 gcc python3 util-linux e2fsprogs"
 	[report]="chromium"
+	[fuzz]="clang-14 libclang-rt-14-dev"
 	[fleet]="clickhouse-server curl"
 )
 want=()

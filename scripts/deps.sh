@@ -14,6 +14,7 @@
 #           project's private apt configuration (scripts/apt-private); the
 #           linux-headers-amd64 metapackage stays on 6.1 (scripts/kernels)
 #   pkg     Debian packaging, DKMS, man pages, lintian, completion tests
+#   fuzz    clang 14 and its libFuzzer/sanitizer runtimes (fuzz/)
 #   fleet   ClickHouse server (and curl) for the fleet store's tests
 #   all     everything above
 set -eu
@@ -26,6 +27,7 @@ declare -A pkgs=(
 	[report]="chromium"
 	[kernel-bpo]=""
 	[pkg]="debhelper dh-dkms dkms dh-python dpkg-dev fakeroot lintian pandoc groff man-db bash bash-completion systemd python3-all logrotate"
+	[fuzz]="clang-14 libclang-rt-14-dev"
 	[fleet]="clickhouse-server curl"
 )
 want=()

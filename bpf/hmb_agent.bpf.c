@@ -59,7 +59,7 @@ __u64 emit_floor_ns = 0;	/* block mode: top-N floor of this interval */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4 << 20);
+	__uint(max_entries, 16 << 20);	/* the agent's --ringbuf-mb sets it */
 } rb SEC(".maps");
 
 /*

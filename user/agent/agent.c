@@ -53,6 +53,7 @@ static struct env {
 	unsigned int ring_ctrl[HMB_MAX_RINGS];	/* instance + 1, 0 unset */
 	bool ring_ctrl_set;
 	unsigned int clock_window;
+	unsigned int ringbuf_mb;
 } env = {
 	.mode = MODE_AUTO,
 	.top_n = 5,
@@ -61,6 +62,7 @@ static struct env {
 	.interval = 99999999,
 	.times = 99999999,
 	.clock_window = 65536,
+	.ringbuf_mb = 16,
 };
 
 const char *argp_program_version = "hmb-trace-agent 1";
@@ -87,7 +89,7 @@ static const char doc[] =
 
 enum {
 	OPT_MIN_LAT = 1000, OPT_DICT, OPT_RING_CTRL, OPT_GRACE, OPT_PER_CMD,
-	OPT_CLOCK_WINDOW,
+	OPT_CLOCK_WINDOW, OPT_RINGBUF,
 };
 
 static const struct argp_option opts[] = {
@@ -103,6 +105,7 @@ static const struct argp_option opts[] = {
 	{ "fw-grace", OPT_GRACE, "MS", 0, "Wait this long after completion for firmware records (default 1000)", 0 },
 	{ "per-command", OPT_PER_CMD, NULL, 0, "Print every command (one line or JSON object each)", 0 },
 	{ "clock-window", OPT_CLOCK_WINDOW, "N", 0, "Matched commands the clock estimate uses (default 65536)", 0 },
+	{ "ringbuf-mb", OPT_RINGBUF, "MB", 0, "BPF ring buffer to user space, MiB, a power of two (default 16): what the agent may fall behind by", 0 },
 	{ "verbose", 'v', NULL, 0, "Verbose: libbpf messages, every unmatched firmware record", 0 },
 	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0 },
 	{},
@@ -195,6 +198,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (parse_ulong(arg, 10000000, &v) || v < 64)
 			argp_error(state, "invalid --clock-window '%s' (64 to 10000000)", arg);
 		env.clock_window = (unsigned int)v;
+		break;
+	case OPT_RINGBUF:
+		if (parse_ulong(arg, 1024, &v) || !v || (v & (v - 1)))
+			argp_error(state, "invalid --ringbuf-mb '%s' (1 to 1024, a power of two)", arg);
+		env.ringbuf_mb = (unsigned int)v;
 		break;
 	case 'v':
 		env.verbose = true;
@@ -1170,6 +1178,13 @@ int main(int argc, char **argv)
 	skel->rodata->targ_opc = env.opcode;
 	skel->rodata->targ_dev = devt;
 	skel->rodata->min_lat_ns = env.min_lat_us * 1000;
+	err = bpf_map__set_max_entries(skel->maps.rb, env.ringbuf_mb << 20);
+	if (err) {
+		fprintf(stderr, "hmb-trace-agent: --ringbuf-mb %u: %s\n",
+			env.ringbuf_mb, strerror(-err));
+		hmb_agent__destroy(skel);
+		return 1;
+	}
 
 	bpf_program__set_autoload(skel->progs.nvme_setup_btf, use_nvme && nvme_btf);
 	bpf_program__set_autoload(skel->progs.nvme_complete_btf, use_nvme && nvme_btf);

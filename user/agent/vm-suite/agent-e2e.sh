@@ -49,7 +49,9 @@ ring=$(hmb_ring ivshmem) || { tap_fail "ivshmem ring registered" "$(ls $HMB_CLAS
 echo 1 > "$HMB_CLASS/$ring/bridge" && tap_ok "module loaded, ring $ring (ivshmem), bridge on" ||
 	tap_fail "bridge on for $ring" "$(dmesg | tail -3)"
 
-"$AGENT" -d "${HMB_NVME_DEV#/dev/}" -j --per-command -N 5 -o "$R/agent.jsonl" 1 \
+# 64 MiB of BPF ring buffer: under TCG the agent's thread shares a slow
+# vCPU with fio and the bridge, and may fall seconds behind the I/O
+"$AGENT" -d "${HMB_NVME_DEV#/dev/}" -j --per-command -N 5 --ringbuf-mb 64 -o "$R/agent.jsonl" 1 \
 	2>"$R/agent.err" &
 apid=$!
 i=0

@@ -487,7 +487,7 @@ TEST_F(ring, cursors_near_2_64)
 		  ((struct hmb_record_hdr *)((char *)self->map + 0x40))->magic);
 	/* Give the sampler time to look at the wrapped head. */
 	p.fd = self->fd;
-	ASSERT_EQ(1, poll(&p, 1, 5000));
+	ASSERT_EQ(1, poll(&p, 1, 30000));
 	usleep(50000);
 	p.revents = 0;
 	ASSERT_EQ(1, poll(&p, 1, 0));
@@ -708,8 +708,8 @@ TEST_F(ring, poll_pollin)
 
 	ASSERT_EQ(0, poll(&p, 1, 0));
 	ASSERT_EQ(0, produce(self, variant, 1));
-	/* The head sampler wakes us; generous for a TCG guest. */
-	ASSERT_EQ(1, poll(&p, 1, 5000));
+	/* The head sampler wakes us: a deadline, generous for a loaded TCG guest. */
+	ASSERT_EQ(1, poll(&p, 1, 30000));
 	EXPECT_TRUE(p.revents & POLLIN);
 	EXPECT_FALSE(p.revents & (POLLERR | POLLHUP));
 }
@@ -723,7 +723,7 @@ TEST_F(ring, poll_frozen_pollpri)
 	} else {
 		fw_hdr(self)->flags |= HMB_RING_FLAG_FROZEN;
 	}
-	ASSERT_EQ(1, poll(&p, 1, 5000));
+	ASSERT_EQ(1, poll(&p, 1, 30000));
 	EXPECT_TRUE(p.revents & POLLPRI);
 	EXPECT_TRUE(p.revents & POLLERR);
 	if (variant->kind == NVME_HMB_TRACE_PROVIDER_TEST)

@@ -121,7 +121,7 @@ hostcmd shm-write 16 "f8ffffffffffffffc0ffffffffffffff" >/dev/null
 	tap_fail "ivshmem ring set up" "head $(cat "$I/head") tail $(cat "$I/tail")"
 echo 1 > "$I/bridge"
 i=0
-while [ "$(cat "$I/bridge_corrupt")" = 0 ] && [ $i -lt 50 ]; do usleep 100000; i=$((i + 1)); done
+while [ "$(cat "$I/bridge_corrupt")" = 0 ] && [ $i -lt 600 ]; do usleep 100000; i=$((i + 1)); done
 why=$(cat "$I/corrupt")
 [ "$(cat "$I/bridge_corrupt")" = 1 ] && [ "$why" = "lap skip ends beyond head" ] &&
 	tap_ok "bridge stops at once: 'lap skip ends beyond head'" ||
@@ -129,21 +129,23 @@ why=$(cat "$I/corrupt")
 [ "$(cat "$I/tail")" = 18446744073709551552 ] && [ "$(cat "$I/bridge_markers")" = 0 ] &&
 	tap_ok "tail stays at the last good cursor (2^64-64), no marker counted" ||
 	tap_fail "tail stays at the last good cursor" "tail $(cat "$I/tail") markers $(cat "$I/bridge_markers")"
-# Switching the bridge off and reading sysfs must come back promptly.
+# Switching the bridge off and reading sysfs must come back: before the fix
+# they blocked for good (the walk never ends), so a generous deadline
+# (60 s: a loaded host can stall the guest) still tells the two apart.
 rm -f /tmp/bridge-off /tmp/head-read
 ( echo 0 > "$I/bridge"; echo done > /tmp/bridge-off ) &
 i=0
-while [ ! -f /tmp/bridge-off ] && [ $i -lt 50 ]; do usleep 100000; i=$((i + 1)); done
+while [ ! -f /tmp/bridge-off ] && [ $i -lt 600 ]; do usleep 100000; i=$((i + 1)); done
 if [ -f /tmp/bridge-off ]; then
-	tap_ok "bridge=0 returns within 5 s"
+	tap_ok "bridge=0 returns (deadline 60 s)"
 else
-	tap_fail "bridge=0 returns within 5 s" "still blocked: $(cat /proc/$!/wchan 2>/dev/null) $(dmesg | grep -E 'soft lockup|blocked for' | head -3)"
+	tap_fail "bridge=0 returns (deadline 60 s)" "still blocked: $(cat /proc/$!/wchan 2>/dev/null) $(dmesg | grep -E 'soft lockup|blocked for' | head -3)"
 	hmb_dmesg_check
 	tap_done	# the ring lock is held for good: nothing below can run
 fi
 ( cat "$I/head" > /tmp/head-read ) &
 i=0
-while [ ! -s /tmp/head-read ] && [ $i -lt 30 ]; do usleep 100000; i=$((i + 1)); done
+while [ ! -s /tmp/head-read ] && [ $i -lt 600 ]; do usleep 100000; i=$((i + 1)); done
 [ -s /tmp/head-read ] && tap_ok "sysfs head readable afterwards" || tap_fail "sysfs head readable afterwards"
 
 rmmod nvme_hmb_trace && tap_ok "rmmod nvme_hmb_trace" || tap_fail "rmmod nvme_hmb_trace"

@@ -36,10 +36,11 @@ race_run() {
 	fi
 }
 
-# wait_ring PROVIDER: until the ring of PROVIDER is registered (5 s).
+# wait_ring PROVIDER: until the ring of PROVIDER is registered (a deadline
+# of 60 s: probing under KASAN on a loaded host can take seconds).
 wait_ring() {
 	_i=0
-	while ! hmb_ring "$1" >/dev/null && [ $_i -lt 50 ]; do usleep 100000; _i=$((_i + 1)); done
+	while ! hmb_ring "$1" >/dev/null && [ $_i -lt 600 ]; do usleep 100000; _i=$((_i + 1)); done
 	hmb_ring "$1"
 }
 
@@ -125,7 +126,7 @@ while [ $i -lt $M ]; do
 	"$RACE" mmap "/dev/$iv" 20 >> "$R/mmap.out" 2> "$R/mmap.err" &
 	pid=$!
 	k=0
-	while ! grep -q ready "$R/mmap.err" && [ $k -lt 50 ]; do usleep 100000; k=$((k + 1)); done
+	while ! grep -q ready "$R/mmap.err" && [ $k -lt 600 ]; do usleep 100000; k=$((k + 1)); done
 	usleep $((100000 + (i % 5) * 37000))
 	echo "$PCI" > $DRV/unbind || bad=1
 	wait $pid || { bad=1; cat "$R/mmap.err" >> "$R/mmap.out"; }
@@ -148,10 +149,10 @@ echo 0 > $S/producer/running
 # --- poll across FROZEN re-initialisation -------------------------------------------
 iv=$(wait_ring ivshmem)
 : > "$R/poll.err"
-"$RACE" poll "/dev/$iv" 6 > "$R/poll.out" 2> "$R/poll.err" &
+"$RACE" poll "/dev/$iv" 8 > "$R/poll.out" 2> "$R/poll.err" &
 pid=$!
 k=0
-while ! grep -q ready "$R/poll.err" && [ $k -lt 50 ]; do usleep 100000; k=$((k + 1)); done
+while ! grep -q ready "$R/poll.err" && [ $k -lt 600 ]; do usleep 100000; k=$((k + 1)); done
 "$RACE" fw "/sys/bus/pci/devices/$PCI/resource2" 5 > "$R/fw.out" 2>&1 || tap_fail "firmware role" "$(cat "$R/fw.out")"
 wait $pid
 rc=$?

@@ -454,13 +454,15 @@ static size_t fast_run(struct hmb_acct *a, const uint8_t *m, size_t i,
 	uint32_t seq = a->max_seq + 1, size, sz = 0, same = 0;
 	size_t i0 = i, last = i;
 	uint64_t w0, w2;
+	uint16_t len16;
 	uint32_t plen;
 
 /* Load and check the header at i, count the record; break if it is not ours. */
 #define FAST_REC()							\
 	memcpy(&w0, m + i, 8);		/* magic, seq */		\
 	memcpy(&w2, m + i + 16, 8);	/* opcode, cpu, flags, len */	\
-	plen = (uint32_t)(w2 >> 32) & 0xffff;				\
+	memcpy(&len16, m + i + 20, 2);	/* a load of its own: see below */ \
+	plen = len16;							\
 	if (w0 != (HMB_RECORD_MAGIC | (uint64_t)seq << 32) ||		\
 	    (w2 & bad_flags) || plen > HMB_RECORD_MAX_PAYLOAD)		\
 		break;							\
@@ -472,9 +474,17 @@ static size_t fast_run(struct hmb_acct *a, const uint8_t *m, size_t i,
 	last = i;							\
 	size = HMB_RECORD_SIZE(plen)
 
+	/*
+	 * The chain is the length's own 16-bit load and the size's add, and,
+	 * add (not a shift of the 64-bit word that holds the length too).  i
+	 * need not be a multiple of 8: a window starts on a page of the file,
+	 * the dump anywhere in it.
+	 */
+#define NEXT(i, plen) ((i) + HMB_RECORD_SIZE(plen))
+
 	while (i < iend) {
 		FAST_REC();
-		i += size;
+		i = NEXT(i, plen);
 		/* No branch on the size itself: mixed sizes would mispredict. */
 		same = size == sz ? same + 1 : 0;
 		sz = size;
@@ -487,7 +497,7 @@ static size_t fast_run(struct hmb_acct *a, const uint8_t *m, size_t i,
 			/* Hide that step == size on the path below. */
 			__asm__("" : "+r"(step));
 			if (__builtin_expect(size != sz, 0)) {
-				i += size;
+				i = NEXT(i, plen);
 				sz = size;
 				same = 0;
 				break;
@@ -498,6 +508,7 @@ static size_t fast_run(struct hmb_acct *a, const uint8_t *m, size_t i,
 			break;	/* the inner loop met a record not ours */
 	}
 #undef FAST_REC
+#undef NEXT
 	if (records) {
 		uint64_t ts;
 
@@ -707,6 +718,27 @@ static bool use_map(const struct hmb_reader *r)
 }
 
 /*
+ * A record cut at the end of the file: the end of the dump, or the file
+ * shrank (a read stops at the new end) below what was already read?
+ */
+static int cut_or_shrunk(struct hmb_reader *r, int rc, struct hmb_error *err)
+{
+	uint64_t had = r->buf_off + r->len, size;
+	struct stat st;
+
+	if (fstat(r->fd, &st))
+		return rc;
+	size = st.st_size > r->base ? (uint64_t)(st.st_size - r->base) : 0;
+	if (size >= r->size_seen && size >= had)
+		return rc;
+	r->failed = 0;
+	return fail(r, hmb__err(err, HMB_E_IO, 0, hmb_reader_offset(r),
+				"%s: read failed at byte offset %" PRIu64
+				": the file shrank to %" PRIu64 " bytes while being read",
+				r->name, hmb_reader_offset(r), size), err);
+}
+
+/*
  * A dump in a regular file, window by window (each mapped or read, see
  * use_map()); looks at the file's size before each window: one that grew is
  * read on, one that shrank is an I/O error.
@@ -755,6 +787,8 @@ static int file_acct(struct hmb_reader *r, struct hmb_acct *a, uint64_t stop,
 			r->eof = false;	/* the file may have grown */
 			rc = stream_acct(r, a, stop, pos + (r->window ? r->window : MAP_WINDOW_DEFAULT),
 					 err);
+			if (rc == HMB_E_TRUNC_HDR || rc == HMB_E_TRUNC_PAYLOAD)
+				rc = cut_or_shrunk(r, rc, err);
 			if (rc < 0)
 				return rc;
 			if (rc == 0 && hmb_reader_offset(r) == pos)

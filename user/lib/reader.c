@@ -593,7 +593,9 @@ static int guarded_walk(struct walk *w)
 		return WALK_NO_GUARD;
 	if (sigsetjmp(jb, 1)) {
 		struct walk *b = vw;
-		uint64_t off = b->moff + (bus_addr - (uintptr_t)b->m);
+		/* The first byte of the page that is gone (m is a page's). */
+		uint64_t off = b->moff + ((bus_addr - (uintptr_t)b->m) &
+					  ~(uintptr_t)(sysconf(_SC_PAGESIZE) - 1));
 
 		bus_jmp = NULL;
 		bus_guard(false);
@@ -663,14 +665,15 @@ static int stream_acct(struct hmb_reader *r, struct hmb_acct *a,
 	}
 }
 
-/* Map [pos, pos + window) of the file and walk it; see map_acct(). */
+/* Map [pos, pos + win) of the file (win: whole pages) and walk it. */
 static int map_window(struct hmb_reader *r, struct hmb_acct *a, uint64_t *pos,
-		      uint64_t size, uint64_t stop, struct hmb_error *err)
+		      uint64_t size, uint64_t stop, size_t win,
+		      struct hmb_error *err)
 {
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 	off_t fstart = (r->base + (off_t)*pos) & ~(off_t)(pg - 1);
 	uint64_t moff = (uint64_t)(fstart - r->base);	/* may wrap below 0 */
-	uint64_t lim = moff + r->window;
+	uint64_t lim = moff + win;
 	uint64_t end = lim + HMB_RECORD_MAX_SIZE < size ?
 		       lim + HMB_RECORD_MAX_SIZE : size;
 	size_t len = (size_t)(end - moff);
@@ -701,20 +704,20 @@ static uint64_t cpu_ns(void)
  * Which way takes the next window: mapping it costs page-table work per
  * page, reading it a copy per byte, and which is cheaper depends on the
  * page cache (large folios map for much less).  Both are measured on the
- * file itself: windows 1-4 alternate, then the cheaper way (CPU time per
- * byte, a running average) goes on, and every 16th window tries the other.
+ * file itself: windows 0-3 alternate, then the cheaper way (CPU time per
+ * byte, a running average) goes on, and every 64th window tries the
+ * other.  A window that measures (*probe) is an eighth of the size: a
+ * probe of the dearer way costs little.
  */
-static bool use_map(const struct hmb_reader *r)
+static bool use_map(const struct hmb_reader *r, bool *probe)
 {
 	uint64_t w = r->windows;
+	bool better = r->cost[1] < r->cost[0];
 
-	if (w == 0)
-		return false;
-	if (w <= 4)
+	*probe = w < 4 || w % 64 == 0;
+	if (w < 4)
 		return w & 1;
-	if (w % 16 == 0)
-		return r->cost[1] >= r->cost[0];
-	return r->cost[1] < r->cost[0];
+	return w % 64 == 0 ? !better : better;
 }
 
 /*
@@ -748,7 +751,8 @@ static int file_acct(struct hmb_reader *r, struct hmb_acct *a, uint64_t stop,
 {
 	for (;;) {
 		uint64_t pos = hmb_reader_offset(r), size, t0, done;
-		bool map = false;
+		bool map = false, probe = false;
+		size_t win;
 		struct stat st;
 		int rc;
 
@@ -768,11 +772,14 @@ static int file_acct(struct hmb_reader *r, struct hmb_acct *a, uint64_t stop,
 		if (pos >= stop)
 			return 1;
 		t0 = cpu_ns();
-		if (r->window && use_map(r)) {
+		win = r->window;
+		if (win && use_map(r, &probe)) {
 			uint64_t p = pos;
 
+			if (probe)
+				win = (win / 8 + 4095) & ~(size_t)4095;
 			sync_stream(r, pos);
-			rc = map_window(r, a, &p, size, stop, err);
+			rc = map_window(r, a, &p, size, stop, win, err);
 			sync_stream(r, p);
 			if (rc == WALK_NO_GUARD) {
 				r->window = 0;	/* cannot map: read from now on */
@@ -785,8 +792,11 @@ static int file_acct(struct hmb_reader *r, struct hmb_acct *a, uint64_t stop,
 		}
 		if (!map) {
 			r->eof = false;	/* the file may have grown */
-			rc = stream_acct(r, a, stop, pos + (r->window ? r->window : MAP_WINDOW_DEFAULT),
-					 err);
+			if (!win)
+				win = MAP_WINDOW_DEFAULT;
+			else if (probe)
+				win = (win / 8 + 4095) & ~(size_t)4095;
+			rc = stream_acct(r, a, stop, pos + win, err);
 			if (rc == HMB_E_TRUNC_HDR || rc == HMB_E_TRUNC_PAYLOAD)
 				rc = cut_or_shrunk(r, rc, err);
 			if (rc < 0)
@@ -795,7 +805,7 @@ static int file_acct(struct hmb_reader *r, struct hmb_acct *a, uint64_t stop,
 				return 0;
 		}
 		done = hmb_reader_offset(r) - pos;
-		if (done >= 65536) {
+		if (done >= 16384) {
 			uint64_t c = (cpu_ns() - t0) * 1024 / done;
 
 			r->cost[map] = r->cost[map] ? (3 * r->cost[map] + c) / 4 : c;

@@ -59,7 +59,8 @@ static size_t emit(uint8_t *buf, size_t off, uint32_t seq, uint16_t op,
  * after a few records), mixed sizes up to the largest, wrap markers,
  * TRUNCATED and unknown flags, gaps, replayed batches, a producer restart.
  */
-static size_t make_dump(uint8_t *buf, size_t cap, uint32_t *gap_seq_out)
+static size_t make_dump(uint8_t *buf, size_t cap, uint32_t *gap_seq_out,
+			size_t *gap_off_out)
 {
 	size_t off = 0;
 	uint32_t seq = 0, x = 12345;
@@ -83,8 +84,10 @@ static size_t make_dump(uint8_t *buf, size_t cap, uint32_t *gap_seq_out)
 			off = emit(buf, off, seq++, 7, 0x80, plen);	/* ignored */
 		} else if (kind == 2) {
 			seq += 1 + (x >> 20) % 50;			/* a gap */
-			if (gap_seq_out && !*gap_seq_out && off > 70000)
+			if (gap_seq_out && !*gap_seq_out && off > 70000) {
 				*gap_seq_out = seq;
+				*gap_off_out = off;
+			}
 			off = emit(buf, off, seq++, 1, 0, plen);
 		} else if (kind == 3 && seq > 10) {
 			off = emit(buf, off, seq - 5, 1, 0, plen);	/* replay */
@@ -279,12 +282,12 @@ int main(void)
 	static uint8_t buf[6 << 20];
 	static struct result ref, got;
 	uint32_t gap_seq = 0;
-	size_t len;
+	size_t len, gap_off = 0;
 
 	if (!mkdtemp(dir))
 		return 1;
 	signal(SIGPIPE, SIG_IGN);
-	len = make_dump(buf, sizeof(buf), &gap_seq);
+	len = make_dump(buf, sizeof(buf), &gap_seq, &gap_off);
 	diag("dump of %zu bytes", len);
 	put("d.bin", buf, len);
 	check_file("d.bin", 0, "whole dump");
@@ -370,12 +373,16 @@ int main(void)
 	}
 
 	/*
-	 * Shrinking: at the gap of seq gap_seq (past byte 70000, in window 1
-	 * of 64 KiB windows, which is mapped) the file is cut to 69632 bytes;
-	 * the walk goes on into pages that no longer exist: SIGBUS, an error.
+	 * Shrinking: at the gap of seq gap_seq (its record at gap_off, past
+	 * byte 70000) the file is cut at the end of that record's page, and
+	 * the walk goes on into the next page, which no longer exists:
+	 * SIGBUS, an error.  The windows are sized so that the gap falls in
+	 * window 1, which is mapped (a probe: an eighth of the size).
 	 */
 	{
-		struct gaps setup = { .trunc_at_seq = gap_seq, .trunc_to = 69632 };
+		size_t pg0 = gap_off & ~(size_t)4095;
+		struct gaps setup = { .trunc_at_seq = gap_seq,
+				      .trunc_to = (off_t)pg0 + 4096 };
 		struct sigaction mine = { .sa_handler = my_bus }, after;
 		int fd;
 
@@ -384,10 +391,11 @@ int main(void)
 		setup.trunc_fd = fd;
 		sigemptyset(&mine.sa_mask);
 		sigaction(SIGBUS, &mine, NULL);
-		by_acct(fd, 65536, 0, &got, &setup);
+		by_acct(fd, 8 * pg0, 0, &got, &setup);
 		sigaction(SIGBUS, NULL, &after);
 		ok(got.rc == HMB_E_IO && strstr(got.err.msg, "t.bin: read failed at byte offset") &&
-		   strstr(got.err.msg, "shrank") && got.gaps.trunc_fd == -1,
+		   strstr(got.err.msg, "shrank while being read (SIGBUS)") &&
+		   got.err.offset == pg0 + 4096 && got.gaps.trunc_fd == -1,
 		   "file cut under a mapped window: %s", got.err.msg);
 		ok(after.sa_handler == my_bus && bus_seen == 0,
 		   "the program's SIGBUS handler is back, and was not called");

@@ -223,8 +223,12 @@ int hmb_reader_open(struct hmb_reader **out, int fd, const char *name,
 		struct stat st;
 
 		r->base = lseek(fd, 0, SEEK_CUR);
+		/*
+		 * A size of 0 may be an empty file, or one of /proc's, which
+		 * have content and no size: read those as streams.
+		 */
 		r->regular = r->base >= 0 && !fstat(fd, &st) &&
-			     S_ISREG(st.st_mode);
+			     S_ISREG(st.st_mode) && st.st_size > 0;
 		r->window = MAP_WINDOW_DEFAULT;
 	}
 	rc = fill(r, 4, err);
@@ -387,7 +391,8 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
 	uintptr_t a = (uintptr_t)si->si_addr;
 
-	if (bus_jmp && a >= bus_lo && a < bus_hi) {
+	/* A fault (si_code > 0) inside the window walked by this thread. */
+	if (si->si_code > 0 && bus_jmp && a >= bus_lo && a < bus_hi) {
 		bus_addr = a;
 		siglongjmp(*bus_jmp, 1);
 	}
@@ -397,9 +402,17 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 		   bus_old.sa_handler != SIG_DFL &&
 		   bus_old.sa_handler != SIG_IGN) {
 		bus_old.sa_handler(sig);
+	} else if (si->si_code <= 0 && bus_old.sa_handler == SIG_IGN) {
+		/* Sent by kill() and ignored before: still ignored. */
 	} else {
-		/* Returning retries the access, which now faults for good. */
+		/*
+		 * Returning retries a faulting access, which now faults for
+		 * good; a signal sent by kill() is sent again, to take its
+		 * default action once this handler returns.
+		 */
 		signal(SIGBUS, SIG_DFL);
+		if (si->si_code <= 0)
+			raise(SIGBUS);
 	}
 }
 

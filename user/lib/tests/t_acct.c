@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -106,6 +107,7 @@ static size_t make_dump(uint8_t *buf, size_t cap, uint32_t *gap_seq_out,
 struct gaps {
 	struct hmb_gap g[4096];
 	size_t n;
+	bool raise_bus;		/* at trunc_at_seq, raise(SIGBUS) instead */
 	int trunc_fd;		/* >= 0: at gap trunc_at_seq, truncate/extend */
 	uint32_t trunc_at_seq;
 	off_t trunc_to;
@@ -119,6 +121,10 @@ static void on_gap(void *ctx, const struct hmb_gap *g)
 
 	if (gs->n < 4096)
 		gs->g[gs->n++] = *g;
+	if (gs->raise_bus && g->last_seq + 1 == gs->trunc_at_seq) {
+		raise(SIGBUS);
+		gs->raise_bus = false;
+	}
 	if (gs->trunc_fd >= 0 && g->last_seq + 1 == gs->trunc_at_seq) {
 		if (gs->grow_data) {
 			if (pwrite(gs->trunc_fd, gs->grow_data, gs->grow_len,
@@ -400,6 +406,16 @@ int main(void)
 		ok(after.sa_handler == my_bus && bus_seen == 0,
 		   "the program's SIGBUS handler is back, and was not called");
 		close(fd);
+
+		/* A SIGBUS sent (not a fault) during the walk is the program's. */
+		fd = open_at("d.bin", 0);
+		by_acct(fd, 8 * pg0, 0, &got, &(struct gaps){
+			.trunc_fd = -1, .trunc_at_seq = gap_seq,
+			.raise_bus = true });
+		close(fd);
+		ok(got.rc == 0 && got.acct.records == ref.acct.records &&
+		   bus_seen == 1,
+		   "raise(SIGBUS) during a mapped walk: the program's handler ran once, the walk went on");
 
 		/* Cut while window 0 (read) is walked: seen at the next. */
 		put("shrink.bin", buf, len);

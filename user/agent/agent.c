@@ -30,6 +30,7 @@
 #include "hmb_agent.h"
 #include "hmb_agent.skel.h"
 #include "analysis.h"
+#include "sweep.h"
 
 extern const char hmb_default_dict[], hmb_default_dict_end[];
 
@@ -64,7 +65,7 @@ static struct env {
 	.ringbuf_mb = 16,
 };
 
-const char *argp_program_version = "hmb-trace-agent 1";
+const char *argp_program_version = "hmb-trace-agent " HMB_VERSION;
 const char *argp_program_bug_address = "the nvme-hmb-trace issue tracker";
 static const char doc[] =
 "Live NVMe command latency split into host and firmware phases.\n"
@@ -377,6 +378,8 @@ static const char *mode_name = "?";
 static const char *missing_msg = "";
 static bool fw_on;
 static uint64_t counters_prev[HMB_C_COUNT];
+/* Stale entries of the command-id index removed by the sweep (sweep.c). */
+static struct hmb_sweep_ids ids_swept;
 
 static const char *const counter_names[HMB_C_COUNT] = {
 	[HMB_C_RB_FAIL] = "ringbuf_reserve_failed",
@@ -762,8 +765,9 @@ static void print_report(const char *kind, bool final)
 		for (i = 0; i < HMB_C_COUNT; i++)
 			fprintf(out, "%s\"%s\":%llu", i ? "," : "",
 				counter_names[i], (unsigned long long)c[i]);
-		fprintf(out, ",\"bpf_recursion_misses\":%llu},",
-			(unsigned long long)recursion_misses());
+		fprintf(out, ",\"bpf_recursion_misses\":%llu,\"stale_ids_removed\":%lu,\"stale_ids_restored\":%lu},",
+			(unsigned long long)recursion_misses(),
+			ids_swept.removed, ids_swept.restored);
 		print_clock();
 		fprintf(out, "\"hists_us\":{");
 		for (i = 0; i < HMB_H_COUNT; i++) {
@@ -813,6 +817,9 @@ static void print_report(const char *kind, bool final)
 	fprintf(out, ", submitted while in flight %llu, missed by the kernel's recursion guard %llu",
 		(unsigned long long)c[HMB_C_ACTIVE_OVERWRITE],
 		(unsigned long long)recursion_misses());
+	if (fw_on)
+		fprintf(out, "; stale command ids removed by the sweep %lu (%lu put back for a racing submission)",
+			ids_swept.removed, ids_swept.restored);
 	if (fw_on)
 		fprintf(out, "\nfw records %llu: matched %llu, background %llu, unmatched: no command %llu, duplicate phase %llu, outside window %llu, unknown opcode %llu, short %llu, unmapped ring %llu, read failed %llu; markers %llu",
 			(unsigned long long)c[HMB_C_FW_RECORDS],
@@ -930,6 +937,7 @@ static void sweep(bool all)
 	size_t n = 0, cap = 65536 + 1024, i;
 	uint64_t now = mono_ns(), grace = (uint64_t)env.grace_ms * 1000000;
 	struct hmb_cmd_event ev;
+	struct hmb_sweep_ids ids;
 	int fd;
 
 	if (!fw_on)
@@ -966,6 +974,12 @@ static void sweep(bool all)
 			handle_event(NULL, &ev, sizeof(ev));
 	}
 	free(keys);
+	/* The ids whose last commands were just taken: out of the index. */
+	if (!hmb_sweep_stale_ids(bpf_map__fd(skel->maps.kseq), fd,
+				 bpf_map__max_entries(skel->maps.kseq), &ids)) {
+		ids_swept.removed += ids.removed;
+		ids_swept.restored += ids.restored;
+	}
 }
 
 /* Publish the clock estimate to the BPF window check, or withdraw it. */

@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Record iteration over files (D5): dump streams ("RECT", or empty) are
- * streamed through a fixed buffer so pipes and stdin work in constant
- * memory; ring images ("HMBT") are read whole and walked with the very
- * consumer code that drains live rings.
+ * Record iteration over files (format.md 12.3): dump streams ("RECT", or
+ * empty) are streamed through a fixed buffer so pipes and stdin work in
+ * constant memory; ring images ("HMBT") are read whole and walked with the
+ * very consumer code that drains live rings.
  *
  * hmb_reader_acct() runs a whole dump through the sequence accounting.  On
- * a regular file it maps the dump in windows instead of reading it (no
- * copy), unmapping each window before the next, so memory stays bounded
- * whatever the file's size.  A file that shrinks under the mapping raises
- * SIGBUS on the next access: while a window is walked a handler turns that
- * into an HMB_E_IO error (the handler is installed for the walk only, and
- * passes any other SIGBUS on to the one it replaced).
+ * a regular file it goes window by window, each mapped (no copy, unmapped
+ * before the next, so memory stays bounded whatever the file's size) or
+ * read, whichever costs less CPU on that file.  A file that shrinks under
+ * a mapping raises SIGBUS on the next access: while a window is walked a
+ * handler turns that into an HMB_E_IO error (the handler is installed for
+ * the walk only, and passes any other SIGBUS on to the one it replaced).
  */
 #include <errno.h>
 #include <pthread.h>

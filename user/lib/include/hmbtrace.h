@@ -324,6 +324,7 @@ enum hmb_dialect {
 };
 
 struct hmb_reader;
+struct hmb_acct;
 
 /*
  * Open a reader on @fd (a file, a pipe or stdin; not closed by the reader).
@@ -344,6 +345,33 @@ const struct hmb_ring_hdr *hmb_reader_ring_hdr(const struct hmb_reader *r);
  */
 int hmb_reader_next(struct hmb_reader *r, struct hmb_record *rec,
 		    struct hmb_error *err);
+/*
+ * Run the records of @r through @a (hmb_acct_add()) up to the end of the
+ * file, a faster equivalent of calling hmb_reader_next() and
+ * hmb_acct_add() in a loop.  Returns 0 at a clean end, a negative HMB_E_*
+ * code with the same error as hmb_reader_next() would give, or, for a dump,
+ * 1 when the next record starts at or after byte offset @stop (a sidecar
+ * epoch: call hmb_acct_new_epoch() and go on; UINT64_MAX for none; ignored
+ * for ring images, whose offsets are not dump offsets).
+ *
+ * A dump in a regular file goes hmb_reader_set_map_window() bytes at a time
+ * (default 8 MiB), each window mapped (no copy) or read, whichever the
+ * reader measured to cost less CPU on this file; memory stays bounded by
+ * the window.  A file that grows is read up to its end at the time the end
+ * is reached; one that shrinks is an HMB_E_IO error ("the file shrank"),
+ * also when the shrink raises SIGBUS inside a mapped window: a SIGBUS
+ * handler is installed for the walk and the previous one restored after it
+ * (a SIGBUS elsewhere, or sent with kill(), goes to the previous handler).
+ * Pipes, stdin from a pipe and files that cannot be mapped are read as
+ * hmb_reader_next() does.  Uses hmb_reader_next()'s buffer: the two can be
+ * mixed on one reader.
+ */
+int hmb_reader_acct(struct hmb_reader *r, struct hmb_acct *a, uint64_t stop,
+		    struct hmb_error *err);
+/* Window of hmb_reader_acct() in bytes (rounded up to pages); 0: never map. */
+int hmb_reader_set_map_window(struct hmb_reader *r, size_t bytes);
+/* Byte offset of the next record of a dump (0 at the start). */
+uint64_t hmb_reader_offset(const struct hmb_reader *r);
 
 /*
  * Iterate the records in a memory buffer holding a dump stream (for example

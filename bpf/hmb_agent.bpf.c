@@ -100,9 +100,17 @@ struct {
 	__type(value, struct hmb_cmd_state);
 } cmds SEC(".maps");
 
+/*
+ * Per full command id, which n of it may still wait in "cmds".  The
+ * agent's sweep deletes entries whose commands it swept (from user space,
+ * while programs may hold a pointer to the entry): not preallocated, so a
+ * deleted entry is freed after an RCU grace period, never reused under a
+ * program that still writes it.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 262144);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct hmb_cmd_key);
 	__type(value, struct hmb_kseq);
 } kseq SEC(".maps");
@@ -186,6 +194,12 @@ static __always_inline int nvme_key(struct request *req, void *cmd,
 	void *queuedata;
 	__u16 cid = 0;
 
+	/*
+	 * 6.12's verifier types every tracepoint pointer argument as maybe
+	 * NULL and refuses arithmetic on it before a check (6.1 does not).
+	 */
+	if (!req)
+		return -1;
 	/* nvme_req(req): the PDU right after struct request. */
 	nr = (void *)((__u64)req + bpf_core_type_size(struct request));
 	ctrl = BPF_CORE_READ(nr, ctrl);
@@ -282,7 +296,8 @@ static __always_inline void join_setup(struct hmb_cmd_key *key,
 		bpf_map_update_elem(&kseq, key, &z, BPF_NOEXIST);
 		ks = bpf_map_lookup_elem(&kseq, key);
 		if (!ks) {
-			count(HMB_C_ACTIVE_FULL);
+			/* no room to index a new command id: not tracked */
+			count(HMB_C_DONE_FULL);
 			return;
 		}
 	}
@@ -325,7 +340,7 @@ static __always_inline int handle_setup(struct request *req, void *cmd)
 	__u32 zero = 0;
 	__u8 opc = 0;
 
-	if (nvme_key(req, cmd, &key))
+	if (!cmd || nvme_key(req, cmd, &key))
 		return 0;
 	if (targ_ctrl >= 0 && key.ctrl != (__u32)targ_ctrl)
 		return 0;	/* another controller: not ours at all */
@@ -688,7 +703,7 @@ static __always_inline void handle_fw(__u32 ring, struct hmb_record_hdr *h,
 	if (dump_records)
 		dump_record(ring, h, test ? NULL : payload);
 	if (h->flags & ~HMB_REC_FLAG_TRUNCATED) {
-		count(HMB_C_FW_MARKER);	/* wrap marker or unknown flags (D4) */
+		count(HMB_C_FW_MARKER);	/* wrap marker or unknown flags: no event */
 		return;
 	}
 	op = h->opcode;
@@ -733,13 +748,26 @@ int hmb_record(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
+/* Block mode: request @key was issued (also driven by the test program). */
+static __always_inline void blk_issue_key(__u64 key)
+{
+	__u64 ts;
+
+	count(HMB_C_HOST_SUBMIT);
+	ts = bpf_ktime_get_ns();
+	/* A full map loses the request: counted, its completion is not seen. */
+	if (bpf_map_update_elem(&blk_start, &key, &ts, BPF_ANY))
+		count(HMB_C_ACTIVE_FULL);
+}
+
 /*
  * Test driver (never attached; run with BPF_PROG_TEST_RUN by
  * user/agent/tests/t_bpf_join): feeds synthetic host and firmware events
  * through the same join core, since the build machine has neither NVMe
  * nor the module.  args[0]: 1 setup (ctrl, qid, cid, ts, opc, nsid),
  * 2 complete (ctrl, qid, cid, ts, status), 3 firmware record (ring,
- * opcode, sqid, cid, ts, seq, payload_len, flags).
+ * opcode, sqid, cid, ts, seq, payload_len, flags), 4 block-mode issue
+ * (request key).
  */
 SEC("raw_tp")
 int hmb_test_drive(struct bpf_raw_tracepoint_args *ctx)
@@ -780,6 +808,9 @@ int hmb_test_drive(struct bpf_raw_tracepoint_args *ctx)
 		handle_fw(ctx->args[1], &h, NULL, 1, ctx->args[3],
 			  ctx->args[4]);
 		break;
+	case 4:
+		blk_issue_key(ctx->args[1]);
+		break;
 	}
 	return 0;
 }
@@ -798,13 +829,9 @@ static __always_inline __u32 rq_dev(struct request *rq)
 
 static __always_inline int blk_issue(struct request *rq)
 {
-	__u64 ts, key = (__u64)rq;
-
 	if (targ_dev && rq_dev(rq) != targ_dev)
 		return 0;
-	count(HMB_C_HOST_SUBMIT);
-	ts = bpf_ktime_get_ns();
-	bpf_map_update_elem(&blk_start, &key, &ts, BPF_ANY);
+	blk_issue_key((__u64)rq);
 	return 0;
 }
 

@@ -5,6 +5,8 @@
  * and by the in-memory iterator (hmb_buf_iter) -- with sequence accounting
  * and the dictionary formatter on every data record.  Both readers must
  * agree record for record and fail at the same offset with the same code.
+ * Then the whole file through hmb_reader_acct() (mapped and read windows,
+ * the fast walk): the same counts and the same error.
  */
 #include <hmbtrace.h>
 #include <hmbtrace_dict.h>
@@ -20,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct hmb_error ea, eb;
 	struct hmb_buf_iter it;
 	struct hmb_reader *r;
-	static struct hmb_acct *acct;
+	static struct hmb_acct *acct, *acct2;
 	char line[512];
 	uint8_t *copy;
 	int fd, ra, rb;
@@ -73,6 +75,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 		}
 		hmb_reader_close(r);
+		/*
+		 * hmb_reader_acct() over the same file in one-page windows
+		 * (mapped and read in turn) counts the same and fails at the
+		 * same offset with the same code.
+		 */
+		if (!acct2)
+			acct2 = malloc(sizeof(*acct2));
+		hmb_acct_init(acct2, 0, NULL, NULL);
+		if (lseek(fd, 0, SEEK_SET) == 0 &&
+		    hmb_reader_open(&r, fd, "fuzz", &eb) == 0) {
+			hmb_reader_set_map_window(r, 4096);
+			rb = hmb_reader_acct(r, acct2, UINT64_MAX, &eb);
+			FZ_ASSERT(rb == (ra < 0 ? ra : 0));
+			if (rb < 0)
+				FZ_ASSERT(ea.offset == eb.offset &&
+					  !strcmp(ea.msg, eb.msg));
+			FZ_ASSERT(!memcmp(acct, acct2, sizeof(*acct)));
+			hmb_reader_close(r);
+		}
 	}
 	free(copy);
 	close(fd);

@@ -25,6 +25,13 @@ static void write_file(const char *path, const uint8_t *d, size_t n)
 	close(fd);
 }
 
+/* The campaign's scratch directory goes when the fuzzer exits normally. */
+__attribute__((destructor)) static void remove_dir(void)
+{
+	if (dir[0])
+		rmdir(dir);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint64_t ep[HMB_SIDECAR_MAX_EPOCHS], ep2[HMB_SIDECAR_MAX_EPOCHS];

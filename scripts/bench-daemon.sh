@@ -38,14 +38,15 @@ outs=()
 cleanup() { rm -rf "${rings[@]}" "${outs[@]}"; }
 trap cleanup EXIT
 
-# fill NAME DIST: a ring file filled by the simulator; prints its path.
+# fill NAME DIST: a ring file filled by the simulator, at ring_of[NAME]
+# (not a $(...) subshell: the cleanup must see every path in rings).
 fill() {
 	local r=/dev/shm/hmb-bench-daemon-$$-$1 bytes
 	rings+=("$r")
 	bytes=$(numfmt --from=iec "$ringsz")
 	# as many records as fit (drop mode: the rest are dropped)
 	"$sim" -r "$r" -s "$ringsz" -p "$2" -n $((bytes / 64 + 1000)) -q
-	echo "$r"
+	ring_of[$1]=$r
 }
 reset_tail() { printf '\0\0\0\0\0\0\0\0' | dd of="$1" bs=1 seek=24 count=8 conv=notrunc status=none; }
 
@@ -61,8 +62,8 @@ timed() {
 median() { sort -n | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.6f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
 declare -A ring_of recs_of
-ring_of[64]=$(fill r64 fixed:32)
-ring_of[mix]=$(fill rmix "mix:16x40,64x40,512x15,4064x5")
+fill 64 fixed:32
+fill mix "mix:16x40,64x40,512x15,4064x5"
 for k in 64 mix; do
 	recs_of[$k]=$(python3 -c 'import struct,sys; h=open(sys.argv[1],"rb").read(64); print(struct.unpack_from("<Q",h,16)[0])' "${ring_of[$k]}")
 done

@@ -455,6 +455,7 @@ static void sweep(bool all)
 	size_t n = 0, cap = 65536 + 1024;
 	uint64_t now = mono_ns(), grace = (uint64_t)ag.env.grace_ms * 1000000;
 	struct hmb_cmd_event ev;
+	struct hmb_sweep_ids ids;
 	int fd;
 
 	if (!ag.fw_on)
@@ -491,6 +492,12 @@ static void sweep(bool all)
 			handle_event(NULL, &ev, sizeof(ev));
 	}
 	free(keys);
+	/* The ids whose last commands were just taken: out of the index. */
+	if (!hmb_sweep_stale_ids(bpf_map__fd(ag.skel->maps.kseq), fd,
+				 bpf_map__max_entries(ag.skel->maps.kseq), &ids)) {
+		ag.ids_swept.removed += ids.removed;
+		ag.ids_swept.restored += ids.restored;
+	}
 }
 
 /* Publish the clock estimate to the BPF window check, or withdraw it. */

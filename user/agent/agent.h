@@ -18,9 +18,10 @@
 #include "hmbtrace_live.h"
 #include "hmbtrace_util.h"
 #include "hmb_agent.h"
+#include "sweep.h"
 
 #define PROG "hmb-trace-agent"
-#define AGENT_VERSION "1"
+#define AGENT_VERSION HMB_VERSION	/* VERSION, from mk/common.mk */
 
 /* Exit codes: 0 success, 1 an error, 2 bad usage. */
 #define EXIT_FAIL	1
@@ -79,6 +80,8 @@ struct agent {
 	unsigned int nsid;
 	__u32 devt;
 	uint64_t counters_prev[HMB_C_COUNT];
+	/* stale entries of the command-id index removed by the sweep */
+	struct hmb_sweep_ids ids_swept;
 	struct hmb_log2_hist bpf_hist_run[HMB_H_COUNT];
 	struct agent_dump dump;
 	bool export_failed;		/* a row did not reach the store */

@@ -4,10 +4,10 @@
  *
  * The consumer loop of the end-to-end flow: acquire head, copy whole
  * validated records out of the ring (libhmbtrace), write them verbatim to
- * the output (wrap markers included, D4), and only then publish the tail
- * (D8), once per batch.  Signals arrive through a signalfd and are handled
- * between batches, so every file holds whole records and no record is lost
- * or repeated across a reopen.
+ * the output (wrap markers included: format.md 12.1), and only then
+ * publish the tail (9.4), once per batch.  Signals arrive through a
+ * signalfd and are handled between batches, so every file holds whole
+ * records and no record is lost or repeated across a reopen.
  */
 #include <errno.h>
 #include <fcntl.h>

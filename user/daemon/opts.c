@@ -62,6 +62,7 @@ static void usage(FILE *f)
 "  -v, --verbose            debug messages\n"
 "      --log-format text|json  one JSON object per line with json\n"
 "  -h, --help               this help\n"
+"  -V, --version            print the version and exit\n"
 "\n"
 "An existing FILE is appended to.  It is scanned first: a record torn by a\n"
 "daemon killed mid-write is cut off (it is still in the ring).  Its\n"
@@ -113,30 +114,32 @@ enum { O_ONCE = 256, O_STATS_JSON, O_LOG_FORMAT, O_IDLE_MAX, O_THROTTLE,
        O_NO_RECOVER, O_WATERMARK, O_MAX_DELAY, O_FILE_MODE, OPT_FSYNC,
        OPT_FSYNC_INTERVAL, O_WRITE_MODE };
 
+static const struct option long_opts[] = {
+	{ "device", required_argument, NULL, 'd' },
+	{ "ring-file", required_argument, NULL, 'r' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "batch-bytes", required_argument, NULL, 'b' },
+	{ "once", no_argument, NULL, O_ONCE },
+	{ "stats-json", required_argument, NULL, O_STATS_JSON },
+	{ "idle-max-ms", required_argument, NULL, O_IDLE_MAX },
+	{ "throttle", required_argument, NULL, O_THROTTLE },
+	{ "no-output-check", no_argument, NULL, O_NO_RECOVER },
+	{ "watermark", required_argument, NULL, O_WATERMARK },
+	{ "max-delay-us", required_argument, NULL, O_MAX_DELAY },
+	{ "file-mode", required_argument, NULL, O_FILE_MODE },
+	{ "fsync", required_argument, NULL, OPT_FSYNC },
+	{ "fsync-interval-ms", required_argument, NULL, OPT_FSYNC_INTERVAL },
+	{ "write-mode", required_argument, NULL, O_WRITE_MODE },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "log-format", required_argument, NULL, O_LOG_FORMAT },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
 void parse_opts(struct opts *o, int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "device", required_argument, NULL, 'd' },
-		{ "ring-file", required_argument, NULL, 'r' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "batch-bytes", required_argument, NULL, 'b' },
-		{ "once", no_argument, NULL, O_ONCE },
-		{ "stats-json", required_argument, NULL, O_STATS_JSON },
-		{ "idle-max-ms", required_argument, NULL, O_IDLE_MAX },
-		{ "throttle", required_argument, NULL, O_THROTTLE },
-		{ "no-output-check", no_argument, NULL, O_NO_RECOVER },
-		{ "watermark", required_argument, NULL, O_WATERMARK },
-		{ "max-delay-us", required_argument, NULL, O_MAX_DELAY },
-		{ "file-mode", required_argument, NULL, O_FILE_MODE },
-		{ "fsync", required_argument, NULL, OPT_FSYNC },
-		{ "fsync-interval-ms", required_argument, NULL, OPT_FSYNC_INTERVAL },
-		{ "write-mode", required_argument, NULL, O_WRITE_MODE },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "log-format", required_argument, NULL, O_LOG_FORMAT },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int c, nsrc = 0;
 	uint64_t v;
 
@@ -148,7 +151,7 @@ void parse_opts(struct opts *o, int argc, char **argv)
 	o->fsync = FSYNC_NONE;
 	o->fsync_interval_ms = 1000;
 	o->copy = true;
-	while ((c = getopt_long(argc, argv, "d:r:o:b:qvh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:r:o:b:qvhV", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': o->kind = SRC_DEVICE; o->source = optarg; nsrc++; break;
 		case 'r': o->kind = SRC_RING_FILE; o->source = optarg; nsrc++; break;
@@ -246,6 +249,7 @@ void parse_opts(struct opts *o, int argc, char **argv)
 			}
 			break;
 		case 'h': usage(stdout); exit(EXIT_OK);
+		case 'V': printf("hmb-trace-daemon %s\n", HMB_VERSION); exit(EXIT_OK);
 		default: usage(stderr); exit(EXIT_USAGE);
 		}
 	}

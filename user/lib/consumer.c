@@ -2,7 +2,7 @@
 /*
  * The SPSC ring consumer (docs/format.md "Consumer rules").
  *
- * The ring is hostile input (D6): head is loaded once per batch with
+ * The ring is hostile input (format.md 13): head is loaded once per batch with
  * acquire semantics and checked against the previous head and our cursor;
  * record bytes are copied out of the ring first and validated on the copy,
  * so a device rewriting bytes under us can corrupt what we return but never
@@ -72,7 +72,7 @@ static void where_cur(const struct hmb_consumer *c, uint64_t cur, char *buf,
  * each returns 0 or the error (said in @err).
  */
 
-/* Fewer than a header's bytes left in the lap: an implicit wrap (D2). */
+/* Fewer than a header's bytes left in the lap: an implicit wrap. */
 static int check_gap(const struct hmb_consumer *c, uint64_t cur,
 		     uint64_t rem, uint64_t left, struct hmb_error *err)
 {
@@ -340,7 +340,7 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 		uint64_t s;
 
 		if (rem < HMB_RECORD_HDR_SIZE) {
-			/* Implicit wrap (D2): no marker fits, skip the rest. */
+			/* Implicit wrap: no marker fits, skip the rest. */
 			rc = check_gap(c, cur, rem, left, err);
 			if (rc)
 				break;

@@ -1,21 +1,37 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Record iteration over files (D5): dump streams ("RECT", or empty) are
- * streamed through a fixed buffer so pipes and stdin work in constant
- * memory; ring images ("HMBT") are read whole and walked with the very
- * consumer code that drains live rings.
+ * Record iteration over files (format.md 12.3): dump streams ("RECT", or
+ * empty) are streamed through a fixed buffer so pipes and stdin work in
+ * constant memory; ring images ("HMBT") are read whole and walked with the
+ * very consumer code that drains live rings.
+ *
+ * hmb_reader_acct() runs a whole dump through the sequence accounting.  On
+ * a regular file it goes window by window, each mapped (no copy, unmapped
+ * before the next, so memory stays bounded whatever the file's size) or
+ * read, whichever costs less CPU on that file.  A file that shrinks under
+ * a mapping raises SIGBUS on the next access: while a window is walked a
+ * handler turns that into an HMB_E_IO error (the handler is installed for
+ * the walk only, and passes any other SIGBUS on to the one it replaced).
  */
 #include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
 
 #define DUMP_BUF (128 * 1024)
+/* Bytes of a dump mapped at a time by hmb_reader_acct() (plus one record). */
+#define MAP_WINDOW_DEFAULT (8u << 20)
 
 struct hmb_reader {
 	int fd;
@@ -31,6 +47,13 @@ struct hmb_reader {
 	size_t img_len;
 	struct hmb_ring_hdr hdr;
 	struct hmb_consumer *cons;
+	/* mapped accounting of a dump in a regular file (hmb_reader_acct) */
+	bool regular;
+	off_t base;		/* file offset of the dump's byte 0 */
+	size_t window;		/* bytes mapped at a time; 0: never map */
+	uint64_t size_seen;	/* dump bytes the file held at the last look */
+	uint64_t windows;	/* windows walked */
+	uint64_t cost[2];	/* CPU ns per KiB reading [0] / mapping [1] */
 	/* a failed reader keeps failing the same way */
 	int failed;
 	struct hmb_error ferr;
@@ -196,6 +219,18 @@ int hmb_reader_open(struct hmb_reader **out, int fd, const char *name,
 	}
 	r->fd = fd;
 	snprintf(r->name, sizeof(r->name), "%s", name ? name : "input");
+	{
+		struct stat st;
+
+		r->base = lseek(fd, 0, SEEK_CUR);
+		/*
+		 * A size of 0 may be an empty file, or one of /proc's, which
+		 * have content and no size: read those as streams.
+		 */
+		r->regular = r->base >= 0 && !fstat(fd, &st) &&
+			     S_ISREG(st.st_mode) && st.st_size > 0;
+		r->window = MAP_WINDOW_DEFAULT;
+	}
 	rc = fill(r, 4, err);
 	if (rc)
 		goto fail;
@@ -321,4 +356,497 @@ int hmb_reader_next(struct hmb_reader *r, struct hmb_record *rec,
 		return fail(r, rc, err);
 	r->pos += rec->raw_len;
 	return 1;
+}
+
+/* ------------------------------------------- accounting a whole dump */
+
+int hmb_reader_set_map_window(struct hmb_reader *r, size_t bytes)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+
+	if (!r || pg <= 0)
+		return HMB_E_INVAL;
+	/* Whole pages: a window starts on a page boundary of the file. */
+	r->window = (bytes + (size_t)pg - 1) / (size_t)pg * (size_t)pg;
+	return 0;
+}
+
+uint64_t hmb_reader_offset(const struct hmb_reader *r)
+{
+	return r->buf_off + r->pos;
+}
+
+/*
+ * SIGBUS while a window is walked: the file shrank under the mapping.  The
+ * walking thread jumps back out of the walk; a SIGBUS anywhere else goes to
+ * the handler that was there before (or kills the process as it would have).
+ */
+static __thread sigjmp_buf *bus_jmp;
+static __thread uintptr_t bus_lo, bus_hi, bus_addr;
+static pthread_mutex_t bus_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned int bus_users;
+static struct sigaction bus_old;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	uintptr_t a = (uintptr_t)si->si_addr;
+
+	/* A fault (si_code > 0) inside the window walked by this thread. */
+	if (si->si_code > 0 && bus_jmp && a >= bus_lo && a < bus_hi) {
+		bus_addr = a;
+		siglongjmp(*bus_jmp, 1);
+	}
+	if ((bus_old.sa_flags & SA_SIGINFO) && bus_old.sa_sigaction) {
+		bus_old.sa_sigaction(sig, si, uc);
+	} else if (!(bus_old.sa_flags & SA_SIGINFO) &&
+		   bus_old.sa_handler != SIG_DFL &&
+		   bus_old.sa_handler != SIG_IGN) {
+		bus_old.sa_handler(sig);
+	} else if (si->si_code <= 0 && bus_old.sa_handler == SIG_IGN) {
+		/* Sent by kill() and ignored before: still ignored. */
+	} else {
+		/*
+		 * Returning retries a faulting access, which now faults for
+		 * good; a signal sent by kill() is sent again, to take its
+		 * default action once this handler returns.
+		 */
+		signal(SIGBUS, SIG_DFL);
+		if (si->si_code <= 0)
+			raise(SIGBUS);
+	}
+}
+
+static int bus_guard(bool on)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&bus_lock);
+	if (on && bus_users++ == 0) {
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = on_sigbus;
+		sa.sa_flags = SA_SIGINFO;
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(SIGBUS, &sa, &bus_old)) {
+			bus_users = 0;
+			rc = -1;
+		}
+	} else if (!on && --bus_users == 0) {
+		sigaction(SIGBUS, &bus_old, NULL);
+	}
+	pthread_mutex_unlock(&bus_lock);
+	return rc;
+}
+
+/*
+ * The common case, a few ns a record: data records (flags 0 or TRUNCATED)
+ * in seq order, wholly inside the buffer, starting before @iend.  Stops at
+ * the first record that is anything else and returns its index; the caller
+ * takes that one the general way.
+ *
+ * The next record's position depends on this one's length: a chain of a
+ * load and two adds per record, which bounds the walk.  Inside a run of
+ * records of one size (a firmware logging one kind of event) the walk
+ * steps by that size, so the positions no longer wait for the loads, and
+ * checks that each length is the size it stepped by; a mismatch leaves
+ * the run (one mispredicted branch).  Runs start after four equal sizes,
+ * so a mix of sizes seldom pays for a run it leaves at once.
+ */
+#ifndef PREFETCH_AHEAD
+#define PREFETCH_AHEAD 2048
+#endif
+
+static size_t fast_run(struct hmb_acct *a, const uint8_t *m, size_t i,
+		       size_t iend)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const uint64_t bad_flags = (uint64_t)(0xffu & ~HMB_REC_FLAG_TRUNCATED)
+				   << 24;
+	uint64_t records = 0, pbytes = 0, trunc = 0, *ops = a->opcodes;
+	uint32_t seq = a->max_seq + 1, size, sz = 0, same = 0;
+	size_t i0 = i, last = i;
+	uint64_t w0, w2;
+	uint16_t len16;
+	uint32_t plen;
+
+/* Load and check the header at i, count the record; break if it is not ours. */
+#define FAST_REC()							\
+	memcpy(&w0, m + i, 8);		/* magic, seq */		\
+	memcpy(&w2, m + i + 16, 8);	/* opcode, cpu, flags, len */	\
+	memcpy(&len16, m + i + 20, 2);	/* a load of its own: see below */ \
+	plen = len16;							\
+	if (w0 != (HMB_RECORD_MAGIC | (uint64_t)seq << 32) ||		\
+	    (w2 & bad_flags) || plen > HMB_RECORD_MAX_PAYLOAD)		\
+		break;							\
+	ops[w2 & 0xffff]++;						\
+	trunc += (w2 >> 25) & 1;					\
+	pbytes += plen;							\
+	seq++;								\
+	records++;							\
+	last = i;							\
+	size = HMB_RECORD_SIZE(plen)
+
+	/*
+	 * The chain is the length's own 16-bit load and the size's add, and,
+	 * add (not a shift of the 64-bit word that holds the length too).  i
+	 * need not be a multiple of 8: a window starts on a page of the file,
+	 * the dump anywhere in it.
+	 */
+#define NEXT(i, plen) ((i) + HMB_RECORD_SIZE(plen))
+
+	while (i < iend) {
+		FAST_REC();
+		i = NEXT(i, plen);
+		/* No branch on the size itself: mixed sizes would mispredict. */
+		same = size == sz ? same + 1 : 0;
+		sz = size;
+		if (same < 4)
+			continue;
+		while (i < iend) {
+			uint32_t step = sz;
+
+			FAST_REC();
+			/* Hide that step == size on the path below. */
+			__asm__("" : "+r"(step));
+			if (__builtin_expect(size != sz, 0)) {
+				i = NEXT(i, plen);
+				sz = size;
+				same = 0;
+				break;
+			}
+			i += step;
+		}
+		if (same)
+			break;	/* the inner loop met a record not ours */
+	}
+#undef FAST_REC
+#undef NEXT
+	if (records) {
+		uint64_t ts;
+
+		memcpy(&ts, m + last + 8, 8);
+		a->records += records;
+		a->payload_bytes += pbytes;
+		a->truncated += trunc;
+		a->bytes += i - i0;
+		a->max_seq = seq - 1;
+		a->max_seq_ts = ts;
+		a->last_ts_ns = ts;
+	}
+#else
+	(void)a; (void)m; (void)iend;
+#endif
+	return i;
+}
+
+#define WALK_MORE 1	/* a record runs past the mapped end of the file */
+#define WALK_NO_GUARD 2	/* no SIGBUS handler: do not walk the mapping */
+#define AT_STOP 3	/* the next record starts at or after @stop */
+#define AT_UNTIL 4	/* ... at or after the end of the window */
+
+/*
+ * Walk the records starting in [*pos, lim) of a window: @m holds the dump's
+ * bytes [moff, end) (@end is where the file ended when it was mapped, or
+ * where the window ends, at least a whole record past @lim).
+ */
+static int walk_window(struct hmb_reader *r, struct hmb_acct *a,
+		       const uint8_t *m, uint64_t moff, uint64_t end,
+		       uint64_t lim, uint64_t *pos, struct hmb_error *err)
+{
+	uint64_t p = *pos, fend;
+	int rc = 0;
+
+	if (lim > end)
+		lim = end;
+	/* Records starting before fend fit whole in the mapping. */
+	fend = end >= HMB_RECORD_MAX_SIZE ? end - HMB_RECORD_MAX_SIZE : 0;
+	if (fend > lim)
+		fend = lim;
+	while (p < lim) {
+		struct hmb_record rec;
+
+		if (a->have_seq && a->records && p < fend)
+			p = moff + fast_run(a, m, p - moff, fend - moff);
+		if (p >= lim)
+			break;
+		rc = hmb__parse_dump_rec(m + (p - moff), end - p, p, r->name,
+					 &rec, err);
+		if (rc < 0) {
+			if ((rc == HMB_E_TRUNC_HDR || rc == HMB_E_TRUNC_PAYLOAD) &&
+			    end == r->size_seen)
+				rc = WALK_MORE;
+			break;
+		}
+		rc = 0;
+		hmb_acct_add(a, &rec);
+		p += rec.raw_len;
+	}
+	*pos = p;
+	return rc;
+}
+
+struct walk {
+	struct hmb_reader *r;
+	struct hmb_acct *a;
+	const uint8_t *m;
+	size_t len;
+	uint64_t moff, end, lim, *pos;
+	struct hmb_error *err;
+};
+
+/* walk_window() with a shrinking file's SIGBUS made an error. */
+static int guarded_walk(struct walk *w)
+{
+	struct walk *volatile vw = w;
+	sigjmp_buf jb;
+	int rc;
+
+	if (bus_guard(true))
+		return WALK_NO_GUARD;
+	if (sigsetjmp(jb, 1)) {
+		struct walk *b = vw;
+		/* The first byte of the page that is gone (m is a page's). */
+		uint64_t off = b->moff + ((bus_addr - (uintptr_t)b->m) &
+					  ~(uintptr_t)(sysconf(_SC_PAGESIZE) - 1));
+
+		bus_jmp = NULL;
+		bus_guard(false);
+		return hmb__err(b->err, HMB_E_IO, 0, off,
+				"%s: read failed at byte offset %" PRIu64
+				": the file shrank while being read (SIGBUS)",
+				b->r->name, off);
+	}
+	bus_lo = (uintptr_t)w->m;
+	bus_hi = (uintptr_t)w->m + w->len;
+	bus_jmp = &jb;
+	rc = walk_window(w->r, w->a, w->m, w->moff, w->end, w->lim, w->pos,
+			 w->err);
+	bus_jmp = NULL;
+	bus_guard(false);
+	return rc;
+}
+
+/* Leave the stream at dump offset @pos (its buffer emptied). */
+static void sync_stream(struct hmb_reader *r, uint64_t pos)
+{
+	r->buf_off = pos;
+	r->pos = r->len = 0;
+	r->eof = false;
+	lseek(r->fd, r->base + (off_t)pos, SEEK_SET);
+}
+
+/*
+ * The stream's way: records from the read buffer, the common ones through
+ * fast_run().  Returns 0 at the end of the file, AT_STOP, AT_UNTIL or a
+ * negative HMB_E_* code (the reader then fails).
+ */
+static int stream_acct(struct hmb_reader *r, struct hmb_acct *a,
+		       uint64_t stop, uint64_t until, struct hmb_error *err)
+{
+	struct hmb_record rec;
+	int rc;
+
+	for (;;) {
+		uint64_t off, lim;
+
+		rc = fill(r, HMB_RECORD_MAX_SIZE, err);
+		if (rc)
+			return fail(r, rc, err);
+		if (r->len == r->pos)
+			return 0;
+		off = hmb_reader_offset(r);
+		if (off >= stop)
+			return AT_STOP;
+		if (off >= until)
+			return AT_UNTIL;
+		lim = stop < until ? stop : until;
+		if (a->have_seq && a->records &&
+		    r->len - r->pos > HMB_RECORD_MAX_SIZE) {
+			size_t iend = r->len - HMB_RECORD_MAX_SIZE;
+
+			if (lim - off < iend - r->pos)
+				iend = r->pos + (size_t)(lim - off);
+			r->pos = fast_run(a, r->buf, r->pos, iend);
+			if (hmb_reader_offset(r) != off)
+				continue;
+		}
+		rc = hmb_reader_next(r, &rec, err);
+		if (rc <= 0)
+			return rc;
+		hmb_acct_add(a, &rec);
+	}
+}
+
+/* Map [pos, pos + win) of the file (win: whole pages) and walk it. */
+static int map_window(struct hmb_reader *r, struct hmb_acct *a, uint64_t *pos,
+		      uint64_t size, uint64_t stop, size_t win,
+		      struct hmb_error *err)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	off_t fstart = (r->base + (off_t)*pos) & ~(off_t)(pg - 1);
+	uint64_t moff = (uint64_t)(fstart - r->base);	/* may wrap below 0 */
+	uint64_t lim = moff + win;
+	uint64_t end = lim + HMB_RECORD_MAX_SIZE < size ?
+		       lim + HMB_RECORD_MAX_SIZE : size;
+	size_t len = (size_t)(end - moff);
+	uint8_t *m;
+	int rc;
+
+	m = mmap(NULL, len, PROT_READ, MAP_SHARED, r->fd, fstart);
+	if (m == MAP_FAILED)
+		return WALK_NO_GUARD;
+	madvise(m, len, MADV_SEQUENTIAL);
+	rc = guarded_walk(&(struct walk){
+		.r = r, .a = a, .m = m, .len = len, .moff = moff, .end = end,
+		.lim = lim < stop ? lim : stop, .pos = pos, .err = err });
+	munmap(m, len);
+	return rc;
+}
+
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Which way takes the next window: mapping it costs page-table work per
+ * page, reading it a copy per byte, and which is cheaper depends on the
+ * page cache (large folios map for much less).  Both are measured on the
+ * file itself: windows 0-3 alternate, then the cheaper way (CPU time per
+ * byte, a running average) goes on, and every 64th window tries the
+ * other.  A window that measures (*probe) is an eighth of the size: a
+ * probe of the dearer way costs little.
+ */
+static bool use_map(const struct hmb_reader *r, bool *probe)
+{
+	uint64_t w = r->windows;
+	bool better = r->cost[1] < r->cost[0];
+
+	*probe = w < 4 || w % 64 == 0;
+	if (w < 4)
+		return w & 1;
+	return w % 64 == 0 ? !better : better;
+}
+
+/*
+ * A record cut at the end of the file: the end of the dump, or the file
+ * shrank (a read stops at the new end) below what was already read?
+ */
+static int cut_or_shrunk(struct hmb_reader *r, int rc, struct hmb_error *err)
+{
+	uint64_t had = r->buf_off + r->len, size;
+	struct stat st;
+
+	if (fstat(r->fd, &st))
+		return rc;
+	size = st.st_size > r->base ? (uint64_t)(st.st_size - r->base) : 0;
+	if (size >= r->size_seen && size >= had)
+		return rc;
+	r->failed = 0;
+	return fail(r, hmb__err(err, HMB_E_IO, 0, hmb_reader_offset(r),
+				"%s: read failed at byte offset %" PRIu64
+				": the file shrank to %" PRIu64 " bytes while being read",
+				r->name, hmb_reader_offset(r), size), err);
+}
+
+/*
+ * A dump in a regular file, window by window (each mapped or read, see
+ * use_map()); looks at the file's size before each window: one that grew is
+ * read on, one that shrank is an I/O error.
+ */
+static int file_acct(struct hmb_reader *r, struct hmb_acct *a, uint64_t stop,
+		     struct hmb_error *err)
+{
+	for (;;) {
+		uint64_t pos = hmb_reader_offset(r), size, t0, done;
+		bool map = false, probe = false;
+		size_t win;
+		struct stat st;
+		int rc;
+
+		if (fstat(r->fd, &st))
+			return fail(r, hmb__err(err, HMB_E_IO, errno, pos,
+						"%s: read failed at byte offset %" PRIu64 ": %s",
+						r->name, pos, strerror(errno)), err);
+		size = st.st_size > r->base ? (uint64_t)(st.st_size - r->base) : 0;
+		if (size < r->size_seen || size < pos)
+			return fail(r, hmb__err(err, HMB_E_IO, 0, pos,
+						"%s: read failed at byte offset %" PRIu64
+						": the file shrank to %" PRIu64 " bytes while being read",
+						r->name, pos, size), err);
+		r->size_seen = size;
+		if (pos >= size && r->len == r->pos)
+			return 0;
+		if (pos >= stop)
+			return 1;
+		t0 = cpu_ns();
+		win = r->window;
+		if (win && use_map(r, &probe)) {
+			uint64_t p = pos;
+
+			if (probe)
+				win = (win / 8 + 4095) & ~(size_t)4095;
+			sync_stream(r, pos);
+			rc = map_window(r, a, &p, size, stop, win, err);
+			sync_stream(r, p);
+			if (rc == WALK_NO_GUARD) {
+				r->window = 0;	/* cannot map: read from now on */
+				continue;
+			}
+			if (rc < 0)
+				return fail(r, rc, err);
+			/* A record cut at the end: the stream says what. */
+			map = rc != WALK_MORE;
+		}
+		if (!map) {
+			r->eof = false;	/* the file may have grown */
+			if (!win)
+				win = MAP_WINDOW_DEFAULT;
+			else if (probe)
+				win = (win / 8 + 4095) & ~(size_t)4095;
+			rc = stream_acct(r, a, stop, pos + win, err);
+			if (rc == HMB_E_TRUNC_HDR || rc == HMB_E_TRUNC_PAYLOAD)
+				rc = cut_or_shrunk(r, rc, err);
+			if (rc < 0)
+				return rc;
+			if (rc == 0 && hmb_reader_offset(r) == pos)
+				return 0;
+		}
+		done = hmb_reader_offset(r) - pos;
+		if (done >= 16384) {
+			uint64_t c = (cpu_ns() - t0) * 1024 / done;
+
+			r->cost[map] = r->cost[map] ? (3 * r->cost[map] + c) / 4 : c;
+		}
+		r->windows++;
+	}
+}
+
+int hmb_reader_acct(struct hmb_reader *r, struct hmb_acct *a, uint64_t stop,
+		    struct hmb_error *err)
+{
+	struct hmb_record rec;
+	int rc;
+
+	if (!r || !a)
+		return hmb__err(err, HMB_E_INVAL, 0, 0, "no reader or accounting");
+	if (r->failed) {
+		if (err)
+			*err = r->ferr;
+		return r->failed;
+	}
+	if (r->dialect == HMB_DIALECT_DUMP) {
+		if (r->regular)
+			return file_acct(r, a, stop, err);
+		rc = stream_acct(r, a, stop, UINT64_MAX, err);
+		return rc == AT_STOP ? 1 : rc;
+	}
+	while ((rc = hmb_reader_next(r, &rec, err)) == 1)
+		hmb_acct_add(a, &rec);
+	return rc;
 }

@@ -9,7 +9,7 @@
  *    code and, when the caller passes a struct hmb_error, fill it with the
  *    code, errno (for I/O), the byte offset concerned and a one-line message;
  *  - every field read from a ring or a file is validated before it is used
- *    (the ring is hostile input: decision D6), and nothing is read outside
+ *    (the ring is hostile input: format.md 13), and nothing is read outside
  *    the mapping or buffer it was given.
  */
 #ifndef HMBTRACE_H
@@ -78,8 +78,8 @@ const char *hmb_errname(int code);
 
 enum hmb_rec_kind {
 	HMB_KIND_DATA = 0,	/* a record to decode (TRUNCATED allowed) */
-	HMB_KIND_MARKER,	/* wrap marker: skipped by decoders (D4) */
-	HMB_KIND_IGNORED,	/* unknown flag bits: skipped, seq counts (D4) */
+	HMB_KIND_MARKER,	/* wrap marker: skipped by decoders */
+	HMB_KIND_IGNORED,	/* unknown flag bits: skipped, seq counts */
 };
 
 /*
@@ -208,7 +208,7 @@ int hmb_consumer_next(struct hmb_consumer *c, struct hmb_record *rec,
 		      struct hmb_error *err);
 
 /*
- * Publish the local cursor through the hook (once per drained batch, D1/D8).
+ * Publish the local cursor through the hook (once per batch, bytes out first).
  * Without a hook (read-only inspection) it only records the cursor as
  * published.  A hook failure returns HMB_E_IO with the hook's errno.
  */
@@ -298,7 +298,7 @@ enum hmb_emit_result {
 
 /*
  * Emit one record by the producer rules (docs/format.md "Producer"):
- * wrap marker or implicit skip (D2), overflow check against the acquired
+ * wrap marker or implicit skip (section 8), overflow check against the acquired
  * tail, header + payload + zero padding, then release-store of head
  * (unless HMB_EMIT_DEFER).  Returns enum hmb_emit_result or HMB_E_INVAL.
  */
@@ -324,11 +324,12 @@ enum hmb_dialect {
 };
 
 struct hmb_reader;
+struct hmb_acct;
 
 /*
  * Open a reader on @fd (a file, a pipe or stdin; not closed by the reader).
  * @name is used in error messages.  Detects the dialect from the first four
- * bytes (D5).  Dumps are streamed with a fixed buffer (constant memory);
+ * bytes (12.3).  Dumps are streamed with a fixed buffer (constant memory);
  * ring images are read whole (they are at most 64 + ring_size bytes).
  */
 int hmb_reader_open(struct hmb_reader **out, int fd, const char *name,
@@ -344,6 +345,33 @@ const struct hmb_ring_hdr *hmb_reader_ring_hdr(const struct hmb_reader *r);
  */
 int hmb_reader_next(struct hmb_reader *r, struct hmb_record *rec,
 		    struct hmb_error *err);
+/*
+ * Run the records of @r through @a (hmb_acct_add()) up to the end of the
+ * file, a faster equivalent of calling hmb_reader_next() and
+ * hmb_acct_add() in a loop.  Returns 0 at a clean end, a negative HMB_E_*
+ * code with the same error as hmb_reader_next() would give, or, for a dump,
+ * 1 when the next record starts at or after byte offset @stop (a sidecar
+ * epoch: call hmb_acct_new_epoch() and go on; UINT64_MAX for none; ignored
+ * for ring images, whose offsets are not dump offsets).
+ *
+ * A dump in a regular file goes hmb_reader_set_map_window() bytes at a time
+ * (default 8 MiB), each window mapped (no copy) or read, whichever the
+ * reader measured to cost less CPU on this file; memory stays bounded by
+ * the window.  A file that grows is read up to its end at the time the end
+ * is reached; one that shrinks is an HMB_E_IO error ("the file shrank"),
+ * also when the shrink raises SIGBUS inside a mapped window: a SIGBUS
+ * handler is installed for the walk and the previous one restored after it
+ * (a SIGBUS elsewhere, or sent with kill(), goes to the previous handler).
+ * Pipes, stdin from a pipe and files that cannot be mapped are read as
+ * hmb_reader_next() does.  Uses hmb_reader_next()'s buffer: the two can be
+ * mixed on one reader.
+ */
+int hmb_reader_acct(struct hmb_reader *r, struct hmb_acct *a, uint64_t stop,
+		    struct hmb_error *err);
+/* Window of hmb_reader_acct() in bytes (rounded up to pages); 0: never map. */
+int hmb_reader_set_map_window(struct hmb_reader *r, size_t bytes);
+/* Byte offset of the next record of a dump (0 at the start). */
+uint64_t hmb_reader_offset(const struct hmb_reader *r);
 
 /*
  * Iterate the records in a memory buffer holding a dump stream (for example
@@ -405,7 +433,7 @@ struct hmb_acct {
 
 /*
  * @dup_window: a record whose seq is behind the highest seq seen by at most
- * this many is a duplicate (a batch replayed after a daemon crash, D8); a
+ * this many is a duplicate (a batch replayed after a daemon crash); a
  * larger backward jump is a producer restart (new epoch, counted in
  * @resets).  0 selects the default (ring_size / 32 of a 4 MiB ring).
  */
@@ -419,7 +447,7 @@ enum hmb_acct_verdict hmb_acct_add(struct hmb_acct *a,
 /* ------------------------------------------------------------ sidecar */
 
 /*
- * Sidecar metadata file written by the daemon beside every output (D5):
+ * Sidecar metadata file written by the daemon beside every output (12.4):
  * "<output>.meta", text lines "key=value", first line
  * "hmb_trace_sidecar=1".  Version checked on read; unknown keys ignored.
  */
@@ -442,7 +470,7 @@ struct hmb_sidecar {
  * One "restart=" line: a daemon started appending to an existing dump (or
  * was pointed at a dump another process wrote) at @dump_offset, attached to
  * @source (@ring_size) at ring cursor @tail, with these host clocks.  It
- * does not start an epoch (a restart may replay a batch, D8).
+ * does not start an epoch (a restart may replay a batch: format.md 9.4).
  */
 struct hmb_sidecar_restart {
 	uint64_t dump_offset;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * hmb_reader_* on files and pipes: dialect detection (D5), dumps streamed
+ * hmb_reader_* on files and pipes: dialect detection (format.md 12.3), dumps
+ * streamed
  * across buffer refills, truncated dumps, empty files, unknown magic, ring
  * images walked with the consumer code, refused versions.
  */

@@ -1,5 +1,5 @@
 #!/bin/bash
-# SPDX-License-Identifier: GPL-2.0
+# SPDX-License-Identifier: Apache-2.0
 # t04-live-export.sh AGENT: hmb-trace-agent --export against real servers
 # (issue 14 item 3).  Two clickhouse-server shards (scripts/fleet/ch-cluster);
 # the agent in its block-layer mode on a loop device (no NVMe or module

@@ -362,6 +362,7 @@ struct hmb_acct {
 	uint64_t opcodes[65536];	/* data records by opcode */
 	/* private state */
 	bool have_seq;
+	bool epoch_start;	/* the next record begins a new epoch */
 	uint32_t max_seq;	/* highest seq seen (serial arithmetic) */
 	uint64_t max_seq_ts;	/* ts of that record */
 	uint32_t dup_window;	/* backward jumps within this are replays */
@@ -377,7 +378,12 @@ struct hmb_acct {
  */
 void hmb_acct_init(struct hmb_acct *a, uint32_t dup_window, hmb_gap_fn cb,
 		   void *ctx);
-/* Start a new epoch: the next record's seq is taken as-is (ring re-init). */
+/*
+ * Start a new epoch (the ring was re-initialised): the seq of the next
+ * record may continue the old epoch's (a forward gap below 2^31 counts as
+ * lost, as records the old epoch never delivered) or restart (anything
+ * else: no gap, no reset, no duplicate).
+ */
 void hmb_acct_new_epoch(struct hmb_acct *a);
 enum hmb_acct_verdict hmb_acct_add(struct hmb_acct *a,
 				   const struct hmb_record *rec);

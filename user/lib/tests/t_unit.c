@@ -544,10 +544,29 @@ static void test_acct(void)
 	hmb_acct_new_epoch(&a);
 	r = mk(100, 0, 50);
 	ok(hmb_acct_add(&a, &r) == HMB_ACCT_NEW && a.resets == 1 &&
-	   a.gaps == 3, "new epoch: no reset, no gap");
-	ok(a.records == 8 && a.first_ts_ns == 10 && a.last_ts_ns == 50 &&
-	   a.opcodes[3] == 8 && a.payload_bytes == 64 &&
-	   a.bytes == 11 * 40 + 32, "totals: records %llu bytes %llu",
+	   a.gaps == 4 && a.lost == 4 + 999992 + 94 && g.first_seq == 6 &&
+	   g.last_seq == 99 && g.ts_before == 40 && g.ts_after == 50,
+	   "new epoch, seq continued with a gap: 94 lost with the old epoch");
+	hmb_acct_new_epoch(&a);
+	r = mk(101, 0, 51);
+	ok(hmb_acct_add(&a, &r) == HMB_ACCT_NEW && a.gaps == 4 &&
+	   a.lost == 4 + 999992 + 94, "new epoch, seq continued in order");
+	hmb_acct_new_epoch(&a);
+	r = mk(99, 0, 52);
+	ok(hmb_acct_add(&a, &r) == HMB_ACCT_NEW && a.duplicates == 2 &&
+	   a.resets == 1 && a.lost == 4 + 999992 + 94,
+	   "new epoch, seq a little behind: a restart, counts nothing");
+	hmb_acct_new_epoch(&a);
+	r = mk(100 + 0x80000000U, 0, 53);
+	ok(hmb_acct_add(&a, &r) == HMB_ACCT_NEW && a.gaps == 4 &&
+	   a.resets == 1 && a.lost == 4 + 999992 + 94,
+	   "new epoch, seq 2^31 ahead: a restart, counts nothing");
+	r = mk(100 + 0x80000000U, 0, 54);
+	ok(hmb_acct_add(&a, &r) == HMB_ACCT_DUPLICATE && a.duplicates == 3,
+	   "inside the new epoch, duplicates count again");
+	ok(a.records == 11 && a.first_ts_ns == 10 && a.last_ts_ns == 53 &&
+	   a.opcodes[3] == 11 && a.payload_bytes == 88 &&
+	   a.bytes == 15 * 40 + 32, "totals: records %llu bytes %llu",
 	   (unsigned long long)a.records, (unsigned long long)a.bytes);
 	hmb_acct_init(&a, 0, NULL, NULL);
 	ok(a.dup_window == 131072, "default dup window");

@@ -176,7 +176,14 @@ int hmb_consumer_next(struct hmb_consumer *c, struct hmb_record *rec,
 /*
  * Publish the local cursor through the hook (once per drained batch, D1/D8).
  * Without a hook (read-only inspection) it only records the cursor as
- * published.  A hook failure returns HMB_E_IO with the hook's errno.
+ * published.  A hook failure returns HMB_E_IO with the hook's errno, except
+ * -ESTALE: the hook says the ring was re-initialised since we read its
+ * header (the character device's SET_TAIL does, and so may a ring-file
+ * hook); the batch is then taken as published, nothing more of the old
+ * epoch is read, and hmb_consumer_reinit() starts the new one.  The first
+ * commit after open and after a new epoch first publishes the tail found
+ * in the header (an acknowledgement the device needs to accept the
+ * epoch's tails), then the cursor: two hook calls.
  */
 int hmb_consumer_commit(struct hmb_consumer *c, struct hmb_error *err);
 

@@ -15,7 +15,7 @@ declare -A pkgs=(
 	[test]="python3-pytest babeltrace2 bsdextrautils"
 	[kernel]="linux-headers-amd64 linux-source-6.1 xz-utils bc flex bison"
 	[bpf]="clang llvm libbpf-dev bpftool libbpf-tools"
-	[vm]="qemu-system-x86 busybox-static cpio kmod fio linux-perf trace-cmd bpftool linux-headers-amd64 gcc python3 util-linux e2fsprogs"
+	[vm]="qemu-system-x86 busybox-static cpio kmod fio linux-perf trace-cmd bpftool nvme-cli linux-headers-amd64 gcc python3 util-linux e2fsprogs"
 	[report]="chromium"
 )
 want=()

@@ -30,6 +30,70 @@ static void hmb_bridge_corrupt(struct hmb_trace_ring *ring, u64 cursor,
 }
 
 /*
+ * Sequence accounting of one record (docs/format.md §10): a forward gap of
+ * less than 2^31 is lost records, also across a re-initialisation (the
+ * controller's seq continues over it); a seq at most one ring's worth of
+ * records behind the highest seen inside an epoch is a duplicate, not
+ * emitted; anything else is a producer restart and counts nothing.
+ * Returns false for a duplicate.
+ */
+static bool hmb_bridge_seq(struct hmb_trace_ring *ring, u32 seq)
+{
+	struct hmb_bridge_stats *st = &ring->bstats;
+	u32 d = seq - ring->bridge_seq - 1;
+
+	if (ring->bridge_have_seq && d) {
+		bool back_a_little = ring->bridge_seq - seq <
+				     ring->ring_size / HMB_RECORD_HDR_SIZE;
+
+		if (d < 0x80000000U) {
+			st->lost += d;
+		} else if (!ring->bridge_new_epoch && back_a_little) {
+			st->duplicates++;
+			return false;
+		}
+	}
+	ring->bridge_seq = seq;
+	ring->bridge_have_seq = true;
+	ring->bridge_new_epoch = false;
+	return true;
+}
+
+/*
+ * FROZEN, a new sync generation or a tail the bridge did not write (it is
+ * the only consumer) mean the producer side stopped the ring and may be
+ * rewriting it (docs/format.md §11.2).  A FROZEN ring whose header is
+ * untouched is drained as usual; once FROZEN is clear again the ring has
+ * thawed or begun a new epoch.  Returns false if there is nothing to do
+ * until a later batch, true to drain (with *reason set on corruption).
+ */
+static bool hmb_bridge_epoch(struct hmb_trace_ring *ring, u32 flags, u64 head,
+			     u64 tail, u32 gen,
+			     enum hmb_trace_corrupt_reason *reason)
+{
+	bool rewritten = gen != ring->bridge_gen || tail != ring->bridge_tail;
+
+	if ((flags & HMB_RING_FLAG_FROZEN) || rewritten)
+		ring->bridge_frozen = true;
+	if (!ring->bridge_frozen)
+		return true;
+	if (flags & HMB_RING_FLAG_FROZEN)
+		return !rewritten && head >= ring->bridge_last_head;
+	*reason = hmb_trace_check_cursors(ring, head, tail);
+	if (*reason != HMB_CORRUPT_NONE)
+		return true;
+	if (rewritten || head < ring->bridge_last_head) {
+		ring->bridge_tail = tail;
+		ring->bridge_last_head = tail;
+		ring->bridge_new_epoch = true;
+		ring->bstats.epochs++;
+	}
+	ring->bridge_gen = gen;
+	ring->bridge_frozen = false;
+	return true;
+}
+
+/*
  * One batch: head is read once, every record header is copied out of the
  * ring before it is checked (the device may rewrite it under us), and the
  * tail is published once at the end, after the events hold their copies.
@@ -43,27 +107,35 @@ void hmb_bridge_work(struct work_struct *work)
 	enum hmb_trace_corrupt_reason reason = HMB_CORRUPT_NONE;
 	u32 mask = ring->ring_size - 1;
 	struct hmb_record_hdr rh;
-	u64 head, cur, start;
+	u64 head, tail, cur, start;
 	unsigned int n = 0;
-	u32 flags;
+	bool published;
+	u32 flags, gen;
 
 	if (READ_ONCE(ring->owner) != HMB_OWNER_BRIDGE || ring->bridge_stopped)
 		return;
 
+	gen = READ_ONCE(ring->sync->gen);
+	/* Pairs with the release that clears FROZEN after a re-initialisation. */
+	flags = smp_load_acquire(&hdr->flags);
 	/* Pairs with the producer's release of head after the record bytes. */
 	head = smp_load_acquire(&hdr->head);
-	flags = READ_ONCE(hdr->flags);
+	tail = READ_ONCE(hdr->tail);
 	if ((flags & HMB_RING_FLAG_OVERFLOWED) &&
 	    !(ring->bridge_flags & HMB_RING_FLAG_OVERFLOWED))
 		st->overflows++;
 	ring->bridge_flags = flags;
 
+	if (!hmb_bridge_epoch(ring, flags, head, tail, gen, &reason))
+		return;
 	cur = ring->bridge_tail;
 	start = cur;
-	if (head < ring->bridge_last_head)
-		reason = HMB_CORRUPT_HEAD_BACKWARDS;
-	else
-		reason = hmb_trace_check_cursors(ring, head, cur);
+	if (reason == HMB_CORRUPT_NONE) {
+		if (head < ring->bridge_last_head)
+			reason = HMB_CORRUPT_HEAD_BACKWARDS;
+		else
+			reason = hmb_trace_check_cursors(ring, head, cur);
+	}
 	if (reason != HMB_CORRUPT_NONE) {
 		hmb_bridge_corrupt(ring, head, reason);
 		return;
@@ -90,6 +162,10 @@ void hmb_bridge_work(struct work_struct *work)
 		}
 		if (rh.flags & HMB_REC_FLAG_WRAP_MARKER) {
 			/* Carries the next record's seq; consumes none (D3). */
+			if (rh.payload_len) {
+				reason = HMB_CORRUPT_MARKER_LEN;
+				break;
+			}
 			if (cur + left > head) {
 				reason = HMB_CORRUPT_SKIP_BEYOND_HEAD;
 				break;
@@ -112,12 +188,9 @@ void hmb_bridge_work(struct work_struct *work)
 			break;
 		}
 
-		if (ring->bridge_have_seq && rh.seq != ring->bridge_seq + 1)
-			st->lost += (u32)(rh.seq - ring->bridge_seq - 1);
-		ring->bridge_seq = rh.seq;
-		ring->bridge_have_seq = true;
-
-		if (rh.flags & ~HMB_REC_FLAGS_KNOWN) {
+		if (!hmb_bridge_seq(ring, rh.seq)) {
+			/* A seq already seen: not emitted twice. */
+		} else if (rh.flags & ~HMB_REC_FLAGS_KNOWN) {
 			st->ignored++;
 		} else {
 			trace_hmb_trace_record(ring->id, &rh, ring->area + off +
@@ -129,14 +202,35 @@ void hmb_bridge_work(struct work_struct *work)
 			cond_resched();
 	}
 
+	/*
+	 * Under the sync lock, so the tail of this epoch never lands in a
+	 * header the producer side rewrote meanwhile (then it starts a new
+	 * epoch).
+	 */
+	spin_lock(&ring->sync->lock);
+	published = READ_ONCE(ring->sync->gen) == gen &&
+		    READ_ONCE(hdr->tail) == start;
+	if (published) {
+		/*
+		 * Pairs with the producer's acquire of tail: every copy above
+		 * is complete before the producer may overwrite the bytes.
+		 */
+		smp_store_release(&hdr->tail, cur);
+	}
+	spin_unlock(&ring->sync->lock);
+	if (!published) {
+		/*
+		 * Rewritten under us: what the batch read may be the new
+		 * epoch's bytes, so a check that failed on them is no
+		 * corruption.  The next batch starts the new epoch.
+		 */
+		ring->bridge_frozen = true;
+		st->bytes += cur - start;
+		return;
+	}
 	st->bytes += cur - start;
 	ring->bridge_tail = cur;
 	ring->bridge_last_head = head;
-	/*
-	 * Pairs with the producer's acquire of tail: every copy above is
-	 * complete before the producer may overwrite the bytes.
-	 */
-	smp_store_release(&hdr->tail, cur);
 	if (reason != HMB_CORRUPT_NONE)
 		hmb_bridge_corrupt(ring, cur, reason);
 }
@@ -148,13 +242,16 @@ void hmb_bridge_work(struct work_struct *work)
  * Counters restart from zero and the bridge resumes at the ring's tail.
  *
  * Return: 0 (also when it is already on), -EBUSY while the character
- * device is open (decision D7), -ENODEV after the provider went away.
+ * device is open (decision D7), -ENODEV after the provider went away,
+ * -EINVAL when the ring's tail is not 8-byte aligned.
  */
 int hmb_bridge_enable(struct hmb_trace_ring *ring)
 {
+	u64 tail;
 	int ret = 0;
 
 	mutex_lock(&ring->lock);
+	tail = ring->dead ? 0 : READ_ONCE(ring->hdr->tail);
 	if (ring->dead) {
 		ret = -ENODEV;
 	} else if (ring->owner == HMB_OWNER_BRIDGE && !ring->bridge_stopped) {
@@ -162,6 +259,11 @@ int hmb_bridge_enable(struct hmb_trace_ring *ring)
 	} else if (ring->owner != HMB_OWNER_NONE &&
 		   ring->owner != HMB_OWNER_BRIDGE) {
 		ret = -EBUSY;
+	} else if (tail & (HMB_RECORD_ALIGN - 1)) {
+		/* The drain walks 8-byte records from here: refuse it. */
+		dev_err(&ring->dev, "bridge not started: %s (tail %llu)\n",
+			hmb_trace_reason_str(HMB_CORRUPT_TAIL_UNALIGNED), tail);
+		ret = -EINVAL;
 	} else {
 		if (ring->owner == HMB_OWNER_BRIDGE) {
 			/* Retry after corruption: restart cleanly. */
@@ -169,10 +271,13 @@ int hmb_bridge_enable(struct hmb_trace_ring *ring)
 			cancel_work_sync(&ring->bridge_work);
 		}
 		memset(&ring->bstats, 0, sizeof(ring->bstats));
-		ring->bridge_tail = READ_ONCE(ring->hdr->tail);
-		ring->bridge_last_head = ring->bridge_tail;
+		ring->bridge_gen = READ_ONCE(ring->sync->gen);
+		ring->bridge_tail = tail;
+		ring->bridge_last_head = tail;
 		ring->bridge_flags = READ_ONCE(ring->hdr->flags);
 		ring->bridge_have_seq = false;
+		ring->bridge_new_epoch = false;
+		ring->bridge_frozen = false;
 		ring->bridge_stopped = false;
 		if (ring->owner == HMB_OWNER_NONE)
 			trace_hmb_trace_consumer(ring->id, true, "bridge", 0);

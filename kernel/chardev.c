@@ -20,11 +20,13 @@
  * @ring: the ring.
  * @filp: the file; its mapping is zapped when the provider goes away.
  * @node: entry in the ring's list of open files (under ring->lock).
+ * @gen: the ring's sync generation (epoch) the consumer last agreed with.
  */
 struct hmb_file {
 	struct hmb_trace_ring *ring;
 	struct file *filp;
 	struct list_head node;
+	u32 gen;
 };
 
 static int hmb_open(struct inode *inode, struct file *filp)
@@ -50,6 +52,7 @@ static int hmb_open(struct inode *inode, struct file *filp)
 		ring->owner_pid = task_tgid_nr(current);
 		hf->ring = ring;
 		hf->filp = filp;
+		hf->gen = READ_ONCE(ring->sync->gen);
 		list_add(&hf->node, &ring->vmas);
 		get_device(&ring->dev);
 		hmb_trace_start_sampler(ring);
@@ -102,28 +105,51 @@ static long hmb_get_info(struct hmb_trace_ring *ring, void __user *argp)
 	return 0;
 }
 
-/* Caller holds ring->lock and checked that the ring is alive. */
-static long hmb_set_tail(struct hmb_trace_ring *ring,
+/*
+ * Caller holds ring->lock and checked that the ring is alive.  The sync
+ * lock keeps a header rewrite by the producer side (docs/format.md §11.2)
+ * out of the check-and-store.  After a rewrite the consumer's cursors
+ * belong to an old epoch: a tail other than the header's own is refused
+ * with -ESTALE; the header's own tail (the consumer re-read the header and
+ * acknowledges the new epoch) is accepted and stores nothing.
+ */
+static long hmb_set_tail(struct hmb_file *hf,
 			 const struct nvme_hmb_trace_tail *arg)
 {
+	struct hmb_trace_ring *ring = hf->ring;
 	struct hmb_ring_hdr *hdr = ring->hdr;
+	long ret = 0;
 	u64 head, cur;
+	u32 gen;
 
 	if (arg->flags || arg->tail & (HMB_RECORD_ALIGN - 1))
 		return -EINVAL;
+	spin_lock(&ring->sync->lock);
+	gen = READ_ONCE(ring->sync->gen);
 	cur = READ_ONCE(hdr->tail);
+	if (gen != hf->gen) {
+		if (arg->tail == cur)
+			hf->gen = gen;
+		else
+			ret = -ESTALE;
+		goto out;
+	}
 	/* Pairs with the producer's release of head. */
 	head = smp_load_acquire(&hdr->head);
 	if (arg->tail < cur || arg->tail > head ||
-	    head - arg->tail > ring->ring_size)
-		return -EINVAL;
+	    head - arg->tail > ring->ring_size) {
+		ret = -EINVAL;
+		goto out;
+	}
 	/*
 	 * Pairs with the producer's acquire of tail: our reads of the records
 	 * below the new tail (done by the consumer through its mapping before
 	 * this ioctl) complete before the producer may reuse those bytes.
 	 */
 	smp_store_release(&hdr->tail, arg->tail);
-	return 0;
+out:
+	spin_unlock(&ring->sync->lock);
+	return ret;
 }
 
 static long hmb_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
@@ -144,7 +170,7 @@ static long hmb_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 		if (copy_from_user(&t, argp, sizeof(t)))
 			return -EFAULT;
 		mutex_lock(&ring->lock);
-		ret = ring->dead ? -ENODEV : hmb_set_tail(ring, &t);
+		ret = ring->dead ? -ENODEV : hmb_set_tail(hf, &t);
 		mutex_unlock(&ring->lock);
 		return ret;
 	default:

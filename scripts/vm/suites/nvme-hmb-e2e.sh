@@ -9,7 +9,9 @@
 # every command fio issues; hmb-trace-daemon --device drains it; the dump
 # is exactly what the controller's own account says it wrote (records,
 # seqs, timestamps, sqid/cid/slba/nlb), and the analyzer's lost equals the
-# controller's dropped count.  The firmware clock runs at the configured
+# controller's dropped count.  A controller reset freezes the ring, nvme-pci
+# re-initialises it, the controller adopts it again with its seq counter
+# continuing; the module's unload (a shutdown) freezes it.  The firmware clock runs at the configured
 # drift against QEMU's virtual clock; the guest's CLOCK_MONOTONIC against
 # that clock is measured and reported (the truth the agent's estimate is
 # held to, scripts/vm/README.md).
@@ -129,6 +131,23 @@ $T clock "$C" 1 > /dev/null
 [ "$(jget status "$R/ehm1.json")" = 0 ] && [ "$(grep -c '"ev":"adopt"' "$ACCT")" = 2 ] &&
 	tap_ok "EHM=1 with Linux's list again: the drained ring (head == tail) adopted again" ||
 	tap_fail "EHM=1 again, ring adopted" "$(cat "$R/ehm1.json"; grep -E 'adopt|refuse' "$ACCT")"
+# A controller reset: the controller freezes the ring; nvme-pci writes the
+# header afresh before its Set Features (MR=1); the controller adopts it
+# again from cursor 0 with its seq counter continuing (format.md §16.8).
+echo 1 > "/sys/class/nvme/${C#/dev/}/reset_controller"
+i=0
+while [ $i -lt 100 ] && [ "$(grep -c '"ev":"adopt"' "$ACCT")" -lt 3 ]; do
+	usleep 100000; i=$((i + 1))
+	[ $((i % 10)) = 0 ] && $T clock "$C" 1 > /dev/null 2>&1
+done
+grep '"ev":"freeze"' "$ACCT" | tail -1 > "$R/freeze-reset.txt"
+grep '"ev":"adopt"' "$ACCT" | tail -1 > "$R/adopt3.txt"
+[ "$(jget why "$R/freeze-reset.txt")" = controller_reset ] &&
+	[ "$(jget epoch "$R/adopt3.txt")" = 3 ] && [ "$(jget head "$R/adopt3.txt")" = 0 ] &&
+	[ "$(jget first_seq "$R/adopt3.txt")" = "$(jget next_seq "$R/freeze-reset.txt")" ] &&
+	tap_ok "reset: frozen at seq $(jget next_seq "$R/freeze-reset.txt"), re-initialised by nvme-pci, adopted again from cursor 0 with the seq counter continuing" ||
+	tap_fail "reset: freeze, host re-initialisation, adoption with continuing seqs" \
+		"$(cat "$R/freeze-reset.txt" "$R/adopt3.txt"; grep -E 'refuse|set_features' "$ACCT" | tail -3)"
 rmmod nvme 2> "$R/rmmod2.err" && tap_ok "rmmod patched nvme" || tap_fail "rmmod patched nvme" "$(cat "$R/rmmod2.err")"
 usleep 500000	# the account is flushed at a freeze and every 100 ms
 grep -q '"ev":"freeze","why":"shutdown"' "$ACCT" &&

@@ -33,7 +33,7 @@ $(USER_DIRS):
 $(filter-out user/lib,$(USER_DIRS)): user/lib
 
 deps-check:
-	@$(TOP)/scripts/deps.sh build test kernel bpf vm report
+	@$(TOP)/scripts/deps.sh build test kernel bpf vm qemu report
 
 deps-demo:
 	@$(TOP)/scripts/deps.sh build bpf vm kernel

@@ -7,6 +7,8 @@
 #   kernel  headers and sources to build and check the module
 #   bpf     clang/llvm, libbpf, bpftool
 #   vm      QEMU and what the guest image is made of
+#   qemu    building the project's HMB-capable qemu-system-x86_64
+#           (scripts/vm/qemu/build-qemu)
 #   report  headless Chromium for the HTML report test
 #   all     everything above
 set -eu
@@ -16,6 +18,7 @@ declare -A pkgs=(
 	[kernel]="linux-headers-amd64 linux-source-6.1 xz-utils bc flex bison"
 	[bpf]="clang llvm libbpf-dev bpftool libbpf-tools"
 	[vm]="qemu-system-x86 busybox-static cpio kmod fio linux-perf trace-cmd bpftool nvme-cli linux-headers-amd64 gcc python3 util-linux e2fsprogs"
+	[qemu]="dpkg-dev meson ninja-build pkg-config python3 gcc libglib2.0-dev libpixman-1-dev libfdt-dev libcap-ng-dev libattr1-dev qemu-system-data seabios"
 	[report]="chromium"
 )
 want=()

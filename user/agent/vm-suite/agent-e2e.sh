@@ -76,10 +76,11 @@ agent_check_matched 1000
 agent_check_window
 
 # no misattribution: every firmware record the agent gave a command came
-# from that very QEMU command, per the simulator's log
-awk '/^seq=/ { for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-	print v["seq"], v["sqid"], v["cid"], v["qline"] }' "$R/fw-cmd.log" > "$R/fw-seq.txt"
-agent_check_attribution "$R/fw-seq.txt" "$R/agent.jsonl" 1000 "the simulator's log"
+# from that very QEMU command, per the simulator's log; and the first
+# command record on the stepped clock (checked below)
+sim_step=$(sed -n 's/.*"step_first_seq":\([0-9-]*\).*/\1/p' "$R/fw-report.json")
+agent_check_attribution agent.jsonl 1000 "the simulator's log" \
+	--fwsim-cmd-log @RESULTS@/fw-cmd.log --step-first-seq "$sim_step"
 
 # clock: the simulator's drift, and its +2 ms step at STEP_AT s, recovered
 # the agent reports b in host = fw + a + b (fw - ref): a firmware clock
@@ -112,16 +113,9 @@ tap_diag "step from the whole-window interval estimates: error $(cat "$R/step-er
 # the step's record: the simulator knows the first record it wrote on the
 # stepped clock; the first command record from there on is where the agent
 # must have placed the step (it sees command records only)
-sim_step=$(sed -n 's/.*"step_first_seq":\([0-9-]*\).*/\1/p' "$R/fw-report.json")
-want_seq=$(awk -v s="$sim_step" '/^seq=/ && !/ qline=0/ {
-	split($1, kv, "="); if (kv[2] + 0 >= s + 0) { print kv[2]; exit } }' "$R/fw-cmd.log")
+want_seq=$A_step_want
 got_seq=$A_step_seq
-across=$(grep '"type":"cmd"' "$R/agent.jsonl" | awk -v s="$want_seq" '{
-	f = c = ""
-	if (match($0, /"phase":"fetch","seq":[0-9]+/)) f = substr($0, RSTART + 22, RLENGTH - 22)
-	if (match($0, /"phase":"cqe_posted","seq":[0-9]+/)) c = substr($0, RSTART + 27, RLENGTH - 27)
-	if (f != "" && c != "" && f + 0 < s + 0 && c + 0 >= s + 0) n++ }
-	END { print n + 0 }')
+across=$(sed -n 's/.*"across_step": \([0-9]*\).*/\1/p' "$R/attr.json")
 tap_diag "step: simulator's first record on the new clock $sim_step, first command record from it $want_seq; agent placed the step at $got_seq; $across commands in flight across it"
 agent_check_step_seq "$want_seq"
 

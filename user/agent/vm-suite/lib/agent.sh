@@ -68,31 +68,26 @@ agent_check_window() {
 		tap_fail "firmware events inside host windows >= 99.9 %" "$A_in_window_err of $A_placed"
 }
 
-# agent_check_attribution SEQMAP JSONL MIN WHOSE: no misattribution.  SEQMAP
-# has one line per firmware record: "SEQ SQID CID CMD" (CMD: the command it
-# came from, in the producer's own account).  Every record the agent gave a
-# command must come from one producer command with that queue and command
-# id, and no producer command may be given to two host commands.
+# agent_check_attribution JSONL MIN WHOSE PRODUCER-ACCOUNT...: no
+# misattribution.  Every record the agent gave a command (JSONL, a file in
+# $HMB_RESULTS) must come from one producer command with that queue and
+# command id, and no producer command may be given to two host commands,
+# per the producer's own account (agent-attribution's --account FILE or
+# --fwsim-cmd-log FILE, hostcmd paths; --step-first-seq N also gives the
+# record the step must be placed at: A_step_want).  The check runs on the
+# VM host: the files are tens of MB.
 agent_check_attribution() {
-	grep '"type":"cmd"' "$2" | sed -n 's/.*"qid":\([0-9]*\),"cid":\([0-9]*\),.*"fw":\[\(.*\)\].*/\1 \2 \3/p' |
-		awk '{ q = $1; c = $2; n = split($0, a, "\"seq\":"); s = "";
-		       for (i = 2; i <= n; i++) { split(a[i], b, ","); s = s " " b[1] }
-		       if (s != "") print q, c, s }' > "$HMB_RESULTS/agent-fw.txt"
-	awk 'NR == FNR { sq[$1] = $2; cid[$1] = $3; cmd[$1] = $4; next }
-		{ q = ""; bad = 0
-		  for (i = 3; i <= NF; i++) {
-			if (!($i in cmd)) { bad = 1; continue }
-			if (sq[$i] != $1 || cid[$i] != $2) bad = 1
-			if (q == "") q = cmd[$i]; else if (cmd[$i] != q) bad = 1
-		  }
-		  if (bad) wrong++; else if (used[q]++) twice++
-		  n++ }
-		END { printf "%d %d %d\n", n, wrong + 0, twice + 0 }' "$1" "$HMB_RESULTS/agent-fw.txt" \
-		> "$HMB_RESULTS/attr.txt"
-	read _nfw _wrong _twice < "$HMB_RESULTS/attr.txt"
-	[ "$_nfw" -gt "$3" ] && [ "$_wrong" = 0 ] && [ "$_twice" = 0 ] &&
-		tap_ok "no misattribution: all records of each of $_nfw commands come from that one command ($4), no command given twice" ||
-		tap_fail "no misattribution" "$_nfw commands with records: $_wrong with a record of another command, $_twice producer commands given twice"
+	_j=$1 _min=$2 _whose=$3
+	shift 3
+	hostcmd run agent-attribution "@RESULTS@/$_j" "$@" > "$HMB_RESULTS/attr.json" \
+		2> "$HMB_RESULTS/attr.err"
+	_n=$(sed -n 's/.*"commands": \([0-9]*\).*/\1/p' "$HMB_RESULTS/attr.json")
+	_w=$(sed -n 's/.*"wrong": \([0-9]*\).*/\1/p' "$HMB_RESULTS/attr.json")
+	_t=$(sed -n 's/.*"twice": \([0-9]*\).*/\1/p' "$HMB_RESULTS/attr.json")
+	A_step_want=$(sed -n 's/.*"step_want_seq": \([0-9]*\).*/\1/p' "$HMB_RESULTS/attr.json")
+	[ -n "$_n" ] && [ "$_n" -gt "$_min" ] && [ "$_w" = 0 ] && [ "$_t" = 0 ] &&
+		tap_ok "no misattribution: all records of each of $_n commands come from that one command ($_whose), no command given twice" ||
+		tap_fail "no misattribution" "$(cat "$HMB_RESULTS/attr.json" "$HMB_RESULTS/attr.err")"
 }
 
 # agent_check_drift WANT_PPM: the agent's drift within 10 % of WANT_PPM

@@ -36,7 +36,7 @@ deps-check:
 	@$(TOP)/scripts/deps.sh build test kernel bpf vm qemu report fleet
 
 deps-demo:
-	@$(TOP)/scripts/deps.sh build bpf vm kernel
+	@$(TOP)/scripts/deps.sh build bpf vm kernel qemu
 
 # Every suite runs even if an earlier one failed; the summary decides.
 check: deps-check

@@ -149,6 +149,7 @@ if [ "$path" = ivshmem ]; then
 	else
 		bold "HMB_DEMO_PATH=ivshmem: the stand-in path (hmb-fwsim from QEMU's NVMe trace, ivshmem)"
 	fi
+	say "2. QEMU: Debian's own $(command -v "${HMB_VM_QEMU:-qemu-system-x86_64}") (its NVMe model has no HMB; nothing to build)"
 fi
 
 say "3. Prepare the guest: Debian's kernel image and a busybox initramfs (first time 30-70 s, then cached)"

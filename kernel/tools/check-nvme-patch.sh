@@ -4,8 +4,8 @@
 # Kconfig.patch to a fresh copy of linux-source-6.1's drivers/nvme/host and
 # build the patched nvme.ko out of tree against KDIR (TAP on stdout).
 # The result, OUTDIR/drivers/nvme/host/nvme.ko, loads next to Debian's own
-# nvme-core; the VM suite loads it (QEMU's NVMe has no HMB, so the trace
-# slice itself cannot be exercised there).
+# nvme-core; the VM suites load it (kmod.sh on Debian's QEMU, whose NVMe
+# has no HMB; the hmb-* suites on the HMB-capable controller, vm-nvme:).
 set -u
 src=$1 out=$2 kdir=$3 top=$4
 t=0 fail=0

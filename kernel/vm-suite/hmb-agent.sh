@@ -140,7 +140,7 @@ agent_start "$R/agent2.jsonl" -N 5 1 || tap_done
 # each reset takes a second or two under TCG: 14 s of I/O leave some after
 # the last, so that every re-initialisation is followed by records
 fio --name=resets --filename="$HMB_NVME_DEV" --direct=1 --ioengine=libaio --iodepth=8 \
-	--rw=randrw --bs=4k --size=64M --time_based --runtime=14 \
+	--rw=randrw --bs=4k --size=64M --time_based --runtime=14 --rate_iops=1000 \
 	--output-format=terse > "$R/fio-resets.txt" 2> "$R/fio-resets.err" &
 fpid=$!
 sleep 2
@@ -151,7 +151,7 @@ sleep 2.5
 nvme reset "$C" >> "$R/reset.out" 2>&1
 # CLOCK_MONOTONIC (the agent's clock) once the last reset is done
 after=$(vm-nvme-hmb clock "$C" 1 | sed -n 's/.*"mono_ns":\([0-9]*\).*/\1/p')
-wait $fpid && tap_ok "fio randrw QD8 14 s across 3 controller resets (nvme reset, sysfs, nvme reset)" ||
+wait $fpid && tap_ok "fio randrw QD8 (1000 IOPS each way) 14 s across 3 controller resets (nvme reset, sysfs, nvme reset)" ||
 	tap_fail "fio across the resets" "$(cat "$R/fio-resets.err" "$R/reset.out")"
 hmb_wait_drained "$dev" 30
 n1=$(vm-nvme-hmb clock "$C" 1 | sed -n 's/.*"next_seq":\([0-9]*\).*/\1/p')

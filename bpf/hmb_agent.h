@@ -57,7 +57,7 @@ enum hmb_counter {
 	HMB_C_CMD_FILTERED,	/* commands not reported (filters) */
 	HMB_C_CMD_BELOW_MIN,	/* completed below --min-latency: not sent */
 	HMB_C_ACTIVE_OVERWRITE,	/* submitted again while in flight: lost completion */
-	HMB_C_FW_AMBIGUOUS,	/* fits a successor while the predecessor still waits */
+	HMB_C_FW_BY_ORDER,	/* attached by slba or ring order, not by window */
 	HMB_C_COUNT
 };
 
@@ -68,7 +68,10 @@ struct hmb_evdesc {
 	__u16 sqid_off;
 	__u16 cid_off;
 	__u16 min_len;
+	__u16 slba_off;		/* fetch: its u64 slba field, HMB_NO_OFF if none */
+	__u16 pad;
 };
+#define HMB_NO_OFF		0xffff
 
 /* Key of the join: the controller instance, queue and full command id. */
 struct hmb_cmd_key {

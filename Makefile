@@ -20,7 +20,7 @@ USER_DIRS := user/lib mock/hmb-fwsim user/daemon user/analyze user/agent
 USER_DIRS := $(foreach d,$(USER_DIRS),$(if $(wildcard $(d)/Makefile),$(d)))
 # Directories that only contribute tests.
 CHECK_DIRS := $(USER_DIRS) \
-	$(foreach d,docs/test-vectors python tests tests/formats kernel bpf selftests scripts/vm,$(if $(wildcard $(d)/Makefile),$(d)))
+	$(foreach d,docs/test-vectors python tests tests/formats tests/fleet kernel bpf selftests scripts/vm,$(if $(wildcard $(d)/Makefile),$(d)))
 
 .PHONY: all check check-run demo demo-host bench vectors module clean deps-check deps-demo $(USER_DIRS)
 
@@ -33,7 +33,7 @@ $(USER_DIRS):
 $(filter-out user/lib,$(USER_DIRS)): user/lib
 
 deps-check:
-	@$(TOP)/scripts/deps.sh build test kernel bpf vm qemu report
+	@$(TOP)/scripts/deps.sh build test kernel bpf vm qemu report fleet
 
 deps-demo:
 	@$(TOP)/scripts/deps.sh build bpf vm kernel

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # deps.sh GROUP...: install the Debian 12 packages that GROUP needs when any
 # of them is missing (apt-get, as root).  Groups:
-#   build   compilers and libraries for user space
+#   build   compilers and libraries for user space (libcurl: export)
 #   test    test runners (pytest, babeltrace2)
 #   kernel  headers and sources to build and check the module
 #   bpf     clang/llvm, libbpf, bpftool
@@ -10,16 +10,18 @@
 #   qemu    building the project's HMB-capable qemu-system-x86_64
 #           (scripts/vm/qemu/build-qemu)
 #   report  headless Chromium for the HTML report test
+#   fleet   ClickHouse server (and curl) for the fleet store's tests
 #   all     everything above
 set -eu
 declare -A pkgs=(
-	[build]="gcc make pkg-config libelf-dev zlib1g-dev python3 time"
+	[build]="gcc make pkg-config libelf-dev zlib1g-dev libcurl4-openssl-dev python3 time"
 	[test]="python3-pytest babeltrace2 bsdextrautils"
 	[kernel]="linux-headers-amd64 linux-source-6.1 xz-utils bc flex bison"
 	[bpf]="clang llvm libbpf-dev bpftool libbpf-tools"
 	[vm]="qemu-system-x86 busybox-static cpio kmod fio linux-perf trace-cmd bpftool linux-headers-amd64 gcc python3 util-linux e2fsprogs"
 	[qemu]="dpkg-dev meson ninja-build pkg-config python3 gcc libglib2.0-dev libpixman-1-dev libfdt-dev libcap-ng-dev libattr1-dev qemu-system-data seabios"
 	[report]="chromium"
+	[fleet]="clickhouse-server curl"
 )
 want=()
 for g in "$@"; do

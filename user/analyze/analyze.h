@@ -113,6 +113,9 @@ struct input {
 	size_t max_gaps;
 	uint64_t gaps_omitted;
 	struct hmb_gap last_gap;	/* the most recent gap, always kept */
+	/* optional: called for every gap as it is found (export) */
+	hmb_gap_fn gap_hook;
+	void *gap_hook_ctx;
 };
 
 struct input_opts {
@@ -152,6 +155,8 @@ struct cmd {
 int cmd_decode(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+void usage_export(FILE *f);
 void usage_decode(FILE *f);
 void usage_convert(FILE *f);
 void usage_stats(FILE *f);

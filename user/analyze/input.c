@@ -42,6 +42,8 @@ static void on_gap(void *ctx, const struct hmb_gap *gap)
 		in->gaps[in->ngaps++] = *gap;
 	else
 		in->gaps_omitted++;
+	if (in->gap_hook)
+		in->gap_hook(in->gap_hook_ctx, gap);
 }
 
 static int cmp_u64(const void *a, const void *b)

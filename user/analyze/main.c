@@ -27,6 +27,9 @@ static const struct cmd cmds[] = {
 	{ "correlate", cmd_correlate,
 	  "join a dump with host NVMe events (agent or perf)",
 	  usage_correlate },
+	{ "export", cmd_export,
+	  "export records, losses and clocks to a ClickHouse cluster",
+	  usage_export },
 	{ "help", cmd_help, "show help for a command", NULL },
 };
 
@@ -56,7 +59,8 @@ static void usage(FILE *f)
 "  " PROG " decode trace.bin --format jsonl > trace.jsonl\n"
 "  " PROG " stats trace.bin --format json\n"
 "  " PROG " convert trace.bin trace.csv\n"
-"  " PROG " stats /dev/shm/hmb-ring      # a ring image: tail to head\n");
+"  " PROG " stats /dev/shm/hmb-ring      # a ring image: tail to head\n"
+"  " PROG " export --to clickhouse http://127.0.0.1:8123 trace.bin\n");
 }
 
 static const struct cmd *find_cmd(const char *name)

@@ -1,0 +1,687 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * export: what a dump (or ring image) holds, into the fleet store
+ * (ClickHouse; schema in share/fleet/schema.sql, docs/fleet.md):
+ *   fw_records  every data record, read through libhmbtrace (input.c);
+ *   losses      one row per sequence gap as it is found, then one per
+ *               other non-zero counter (ignored, truncated, duplicates,
+ *               an unreadable tail);
+ *   clock       the host's clocks when the daemon opened the dump (sidecar).
+ * Streaming: memory is one batch buffer per table, whatever the input size.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analyze.h"
+#include "chsink.h"
+
+#define NS_PER_DAY (86400ull * 1000000000ull)
+/* Row ids of the per-trace counters: above every record offset. */
+#define LOSS_ID_COUNTERS (1ull << 62)
+#define NAME_MAX_LEN 255
+
+enum { T_RECORDS, T_LOSSES, T_CLOCK, T_COUNT };
+static const char *const tnames[T_COUNT] = { "fw_records", "losses", "clock" };
+
+static const char REC_COLS[] =
+	"day, host, ring, trace_id, rec_off, epoch, seq, fw_ns, host_ns, "
+	"opcode, cpu, flags, payload";
+static const char LOSS_COLS[] =
+	"day, host, ring, trace_id, loss_id, layer, counter, count, "
+	"fw_ns_from, fw_ns_to, host_ns_from, host_ns_to, seq_first, seq_last, "
+	"detail";
+static const char CLOCK_COLS[] =
+	"day, host, ring, trace_id, clk_id, kind, fw_ns, host_ns, "
+	"monotonic_ns, boottime_ns, offset_ns, drift_ppm, err_ns, drift_err_ppm";
+
+struct exporter {
+	struct ch_export x;
+	struct ch_sink sink[T_COUNT];
+	bool open;		/* sinks opened */
+	const char *host, *ring;
+	uint16_t day;		/* days since 1970-01-01 (ClickHouse Date) */
+	char day_str[16];
+	char where[1024];
+	struct input *in;
+	bool failed;		/* a sink failed: count, do not send */
+};
+
+void usage_export(FILE *f)
+{
+	fprintf(f,
+"Usage: " PROG " export --to clickhouse URL FILE [OPTIONS]\n"
+"\n"
+"Export what FILE (a dump or ring image) holds into the fleet store, a\n"
+"ClickHouse cluster with the shipped schema (share/fleet/schema.sql,\n"
+"docs/fleet.md): every data record into fw_records, every loss counter\n"
+"(each sequence gap with its time range; ignored, truncated, duplicate\n"
+"records; an unreadable tail) into losses, the host clocks of the sidecar\n"
+"into clock.  Batched RowBinary inserts over HTTP through the Distributed\n"
+"tables, each retried with backoff until the store has it exactly once.\n"
+"\n"
+"Idempotent: re-running the same export sends nothing the store already\n"
+"holds (an interrupted export resumes where the store stops).  The export\n"
+"is identified by (day, host, trace_id); rows by their offset or ordinal.\n"
+"At the end the store is asked for its row counts, which must match.\n"
+"\n"
+"Options:\n"
+"      --to clickhouse   the store (the only one for now)\n"
+"      --hostname NAME   host the trace comes from (default: this host's\n"
+"                        name)\n"
+"      --ring NAME       ring name (default: the sidecar's source, without\n"
+"                        its directory; \"unknown\" without a sidecar)\n"
+"      --day YYYY-MM-DD  UTC date of the trace, its partition (default: the\n"
+"                        date the daemon opened it, from the sidecar;\n"
+"                        required without one)\n"
+"      --trace-id N      the export's identity (default: a hash of the\n"
+"                        sidecar, or of the file's first 4 KiB without one;\n"
+"                        required for stdin)\n"
+"      --database DB     default hmb\n"
+"      --batch-rows N    rows per insert (default 131072, at most 1000000)\n"
+"      --batch-bytes N   bytes per insert (default 16 MiB)\n"
+"      --retries N       retries per request (default 10; backoff from\n"
+"                        --backoff-ms, doubling up to 5 s)\n"
+"      --backoff-ms N    first wait before a retry (default 100)\n"
+"      --timeout SECS    per request (default 60)\n"
+"  -f, --format FMT      summary as text (default) or json\n"
+"  -j, --json            same as --format json\n"
+"  -q, --quiet           no line per retry on stderr\n"
+"      --meta PATH, --no-meta, --dup-window N   see decode --help\n"
+"  -h, --help            this help\n"
+"\n"
+"URL is the HTTP interface of any server of the cluster, e.g.\n"
+"http://127.0.0.1:8123 (user and password as ?user=U&password=P).\n"
+"\n"
+"Exit status: 0 when every row is in the store; 1 when the input is bad\n"
+"(the rows before the bad record are exported, the unreadable tail is a\n"
+"losses row) or the store failed or refused (the summary counts the rows\n"
+"not exported; run again to finish); 2 on bad usage.\n"
+"\n"
+"JSON keys: file, url, database, host, ring, day, trace_id (hex string),\n"
+"tables {fw_records, losses, clock: {rows, present, inserted, batches,\n"
+"not_exported, verified}}, retries, error (null or the message).\n"
+"\n"
+"Examples:\n"
+"  " PROG " export --to clickhouse http://127.0.0.1:8123 trace.bin\n"
+"  " PROG " export --to clickhouse http://ch1:8123 --hostname db7 \\\n"
+"      /var/lib/hmb-trace/nvme0.bin -j | jq .tables.fw_records\n"
+"  " PROG " export --to clickhouse http://127.0.0.1:8123 --day 2024-05-01 \\\n"
+"      --ring nvme0 --trace-id 7 - < trace.bin\n");
+}
+
+/* ---------------------------------------------------------------- rows */
+
+static void put_key(struct exporter *e, struct ch_sink *s)
+{
+	rb_u16(s, e->day);
+	rb_str(s, e->host);
+	rb_str(s, e->ring);
+	rb_u64(s, e->x.trace_id);
+}
+
+/* Returns 0, or -1 when a sink failed (x.err says why). */
+static int row_record(struct exporter *e, const struct hmb_record *rec)
+{
+	struct ch_sink *s = &e->sink[T_RECORDS];
+	int rc = ch_sink_admit(s, rec->offset);
+
+	if (rc <= 0)
+		return rc;
+	put_key(e, s);
+	rb_u64(s, rec->offset);
+	rb_u32(s, (uint32_t)e->in->epochs);
+	rb_u32(s, rec->hdr.seq);
+	rb_u64(s, rec->hdr.ts_ns);
+	rb_u64(s, 0);		/* host_ns: not mapped offline (no join) */
+	rb_u16(s, rec->hdr.opcode);
+	rb_u8(s, rec->hdr.cpu);
+	rb_u8(s, rec->hdr.flags);
+	rb_bytes(s, rec->payload, rec->hdr.payload_len);
+	return ch_sink_commit_row(s);
+}
+
+struct loss {
+	uint64_t id;
+	const char *layer, *counter, *detail;
+	uint64_t count, fw_from, fw_to;
+	uint32_t seq_first, seq_last;
+};
+
+static int row_loss(struct exporter *e, const struct loss *l)
+{
+	struct ch_sink *s = &e->sink[T_LOSSES];
+	int rc = ch_sink_admit(s, l->id);
+
+	if (rc <= 0)
+		return rc;
+	put_key(e, s);
+	rb_u64(s, l->id);
+	rb_str(s, l->layer);
+	rb_str(s, l->counter);
+	rb_u64(s, l->count);
+	rb_u64(s, l->fw_from);
+	rb_u64(s, l->fw_to);
+	rb_u64(s, 0);		/* host range: not mapped offline */
+	rb_u64(s, 0);
+	rb_u32(s, l->seq_first);
+	rb_u32(s, l->seq_last);
+	rb_bytes(s, l->detail, strnlen(l->detail, 1024));
+	return ch_sink_commit_row(s);
+}
+
+static void on_gap(void *ctx, const struct hmb_gap *g)
+{
+	struct exporter *e = ctx;
+	struct loss l = {
+		.id = g->offset, .layer = "firmware", .counter = "lost",
+		.detail = "sequence gap", .count = g->count,
+		.fw_from = g->ts_before, .fw_to = g->ts_after,
+		.seq_first = g->first_seq, .seq_last = g->last_seq,
+	};
+
+	/* Failures are counted in the sink and reported at the end. */
+	if (e->open)
+		row_loss(e, &l);
+}
+
+/* The counters stats prints, as rows over the whole trace. */
+static void row_counters(struct exporter *e, uint64_t bad_bytes,
+			 const char *bad_msg)
+{
+	const struct hmb_acct *a = e->in->acct;
+	struct loss c[] = {
+		{ 0, "dump", "ignored", "records with unknown flag bits, not decoded",
+		  a->ignored, 0, 0, 0, 0 },
+		{ 0, "firmware", "truncated", "records whose payload the firmware clipped",
+		  a->truncated, 0, 0, 0, 0 },
+		{ 0, "daemon", "duplicates", "replayed records dropped (not lost)",
+		  a->duplicates, 0, 0, 0, 0 },
+		{ 0, "dump", "unreadable", bad_msg ? bad_msg : "",
+		  bad_bytes, 0, 0, 0, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		if (!c[i].count)
+			continue;
+		c[i].id = LOSS_ID_COUNTERS + i;
+		if (a->records) {
+			c[i].fw_from = a->first_ts_ns;
+			c[i].fw_to = a->last_ts_ns;
+		}
+		row_loss(e, &c[i]);
+	}
+}
+
+static void row_clock(struct exporter *e)
+{
+	struct ch_sink *s = &e->sink[T_CLOCK];
+	const struct hmb_sidecar *sc = &e->in->sidecar;
+
+	if (!e->in->have_sidecar || ch_sink_admit(s, 0) <= 0)
+		return;
+	put_key(e, s);
+	rb_u64(s, 0);
+	rb_str(s, "host_open");
+	rb_u64(s, 0);
+	rb_u64(s, sc->realtime_ns);
+	rb_u64(s, sc->monotonic_ns);
+	rb_u64(s, sc->boottime_ns);
+	rb_f64(s, 0);
+	rb_f64(s, 0);
+	rb_f64(s, 0);
+	rb_f64(s, 0);
+	ch_sink_commit_row(s);
+}
+
+/* ------------------------------------------------------------ identity */
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+#define FNV_INIT 0xcbf29ce484222325ull
+
+/*
+ * The export's identity: the sidecar names one daemon output (source and
+ * the host clocks at open); without one, the file's first 4 KiB (which hold
+ * the first records, their seqs and firmware times).
+ */
+static int trace_identity(struct exporter *e, const char *path, bool *have)
+{
+	const struct hmb_sidecar *sc = &e->in->sidecar;
+	uint8_t buf[4096];
+	ssize_t n;
+	uint64_t h = FNV_INIT;
+
+	*have = false;
+	if (e->in->have_sidecar) {
+		h = fnv1a(h, "sidecar", 7);
+		h = fnv1a(h, sc->source, strnlen(sc->source, sizeof(sc->source)));
+		h = fnv1a(h, &sc->realtime_ns, 8);
+		h = fnv1a(h, &sc->monotonic_ns, 8);
+		h = fnv1a(h, &sc->boottime_ns, 8);
+		h = fnv1a(h, &sc->ring_size, 4);
+	} else {
+		if (strcmp(path, "-") == 0)
+			return 0;
+		n = pread(e->in->fd, buf, sizeof(buf), 0);
+		if (n < 0) {
+			errorf("%s: cannot read: %s", path, strerror(errno));
+			return -1;
+		}
+		h = fnv1a(h, "content", 7);
+		h = fnv1a(h, buf, (size_t)n);
+	}
+	e->x.trace_id = h;
+	*have = true;
+	return 0;
+}
+
+static void format_day(uint16_t day, char *out, size_t n);
+
+static int parse_day(const char *s, uint16_t *day)
+{
+	char back[16];
+	struct tm tm = { 0 };
+	const char *end = strptime(s, "%Y-%m-%d", &tm);
+	time_t t;
+
+	if (!end || *end)
+		return -1;
+	t = timegm(&tm);
+	if (t < 0 || t / 86400 > UINT16_MAX)
+		return -1;
+	*day = (uint16_t)(t / 86400);
+	/* timegm() takes February 30 as March 2: only real dates pass. */
+	format_day(*day, back, sizeof(back));
+	return strcmp(back, s) ? -1 : 0;
+}
+
+static void format_day(uint16_t day, char *out, size_t n)
+{
+	time_t t = (time_t)day * 86400;
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(out, n, "%Y-%m-%d", &tm);
+}
+
+/* 'text' as a ClickHouse string literal body: \ and ' escaped. */
+static int sql_quote(char *out, size_t cap, const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++) {
+		if (n + 3 > cap)
+			return -1;
+		if (*s == '\\' || *s == '\'')
+			out[n++] = '\\';
+		out[n++] = *s;
+	}
+	out[n] = 0;
+	return 0;
+}
+
+static bool name_ok(const char *what, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n > NAME_MAX_LEN) {
+		errorf("%s: '%s' must be 1 to %d bytes", what, s, NAME_MAX_LEN);
+		return false;
+	}
+	for (; *s; s++) {
+		if ((unsigned char)*s < 0x20 || *s == 0x7f) {
+			errorf("%s: control characters are not allowed", what);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* -------------------------------------------------------------- summary */
+
+static void summary(struct exporter *e, const char *file, bool json, int rc)
+{
+	struct outbuf ob;
+	bool first_err = e->x.err[0] != 0;
+
+	if (ob_open(&ob, STDOUT_FILENO, "<stdout>", 1u << 14))
+		return;
+	if (json) {
+		ob_puts(&ob, "{\"file\": \"");
+		ob_json_str(&ob, strcmp(file, "-") ? file : "<stdin>");
+		ob_puts(&ob, "\", \"url\": \"");
+		ob_json_str(&ob, e->x.conn ? ch_url(e->x.conn) : "");
+		ob_puts(&ob, "\", \"database\": \"");
+		ob_json_str(&ob, e->x.database);
+		ob_puts(&ob, "\", \"host\": \"");
+		ob_json_str(&ob, e->host);
+		ob_puts(&ob, "\", \"ring\": \"");
+		ob_json_str(&ob, e->ring);
+		ob_printf(&ob, "\", \"day\": \"%s\", \"trace_id\": \"0x%016" PRIx64 "\", \"tables\": {",
+			  e->day_str, e->x.trace_id);
+		for (int t = 0; t < T_COUNT; t++) {
+			const struct ch_sink *s = &e->sink[t];
+
+			ob_printf(&ob, "%s\n  \"%s\": {\"rows\": %" PRIu64 ", \"present\": %" PRIu64
+				  ", \"inserted\": %" PRIu64 ", \"batches\": %" PRIu64
+				  ", \"not_exported\": %" PRIu64 ", \"verified\": %s}",
+				  t ? "," : "", tnames[t], s->rows, s->present, s->sent,
+				  s->batches, s->unsent, s->verified ? "true" : "false");
+		}
+		ob_printf(&ob, "},\n  \"retries\": %" PRIu64 ", \"error\": ", e->x.retried);
+		if (first_err) {
+			ob_puts(&ob, "\"");
+			ob_json_str(&ob, e->x.err);
+			ob_puts(&ob, "\"");
+		} else {
+			ob_puts(&ob, rc ? "\"input error (see stderr)\"" : "null");
+		}
+		ob_puts(&ob, "}\n");
+	} else {
+		ob_printf(&ob, "%s -> %s, database %s: host %s, ring %s, day %s, trace_id 0x%016" PRIx64 "\n",
+			  strcmp(file, "-") ? file : "<stdin>",
+			  e->x.conn ? ch_url(e->x.conn) : "?", e->x.database,
+			  e->host, e->ring, e->day_str, e->x.trace_id);
+		for (int t = 0; t < T_COUNT; t++) {
+			const struct ch_sink *s = &e->sink[t];
+
+			ob_printf(&ob, "  %-10s %10" PRIu64 " rows: %" PRIu64 " inserted in %" PRIu64
+				  " batch%s, %" PRIu64 " already there",
+				  tnames[t], s->rows, s->sent, s->batches,
+				  s->batches == 1 ? "" : "es", s->present);
+			if (s->unsent)
+				ob_printf(&ob, ", %" PRIu64 " NOT EXPORTED", s->unsent);
+			ob_puts(&ob, s->verified ? "; store verified\n" : "\n");
+		}
+		ob_printf(&ob, "  retries    %10" PRIu64 "\n", e->x.retried);
+	}
+	ob_close(&ob);
+}
+
+/* ------------------------------------------------------------- command */
+
+static const struct option export_opts[] = {
+	{ "to", required_argument, NULL, 't' },
+	{ "hostname", required_argument, NULL, 'H' },
+	{ "ring", required_argument, NULL, 'r' },
+	{ "day", required_argument, NULL, 'D' },
+	{ "trace-id", required_argument, NULL, 'I' },
+	{ "database", required_argument, NULL, 'B' },
+	{ "batch-rows", required_argument, NULL, 'R' },
+	{ "batch-bytes", required_argument, NULL, 'Y' },
+	{ "retries", required_argument, NULL, 'T' },
+	{ "backoff-ms", required_argument, NULL, 'O' },
+	{ "timeout", required_argument, NULL, 'S' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	INPUT_LONGOPTS,
+	{ NULL, 0, NULL, 0 }
+};
+
+struct export_args {
+	struct input_opts iopts;
+	const char *to, *url, *file, *day, *trace_id;
+	struct ch_opts copts;
+	bool json;
+};
+
+static int num_opt(const char *name, const char *arg, uint64_t lo,
+		   uint64_t hi, uint64_t *v)
+{
+	if (parse_u64(arg, v) || *v < lo || *v > hi) {
+		errorf("--%s: '%s' is not a number in %" PRIu64 "..%" PRIu64,
+		       name, arg, lo, hi);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct exporter *e,
+		      struct export_args *a)
+{
+	uint64_t v;
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "f:jqh", export_opts, NULL)) != -1) {
+		switch (opt) {
+		case 't': a->to = optarg; break;
+		case 'H': e->host = optarg; break;
+		case 'r': e->ring = optarg; break;
+		case 'D': a->day = optarg; break;
+		case 'I': a->trace_id = optarg; break;
+		case 'B': e->x.database = optarg; break;
+		case 'R':
+			if (num_opt("batch-rows", optarg, 1, 1000000, &v))
+				return EXIT_USAGE;
+			e->x.batch_rows = v;
+			break;
+		case 'Y':
+			if (num_opt("batch-bytes", optarg, 4096, 1u << 30, &v))
+				return EXIT_USAGE;
+			e->x.batch_bytes = (size_t)v;
+			break;
+		case 'T':
+			if (num_opt("retries", optarg, 0, 1000, &v))
+				return EXIT_USAGE;
+			e->x.retries = (unsigned int)v;
+			break;
+		case 'O':
+			if (num_opt("backoff-ms", optarg, 1, 60000, &v))
+				return EXIT_USAGE;
+			e->x.backoff_ms = (unsigned int)v;
+			break;
+		case 'S':
+			if (num_opt("timeout", optarg, 1, 86400, &v))
+				return EXIT_USAGE;
+			a->copts.timeout_s = (long)v;
+			break;
+		case 'f':
+			if (parse_text_json(optarg, &a->json))
+				return EXIT_USAGE;
+			break;
+		case 'j': a->json = true; break;
+		case 'q': e->x.quiet = true; break;
+		case 'h':
+			usage_export(stdout);
+			exit(0);
+		default:
+			if (input_opt_or_usage(&a->iopts, opt, optarg, usage_export))
+				return EXIT_USAGE;
+		}
+	}
+	if (!a->to) {
+		errorf("export: --to clickhouse is required (try '" PROG " export --help')");
+		return EXIT_USAGE;
+	}
+	if (strcmp(a->to, "clickhouse")) {
+		errorf("export: --to: unknown store '%s' (expected clickhouse)", a->to);
+		return EXIT_USAGE;
+	}
+	if (argc - optind != 2) {
+		errorf("export: expected URL and FILE (try '" PROG " export --help')");
+		return EXIT_USAGE;
+	}
+	a->url = argv[optind];
+	a->file = argv[optind + 1];
+	if (a->day && parse_day(a->day, &e->day)) {
+		errorf("--day: '%s' is not a date YYYY-MM-DD from 1970 to 2149", a->day);
+		return EXIT_USAGE;
+	}
+	if (a->trace_id && parse_u64(a->trace_id, &e->x.trace_id)) {
+		errorf("--trace-id: '%s' is not a number", a->trace_id);
+		return EXIT_USAGE;
+	}
+	if (!name_ok("--database", e->x.database))
+		return EXIT_USAGE;
+	for (const char *p = e->x.database; *p; p++)
+		if (!(*p == '_' || (*p >= '0' && *p <= '9') ||
+		      (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z'))) {
+			errorf("--database: '%s' is not a plain identifier", e->x.database);
+			return EXIT_USAGE;
+		}
+	return 0;
+}
+
+/* Everything that needs the input open: names, day, identity.  0 or 1. */
+static int resolve_identity(struct exporter *e, struct export_args *a,
+			    char *hostbuf, size_t hostcap, char *ringbuf,
+			    size_t ringcap)
+{
+	char qh[2 * NAME_MAX_LEN + 8];
+	bool have;
+
+	if (!e->host) {
+		if (gethostname(hostbuf, hostcap - 1)) {
+			errorf("export: cannot read this host's name: %s (give --hostname)",
+			       strerror(errno));
+			return EXIT_BADINPUT;
+		}
+		hostbuf[hostcap - 1] = 0;
+		e->host = hostbuf;
+	}
+	if (!e->ring) {
+		const char *src = e->in->sidecar.source, *slash = strrchr(src, '/');
+
+		snprintf(ringbuf, ringcap, "%s",
+			 e->in->have_sidecar && src[0] ? (slash ? slash + 1 : src) :
+			 "unknown");
+		e->ring = ringbuf;
+	}
+	if (!name_ok("--hostname", e->host) || !name_ok("--ring", e->ring))
+		return EXIT_USAGE;
+	if (!a->day) {
+		if (!e->in->have_sidecar) {
+			errorf("%s: no sidecar to date the trace: give --day YYYY-MM-DD (the UTC date it was taken)",
+			       e->in->name);
+			return EXIT_USAGE;
+		}
+		e->day = (uint16_t)(e->in->sidecar.realtime_ns / NS_PER_DAY);
+	}
+	format_day(e->day, e->day_str, sizeof(e->day_str));
+	if (!a->trace_id) {
+		if (trace_identity(e, a->file, &have))
+			return EXIT_BADINPUT;
+		if (!have) {
+			errorf("export: stdin without a sidecar: give --trace-id N (the export's identity, for re-runs)");
+			return EXIT_USAGE;
+		}
+	}
+	if (sql_quote(qh, sizeof(qh), e->host))
+		return EXIT_USAGE;
+	snprintf(e->where, sizeof(e->where),
+		 "day = toDate('%s') AND host = '%s' AND trace_id = %" PRIu64,
+		 e->day_str, qh, e->x.trace_id);
+	return 0;
+}
+
+/* Stream the input into the sinks.  Returns 0 or EXIT_BADINPUT. */
+static int stream(struct exporter *e)
+{
+	struct hmb_error err = { 0 };
+	struct hmb_record rec;
+	uint64_t bad_bytes = 0;
+	char bad_msg[HMB_ERRMSG_LEN + 64] = "";
+	int rc;
+
+	while ((rc = input_next(e->in, &rec, &err)) > 0)
+		row_record(e, &rec);
+	if (rc < 0) {
+		struct stat st;
+
+		input_report(e->in, &err);
+		if (fstat(e->in->fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    (uint64_t)st.st_size > err.offset)
+			bad_bytes = (uint64_t)st.st_size - err.offset;
+		else
+			bad_bytes = 1;	/* a pipe: at least the bad byte */
+		snprintf(bad_msg, sizeof(bad_msg), "%s",
+			 err.msg[0] ? err.msg : hmb_strerror(err.code));
+	}
+	row_counters(e, bad_bytes, rc < 0 ? bad_msg : NULL);
+	row_clock(e);
+	return rc < 0 ? EXIT_BADINPUT : 0;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	struct exporter e = { 0 };
+	struct export_args a = { 0 };
+	struct input in;
+	char hostbuf[NAME_MAX_LEN + 1], ringbuf[NAME_MAX_LEN + 1];
+	int rc, t, in_rc;
+	bool sink_err = false;
+
+	e.x.database = "hmb";
+	e.x.batch_rows = 131072;
+	e.x.batch_bytes = 16u << 20;
+	e.x.retries = 10;
+	e.x.backoff_ms = 100;
+	a.iopts.max_gaps = 0;
+	rc = parse_args(argc, argv, &e, &a);
+	if (rc)
+		return rc;
+	if (ch_open(&e.x.conn, a.url, &a.copts, e.x.err)) {
+		errorf("export: %s", e.x.err);
+		return EXIT_USAGE;
+	}
+	if (input_open(&in, a.file, &a.iopts)) {
+		ch_close(e.x.conn);
+		return EXIT_BADINPUT;
+	}
+	e.in = &in;
+	in.gap_hook = on_gap;
+	in.gap_hook_ctx = &e;
+	rc = resolve_identity(&e, &a, hostbuf, sizeof(hostbuf), ringbuf,
+			      sizeof(ringbuf));
+	if (rc)
+		goto out;
+	e.x.where = e.where;
+	for (t = 0; t < T_COUNT; t++) {
+		static const char *const cols[T_COUNT] = { REC_COLS, LOSS_COLS, CLOCK_COLS };
+		static const char *const ids[T_COUNT] = { "rec_off", "loss_id", "clk_id" };
+
+		/* A failure is reported at the end, with every row counted. */
+		if (ch_sink_open(&e.sink[t], &e.x, tnames[t], cols[t], ids[t]) &&
+		    !e.sink[t].buf) {
+			errorf("export: %s", e.x.err);
+			rc = EXIT_BADINPUT;
+			goto out;
+		}
+	}
+	e.open = true;
+	in_rc = stream(&e);
+	for (t = 0; t < T_COUNT; t++) {
+		if (!e.sink[t].failed && ch_sink_finish(&e.sink[t]))
+			sink_err = true;
+		sink_err |= e.sink[t].failed;
+	}
+	if (sink_err)
+		errorf("export: %s", e.x.err);
+	summary(&e, a.file, a.json, in_rc);
+	rc = in_rc || sink_err ? EXIT_BADINPUT : 0;
+out:
+	for (t = 0; t < T_COUNT; t++)
+		ch_sink_free(&e.sink[t]);
+	input_close(&in);
+	ch_close(e.x.conn);
+	return rc;
+}

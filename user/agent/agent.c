@@ -394,6 +394,7 @@ static const char *const counter_names[HMB_C_COUNT] = {
 	[HMB_C_CMD_FILTERED] = "cmd_filtered",
 	[HMB_C_CMD_BELOW_MIN] = "cmd_below_min_latency",
 	[HMB_C_ACTIVE_OVERWRITE] = "host_submit_while_in_flight",
+	[HMB_C_FW_AMBIGUOUS] = "fw_unmatched_ambiguous",
 };
 
 static const char *const bpf_hist_names[HMB_H_COUNT] = {
@@ -806,13 +807,14 @@ static void print_report(const char *kind, bool final)
 		(unsigned long long)c[HMB_C_ACTIVE_OVERWRITE],
 		(unsigned long long)recursion_misses());
 	if (fw_on)
-		fprintf(out, "\nfw records %llu: matched %llu, background %llu, unmatched: no command %llu, duplicate phase %llu, outside window %llu, unknown opcode %llu, short %llu, unmapped ring %llu, read failed %llu; markers %llu",
+		fprintf(out, "\nfw records %llu: matched %llu, background %llu, unmatched: no command %llu, duplicate phase %llu, outside window %llu, ambiguous %llu, unknown opcode %llu, short %llu, unmapped ring %llu, read failed %llu; markers %llu",
 			(unsigned long long)c[HMB_C_FW_RECORDS],
 			(unsigned long long)c[HMB_C_FW_MATCHED],
 			(unsigned long long)c[HMB_C_FW_BG],
 			(unsigned long long)c[HMB_C_FW_NO_CMD],
 			(unsigned long long)c[HMB_C_FW_DUP_PHASE],
 			(unsigned long long)c[HMB_C_FW_OUT_OF_WINDOW],
+			(unsigned long long)c[HMB_C_FW_AMBIGUOUS],
 			(unsigned long long)c[HMB_C_FW_UNKNOWN_OP],
 			(unsigned long long)c[HMB_C_FW_SHORT],
 			(unsigned long long)c[HMB_C_FW_UNMAPPED_RING],
@@ -969,7 +971,9 @@ static void publish_clock(void)
 	if (!fw_on)
 		return;
 	read_counters(c);
-	ow = c[HMB_C_FW_OUT_OF_WINDOW] - counters_prev[HMB_C_FW_OUT_OF_WINDOW];
+	/* refused as ambiguous: fitted a successor's window only, also wrong */
+	ow = c[HMB_C_FW_OUT_OF_WINDOW] - counters_prev[HMB_C_FW_OUT_OF_WINDOW] +
+	     c[HMB_C_FW_AMBIGUOUS] - counters_prev[HMB_C_FW_AMBIGUOUS];
 	rec = c[HMB_C_FW_RECORDS] - counters_prev[HMB_C_FW_RECORDS];
 	memcpy(counters_prev, c, sizeof(c));
 	if (skel->bss->clk.valid && rec >= 100 && ow * 5 > rec) {

@@ -8,6 +8,8 @@
 #                   module, the agent and the analyzer on real NVMe commands
 #   make demo-host  the classic path only (simulator, daemon, analyzer), no VM
 #   make bench      benchmarks (results: docs/benchmarks.md)
+#   make fuzz       every libFuzzer harness FUZZ_TIME seconds (default 300),
+#                   two at a time (docs/fuzzing.md)
 #   make vectors    regenerate docs/test-vectors/v1 byte for byte
 #   make module     build kernel/nvme-hmb-trace.ko (KDIR= overridable)
 #   make clean
@@ -20,9 +22,9 @@ USER_DIRS := user/lib mock/hmb-fwsim user/daemon user/analyze user/agent
 USER_DIRS := $(foreach d,$(USER_DIRS),$(if $(wildcard $(d)/Makefile),$(d)))
 # Directories that only contribute tests.
 CHECK_DIRS := $(USER_DIRS) \
-	$(foreach d,docs/test-vectors python tests tests/formats tests/fleet kernel bpf selftests scripts/vm,$(if $(wildcard $(d)/Makefile),$(d)))
+	$(foreach d,docs/test-vectors python tests tests/formats tests/fleet fuzz kernel bpf selftests scripts/vm,$(if $(wildcard $(d)/Makefile),$(d)))
 
-.PHONY: all check check-run demo demo-host bench vectors module clean deps-check deps-demo $(USER_DIRS)
+.PHONY: all check check-run demo demo-host bench fuzz vectors module clean deps-check deps-demo $(USER_DIRS)
 
 all: $(USER_DIRS)
 
@@ -33,7 +35,7 @@ $(USER_DIRS):
 $(filter-out user/lib,$(USER_DIRS)): user/lib
 
 deps-check:
-	@$(TOP)/scripts/deps.sh build test kernel bpf vm qemu report fleet
+	@$(TOP)/scripts/deps.sh build test kernel bpf vm qemu report fleet fuzz
 
 deps-demo:
 	@$(TOP)/scripts/deps.sh build bpf vm kernel
@@ -55,6 +57,10 @@ demo-host: all
 
 bench: all
 	@$(TOP)/scripts/bench.sh
+
+fuzz:
+	@$(TOP)/scripts/deps.sh fuzz
+	$(MAKE) -C fuzz run
 
 vectors: all
 	$(MAKE) -C docs/test-vectors vectors

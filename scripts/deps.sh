@@ -10,6 +10,7 @@
 #   qemu    building the project's HMB-capable qemu-system-x86_64
 #           (scripts/vm/qemu/build-qemu)
 #   report  headless Chromium for the HTML report test
+#   fuzz    clang 14 and its libFuzzer/sanitizer runtimes (fuzz/)
 #   fleet   ClickHouse server (and curl) for the fleet store's tests
 #   all     everything above
 set -eu
@@ -21,6 +22,7 @@ declare -A pkgs=(
 	[vm]="qemu-system-x86 busybox-static cpio kmod fio linux-perf trace-cmd bpftool nvme-cli linux-headers-amd64 gcc python3 util-linux e2fsprogs"
 	[qemu]="dpkg-dev meson ninja-build pkg-config python3 gcc libglib2.0-dev libpixman-1-dev libfdt-dev libcap-ng-dev libattr1-dev qemu-system-data seabios"
 	[report]="chromium"
+	[fuzz]="clang-14 libclang-rt-14-dev"
 	[fleet]="clickhouse-server curl"
 )
 want=()

@@ -23,6 +23,7 @@ F_FROZEN = 2
 R_WRAP = 1
 R_TRUNC = 2
 R_KNOWN = R_WRAP | R_TRUNC
+TOP = 2**64                      # cursors are byte counters modulo 2^64
 
 
 def align8(n):
@@ -54,10 +55,10 @@ def mkrec(seq, ts, payload=b'', opcode=1, cpu=0, flags=0):
 class Ring:
     """The producer rules, modelled directly on a bytearray."""
 
-    def __init__(self, size, first_seq=0, fill=0):
+    def __init__(self, size, first_seq=0, fill=0, start=0):
         self.size = size
         self.area = bytearray([fill]) * size
-        self.head = self.tail = 0
+        self.head = self.tail = start % TOP
         self.seq = first_seq
         self.flags = 0
         self.version = 1
@@ -73,7 +74,8 @@ class Ring:
         off = self.head % self.size
         rem = self.size - off
         skip = rem if s > rem else 0
-        if s > self.size or self.head - self.tail + skip + s > self.size:
+        used = (self.head - self.tail) % TOP
+        if s > self.size or used + skip + s > self.size:
             self.seq += 1                   # dropped: seq consumed
             self.flags |= F_OVERFLOWED
             return False
@@ -82,11 +84,11 @@ class Ring:
                 m = mkrec(self.seq, ts, b'', 0, 0, R_WRAP)
                 self._put(self.head, record_bytes(m))
                 self.events.append((self.head, m))
-            self.head += rem
+            self.head = (self.head + rem) % TOP
         r = mkrec(self.seq, ts, payload, opcode, cpu, flags)
         self._put(self.head, record_bytes(r))
         self.events.append((self.head, r))
-        self.head += s
+        self.head = (self.head + s) % TOP
         self.seq += 1
         self.flags &= ~F_OVERFLOWED
         return True
@@ -107,8 +109,9 @@ class Ring:
 
     def visible(self):
         """(file offset, record) of every record between tail and head."""
+        n = (self.head - self.tail) % TOP
         return [(AREA_OFF + c % self.size, r) for c, r in self.events
-                if self.tail <= c < self.head]
+                if (c - self.tail) % TOP < n]
 
 
 def account(items):
@@ -313,6 +316,62 @@ def cross_lap():
     r.head = 224 + 64
     return r.image(), canon('ring', r.ring_json(), [],
                             ('HMB_E_REC_CROSS_LAP', AREA_OFF + 224))
+
+
+@vector
+def top_wrap():
+    """Ring image, ring_size 256, cursors near 2^64: the producer started
+    at 2^64 - 160; the first record was consumed (tail 2^64 - 96), a wrap
+    marker sits at 2^64 - 32 and head has wrapped past 0 (head 128) while
+    tail has not: cursors are byte counters modulo 2^64."""
+    r = Ring(256, start=TOP - 160)
+    for i in range(4):
+        if i == 3:
+            r.tail = TOP - 96               # the first record was consumed
+        assert r.emit(pattern(r.seq, 32), ts=500 + r.seq, opcode=1 + i)
+    assert r.head == 128 and (r.head - r.tail) % TOP == 224
+    return r.image(), canon('ring', r.ring_json(), r.visible(), None)
+
+
+@vector
+def top_implicit():
+    """Ring image, ring_size 256, cursors near 2^64: a 128-byte record
+    ends at 2^64 - 8, the 8 bytes left in the last lap before 2^64 are
+    skipped implicitly and the next record is at offset 0 of the lap that
+    starts at 2^64, i.e. at cursor 0 (head 64)."""
+    r = Ring(256, start=TOP - 136, fill=0xEE)
+    r.emit(pattern(r.seq, 96), ts=7, opcode=2)
+    r.emit(pattern(r.seq, 32), ts=8, opcode=2)
+    assert r.head == 64
+    return r.image(), canon('ring', r.ring_json(), r.visible(), None)
+
+
+@vector
+def top_marker_gap():
+    """Ring image (issue 11, defect 1), ring_size 64: tail 2^64 - 64,
+    head 2^64 - 8 and a wrap marker at offset 0.  head lies inside the
+    skip after the marker (a marker and its skip are published together):
+    HMB_E_HEAD_IN_GAP at the marker.  A consumer that compares absolute
+    cursors against a lap end that wrapped to 0 re-reads the marker
+    forever instead."""
+    r = Ring(64, start=TOP - 64)
+    m = mkrec(0, 1, b'', 0, 0, R_WRAP)
+    r.area[0:HDR] = record_bytes(m)
+    r.head = TOP - 8
+    return r.image(), canon('ring', r.ring_json(), [],
+                            ('HMB_E_HEAD_IN_GAP', AREA_OFF))
+
+
+@vector
+def top_implicit_gap():
+    """Ring image (issue 11, defect 1), ring_size 64: tail 2^64 - 16
+    (16 bytes before the end of the last lap before 2^64, no marker fits),
+    head 2^64 - 8: head lies inside the implicit wrap gap,
+    HMB_E_HEAD_IN_GAP at ring offset 48."""
+    r = Ring(64, start=TOP - 16)
+    r.head = TOP - 8
+    return r.image(), canon('ring', r.ring_json(), [],
+                            ('HMB_E_HEAD_IN_GAP', AREA_OFF + 48))
 
 
 @vector

@@ -57,6 +57,7 @@ struct opts {
 	bool init_only;
 	bool have_first_seq;
 	uint32_t first_seq;
+	uint64_t start_cursor;	/* head = tail at init (tests near 2^64) */
 	const char *log;
 	bool json;
 	bool wait_drained;
@@ -162,6 +163,9 @@ static void usage(FILE *f)
 "      --attach             produce into an existing ring without re-initialising\n"
 "      --init-only          create and initialise the ring, then exit\n"
 "      --first-seq S        seq of the first record (default 0)\n"
+"      --start-cursor C     head and tail of the new ring start at byte\n"
+"                           counter C (a multiple of 8), e.g. 2^64 - 4096 to\n"
+"                           test the consumers' cursor arithmetic (default 0)\n"
 "Load:\n"
 "  -n, --count N            records to create (produced + dropped); 0 = no limit\n"
 "  -d, --duration SECS      stop after SECS seconds\n"
@@ -246,7 +250,7 @@ static double parse_double(const char *s, const char *what)
 enum {
 	O_ATTACH = 256, O_INIT_ONLY, O_FIRST_SEQ, O_OPCODES, O_CPUS, O_SEED,
 	O_WAIT_TIMEOUT, O_WAIT_DRAINED, O_FREEZE_AFTER, O_REINIT, O_FREEZE_HOLD,
-	O_CORRUPT_SEQ, O_VERSION2, O_LOG, O_JSON,
+	O_CORRUPT_SEQ, O_VERSION2, O_LOG, O_JSON, O_START_CURSOR,
 };
 
 static void parse_opts(struct sim *s, int argc, char **argv)
@@ -257,6 +261,7 @@ static void parse_opts(struct sim *s, int argc, char **argv)
 		{ "attach", no_argument, NULL, O_ATTACH },
 		{ "init-only", no_argument, NULL, O_INIT_ONLY },
 		{ "first-seq", required_argument, NULL, O_FIRST_SEQ },
+		{ "start-cursor", required_argument, NULL, O_START_CURSOR },
 		{ "count", required_argument, NULL, 'n' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "rate", required_argument, NULL, 'R' },
@@ -308,6 +313,11 @@ static void parse_opts(struct sim *s, int argc, char **argv)
 				die(EXIT_USAGE, "--first-seq must fit in 32 bits");
 			o->first_seq = (uint32_t)v;
 			o->have_first_seq = true;
+			break;
+		case O_START_CURSOR:
+			o->start_cursor = parse_size(optarg, "start cursor");
+			if (o->start_cursor & (HMB_RECORD_ALIGN - 1))
+				die(EXIT_USAGE, "--start-cursor must be a multiple of 8");
 			break;
 		case 'n': o->count = parse_size(optarg, "count"); break;
 		case 'd': o->duration = parse_double(optarg, "duration"); break;
@@ -430,6 +440,14 @@ static void ring_map(struct sim *s)
 			die(EXIT_ERR, "%s: producer init: %s", o->ring_file, err.msg);
 		if (o->version2)
 			((volatile struct hmb_ring_hdr *)s->map)->version = 2;
+		if (o->start_cursor) {
+			volatile struct hmb_ring_hdr *h = (volatile struct hmb_ring_hdr *)s->map;
+
+			/* Cursors are byte counters modulo 2^64: start anywhere. */
+			s->p.head = s->p.tail_cache = o->start_cursor;
+			h->tail = o->start_cursor;
+			__atomic_store_n(&h->head, o->start_cursor, __ATOMIC_RELEASE);
+		}
 		return;
 	}
 

@@ -187,7 +187,15 @@ static uint64_t fw_clock(const struct qt *t, double rel)
 
 	if (o->step_at_s >= 0 && rel >= o->step_at_s)
 		ns += o->step_ns;
-	return ns < 0 ? 0 : (uint64_t)ns;
+	/*
+	 * A trace whose timestamps jump by centuries (a corrupt line) must not
+	 * turn into an out-of-range conversion: the clock saturates.
+	 */
+	if (!(ns >= 0))
+		return 0;
+	if (ns >= 18446744073709551615.0)
+		return UINT64_MAX;
+	return (uint64_t)ns;
 }
 
 static struct qt_cmd *find(struct qt *t, uint16_t sqid, uint16_t cid)
@@ -337,6 +345,24 @@ static int flush_pending(struct qt *t, const char *ev)
 /* Background windows whose edges fall before @rel (seconds). */
 static int background(struct qt *t, double rel)
 {
+	/*
+	 * A trace that jumps ahead by more than a minute (a pause, or a
+	 * corrupt timestamp) does not get its gap filled window by window --
+	 * that could be billions of them: the synthetic background resumes
+	 * at @rel.
+	 */
+	if (rel > 1e7) {
+		/*
+		 * Past 115 days of trace the microsecond steps below vanish in
+		 * a double's precision and the loop would not advance: no more
+		 * synthetic windows (open ones still end).
+		 */
+		t->next_gc = t->next_th = INFINITY;
+	} else if (t->o->bg_rate > 0 && rel - 60 > t->next_gc &&
+		   rel - 60 > t->next_th) {
+		t->next_gc = rel - log(1 - urand(t)) / t->o->bg_rate;
+		t->next_th = rel - log(1 - urand(t)) / (t->o->bg_rate / 10);
+	}
 	while (t->o->bg_rate > 0) {
 		double next = t->next_gc;
 		int which = 0;	/* 1 gc begin, 2 gc end, 3 th begin, 4 th end */
@@ -447,7 +473,8 @@ static int line(struct qt *t, char *s)
 		if (at && at < ev)
 			ts = strtod(at + 1, NULL);
 	}
-	if (ts <= 0)
+	/* No timestamp, or nonsense ("inf", "nan", negative): our own clock. */
+	if (!isfinite(ts) || ts <= 0)
 		ts = now_s();
 	if (!t->have_t0) {
 		t->t0 = ts;

@@ -18,6 +18,7 @@ from .format import (RECORD_HDR, RING_HDR, ABI_VERSION, RECORD_HDR_SIZE,
                      KIND_MARKER, RECORD_MAGIC, FormatError, Record,
                      classify, record_size)
 
+_TOP = 1 << 64        # cursors count modulo 2^64
 CHUNK = 1 << 20
 RECT = b"RECT"
 HMBT = b"HMBT"
@@ -141,10 +142,13 @@ class Reader:
         if head % 8:
             raise FormatError(name, 0x10, "head %d not 8-byte aligned"
                               % head, "HMB_E_HEAD_MISALIGNED")
-        if head < tail:
+        # Cursors are byte counters modulo 2^64 (format.md section 4):
+        # head may have wrapped past 0 while tail has not.  Compare
+        # distances only.
+        if (head - tail) % _TOP >= 1 << 63:
             raise FormatError(name, 0x10, "head %d behind tail %d"
                               % (head, tail), "HMB_E_HEAD_BACKWARDS")
-        if head - tail > size:
+        if (head - tail) % _TOP > size:
             raise FormatError(name, 0x10, "head %d more than ring_size "
                               "ahead of tail %d" % (head, tail),
                               "HMB_E_HEAD_AHEAD")
@@ -154,19 +158,20 @@ class Reader:
         area = memoryview(data)[RECORD_AREA_OFF:RECORD_AREA_OFF + size]
         cur = tail
         mask = size - 1
-        while cur < head:
+        while cur != head:
             off = cur & mask
             left = size - off
+            avail = (head - cur) % _TOP
             foff = RECORD_AREA_OFF + off     # file offset of this record
             if left < RECORD_HDR_SIZE:
                 # Implicit wrap: the rest of the lap holds no record (D2).
-                if head < cur + left:
+                if avail < left:
                     raise FormatError(name, foff, "head %d inside the %d-byte"
                                       " implicit wrap gap" % (head, left),
                                       "HMB_E_HEAD_IN_GAP")
-                cur += left
+                cur = (cur + left) % _TOP
                 continue
-            if head - cur < RECORD_HDR_SIZE:
+            if avail < RECORD_HDR_SIZE:
                 raise FormatError(name, foff, "record header extends past "
                                   "head %d" % head, "HMB_E_REC_BEYOND_HEAD")
             fields = RECORD_HDR.unpack_from(area, off)
@@ -175,18 +180,18 @@ class Reader:
             if rsize > left:
                 raise FormatError(name, foff, "record crosses the end of "
                                   "the lap", "HMB_E_REC_CROSS_LAP")
-            if cur + rsize > head:
+            if rsize > avail:
                 raise FormatError(name, foff, "record extends past head %d"
                                   % head, "HMB_E_REC_BEYOND_HEAD")
             rec = _record(fields, area[off + RECORD_HDR_SIZE:
                                        off + RECORD_HDR_SIZE + fields[6]],
                           foff)
-            if rec.kind == KIND_MARKER and head < cur + left:
+            if rec.kind == KIND_MARKER and avail < left:
                 raise FormatError(name, foff, "head %d inside the skip "
                                   "after the wrap marker" % head,
                                   "HMB_E_HEAD_IN_GAP")
             yield rec
-            cur += left if rec.kind == KIND_MARKER else rsize
+            cur = (cur + (left if rec.kind == KIND_MARKER else rsize)) % _TOP
 
 
 def open_trace(path):

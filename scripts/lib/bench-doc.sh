@@ -4,11 +4,12 @@
 # bench_doc NAME < TABLE: put the Markdown on standard input into
 # docs/benchmarks.md in place of the section between "<!-- NAME:begin" and
 # "<!-- NAME:end -->" (the table carries both markers), or append it when
-# the document has no such section yet.  HMB_BENCH_NO_DOC=1 leaves the
+# the document has no such section yet.  HMB_BENCH_DOC names another
+# document (docs/fuzzing.md).  HMB_BENCH_NO_DOC=1 leaves the
 # document alone.
 bench_doc() {
 	local name=$1 doc tf
-	doc=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/docs/benchmarks.md
+	doc=${HMB_BENCH_DOC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/docs/benchmarks.md}
 	tf=$(mktemp) || return 1
 	cat > "$tf"
 	if [ "${HMB_BENCH_NO_DOC:-0}" = 1 ]; then

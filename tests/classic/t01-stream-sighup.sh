@@ -28,6 +28,13 @@ while kill -0 "$spid" 2>/dev/null; do
 done
 wait "$spid"
 eq "simulator finished" "$?" 0
+# The last SIGHUP must be handled before SIGTERM: both pending at once,
+# the daemon stops without reopening (it acts on signals between batches).
+# Its reopen creates FILE again.
+for k in $(seq 200); do
+	[ -e "$out" ] && break
+	sleep 0.05
+done
 kill -TERM "$DPID"
 wait_exit "$DPID" 30
 	eq "daemon exits 0 on SIGTERM" "$RC" 0

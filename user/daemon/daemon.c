@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -50,6 +51,10 @@ struct opts {
 	bool no_recover;
 	size_t watermark;	/* drain once this much is in the ring ... */
 	unsigned int max_delay_us;	/* ... or its oldest byte waited this */
+	unsigned int file_mode;	/* permission bits of files we create */
+	enum { FSYNC_NONE, FSYNC_BATCH, FSYNC_INTERVAL } fsync;
+	unsigned int fsync_interval_ms;
+	bool copy;		/* --write-mode copy */
 };
 
 struct stats {
@@ -57,6 +62,8 @@ struct stats {
 	uint64_t overflow_events, frozen_events, unknown_flag_events;
 	uint64_t reinits, reopens;
 	uint64_t output_errors, output_retries;
+	uint64_t fsyncs;
+	uint64_t ring_changed;	/* batches rewritten: ring changed under us */
 	double t0;
 };
 
@@ -68,7 +75,13 @@ struct daemon {
 	int out_fd;
 	bool out_is_file;
 	uint64_t out_size;		/* bytes in the current output file */
+	dev_t out_dev;			/* the output file's identity, to tell */
+	ino_t out_ino;			/* a rotated FILE at SIGHUP */
+	uint64_t synced_size;		/* out_size at the last fdatasync */
+	double last_sync;		/* when (now_s) */
 	uint8_t *buf;
+	struct iovec iov[IOV_MAX];	/* spans of the ring (--write-mode spans) */
+	bool copy_next;			/* read the next batch with a copy */
 	uint32_t flags;			/* last ring flags seen */
 	bool stop;			/* SIGINT/SIGTERM received */
 	int stop_sig;
@@ -165,6 +178,21 @@ static void usage(FILE *f)
 "                           never more than a quarter of the ring)\n"
 "      --max-delay-us US    longest a record waits below the watermark\n"
 "                           (default 1000)\n"
+"      --file-mode MODE     permission bits of the dump and sidecar files\n"
+"                           the daemon creates, octal, exactly (the umask is\n"
+"                           not applied; default 0600, like the device).\n"
+"                           Existing files keep theirs\n"
+"      --fsync POLICY       none (default): never fsync the dump; batch:\n"
+"                           fdatasync it before each tail publication;\n"
+"                           interval: fdatasync it every --fsync-interval-ms\n"
+"                           while bytes are pending (see Durability below)\n"
+"      --fsync-interval-ms MS  for --fsync interval (default 1000)\n"
+"      --write-mode MODE    copy (default): copy each batch out of the ring,\n"
+"                           check the copy, write it; spans: check each\n"
+"                           record header in the ring, write the records\n"
+"                           straight from the ring, check the headers again\n"
+"                           (docs/format.md 9.5; not faster on the machines\n"
+"                           measured, docs/benchmarks.md)\n"
 "      --no-output-check    do not scan an existing FILE for a torn last\n"
 "                           record before appending (see below)\n"
 "      --throttle BYTES/S   limit the drain rate by holding each batch's tail\n"
@@ -177,7 +205,19 @@ static void usage(FILE *f)
 "  -h, --help               this help\n"
 "\n"
 "An existing FILE is appended to.  It is scanned first: a record torn by a\n"
-"daemon killed mid-write is cut off (it is still in the ring).\n"
+"daemon killed mid-write is cut off (it is still in the ring).  Its\n"
+"FILE.meta keeps its epoch lines and first clock anchors and gets one\n"
+"restart= line.  FILE, FILE.meta and FILE.meta.tmp are never opened\n"
+"through a symbolic link.\n"
+"\n"
+"Durability (the tail is always published after the bytes were written):\n"
+"  kill -9 of the daemon loses nothing, whatever --fsync says (the bytes\n"
+"  are in the kernel); at most one batch is written twice.  After a power\n"
+"  loss or an OS crash: none -- records published in the last ~30 s (the\n"
+"  kernel's writeback delay) may be missing from FILE; batch -- every\n"
+"  record whose tail was published is in FILE; interval -- records\n"
+"  published more than MS (plus one fdatasync) before are in FILE.\n"
+"  FILE.meta is always replaced atomically and fsync'ed with its directory.\n"
 "\n"
 "Signals:\n"
 "  SIGINT, SIGTERM  finish the batch in hand (write, publish) and exit 0\n"
@@ -221,7 +261,8 @@ bad:
 }
 
 enum { O_ONCE = 256, O_STATS_JSON, O_LOG_FORMAT, O_IDLE_MAX, O_THROTTLE,
-       O_NO_RECOVER, O_WATERMARK, O_MAX_DELAY };
+       O_NO_RECOVER, O_WATERMARK, O_MAX_DELAY, O_FILE_MODE, OPT_FSYNC,
+       OPT_FSYNC_INTERVAL, O_WRITE_MODE };
 
 static void parse_opts(struct opts *o, int argc, char **argv)
 {
@@ -237,6 +278,10 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 		{ "no-output-check", no_argument, NULL, O_NO_RECOVER },
 		{ "watermark", required_argument, NULL, O_WATERMARK },
 		{ "max-delay-us", required_argument, NULL, O_MAX_DELAY },
+		{ "file-mode", required_argument, NULL, O_FILE_MODE },
+		{ "fsync", required_argument, NULL, OPT_FSYNC },
+		{ "fsync-interval-ms", required_argument, NULL, OPT_FSYNC_INTERVAL },
+		{ "write-mode", required_argument, NULL, O_WRITE_MODE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "log-format", required_argument, NULL, O_LOG_FORMAT },
@@ -250,6 +295,10 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 	o->idle_max_ms = DEFAULT_IDLE_MAX_MS;
 	o->watermark = DEFAULT_WATERMARK;
 	o->max_delay_us = DEFAULT_MAX_DELAY_US;
+	o->file_mode = 0600;
+	o->fsync = FSYNC_NONE;
+	o->fsync_interval_ms = 1000;
+	o->copy = true;
 	while ((c = getopt_long(argc, argv, "d:r:o:b:qvh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': o->kind = SRC_DEVICE; o->source = optarg; nsrc++; break;
@@ -291,6 +340,52 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 			}
 			o->max_delay_us = (unsigned int)v;
 			break;
+		case O_FILE_MODE: {
+			char *end;
+			unsigned long m;
+
+			errno = 0;
+			m = strtoul(optarg, &end, 8);
+			if (errno || end == optarg || *end || m > 0777) {
+				log_msg(LOG_ERR, "--file-mode must be octal permission bits, 0..0777 (e.g. 0640), not '%s'",
+					optarg);
+				exit(EXIT_USAGE);
+			}
+			o->file_mode = (unsigned int)m;
+			break;
+		}
+		case OPT_FSYNC:
+			if (!strcmp(optarg, "none")) {
+				o->fsync = FSYNC_NONE;
+			} else if (!strcmp(optarg, "batch")) {
+				o->fsync = FSYNC_BATCH;
+			} else if (!strcmp(optarg, "interval")) {
+				o->fsync = FSYNC_INTERVAL;
+			} else {
+				log_msg(LOG_ERR, "--fsync must be none, batch or interval, not '%s'",
+					optarg);
+				exit(EXIT_USAGE);
+			}
+			break;
+		case OPT_FSYNC_INTERVAL:
+			v = parse_num(optarg, "fsync interval");
+			if (v < 1 || v > 3600000) {
+				log_msg(LOG_ERR, "--fsync-interval-ms must be 1..3600000 (1 h)");
+				exit(EXIT_USAGE);
+			}
+			o->fsync_interval_ms = (unsigned int)v;
+			break;
+		case O_WRITE_MODE:
+			if (!strcmp(optarg, "copy")) {
+				o->copy = true;
+			} else if (!strcmp(optarg, "spans")) {
+				o->copy = false;
+			} else {
+				log_msg(LOG_ERR, "--write-mode must be spans or copy, not '%s'",
+					optarg);
+				exit(EXIT_USAGE);
+			}
+			break;
 		case O_THROTTLE: o->throttle = (double)parse_num(optarg, "throttle"); break;
 		case 'q': log_verbosity = LOG_WARN; break;
 		case 'v': log_verbosity = LOG_DEBUG; break;
@@ -322,14 +417,53 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 
 /* --------------------------------------------------------------- output */
 
+static void sidecar_path(const struct daemon *d, char *path, size_t len)
+{
+	snprintf(path, len, "%s.meta", d->o.output);
+}
+
+/*
+ * Describe the output in FILE.meta (docs/format.md 12.4).  A new sidecar
+ * gets the header with the host clocks of now (and anchor_offset when the
+ * dump already held bytes: its start's clocks are unknown).  An existing
+ * one is never rewritten from scratch: its epoch lines and first clock
+ * anchors stay, and one restart= line records this start.  A sidecar that
+ * cannot be parsed (or is newer than this daemon) is left alone and the
+ * daemon refuses to start: appending records it cannot describe would
+ * lose their meaning.
+ */
 static int write_sidecar(struct daemon *d)
 {
 	struct hmb_sidecar sc;
 	struct hmb_error err;
 	char path[4096];
+	int rc;
 
 	if (!d->out_is_file)
 		return 0;
+	sidecar_path(d, path, sizeof(path));
+	/* A sidecar beside an empty dump describes nothing that is left. */
+	if (d->out_size && (access(path, F_OK) == 0 || errno != ENOENT)) {
+		struct hmb_sidecar_restart r;
+
+		memset(&r, 0, sizeof(r));
+		r.dump_offset = d->out_size;
+		r.tail = hmb_consumer_cursor(d->c);
+		r.ring_size = d->src.ring_size;
+		r.realtime_ns = clock_ns(CLOCK_REALTIME);
+		r.monotonic_ns = clock_ns(CLOCK_MONOTONIC);
+		r.boottime_ns = clock_ns(CLOCK_BOOTTIME);
+		snprintf(r.source, sizeof(r.source), "%s", d->src.path);
+		rc = hmb_sidecar_append_restart(path, &r, &err);
+		if (rc) {
+			log_msg(LOG_ERR, "cannot record this start in the existing sidecar %s: %s (left as it was; move it away or fix it)",
+				path, err.msg);
+			return -1;
+		}
+		log_msg(LOG_DEBUG, "sidecar %s: restart at dump offset %" PRIu64 " recorded",
+			path, d->out_size);
+		return 0;
+	}
 	memset(&sc, 0, sizeof(sc));
 	sc.abi_version = HMB_TRACE_ABI_VERSION;
 	sc.ring_size = d->src.ring_size;
@@ -337,8 +471,7 @@ static int write_sidecar(struct daemon *d)
 	sc.realtime_ns = clock_ns(CLOCK_REALTIME);
 	sc.monotonic_ns = clock_ns(CLOCK_MONOTONIC);
 	sc.boottime_ns = clock_ns(CLOCK_BOOTTIME);
-	snprintf(path, sizeof(path), "%s.meta", d->o.output);
-	if (hmb_sidecar_write(path, &sc, &err)) {
+	if (hmb_sidecar_create(path, &sc, d->out_size, d->o.file_mode, &err)) {
 		log_msg(LOG_ERR, "cannot write sidecar %s: %s", path, err.msg);
 		return -1;
 	}
@@ -390,8 +523,40 @@ static void output_recover(struct daemon *d)
 	}
 }
 
-static int output_open(struct daemon *d)
+/*
+ * Open FILE for appending, never through a symbolic link (O_NOFOLLOW): a
+ * new file is created with O_EXCL and given exactly --file-mode; an
+ * existing one keeps its mode.  Sets *@created.
+ */
+static int open_output_file(struct daemon *d, bool *created)
 {
+	const int fl = O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW;
+	int fd, tries;
+
+	for (tries = 0; tries < 8; tries++) {
+		fd = open(d->o.output, fl | O_CREAT | O_EXCL, d->o.file_mode);
+		if (fd >= 0) {
+			*created = true;
+			if (fchmod(fd, d->o.file_mode))
+				log_msg(LOG_WARN, "cannot set mode %04o on %s: %s",
+					d->o.file_mode, d->o.output, strerror(errno));
+			return fd;
+		}
+		if (errno != EEXIST)
+			break;
+		fd = open(d->o.output, fl);
+		if (fd >= 0 || errno != ENOENT) {
+			*created = false;
+			return fd;
+		}
+		/* Removed between the two opens: try again. */
+	}
+	return -1;
+}
+
+static int output_open(struct daemon *d, bool reopen)
+{
+	bool created = false;
 	struct stat st;
 
 	if (!strcmp(d->o.output, "-")) {
@@ -400,22 +565,75 @@ static int output_open(struct daemon *d)
 		d->out_size = 0;
 		return 0;
 	}
-	d->out_fd = open(d->o.output, O_WRONLY | O_CLOEXEC | O_CREAT | O_APPEND,
-			 0644);
+	d->out_fd = open_output_file(d, &created);
 	if (d->out_fd < 0) {
-		log_msg(LOG_ERR, "cannot open output %s: %s", d->o.output,
+		log_msg(LOG_ERR, "cannot open output %s: %s%s", d->o.output,
+			strerror(errno),
+			errno == ELOOP ? " (it is a symbolic link; the daemon does not follow links for its output)" : "");
+		return -1;
+	}
+	if (fstat(d->out_fd, &st)) {
+		log_msg(LOG_ERR, "output %s: fstat: %s", d->o.output, strerror(errno));
+		return -1;
+	}
+	d->out_is_file = S_ISREG(st.st_mode);
+	d->out_size = d->out_is_file ? (uint64_t)st.st_size : 0;
+	d->synced_size = d->out_size;
+	d->last_sync = now_s();
+	/* A new name in the directory survives a power loss only once the
+	 * directory is synced. */
+	if (created && d->o.fsync != FSYNC_NONE) {
+		int rc = hmb_fsync_dir_of(d->o.output);
+
+		if (rc)
+			log_msg(LOG_WARN, "output %s: cannot sync its directory: %s",
+				d->o.output, strerror(-rc));
+	}
+	if (d->out_size && !d->o.no_recover)
+		output_recover(d);
+	if (reopen && d->out_is_file && st.st_dev == d->out_dev &&
+	    st.st_ino == d->out_ino) {
+		/* SIGHUP, FILE not moved away: the same dump goes on. */
+		return 0;
+	}
+	d->out_dev = st.st_dev;
+	d->out_ino = st.st_ino;
+	return write_sidecar(d);
+}
+
+/*
+ * fdatasync the dump if bytes were written since the last one.  Returns 0,
+ * or -1 on failure (logged; the tail is then not published under batch).
+ */
+static int output_sync(struct daemon *d)
+{
+	if (!d->out_is_file || d->out_size == d->synced_size)
+		return 0;
+	while (fdatasync(d->out_fd)) {
+		if (errno == EINTR)
+			continue;
+		log_msg(LOG_ERR, "output %s: fdatasync: %s", d->o.output,
 			strerror(errno));
 		return -1;
 	}
-	d->out_is_file = !fstat(d->out_fd, &st) && S_ISREG(st.st_mode);
-	d->out_size = d->out_is_file ? (uint64_t)st.st_size : 0;
-	if (d->out_size && !d->o.no_recover)
-		output_recover(d);
-	return write_sidecar(d);
+	d->st.fsyncs++;
+	d->synced_size = d->out_size;
+	d->last_sync = now_s();
+	return 0;
+}
+
+/* --fsync interval: sync once the oldest unsynced byte waited long enough. */
+static void output_sync_due(struct daemon *d)
+{
+	if (d->o.fsync == FSYNC_INTERVAL && d->out_size != d->synced_size &&
+	    (now_s() - d->last_sync) * 1000 >= d->o.fsync_interval_ms)
+		output_sync(d);
 }
 
 static void output_close(struct daemon *d)
 {
+	if (d->out_fd >= 0 && d->o.fsync != FSYNC_NONE)
+		output_sync(d);
 	if (d->out_fd >= 0 && d->out_fd != STDOUT_FILENO && close(d->out_fd))
 		log_msg(LOG_WARN, "closing output %s: %s", d->o.output,
 			strerror(errno));
@@ -486,37 +704,71 @@ static bool errno_retryable(int e)
 	       e == EAGAIN || e == EINTR;
 }
 
+/* Cut FILE back to @size bytes (a record boundary). */
+static int output_cut(struct daemon *d, uint64_t size)
+{
+	if (!d->out_is_file || d->out_size == size)
+		return 0;
+	if (ftruncate(d->out_fd, (off_t)size)) {
+		log_msg(LOG_ERR, "output %s: cannot cut back to %" PRIu64 ": %s",
+			d->o.output, size, strerror(errno));
+		return -1;
+	}
+	d->out_size = size;
+	return 0;
+}
+
 /*
- * Write @len bytes.  Partial writes are continued where they stopped;
- * ENOSPC/EIO and friends are retried with exponential back-off (1 ms to
- * 1 s) for as long as it takes, logged once per episode.  The tail is not
- * touched here, so nothing unwritten is ever published.  Returns 0, or -1
- * when the daemon was told to stop while the output still failed or on an
- * error that cannot get better (the output was then cut back to the last
- * record boundary it had before this batch, so the batch stays in the ring).
+ * Write the @n buffers of @iov (@len bytes in all) with writev(2).  Partial
+ * writes are continued where they stopped; ENOSPC/EIO and friends are
+ * retried with exponential back-off (1 ms to 1 s) for as long as it takes,
+ * logged once per episode.  The tail is not touched here, so nothing
+ * unwritten is ever published.  Returns 0, or -1 when the daemon was told
+ * to stop while the output still failed or on an error that cannot get
+ * better (the output was then cut back to the last record boundary it had
+ * before this batch, so the batch stays in the ring), or -2 when the ring's
+ * memory itself is gone (EFAULT reading the spans: device removed, ring
+ * file truncated).  @iov is consumed.
  */
-static int output_write(struct daemon *d, const uint8_t *buf, size_t len)
+static int output_write(struct daemon *d, struct iovec *iov, int n, size_t len)
 {
 	uint64_t start_size = d->out_size;
-	size_t off = 0;
+	size_t done = 0;
 	double delay_ms = 1, t_fail = 0;
 	bool episode = false;
 	int last_err = 0;
-	ssize_t n;
+	ssize_t w;
 
-	while (off < len) {
-		n = write(d->out_fd, buf + off, len - off);
-		if (n > 0) {
-			off += (size_t)n;
-			d->out_size += (uint64_t)n;
+	while (done < len) {
+		w = writev(d->out_fd, iov, n > IOV_MAX ? IOV_MAX : n);
+		if (w > 0) {
+			done += (size_t)w;
+			d->out_size += (uint64_t)w;
+			/* Step over what was written, into a partial buffer. */
+			while (n && (size_t)w >= iov->iov_len) {
+				w -= (ssize_t)iov->iov_len;
+				iov++;
+				n--;
+			}
+			if (n && w) {
+				iov->iov_base = (uint8_t *)iov->iov_base + w;
+				iov->iov_len -= (size_t)w;
+			}
 			continue;
 		}
-		last_err = n < 0 ? errno : EIO;
+		last_err = w < 0 ? errno : EIO;
 		if (last_err == EINTR)
 			continue;
+		if (last_err == EFAULT) {
+			log_msg(LOG_ERR, "%s %s gone: its memory is no longer there (EFAULT writing from the ring)",
+				d->src.kind == SRC_DEVICE ? "device" : "ring file",
+				d->src.path);
+			output_cut(d, start_size);
+			return -2;
+		}
 		if (!errno_retryable(last_err)) {
 			log_msg(LOG_ERR, "output %s: %s; %zu bytes of this batch unwritten",
-				d->o.output, strerror(last_err), len - off);
+				d->o.output, strerror(last_err), len - done);
 			goto give_up;
 		}
 		if (!episode) {
@@ -526,13 +778,13 @@ static int output_write(struct daemon *d, const uint8_t *buf, size_t len)
 			log_msg(LOG_WARN, "output %s: %s; holding the ring tail at %" PRIu64
 				", %zu bytes pending; retrying",
 				d->o.output, strerror(last_err), d->published,
-				len - off);
+				len - done);
 		}
 		d->st.output_retries++;
 		signals_read(d);
 		if (d->stop) {
 			log_msg(LOG_ERR, "output %s: still failing (%s) when told to stop; %zu bytes stay in the ring",
-				d->o.output, strerror(last_err), len - off);
+				d->o.output, strerror(last_err), len - done);
 			goto give_up;
 		}
 		sleep_ms(d, delay_ms);
@@ -545,13 +797,7 @@ static int output_write(struct daemon *d, const uint8_t *buf, size_t len)
 
 give_up:
 	/* Leave the file at a record boundary; the batch is still in the ring. */
-	if (d->out_is_file && d->out_size != start_size) {
-		if (ftruncate(d->out_fd, (off_t)start_size) == 0)
-			d->out_size = start_size;
-		else
-			log_msg(LOG_ERR, "output %s: cannot cut back to %" PRIu64 ": %s",
-				d->o.output, start_size, strerror(errno));
-	}
+	output_cut(d, start_size);
 	return -1;
 }
 
@@ -721,16 +967,58 @@ static int drain(struct daemon *d)
 		return 2;
 	for (;;) {
 		struct hmb_consumer_counts n0, n1;
+		bool spans = !d->o.copy && !d->copy_next;
+		uint64_t start = d->out_size;
+		struct iovec one;
+		int niov = 0, w;
 
 		hmb_consumer_counts(d->c, &n0);
-		r = hmb_consumer_read(d->c, d->buf, d->o.batch, &len, &err);
-		hmb_consumer_counts(d->c, &n1);
+		if (spans) {
+			/* One copy: write the checked records from the ring. */
+			r = hmb_consumer_spans(d->c, d->iov, IOV_MAX, d->o.batch,
+					       &niov, &len, &err);
+		} else {
+			r = hmb_consumer_read(d->c, d->buf, d->o.batch, &len, &err);
+			one = (struct iovec){ .iov_base = d->buf, .iov_len = len };
+		}
+		d->copy_next = false;
 		if (len) {
-			if (output_write(d, d->buf, len)) {
+			w = output_write(d, spans ? d->iov : &one, spans ? niov : 1,
+					 len);
+			if (w) {
+				d->exit_code = w == -2 ? EXIT_GONE : EXIT_OUTPUT;
+				d->exit_reason = w == -2 ? "ring gone" : "output failed";
+				return -1;
+			}
+			if (spans) {
+				struct hmb_error verr;
+
+				if (hmb_consumer_verify(d->c, &verr)) {
+					/*
+					 * The device rewrote a header we had
+					 * checked: what we wrote may not be
+					 * what we checked.  Drop it and read
+					 * the batch again from a private copy
+					 * (format.md 9.5).
+					 */
+					d->st.ring_changed++;
+					log_msg(LOG_WARN, "ring changed under the write: %s; writing that batch again from a checked copy",
+						verr.msg);
+					if (output_cut(d, start)) {
+						d->exit_code = EXIT_OUTPUT;
+						d->exit_reason = "output failed";
+						return -1;
+					}
+					d->copy_next = true;
+					continue;
+				}
+			}
+			if (d->o.fsync == FSYNC_BATCH && output_sync(d)) {
 				d->exit_code = EXIT_OUTPUT;
 				d->exit_reason = "output failed";
 				return -1;
 			}
+			hmb_consumer_counts(d->c, &n1);
 			d->st.records += n1.records - n0.records;
 			d->st.markers += n1.markers - n0.markers;
 			d->st.ignored += n1.ignored - n0.ignored;
@@ -742,6 +1030,7 @@ static int drain(struct daemon *d)
 				throttle(d);
 			if (publish(d))
 				return -1;
+			output_sync_due(d);
 		}
 		if (r < 0) {
 			ring_corrupt(d, &err);
@@ -764,7 +1053,7 @@ static int reopen_output(struct daemon *d)
 		return 0;
 	}
 	output_close(d);
-	if (output_open(d)) {
+	if (output_open(d, true)) {
 		d->exit_code = EXIT_ERR;
 		d->exit_reason = "reopen failed";
 		return -1;
@@ -791,7 +1080,9 @@ static int wait_data(struct daemon *d, unsigned int idle)
 		pfd[0].events = POLLIN;
 		pfd[1].fd = d->src.fd;
 		pfd[1].events = POLLIN | POLLPRI;
-		n = poll(pfd, 2, 1000);
+		n = poll(pfd, 2, d->o.fsync == FSYNC_INTERVAL &&
+			 d->out_size != d->synced_size ?
+			 (int)d->o.fsync_interval_ms : 1000);
 		if (n < 0 && errno != EINTR) {
 			log_msg(LOG_ERR, "poll %s: %s", d->src.path, strerror(errno));
 			d->exit_code = EXIT_ERR;
@@ -877,6 +1168,7 @@ static int run(struct daemon *d)
 		r = drain(d);
 		if (r < 0)
 			return -1;
+		output_sync_due(d);
 		if (d->stop)
 			return 0;
 		if (d->reopen && reopen_output(d))
@@ -923,7 +1215,15 @@ static void summary(struct daemon *d)
 		d->exit_reason);
 	if (!d->o.stats_json)
 		return;
-	f = fopen(d->o.stats_json, "we");
+	{
+		/* As the dump: never through a symbolic link, our mode. */
+		int fd = open(d->o.stats_json, O_WRONLY | O_CREAT | O_TRUNC |
+			      O_NOFOLLOW | O_CLOEXEC, d->o.file_mode);
+
+		f = fd >= 0 ? fdopen(fd, "w") : NULL;
+		if (fd >= 0 && !f)
+			close(fd);
+	}
 	if (!f) {
 		log_msg(LOG_ERR, "cannot write %s: %s", d->o.stats_json, strerror(errno));
 		return;
@@ -933,12 +1233,15 @@ static void summary(struct daemon *d)
 		",\"overflow_events\":%" PRIu64 ",\"frozen_events\":%" PRIu64
 		",\"unknown_flag_events\":%" PRIu64 ",\"reinits\":%" PRIu64
 		",\"reopens\":%" PRIu64 ",\"output_errors\":%" PRIu64
-		",\"output_retries\":%" PRIu64 ",\"tail\":%" PRIu64
+		",\"output_retries\":%" PRIu64 ",\"fsyncs\":%" PRIu64
+		",\"ring_changed\":%" PRIu64
+		",\"tail\":%" PRIu64
 		",\"elapsed_s\":%.6f,\"exit_code\":%d,\"exit_reason\":\"%s\"}\n",
 		s->records, s->markers, s->ignored, s->bytes, s->batches,
 		s->overflow_events, s->frozen_events, s->unknown_flag_events,
 		s->reinits, s->reopens, s->output_errors, s->output_retries,
-		d->c ? hmb_consumer_cursor(d->c) : 0, el, d->exit_code,
+		s->fsyncs, s->ring_changed, d->c ? hmb_consumer_cursor(d->c) : 0,
+		el, d->exit_code,
 		d->exit_reason);
 	if (fclose(f))
 		log_msg(LOG_ERR, "cannot write %s: %s", d->o.stats_json, strerror(errno));
@@ -975,7 +1278,7 @@ int main(int argc, char **argv)
 		log_msg(LOG_ERR, "cannot allocate a %zu-byte batch buffer", d->o.batch);
 		return EXIT_ERR;
 	}
-	if (output_open(d))
+	if (output_open(d, false))
 		return EXIT_ERR;
 	d->flags = 0;
 	d->published = hmb_consumer_cursor(d->c);

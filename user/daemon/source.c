@@ -28,7 +28,8 @@ static int publish_ring_file(void *ctx, uint64_t tail)
 	volatile struct hmb_ring_hdr *h = ctx;
 	uint64_t head = __atomic_load_n(&h->head, __ATOMIC_ACQUIRE);
 
-	if (tail > head)
+	/* Cursors count modulo 2^64: compare the distance, not the values. */
+	if ((int64_t)(tail - head) > 0)
 		return -ESTALE;
 	return hmb_publish_store(ctx, tail);
 }

@@ -14,8 +14,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "internal.h"
+
+/* What hmb_consumer_verify() re-checks of one record written from spans. */
+struct span_rec {
+	uint32_t off;		/* ring offset (ring_size <= 2^31) */
+	uint16_t payload_len;
+	uint8_t flags;
+};
 
 struct hmb_consumer {
 	const volatile uint8_t *base;
@@ -35,6 +43,11 @@ struct hmb_consumer {
 	bool need_ack;		/* publish ack_tail before anything else */
 	uint64_t ack_tail;	/* tail the header held when we read it */
 	struct hmb_consumer_counts n;	/* copied out since open */
+	/* the batch of the last hmb_consumer_spans(), for verify() */
+	struct span_rec *sv;
+	size_t sv_n, sv_cap;
+	uint64_t sv_cursor;		/* cursor before that batch */
+	struct hmb_consumer_counts sv_counts;
 	uint8_t one[HMB_RECORD_MAX_SIZE];	/* for hmb__consumer_next */
 };
 
@@ -80,7 +93,11 @@ static int load_header(struct hmb_consumer *c, uint64_t *head, uint64_t *tail,
 		return hmb__err(err, HMB_E_HEAD_MISALIGNED, 0, 0x10,
 				"ring head %" PRIu64 " at offset 0x10 is not 8-byte aligned",
 				hd);
-	if (hd < tl)
+	/*
+	 * Cursors are byte counters modulo 2^64 (format.md section 4): head
+	 * may have wrapped past 0 while tail has not.  Compare distances.
+	 */
+	if ((int64_t)(hd - tl) < 0)
 		return hmb__err(err, HMB_E_HEAD_BACKWARDS, 0, 0x10,
 				"ring head %" PRIu64 " is behind tail %" PRIu64,
 				hd, tl);
@@ -138,6 +155,8 @@ int hmb_consumer_open(struct hmb_consumer **out, const volatile void *base,
 
 void hmb_consumer_close(struct hmb_consumer *c)
 {
+	if (c)
+		free(c->sv);
 	free(c);
 }
 
@@ -173,7 +192,7 @@ int hmb_consumer_poll(struct hmb_consumer *c, uint64_t *avail,
 		c->head = c->cursor;
 		return 0;	/* hmb_consumer_reinit() takes it from here */
 	}
-	if (h < c->head) {
+	if ((int64_t)(h - c->head) < 0) {
 		/*
 		 * A frozen ring is being re-initialised: wait for reinit, and
 		 * read nothing more of the old epoch (its bytes are being
@@ -188,16 +207,25 @@ int hmb_consumer_poll(struct hmb_consumer *c, uint64_t *avail,
 				"head moved backwards from %" PRIu64 " to %" PRIu64
 				" (consumer %s)", c->head, h, where);
 	}
+	/*
+	 * While FROZEN, a head that fails a check means the header is being
+	 * rewritten: nothing is available, and read() must not go on to an
+	 * older head either (it returns what poll said: nothing).
+	 */
 	if (h & (HMB_RECORD_ALIGN - 1)) {
-		if (frozen)
+		if (frozen) {
+			c->head = c->cursor;
 			return 0;
+		}
 		return hmb__err(err, HMB_E_HEAD_MISALIGNED, 0, c->cursor,
 				"head %" PRIu64 " is not 8-byte aligned (consumer at cursor %" PRIu64 ")",
 				h, c->cursor);
 	}
 	if (h - c->cursor > c->ring_size) {
-		if (frozen)
+		if (frozen) {
+			c->head = c->cursor;
 			return 0;
+		}
 		return hmb__err(err, HMB_E_HEAD_AHEAD, 0, c->cursor,
 				"head %" PRIu64 " is %" PRIu64
 				" bytes ahead of the consumer cursor %" PRIu64
@@ -225,16 +253,22 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 	char where[96];
 	int rc = 0;
 
-	while (cur < head && nrec < max_recs) {
+	/*
+	 * Cursors are counters modulo 2^64: every comparison is between
+	 * distances from @cur (head - cur, rem), never between absolute
+	 * cursors, whose lap end wraps to 0 in the last lap before 2^64.
+	 * poll() guarantees head - cur <= ring_size.
+	 */
+	while (cur != head && nrec < max_recs) {
 		uint64_t off = cur & c->mask;
-		uint64_t lap_end = cur - off + rs;
-		uint64_t rem = lap_end - cur;
+		uint64_t rem = rs - off;	/* bytes left in this lap */
+		uint64_t left = head - cur;	/* bytes up to head */
 		struct hmb_record_hdr h;
 		uint64_t s;
 
 		if (rem < HMB_RECORD_HDR_SIZE) {
 			/* Implicit wrap (D2): no marker fits, skip the rest. */
-			if (head < lap_end) {
+			if (left < rem) {
 				where_cur(c, cur, where, sizeof(where));
 				rc = hmb__err(err, HMB_E_HEAD_IN_GAP, 0, cur,
 					      "head %" PRIu64 " inside the %" PRIu64
@@ -242,10 +276,10 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 					      head, rem, where);
 				break;
 			}
-			cur = ck_end = lap_end;
+			cur = ck_end = cur + rem;
 			continue;
 		}
-		if (head - cur < HMB_RECORD_HDR_SIZE) {
+		if (left < HMB_RECORD_HDR_SIZE) {
 			where_cur(c, cur, where, sizeof(where));
 			rc = hmb__err(err, HMB_E_REC_BEYOND_HEAD, 0, cur,
 				      "record header %s extends past head %" PRIu64,
@@ -253,7 +287,7 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 			break;
 		}
 		if (ck_end - cur < HMB_RECORD_HDR_SIZE) {
-			uint64_t n = (head < lap_end ? head : lap_end) - cur;
+			uint64_t n = left < rem ? left : rem;
 
 			if (buflen - out < HMB_RECORD_HDR_SIZE)
 				break;		/* caller's buffer is full */
@@ -280,7 +314,7 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 				      " bytes left)", s, where, rem);
 			break;
 		}
-		if (s > head - cur) {
+		if (s > left) {
 			where_cur(c, cur, where, sizeof(where));
 			rc = hmb__err(err, HMB_E_REC_BEYOND_HEAD, 0, cur,
 				      "record of %" PRIu64 " bytes %s extends past head %" PRIu64,
@@ -288,7 +322,7 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 			break;
 		}
 		if (h.flags & HMB_REC_FLAG_WRAP_MARKER) {
-			if (head < lap_end) {
+			if (left < rem) {
 				where_cur(c, cur, where, sizeof(where));
 				rc = hmb__err(err, HMB_E_HEAD_IN_GAP, 0, cur,
 					      "head %" PRIu64 " inside the skip after the wrap marker %s",
@@ -299,7 +333,7 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 			nrec++;
 			c->n.markers++;
 			*last = cur;
-			cur = ck_end = lap_end;
+			cur = ck_end = cur + rem;
 			continue;
 		}
 		if (ck_end - cur < s) {
@@ -307,7 +341,7 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 			 * The record continues past what we copied: copy it
 			 * again from its start and re-validate that copy.
 			 */
-			uint64_t n = (head < lap_end ? head : lap_end) - cur;
+			uint64_t n = left < rem ? left : rem;
 
 			if (buflen - out < s)
 				break;		/* caller's buffer is full */
@@ -338,6 +372,167 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 	c->cursor = cur;
 	*len = out;
 	return rc;
+}
+
+int hmb_consumer_spans(struct hmb_consumer *c, struct iovec *iov,
+		       int max_iov, size_t max_bytes, int *n_iov, size_t *len,
+		       struct hmb_error *err)
+{
+	const uint64_t rs = c ? c->ring_size : 0, head = c ? c->head : 0;
+	uint64_t cur;
+	size_t out = 0, need;
+	int n = 0, rc = 0;
+	char where[96];
+
+	if (len)
+		*len = 0;
+	if (n_iov)
+		*n_iov = 0;
+	if (!c || !iov || max_iov < 1 || !n_iov || !len)
+		return hmb__err(err, HMB_E_INVAL, 0, 0, "no consumer or span list");
+	if (max_bytes < HMB_RECORD_MAX_SIZE)
+		return hmb__err(err, HMB_E_INVAL, 0, 0,
+				"span batch of %zu bytes is smaller than %d",
+				max_bytes, HMB_RECORD_MAX_SIZE);
+	/* At most one record per 32 bytes: the verify list never grows. */
+	need = max_bytes / HMB_RECORD_HDR_SIZE;
+	if (c->sv_cap < need) {
+		struct span_rec *v = realloc(c->sv, need * sizeof(*v));
+
+		if (!v)
+			return hmb__err(err, HMB_E_NOMEM, ENOMEM, 0,
+					"out of memory for %zu span records", need);
+		c->sv = v;
+		c->sv_cap = need;
+	}
+	c->sv_n = 0;
+	c->sv_cursor = c->cursor;
+	c->sv_counts = c->n;
+	cur = c->cursor;
+	/* Distances only, as in consume(): cursors count modulo 2^64. */
+	while (cur != head) {
+		uint64_t off = cur & c->mask;
+		uint64_t rem = rs - off;
+		uint64_t left = head - cur;
+		const uint8_t *p = c->area + off;
+		struct hmb_record_hdr h;
+		uint64_t s;
+
+		if (rem < HMB_RECORD_HDR_SIZE) {
+			if (left < rem) {
+				where_cur(c, cur, where, sizeof(where));
+				rc = hmb__err(err, HMB_E_HEAD_IN_GAP, 0, cur,
+					      "head %" PRIu64 " inside the %" PRIu64
+					      "-byte implicit wrap gap %s",
+					      head, rem, where);
+				break;
+			}
+			cur += rem;
+			continue;
+		}
+		if (left < HMB_RECORD_HDR_SIZE) {
+			where_cur(c, cur, where, sizeof(where));
+			rc = hmb__err(err, HMB_E_REC_BEYOND_HEAD, 0, cur,
+				      "record header %s extends past head %" PRIu64,
+				      where, head);
+			break;
+		}
+		/*
+		 * The walk from header to header defeats the hardware
+		 * prefetcher on large records; ask for the bytes ahead, which
+		 * the write will read anyway.
+		 */
+		__builtin_prefetch(p + 512);
+		__builtin_prefetch(p + 1024);
+		/* The header is copied once and only the copy is used. */
+		memcpy(&h, p, sizeof(h));
+		if (__builtin_expect(!hmb__rec_hdr_ok(&h), 0)) {
+			where_cur(c, cur, where, sizeof(where));
+			rc = hmb__rec_validate(&h, cur, where, err);
+			break;
+		}
+		s = HMB_RECORD_SIZE(h.payload_len);
+		if (s > rem) {
+			where_cur(c, cur, where, sizeof(where));
+			rc = hmb__err(err, HMB_E_REC_CROSS_LAP, 0, cur,
+				      "record of %" PRIu64 " bytes %s crosses the end of the lap (%" PRIu64
+				      " bytes left)", s, where, rem);
+			break;
+		}
+		if (s > left) {
+			where_cur(c, cur, where, sizeof(where));
+			rc = hmb__err(err, HMB_E_REC_BEYOND_HEAD, 0, cur,
+				      "record of %" PRIu64 " bytes %s extends past head %" PRIu64,
+				      s, where, head);
+			break;
+		}
+		if ((h.flags & HMB_REC_FLAG_WRAP_MARKER) && left < rem) {
+			where_cur(c, cur, where, sizeof(where));
+			rc = hmb__err(err, HMB_E_HEAD_IN_GAP, 0, cur,
+				      "head %" PRIu64 " inside the skip after the wrap marker %s",
+				      head, where);
+			break;
+		}
+		if (max_bytes - out < s)
+			break;		/* the batch is full */
+		if (n && (const uint8_t *)iov[n - 1].iov_base +
+			 iov[n - 1].iov_len == p) {
+			iov[n - 1].iov_len += s;
+		} else {
+			if (n == max_iov)
+				break;	/* no span left for this record */
+			iov[n].iov_base = (void *)p;
+			iov[n].iov_len = s;
+			n++;
+		}
+		c->sv[c->sv_n++] = (struct span_rec){
+			.off = (uint32_t)off, .payload_len = h.payload_len,
+			.flags = h.flags,
+		};
+		out += s;
+		if (h.flags & HMB_REC_FLAG_WRAP_MARKER) {
+			c->n.markers++;
+			cur += rem;
+		} else {
+			if (h.flags & ~HMB_REC_FLAGS_KNOWN)
+				c->n.ignored++;
+			else
+				c->n.records++;
+			cur += s;
+		}
+	}
+	c->cursor = cur;
+	*len = out;
+	*n_iov = n;
+	return rc;
+}
+
+int hmb_consumer_verify(struct hmb_consumer *c, struct hmb_error *err)
+{
+	size_t i;
+
+	if (!c)
+		return hmb__err(err, HMB_E_INVAL, 0, 0, "no consumer");
+	for (i = 0; i < c->sv_n; i++) {
+		const struct span_rec *v = &c->sv[i];
+		struct hmb_record_hdr h;
+
+		memcpy(&h, c->area + v->off, sizeof(h));
+		if (h.magic == HMB_RECORD_MAGIC &&
+		    h.payload_len == v->payload_len && h.flags == v->flags)
+			continue;
+		c->cursor = c->sv_cursor;
+		c->n = c->sv_counts;
+		c->sv_n = 0;
+		return hmb__err(err, HMB_E_RING_CHANGED, 0, c->cursor,
+				"the record header at ring offset 0x%" PRIx32
+				" changed between its validation and its write (magic 0x%08" PRIx32
+				", payload_len %u, flags 0x%02x; checked: payload_len %u, flags 0x%02x); batch from cursor %" PRIu64 " to be read again",
+				v->off, h.magic, h.payload_len, h.flags,
+				v->payload_len, v->flags, c->cursor);
+	}
+	c->sv_n = 0;
+	return 0;
 }
 
 int hmb_consumer_read(struct hmb_consumer *c, void *buf, size_t buflen,
@@ -488,7 +683,7 @@ int hmb_consumer_reinit(struct hmb_consumer *c, struct hmb_error *err)
 	if (rc)
 		return rc;
 	c->frozen_seen = false;
-	if (!c->stale && tail == c->hdr_tail && head >= c->head) {
+	if (!c->stale && tail == c->hdr_tail && (int64_t)(head - c->head) >= 0) {
 		/* Thawed without a rewrite: carry on where we were. */
 		return 0;
 	}

@@ -38,6 +38,8 @@ static const struct {
 	  "record extends past head" },
 	{ HMB_E_MARKER_PAYLOAD, "HMB_E_MARKER_PAYLOAD",
 	  "wrap marker with a payload" },
+	{ HMB_E_RING_CHANGED, "HMB_E_RING_CHANGED",
+	  "ring record changed between validation and write" },
 	{ HMB_E_TRUNC_HDR, "HMB_E_TRUNC_HDR",
 	  "end of file inside a record header" },
 	{ HMB_E_TRUNC_PAYLOAD, "HMB_E_TRUNC_PAYLOAD",

@@ -126,6 +126,19 @@ static void do_wrap(struct hmb_producer *p, const struct hmb_event *ev,
 	p->head += rem;
 }
 
+/*
+ * Does @need more bytes fit between the cached tail and head?  Distances
+ * only (cursors are counters modulo 2^64), and a tail that is not within
+ * ring_size behind head (a consumer that published nonsense) leaves no
+ * room at all rather than wrapping the sum around.
+ */
+static bool fits(const struct hmb_producer *p, uint64_t need)
+{
+	uint64_t used = p->head - p->tail_cache;
+
+	return used <= p->ring_size && need <= p->ring_size - used;
+}
+
 int hmb_producer_emit(struct hmb_producer *p, const struct hmb_event *ev,
 		      int mode)
 {
@@ -149,22 +162,22 @@ int hmb_producer_emit(struct hmb_producer *p, const struct hmb_event *ev,
 	off = p->head & (rs - 1);
 	rem = rs - off;
 	skip = s > rem ? rem : 0;
-	if (p->head - p->tail_cache + skip + s > rs) {
+	if (!fits(p, skip + s)) {
 		/* Pairs with the consumer's release publication of tail. */
 		p->tail_cache = hmb__load_acq64(&p->hdr->tail);
-		if (p->head - p->tail_cache + skip + s > rs) {
+		if (!fits(p, skip + s)) {
 			if (m == HMB_EMIT_DROP)
 				return drop(p);
 			/*
 			 * TRY: publish the wrap alone when it fits, or a
 			 * record as large as the ring could never be written.
 			 */
-			if (!skip || p->head - p->tail_cache + skip > rs)
+			if (!skip || !fits(p, skip))
 				return HMB_EMIT_FULL;
 			do_wrap(p, ev, off, rem);
 			if (!defer)
 				hmb_producer_publish(p);
-			if (p->head - p->tail_cache + s > rs)
+			if (!fits(p, s))
 				return HMB_EMIT_FULL;
 			skip = 0;
 		}

@@ -50,6 +50,8 @@ enum hmb_errcode {
 	HMB_E_REC_CROSS_LAP = -22,	/* record crosses the end of the lap */
 	HMB_E_REC_BEYOND_HEAD = -23,	/* record extends past head */
 	HMB_E_MARKER_PAYLOAD = -24,	/* wrap marker with payload_len != 0 */
+	HMB_E_RING_CHANGED = -25,	/* a validated record header changed in
+					 * the ring before it was written out */
 	HMB_E_TRUNC_HDR = -30,		/* dump: end of file inside a header */
 	HMB_E_TRUNC_PAYLOAD = -31,	/* dump: end of file inside a payload */
 	HMB_E_UNKNOWN_MAGIC = -32,	/* first 4 bytes neither HMBT nor RECT */
@@ -161,6 +163,38 @@ int hmb_consumer_poll(struct hmb_consumer *c, uint64_t *avail,
  */
 int hmb_consumer_read(struct hmb_consumer *c, void *buf, size_t buflen,
 		      size_t *len, struct hmb_error *err);
+
+/*
+ * One-copy alternative to hmb_consumer_read() (docs/format.md 9.5): check
+ * the records from the local cursor up to the polled head where they lie
+ * -- each header copied out and checked on the copy, exactly as read()
+ * does -- and describe them as at most @max_iov spans of the mapping in
+ * @iov (records verbatim, markers included, gaps excluded), at most
+ * @max_bytes in all (>= HMB_RECORD_MAX_SIZE).  *@n_iov and *@len say how
+ * many spans and bytes.  Advances the local cursor like read(); on a
+ * validation error the spans hold the good prefix and the cursor stops at
+ * the bad record.
+ *
+ * The caller writes the spans out (writev), then calls
+ * hmb_consumer_verify() before it publishes anything: the bytes went from
+ * the ring to the output after they were checked, so a device that
+ * rewrote them meanwhile would reach the output unchecked.
+ */
+struct iovec;
+int hmb_consumer_spans(struct hmb_consumer *c, struct iovec *iov,
+		       int max_iov, size_t max_bytes, int *n_iov, size_t *len,
+		       struct hmb_error *err);
+/*
+ * After the spans of the last hmb_consumer_spans() were written out: read
+ * every record header of them from the ring again and compare the fields
+ * that frame the stream and classify records (magic, payload_len, flags)
+ * with what was checked.  0: unchanged, publish.  HMB_E_RING_CHANGED: a
+ * header changed (the error names its ring offset); the cursor and the
+ * counts are back where they were before hmb_consumer_spans(), and the
+ * caller must drop what it wrote of that batch and read it again with
+ * hmb_consumer_read() (which checks a private copy).
+ */
+int hmb_consumer_verify(struct hmb_consumer *c, struct hmb_error *err);
 
 /*
  * Record-at-a-time alternative to hmb_consumer_read(): the next validated
@@ -403,6 +437,7 @@ enum hmb_acct_verdict hmb_acct_add(struct hmb_acct *a,
  * "hmb_trace_sidecar=1".  Version checked on read; unknown keys ignored.
  */
 #define HMB_SIDECAR_MAX_EPOCHS 4096
+#define HMB_SIDECAR_MAX_RESTARTS 4096
 struct hmb_sidecar {
 	uint32_t abi_version;
 	uint32_t ring_size;
@@ -411,24 +446,77 @@ struct hmb_sidecar {
 	uint64_t monotonic_ns;		/* CLOCK_MONOTONIC at open */
 	uint64_t boottime_ns;		/* CLOCK_BOOTTIME at open */
 	uint32_t n_epochs;		/* read: number of epoch= lines */
+	uint32_t n_restarts;		/* read: number of restart= lines */
+	uint64_t anchor_offset;		/* dump size when the clocks above were
+					 * taken (0: the dump was new) */
 };
-/* Create/replace the sidecar atomically (n_epochs is not written). */
+
+/*
+ * One "restart=" line: a daemon started appending to an existing dump (or
+ * was pointed at a dump another process wrote) at @dump_offset, attached to
+ * @source (@ring_size) at ring cursor @tail, with these host clocks.  It
+ * does not start an epoch (a restart may replay a batch, D8).
+ */
+struct hmb_sidecar_restart {
+	uint64_t dump_offset;
+	uint64_t tail;
+	uint32_t ring_size;
+	uint64_t realtime_ns, monotonic_ns, boottime_ns;
+	char source[256];
+};
+
+/*
+ * Create or replace the sidecar atomically and durably: "<path>.tmp" made
+ * with O_CREAT | O_EXCL | O_NOFOLLOW (a file or symlink already there is
+ * unlinked, never followed), given exactly @mode (0 = 0600), fsync'ed,
+ * renamed over @path, the directory fsync'ed.  @anchor_offset != 0 says
+ * the dump already held that many bytes (the clocks are not its start's).
+ * n_epochs/n_restarts are not written.
+ */
+int hmb_sidecar_create(const char *path, const struct hmb_sidecar *sc,
+		       uint64_t anchor_offset, unsigned int mode,
+		       struct hmb_error *err);
+/* hmb_sidecar_create(path, sc, 0, 0600, err). */
 int hmb_sidecar_write(const char *path, const struct hmb_sidecar *sc,
 		      struct hmb_error *err);
 int hmb_sidecar_read(const char *path, struct hmb_sidecar *sc,
 		     struct hmb_error *err);
+/*
+ * Parse sidecar text from memory (@name prefixes messages); fill @sc and
+ * the epoch offsets (either may be NULL).  What hmb_sidecar_read() and
+ * hmb_sidecar_epochs() do after reading the file.
+ */
+int hmb_sidecar_parse(const char *text, size_t len, const char *name,
+		      struct hmb_sidecar *sc, uint64_t *epochs,
+		      size_t max_epochs, size_t *n_epochs,
+		      struct hmb_error *err);
+/*
+ * Append whole "key=value\n" @lines: the existing sidecar is read and
+ * checked (a malformed or newer one is refused and left as it is), the
+ * result is checked too, and the file is replaced as by
+ * hmb_sidecar_create(), keeping its permission bits.  Nothing already in
+ * the sidecar is ever dropped.
+ */
+int hmb_sidecar_append(const char *path, const char *lines,
+		       struct hmb_error *err);
 /*
  * Append "epoch=<dump_offset>": the ring was re-initialised and the records
  * from @dump_offset of the dump on belong to a new producer epoch.
  */
 int hmb_sidecar_append_epoch(const char *path, uint64_t dump_offset,
 			     struct hmb_error *err);
+/* Append one "restart=" line (docs/format.md 12.4). */
+int hmb_sidecar_append_restart(const char *path,
+			       const struct hmb_sidecar_restart *r,
+			       struct hmb_error *err);
 /*
  * Read the epoch offsets in file order into @offs (at most @max, itself at
  * most HMB_SIDECAR_MAX_EPOCHS); more lines than that is HMB_E_SIDECAR.
  */
 int hmb_sidecar_epochs(const char *path, uint64_t *offs, size_t max,
 		       size_t *n, struct hmb_error *err);
+/* fsync the directory that holds @path.  0 or a negative errno. */
+int hmb_fsync_dir_of(const char *path);
 
 #ifdef __cplusplus
 }

@@ -143,10 +143,21 @@ static void test_header_faults(void)
 	g.hdr->tail = 4;
 	ok(drain(&g, g.len, &len, &e, NULL) == HMB_E_HEAD_MISALIGNED,
 	   "tail not aligned: %s", e.msg);
+	/* Cursors count modulo 2^64: 2^64 - 8 is 8 bytes behind tail 0. */
 	g.hdr->head = UINT64_MAX - 7;
 	g.hdr->tail = 0;
+	ok(drain(&g, g.len, &len, &e, NULL) == HMB_E_HEAD_BACKWARDS,
+	   "head 8 bytes behind tail 0 (mod 2^64): %s", e.msg);
+	g.hdr->head = 1ull << 62;
+	g.hdr->tail = 0;
 	ok(drain(&g, g.len, &len, &e, NULL) == HMB_E_HEAD_AHEAD,
-	   "head near 2^64: %s", e.msg);
+	   "head far ahead of tail: %s", e.msg);
+	/* Head wrapped past 0, tail not: 64 bytes in the ring, all stale. */
+	g.hdr->tail = UINT64_MAX - 31;
+	g.hdr->head = 32;
+	ok(drain(&g, g.len, &len, &e, NULL) == HMB_E_REC_MAGIC,
+	   "head wrapped past 0 is accepted, the bytes are then checked: %s",
+	   e.msg);
 	gr_free(&g);
 }
 

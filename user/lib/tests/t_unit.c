@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <inttypes.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "hmbtrace.h"
@@ -693,6 +694,113 @@ static void test_buf_iter(void)
 	ok(hmb_buf_iter_next(&it, &r, &e) == 0, "empty buffer");
 }
 
+/* Read @path whole into @buf (NUL-terminated); bytes read or -1. */
+static ssize_t read_text(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n >= 0)
+		buf[n] = 0;
+	return n;
+}
+
+/*
+ * Issue 11, defects 8 and 9: updates keep every line (epochs, clock
+ * anchors), restarts are recorded, a symlink planted at "<path>.tmp" is
+ * never written through, files are created 0600 (or the mode asked for)
+ * whatever the umask, and a sidecar that cannot be parsed is refused and
+ * left as it was.
+ */
+static void test_sidecar_update(const char *dir)
+{
+	struct hmb_sidecar sc = {
+		.abi_version = 1, .ring_size = 65536, .realtime_ns = 11,
+		.monotonic_ns = 22, .boottime_ns = 33, .source = "/dev/shm/r",
+	}, rd;
+	struct hmb_sidecar_restart rs = {
+		.dump_offset = 8192, .tail = 18446744073709551608ULL,
+		.ring_size = 65536, .realtime_ns = 44, .monotonic_ns = 55,
+		.boottime_ns = 66, .source = "/dev/shm/r two",
+	};
+	char path[256], tmp[300], victim[300], before[4096], after[4096];
+	uint64_t ep[4];
+	struct hmb_error e;
+	struct stat st;
+	mode_t um;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/u.bin.meta", dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	um = umask(0);
+	ok(hmb_sidecar_create(path, &sc, 0, 0, &e) == 0 && !stat(path, &st) &&
+	   (st.st_mode & 07777) == 0600, "created 0600 under umask 0 (%o)",
+	   st.st_mode & 07777);
+	umask(077);
+	ok(hmb_sidecar_create(path, &sc, 0, 0640, &e) == 0 && !stat(path, &st) &&
+	   (st.st_mode & 07777) == 0640, "created 0640 as asked under umask 077");
+	umask(um);
+	ok(hmb_sidecar_append_epoch(path, 4096, &e) == 0, "epoch appended");
+	ok(hmb_sidecar_append_restart(path, &rs, &e) == 0, "restart appended: %s",
+	   e.msg);
+	ok(hmb_sidecar_read(path, &rd, &e) == 0 && rd.n_epochs == 1 &&
+	   rd.n_restarts == 1 && rd.realtime_ns == 11 && rd.monotonic_ns == 22 &&
+	   !strcmp(rd.source, "/dev/shm/r"),
+	   "restart keeps epoch and clock anchors (%u epochs, %u restarts)",
+	   rd.n_epochs, rd.n_restarts);
+	ok(!stat(path, &st) && (st.st_mode & 07777) == 0640,
+	   "append keeps the sidecar's mode");
+	ok(hmb_sidecar_append_epoch(path, 12288, &e) == 0 &&
+	   hmb_sidecar_epochs(path, ep, 4, &n, &e) == 0 && n == 2 &&
+	   ep[0] == 4096 && ep[1] == 12288, "epochs after a restart kept");
+	/* A symlink planted at .tmp: the victim must stay untouched. */
+	f = fopen(victim, "w");
+	fputs("precious\n", f);
+	fclose(f);
+	ok(!symlink(victim, tmp), "symlink planted at %s", tmp);
+	ok(hmb_sidecar_append_epoch(path, 16384, &e) == 0, "append with a planted symlink: %s",
+	   e.msg);
+	ok(read_text(victim, after, sizeof(after)) > 0 &&
+	   !strcmp(after, "precious\n"), "symlink target not written");
+	ok(lstat(tmp, &st) && errno == ENOENT, "no .tmp left behind");
+	/* The dump's sidecar itself a symlink: refused, nothing written. */
+	unlink(path);
+	ok(!symlink(victim, path), "sidecar replaced by a symlink");
+	ok(hmb_sidecar_append_epoch(path, 1, &e) == HMB_E_IO &&
+	   e.sys_errno == ELOOP, "append through a symlinked sidecar refused: %s",
+	   e.msg);
+	ok(read_text(victim, after, sizeof(after)) > 0 &&
+	   !strcmp(after, "precious\n"), "its target not written");
+	unlink(path);
+	/* Malformed: refused, left exactly as it was. */
+	f = fopen(path, "w");
+	fputs("hmb_trace_sidecar=1\nabi_version=1\nepoch=12x\n", f);
+	fclose(f);
+	read_text(path, before, sizeof(before));
+	ok(hmb_sidecar_append_epoch(path, 8, &e) == HMB_E_SIDECAR,
+	   "append to a malformed sidecar refused: %s", e.msg);
+	ok(read_text(path, after, sizeof(after)) > 0 && !strcmp(before, after),
+	   "malformed sidecar left as it was");
+	f = fopen(path, "w");
+	fputs("hmb_trace_sidecar=1\nabi_version=1\nrestart=8 tail=x\n", f);
+	fclose(f);
+	ok(hmb_sidecar_read(path, &rd, &e) == HMB_E_SIDECAR && e.offset == 3,
+	   "malformed restart line: %s", e.msg);
+	f = fopen(path, "w");
+	fputs("hmb_trace_sidecar=1\nabi_version=1\nrestart=8 future=1 source=a b\n", f);
+	fclose(f);
+	ok(hmb_sidecar_read(path, &rd, &e) == 0 && rd.n_restarts == 1,
+	   "unknown restart fields ignored");
+	unlink(path);
+	unlink(victim);
+}
+
 static void test_sidecar(void)
 {
 	char dir[] = "/tmp/hmbtest.XXXXXX", path[256];
@@ -760,6 +868,7 @@ static void test_sidecar(void)
 	strcpy(sc.source, "a\nb");
 	ok(hmb_sidecar_write(path, &sc, &e) == HMB_E_INVAL,
 	   "newline in source refused");
+	test_sidecar_update(dir);
 	rmdir(dir);
 }
 

@@ -1,0 +1,149 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# bench-daemon.sh: hmb-trace-daemon alone (issue 13, item 1).
+#
+# A ring file of HMB_BENCH_RING (default 1G) in /dev/shm is filled once by
+# hmb-fwsim for each record mix -- 64-byte records (-p fixed:32) and the
+# simulator's default payload mix -- and then, for every output directory
+# of HMB_BENCH_DIRS (default /dev/shm: tmpfs, and build/bench: the
+# repository's filesystem, ext4 here), HMB_BENCH_ROUNDS rounds (default 5)
+# of, interleaved:
+#   daemon copy   hmb-trace-daemon --once --write-mode copy (the default)
+#   daemon spans  hmb-trace-daemon --once --write-mode spans (one copy)
+#   dd ring       dd if=RING of=DIR/x bs=256K: the same bytes, read and
+#                 written by dd (a copy into dd's buffer, a copy out)
+#   dd zero       dd if=/dev/zero of=DIR/x bs=256K, as many bytes: the
+#                 issue's yardstick, writing only
+# Before each daemon run the ring's tail is put back to where the fill
+# left it, so every run drains the same records; every output is deleted
+# after its run and the directory synced (not timed).  Wall time (date)
+# and CPU time (user + system, GNU time) per run; medians per command.
+# "speed vs dd" is dd's median time over the daemon's: >= 0.8 is the goal,
+# >= 1.0 the aim.  Writes a Markdown table into docs/benchmarks.md between
+# the "bench-daemon" markers (HMB_BENCH_NO_DOC=1 leaves it alone).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/lib/bench-doc.sh"
+bin=$top/build/bin
+sim=$bin/hmb-fwsim
+daemon=$bin/hmb-trace-daemon
+ringsz=${HMB_BENCH_RING:-1G}
+dirs=${HMB_BENCH_DIRS:-/dev/shm $top/build/bench}
+rounds=${HMB_BENCH_ROUNDS:-5}
+[ -x "$sim" ] && [ -x "$daemon" ] || make -C "$top" all >&2
+command -v /usr/bin/time >/dev/null || { echo "bench-daemon: needs GNU time (package time)" >&2; exit 1; }
+
+rings=()
+outs=()
+cleanup() { rm -rf "${rings[@]}" "${outs[@]}"; }
+trap cleanup EXIT
+
+# fill NAME DIST: a ring file filled by the simulator; prints its path.
+fill() {
+	local r=/dev/shm/hmb-bench-daemon-$$-$1 bytes
+	rings+=("$r")
+	bytes=$(numfmt --from=iec "$ringsz")
+	# as many records as fit (drop mode: the rest are dropped)
+	"$sim" -r "$r" -s "$ringsz" -p "$2" -n $((bytes / 64 + 1000)) -q
+	echo "$r"
+}
+reset_tail() { printf '\0\0\0\0\0\0\0\0' | dd of="$1" bs=1 seek=24 count=8 conv=notrunc status=none; }
+
+# timed OUTFILE CMD...: run CMD, append "wall_s cpu_s" to OUTFILE.
+timed() {
+	local out=$1 t0 t1 tf
+	shift
+	tf=$(mktemp)
+	t0=$(date +%s%N)
+	/usr/bin/time -o "$tf" -f '%U %S' "$@"
+	t1=$(date +%s%N)
+	awk -v w=$(( (t1 - t0) / 1000 )) '{ printf "%.6f %.3f\n", w / 1e6, $1 + $2 }' "$tf" >> "$out"
+	rm -f "$tf"
+}
+median() { sort -n | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.6f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+
+declare -A ring_of recs_of
+ring_of[64]=$(fill r64 fixed:32)
+ring_of[mix]=$(fill rmix "mix:16x40,64x40,512x15,4064x5")
+for k in 64 mix; do
+	recs_of[$k]=$(python3 -c 'import struct,sys; h=open(sys.argv[1],"rb").read(64); print(struct.unpack_from("<Q",h,16)[0])' "${ring_of[$k]}")
+done
+res=$(mktemp -d)
+outs+=("$res")
+for dir in $dirs; do
+	mkdir -p "$dir"
+	for k in 64 mix; do
+		ring=${ring_of[$k]}
+		bytes=$(stat -c %s "$ring")
+		o=$dir/hmb-bench-daemon-$$.bin
+		outs+=("$o" "$o.meta")
+		key=$(echo "$dir" | tr / _)-$k
+		for r in $(seq "$rounds"); do
+			for c in copy spans ddring ddzero; do
+				rm -f "$o" "$o.meta"
+				case $c in
+				copy|spans)
+					reset_tail "$ring"
+					timed "$res/$key-$c" "$daemon" -r "$ring" -o "$o" --once -q --write-mode "$c" 2>/dev/null ;;
+				ddring)
+					timed "$res/$key-$c" dd if="$ring" of="$o" bs=256K status=none ;;
+				ddzero)
+					timed "$res/$key-$c" dd if=/dev/zero of="$o" bs=256K count=$((bytes / 262144)) status=none ;;
+				esac
+				# the daemon must have drained every record
+				if [ "$c" = copy ] || [ "$c" = spans ]; then
+					[ "$(stat -c %s "$o")" = "${recs_of[$k]}" ] || {
+						echo "bench-daemon: $c wrote $(stat -c %s "$o") bytes, the ring holds ${recs_of[$k]}" >&2
+						exit 1
+					}
+				fi
+				rm -f "$o" "$o.meta"
+				sync -f "$dir" 2>/dev/null || sync
+			done
+		done
+	done
+done
+
+fmt_row() {	# fmt_row DIR K
+	local dir=$1 k=$2 key fs w c
+	key=$(echo "$dir" | tr / _)-$k
+	fs=$(df -T "$dir" | awk 'NR == 2 { print $2 }')
+	declare -A W C
+	for c in copy spans ddring ddzero; do
+		W[$c]=$(awk '{ print $1 }' "$res/$key-$c" | median)
+		C[$c]=$(awk '{ print $2 }' "$res/$key-$c" | median)
+	done
+	local name=${dir#$top/}
+	local mixname="64-byte records"
+	[ "$k" = mix ] && mixname="default mix"
+	python3 - "$name ($fs)" "$mixname" "${W[copy]}" "${C[copy]}" "${W[spans]}" "${C[spans]}" \
+		"${W[ddring]}" "${C[ddring]}" "${W[ddzero]}" "${C[ddzero]}" <<'EOF'
+import sys
+d, m, wc, cc, ws, cs, wr, cr, wz, cz = sys.argv[1:3] + [float(x) for x in sys.argv[3:]]
+def r(a, b):
+    return "%.2f" % (a / b) if b > 0 else "-"
+print("| %s | %s | %.3f s / %.2f s | %.3f s / %.2f s | %.3f s / %.2f s | %.3f s / %.2f s | **%s** / %s | %s / %s | **%s** / %s | %s / %s |" % (
+    d, m, wc, cc, ws, cs, wr, cr, wz, cz,
+    r(wr, wc), r(cr, cc), r(wr, ws), r(cr, cs),
+    r(wz, wc), r(cz, cc), r(wz, ws), r(cz, cs)))
+EOF
+}
+
+{
+	echo "<!-- bench-daemon:begin (generated by scripts/bench-daemon.sh) -->"
+	echo "### hmb-trace-daemon alone: draining a pre-filled ring"
+	echo
+	echo "$(date -u +%Y-%m-%d), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), load average at the end $(cut -d' ' -f1-3 /proc/loadavg) (a machine shared with other jobs: wall times are noisy, CPU times less so)."
+	echo "A $ringsz ring file in /dev/shm, filled once per mix by hmb-fwsim (64-byte records: ${recs_of[64]} bytes of records; default mix \`16x40,64x40,512x15,4064x5\`: ${recs_of[mix]} bytes), drained by \`hmb-trace-daemon --once\` into the directory; dd reads the same ring file (\"dd ring\": the same bytes) or /dev/zero (\"dd zero\", as many bytes), bs=256K, to the same directory.  The four commands interleaved, $rounds rounds, each output deleted and the directory synced between runs; medians of wall / CPU (user + system) time.  Speed vs dd = dd's time / the daemon's (goal >= 0.8, aim >= 1.0), on wall / on CPU time."
+	echo
+	echo "| output (fs) | records | daemon copy (default) | daemon spans | dd ring | dd zero | copy vs dd ring | spans vs dd ring | copy vs dd zero | spans vs dd zero |"
+	echo "|---|---|---|---|---|---|---|---|---|---|"
+	for dir in $dirs; do
+		for k in 64 mix; do
+			fmt_row "$dir" "$k"
+		done
+	done
+	echo
+	echo "Reproduce: \`HMB_BENCH_RING=$ringsz HMB_BENCH_ROUNDS=$rounds scripts/bench-daemon.sh\` (or \`make bench\`; directories: HMB_BENCH_DIRS)."
+	echo "<!-- bench-daemon:end -->"
+} | tee /dev/stderr | bench_doc bench-daemon

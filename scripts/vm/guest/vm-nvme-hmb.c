@@ -63,7 +63,8 @@ static void usage(void)
 "       vm-nvme-hmb clock DEV [N]\n"
 "       vm-nvme-hmb step DEV DELAY_US STEP_NS\n"
 "       vm-nvme-hmb ring DEV [--ring-size N] [--seconds S] [--dump FILE]\n"
-"                   [--pause-ms M] [--until-frozen] [--ready FILE]\n"
+"                   [--pause-ms M] [--pause-until-overflow] [--laps L]\n"
+"                   [--until-frozen] [--ready FILE]\n"
 "  ring: the HMB the controller gets is filler pages plus a trace slice in\n"
 "  this process's locked memory (Linux's own HMB is disabled first and\n"
 "  given back at the end); the ring (--ring-size, default 2048) is consumed\n"
@@ -71,7 +72,11 @@ static void usage(void)
 "  after --seconds (default 10; then Set Features EHM=0 must set FROZEN),\n"
 "  on SIGINT/SIGTERM, or with --until-frozen when the controller sets FROZEN\n"
 "  itself (a reset or shutdown the caller causes; Linux then owns the HMB\n"
-"  again).  --pause-ms stops consuming for M ms at the start (overflow).\n"
+"  again), or with --laps once the controller's head has gone L times\n"
+"  round the ring and a wrap marker was read (--seconds is then the\n"
+"  deadline).  --pause-ms stops\n"
+"  consuming for M ms at the start (overflow); with --pause-until-overflow\n"
+"  the pause ends as soon as the controller sets OVERFLOWED (M: its limit).\n"
 "  --ready FILE is written once the controller has the ring.\n"
 "examples:\n"
 "  vm-nvme-hmb id /dev/nvme0\n"
@@ -471,7 +476,8 @@ static uint64_t drain(struct ring_run *r)
 
 static int cmd_ring(int argc, char **argv)
 {
-	uint32_t rs = 2048, secs = 10, pause_ms = 0;
+	uint32_t rs = 2048, secs = 10, pause_ms = 0, laps = 0;
+	bool pause_until_overflow = false;
 	const char *dump_path = NULL, *ready = NULL;
 	bool until_frozen = false;
 	struct hmb_producer prod;
@@ -493,6 +499,10 @@ static int cmd_ring(int argc, char **argv)
 			until_frozen = true;
 			continue;
 		}
+		if (!strcmp(a, "--pause-until-overflow")) {
+			pause_until_overflow = true;
+			continue;
+		}
 		if (i + 1 >= (uint32_t)argc)
 			usage();
 		if (!strcmp(a, "--ring-size"))
@@ -501,6 +511,8 @@ static int cmd_ring(int argc, char **argv)
 			secs = num(argv[++i], "--seconds");
 		else if (!strcmp(a, "--pause-ms"))
 			pause_ms = num(argv[++i], "--pause-ms");
+		else if (!strcmp(a, "--laps"))
+			laps = num(argv[++i], "--laps");
 		else if (!strcmp(a, "--dump"))
 			dump_path = argv[++i];
 		else if (!strcmp(a, "--ready"))
@@ -581,12 +593,19 @@ static int cmd_ring(int argc, char **argv)
 
 		if (now >= deadline)
 			break;
-		if (now < t0 + (uint64_t)pause_ms * 1000000u) {
+		flags = hmb_consumer_flags(r.c);
+		overflowed |= flags & HMB_RING_FLAG_OVERFLOWED;
+		if (pause_ms && now < t0 + (uint64_t)pause_ms * 1000000u &&
+		    !(pause_until_overflow && overflowed)) {
 			usleep(1000);
 			continue;
 		}
-		flags = hmb_consumer_flags(r.c);
-		overflowed |= flags & HMB_RING_FLAG_OVERFLOWED;
+		pause_ms = 0;	/* a pause that ended does not come back */
+		if (laps && hmb_consumer_head(r.c) >= (uint64_t)laps * rs &&
+		    r.acct->wrap_markers) {
+			ended = "laps";
+			break;
+		}
 		if (!drain(&r)) {
 			if (flags & HMB_RING_FLAG_FROZEN) {
 				/* the controller stopped (reset, shutdown) */

@@ -45,6 +45,7 @@ check: deps-check
 	@rm -rf $(HMB_TEST_RESULTS)
 	@mkdir -p $(HMB_TEST_RESULTS)
 	@$(MAKE) all || $(TOP)/scripts/tap-run build -- false
+	@$(TOP)/scripts/tap-run tree-decision-codes -- $(TOP)/scripts/check-decision-codes.sh
 	@for d in $(CHECK_DIRS); do $(MAKE) -C $$d check || \
 		echo "not ok - make -C $$d check failed" >> $(HMB_TEST_RESULTS)/make-$$(echo $$d | tr / -).tap; done
 	@$(TOP)/scripts/tap-summary

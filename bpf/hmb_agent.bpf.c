@@ -68,7 +68,7 @@ __u64 emit_floor_ns = 0;	/* block mode: top-N floor of this interval */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4 << 20);
+	__uint(max_entries, 16 << 20);	/* the agent's --ringbuf-mb sets it */
 } rb SEC(".maps");
 
 /*
@@ -83,9 +83,17 @@ struct {
 	__type(value, struct hmb_cmd_state);
 } cmds SEC(".maps");
 
+/*
+ * Per full command id, which n of it may still wait in "cmds".  The
+ * agent's sweep deletes entries whose commands it swept (from user space,
+ * while programs may hold a pointer to the entry): not preallocated, so a
+ * deleted entry is freed after an RCU grace period, never reused under a
+ * program that still writes it.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 262144);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct hmb_cmd_key);
 	__type(value, struct hmb_kseq);
 } kseq SEC(".maps");
@@ -304,7 +312,8 @@ static __always_inline void join_setup(struct hmb_cmd_key *key,
 		bpf_map_update_elem(&kseq, key, &z, BPF_NOEXIST);
 		ks = bpf_map_lookup_elem(&kseq, key);
 		if (!ks) {
-			count(HMB_C_ACTIVE_FULL);
+			/* no room to index a new command id: not tracked */
+			count(HMB_C_DONE_FULL);
 			return;
 		}
 	}
@@ -759,7 +768,7 @@ static __always_inline void handle_fw(__u32 ring, struct hmb_record_hdr *h,
 	__u32 op, ph;
 
 	if (h->flags & ~HMB_REC_FLAG_TRUNCATED) {
-		count(HMB_C_FW_MARKER);	/* wrap marker or unknown flags (D4) */
+		count(HMB_C_FW_MARKER);	/* wrap marker or unknown flags: no event */
 		return;
 	}
 	note_seq(ring, h->seq);
@@ -810,13 +819,26 @@ int hmb_record(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
+/* Block mode: request @key was issued (also driven by the test program). */
+static __always_inline void blk_issue_key(__u64 key)
+{
+	__u64 ts;
+
+	count(HMB_C_HOST_SUBMIT);
+	ts = bpf_ktime_get_ns();
+	/* A full map loses the request: counted, its completion is not seen. */
+	if (bpf_map_update_elem(&blk_start, &key, &ts, BPF_ANY))
+		count(HMB_C_ACTIVE_FULL);
+}
+
 /*
  * Test driver (never attached; run with BPF_PROG_TEST_RUN by
  * user/agent/tests/t_bpf_join): feeds synthetic host and firmware events
  * through the same join core, since the build machine has neither NVMe
  * nor the module.  args[0]: 1 setup (ctrl, qid, cid, ts, opc, nsid,
  * slba), 2 complete (ctrl, qid, cid, ts, status), 3 firmware record (ring,
- * opcode, sqid, cid, ts, seq, payload_len, flags, slba, has the slba).
+ * opcode, sqid, cid, ts, seq, payload_len, flags, slba, has the slba),
+ * 4 block-mode issue (request key).
  */
 SEC("raw_tp")
 int hmb_test_drive(struct bpf_raw_tracepoint_args *ctx)
@@ -858,6 +880,9 @@ int hmb_test_drive(struct bpf_raw_tracepoint_args *ctx)
 		handle_fw(ctx->args[1], &h, NULL, 1, ctx->args[3],
 			  ctx->args[4], ctx->args[10] != 0, ctx->args[9]);
 		break;
+	case 4:
+		blk_issue_key(ctx->args[1]);
+		break;
 	}
 	return 0;
 }
@@ -876,13 +901,9 @@ static __always_inline __u32 rq_dev(struct request *rq)
 
 static __always_inline int blk_issue(struct request *rq)
 {
-	__u64 ts, key = (__u64)rq;
-
 	if (targ_dev && rq_dev(rq) != targ_dev)
 		return 0;
-	count(HMB_C_HOST_SUBMIT);
-	ts = bpf_ktime_get_ns();
-	bpf_map_update_elem(&blk_start, &key, &ts, BPF_ANY);
+	blk_issue_key((__u64)rq);
 	return 0;
 }
 

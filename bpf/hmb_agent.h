@@ -38,8 +38,8 @@ enum hmb_counter {
 	HMB_C_HOST_SUBMIT,	/* commands/requests seen at submission */
 	HMB_C_HOST_COMPLETE,	/* ... and at completion */
 	HMB_C_HOST_NO_SUBMIT,	/* completion without a submission seen */
-	HMB_C_ACTIVE_FULL,	/* in-flight map full: command not tracked */
-	HMB_C_DONE_FULL,	/* waiting map full: emitted without firmware */
+	HMB_C_ACTIVE_FULL,	/* in-flight map (cmds, blk_start) full: not tracked */
+	HMB_C_DONE_FULL,	/* waiting index (kseq) full: new cid not tracked */
 	HMB_C_REUSE_FLUSH,	/* HMB_MAX_WAIT commands of one full cid wait: oldest flushed */
 	HMB_C_FW_RECORDS,	/* hmb_trace_record events seen */
 	HMB_C_FW_READ_FAIL,	/* could not read header/payload */

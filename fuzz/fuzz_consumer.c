@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The consumer over a live hostile ring (D6): libhmbtrace's producer and
+ * The consumer over a live hostile ring: libhmbtrace's producer and
  * consumer share one region, and the fuzzer's bytes are a program of
  * steps interleaving them with what a buggy device could do -- cursors
  * anywhere in 2^64 (biased to the last laps before 2^64 and to head having

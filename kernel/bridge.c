@@ -10,8 +10,10 @@
 #include "hmb_trace_priv.h"
 #include "hmb_trace_events.h"
 
-/* Records between two cond_resched() calls in one batch. */
+/* Steps (records, markers, skips) between two cond_resched() calls. */
 #define HMB_BRIDGE_RESCHED	1024
+/* Steps per run of the work item; more is left to its next run. */
+#define HMB_BRIDGE_BATCH_MAX	65536
 
 static void hmb_bridge_corrupt(struct hmb_trace_ring *ring, u64 cursor,
 			       enum hmb_trace_corrupt_reason reason)
@@ -19,7 +21,7 @@ static void hmb_bridge_corrupt(struct hmb_trace_ring *ring, u64 cursor,
 	u32 off = (u32)(cursor & (ring->ring_size - 1));
 
 	ring->bstats.corrupt++;
-	ring->bridge_stopped = true;
+	WRITE_ONCE(ring->bridge_stopped, true);
 	if (READ_ONCE(ring->reason) == HMB_CORRUPT_NONE)
 		WRITE_ONCE(ring->reason, reason);
 	trace_hmb_trace_corrupt(ring->id, cursor, off,
@@ -78,11 +80,12 @@ static bool hmb_bridge_epoch(struct hmb_trace_ring *ring, u32 flags, u64 head,
 	if (!ring->bridge_frozen)
 		return true;
 	if (flags & HMB_RING_FLAG_FROZEN)
-		return !rewritten && head >= ring->bridge_last_head;
+		return !rewritten &&
+		       !hmb_cursor_before(head, ring->bridge_last_head);
 	*reason = hmb_trace_check_cursors(ring, head, tail);
 	if (*reason != HMB_CORRUPT_NONE)
 		return true;
-	if (rewritten || head < ring->bridge_last_head) {
+	if (rewritten || hmb_cursor_before(head, ring->bridge_last_head)) {
 		ring->bridge_tail = tail;
 		ring->bridge_last_head = tail;
 		ring->bridge_new_epoch = true;
@@ -97,6 +100,11 @@ static bool hmb_bridge_epoch(struct hmb_trace_ring *ring, u32 flags, u64 head,
  * One batch: head is read once, every record header is copied out of the
  * ring before it is checked (the device may rewrite it under us), and the
  * tail is published once at the end, after the events hold their copies.
+ * The walk compares distances from the cursor (head - cur, bytes left in
+ * the lap), never cursors: both count modulo 2^64, and in the last lap
+ * before 2^64 a computed lap end wraps to 0.  A batch takes at most
+ * HMB_BRIDGE_BATCH_MAX steps and yields the CPU every HMB_BRIDGE_RESCHED,
+ * whatever the steps are.
  */
 void hmb_bridge_work(struct work_struct *work)
 {
@@ -109,18 +117,18 @@ void hmb_bridge_work(struct work_struct *work)
 	struct hmb_record_hdr rh;
 	u64 head, tail, cur, start;
 	unsigned int n = 0;
-	bool published;
+	bool published, more = false;
 	u32 flags, gen;
 
-	if (READ_ONCE(ring->owner) != HMB_OWNER_BRIDGE || ring->bridge_stopped)
+	if (READ_ONCE(ring->owner) != HMB_OWNER_BRIDGE ||
+	    READ_ONCE(ring->bridge_stopped))
 		return;
 
 	gen = READ_ONCE(ring->sync->gen);
 	/* Pairs with the release that clears FROZEN after a re-initialisation. */
-	flags = smp_load_acquire(&hdr->flags);
-	/* Pairs with the producer's release of head after the record bytes. */
-	head = smp_load_acquire(&hdr->head);
-	tail = READ_ONCE(hdr->tail);
+	flags = hmb_le32(smp_load_acquire(&hdr->flags));
+	head = hmb_hdr_head_acquire(hdr);
+	tail = hmb_hdr_tail(hdr);
 	if ((flags & HMB_RING_FLAG_OVERFLOWED) &&
 	    !(ring->bridge_flags & HMB_RING_FLAG_OVERFLOWED))
 		st->overflows++;
@@ -131,7 +139,7 @@ void hmb_bridge_work(struct work_struct *work)
 	cur = ring->bridge_tail;
 	start = cur;
 	if (reason == HMB_CORRUPT_NONE) {
-		if (head < ring->bridge_last_head)
+		if (hmb_cursor_before(head, ring->bridge_last_head))
 			reason = HMB_CORRUPT_HEAD_BACKWARDS;
 		else
 			reason = hmb_trace_check_cursors(ring, head, cur);
@@ -141,14 +149,22 @@ void hmb_bridge_work(struct work_struct *work)
 		return;
 	}
 
-	while (cur < head) {
+	/* From here on 0 < head - cur <= ring_size while there is work. */
+	while (cur != head) {
 		u32 off = (u32)(cur & mask);
 		u32 left = ring->ring_size - off;
+		u64 avail = head - cur;
 		u32 size;
 
+		if (++n > HMB_BRIDGE_BATCH_MAX) {
+			more = true;
+			break;
+		}
+		if (n % HMB_BRIDGE_RESCHED == 0)
+			cond_resched();
 		if (left < HMB_RECORD_HDR_SIZE) {
 			/* Implicit skip: no marker fits in 8, 16 or 24 bytes. */
-			if (cur + left > head) {
+			if (left > avail) {
 				reason = HMB_CORRUPT_SKIP_BEYOND_HEAD;
 				break;
 			}
@@ -156,17 +172,17 @@ void hmb_bridge_work(struct work_struct *work)
 			continue;
 		}
 		memcpy(&rh, ring->area + off, sizeof(rh));
-		if (rh.magic != HMB_RECORD_MAGIC) {
+		if (hmb_le32(rh.magic) != HMB_RECORD_MAGIC) {
 			reason = HMB_CORRUPT_REC_MAGIC;
 			break;
 		}
 		if (rh.flags & HMB_REC_FLAG_WRAP_MARKER) {
-			/* Carries the next record's seq; consumes none (D3). */
+			/* Carries the next record's seq and consumes none. */
 			if (rh.payload_len) {
 				reason = HMB_CORRUPT_MARKER_LEN;
 				break;
 			}
-			if (cur + left > head) {
+			if (left > avail) {
 				reason = HMB_CORRUPT_SKIP_BEYOND_HEAD;
 				break;
 			}
@@ -174,21 +190,21 @@ void hmb_bridge_work(struct work_struct *work)
 			cur += left;
 			continue;
 		}
-		if (rh.payload_len > HMB_RECORD_MAX_PAYLOAD) {
+		if (hmb_le16(rh.payload_len) > HMB_RECORD_MAX_PAYLOAD) {
 			reason = HMB_CORRUPT_REC_LEN;
 			break;
 		}
-		size = HMB_RECORD_SIZE(rh.payload_len);
+		size = HMB_RECORD_SIZE(hmb_le16(rh.payload_len));
 		if (size > left) {
 			reason = HMB_CORRUPT_REC_STRADDLE;
 			break;
 		}
-		if (cur + size > head) {
+		if (size > avail) {
 			reason = HMB_CORRUPT_REC_BEYOND_HEAD;
 			break;
 		}
 
-		if (!hmb_bridge_seq(ring, rh.seq)) {
+		if (!hmb_bridge_seq(ring, hmb_le32(rh.seq))) {
 			/* A seq already seen: not emitted twice. */
 		} else if (rh.flags & ~HMB_REC_FLAGS_KNOWN) {
 			st->ignored++;
@@ -198,8 +214,6 @@ void hmb_bridge_work(struct work_struct *work)
 			st->records++;
 		}
 		cur += size;
-		if (++n % HMB_BRIDGE_RESCHED == 0)
-			cond_resched();
 	}
 
 	/*
@@ -209,13 +223,13 @@ void hmb_bridge_work(struct work_struct *work)
 	 */
 	spin_lock(&ring->sync->lock);
 	published = READ_ONCE(ring->sync->gen) == gen &&
-		    READ_ONCE(hdr->tail) == start;
+		    hmb_hdr_tail(hdr) == start;
 	if (published) {
 		/*
 		 * Pairs with the producer's acquire of tail: every copy above
 		 * is complete before the producer may overwrite the bytes.
 		 */
-		smp_store_release(&hdr->tail, cur);
+		hmb_hdr_publish_tail(hdr, cur);
 	}
 	spin_unlock(&ring->sync->lock);
 	if (!published) {
@@ -233,6 +247,26 @@ void hmb_bridge_work(struct work_struct *work)
 	ring->bridge_last_head = head;
 	if (reason != HMB_CORRUPT_NONE)
 		hmb_bridge_corrupt(ring, cur, reason);
+	else if (more)
+		queue_work(system_unbound_wq, &ring->bridge_work);
+}
+
+/*
+ * Caller holds ring->lock and the bridge owns the ring.  The sampler stops
+ * at once; the lock is dropped while a batch that already runs finishes,
+ * so that sysfs and unregistering never wait behind it.  Meanwhile the
+ * slot stays taken (HMB_OWNER_BRIDGE_STOPPING).  Returns with the lock held
+ * and the ring unowned; the caller rechecks anything else it relies on.
+ */
+static void hmb_bridge_stop_locked(struct hmb_trace_ring *ring)
+{
+	ring->owner = HMB_OWNER_BRIDGE_STOPPING;
+	hmb_trace_stop_sampler(ring);
+	trace_hmb_trace_consumer(ring->id, false, "bridge", 0);
+	mutex_unlock(&ring->lock);
+	cancel_work_sync(&ring->bridge_work);
+	mutex_lock(&ring->lock);
+	ring->owner = HMB_OWNER_NONE;
 }
 
 /**
@@ -240,10 +274,12 @@ void hmb_bridge_work(struct work_struct *work)
  * @ring: the ring.
  *
  * Counters restart from zero and the bridge resumes at the ring's tail.
+ * After corruption stopped it, enabling again restarts it the same way.
  *
  * Return: 0 (also when it is already on), -EBUSY while the character
- * device is open (decision D7), -ENODEV after the provider went away,
- * -EINVAL when the ring's tail is not 8-byte aligned.
+ * device is open or the bridge is still being switched off (one consumer
+ * at a time), -ENODEV after the provider went away, -EINVAL when the
+ * ring's tail is not 8-byte aligned.
  */
 int hmb_bridge_enable(struct hmb_trace_ring *ring)
 {
@@ -251,13 +287,14 @@ int hmb_bridge_enable(struct hmb_trace_ring *ring)
 	int ret = 0;
 
 	mutex_lock(&ring->lock);
-	tail = ring->dead ? 0 : READ_ONCE(ring->hdr->tail);
+	if (ring->owner == HMB_OWNER_BRIDGE && READ_ONCE(ring->bridge_stopped))
+		hmb_bridge_stop_locked(ring);	/* retry after corruption */
+	tail = ring->dead ? 0 : hmb_hdr_tail(ring->hdr);
 	if (ring->dead) {
 		ret = -ENODEV;
-	} else if (ring->owner == HMB_OWNER_BRIDGE && !ring->bridge_stopped) {
+	} else if (ring->owner == HMB_OWNER_BRIDGE) {
 		ret = 0;
-	} else if (ring->owner != HMB_OWNER_NONE &&
-		   ring->owner != HMB_OWNER_BRIDGE) {
+	} else if (ring->owner != HMB_OWNER_NONE) {
 		ret = -EBUSY;
 	} else if (tail & (HMB_RECORD_ALIGN - 1)) {
 		/* The drain walks 8-byte records from here: refuse it. */
@@ -265,22 +302,16 @@ int hmb_bridge_enable(struct hmb_trace_ring *ring)
 			hmb_trace_reason_str(HMB_CORRUPT_TAIL_UNALIGNED), tail);
 		ret = -EINVAL;
 	} else {
-		if (ring->owner == HMB_OWNER_BRIDGE) {
-			/* Retry after corruption: restart cleanly. */
-			hmb_trace_stop_sampler(ring);
-			cancel_work_sync(&ring->bridge_work);
-		}
 		memset(&ring->bstats, 0, sizeof(ring->bstats));
 		ring->bridge_gen = READ_ONCE(ring->sync->gen);
 		ring->bridge_tail = tail;
 		ring->bridge_last_head = tail;
-		ring->bridge_flags = READ_ONCE(ring->hdr->flags);
+		ring->bridge_flags = hmb_hdr_flags(ring->hdr);
 		ring->bridge_have_seq = false;
 		ring->bridge_new_epoch = false;
 		ring->bridge_frozen = false;
-		ring->bridge_stopped = false;
-		if (ring->owner == HMB_OWNER_NONE)
-			trace_hmb_trace_consumer(ring->id, true, "bridge", 0);
+		WRITE_ONCE(ring->bridge_stopped, false);
+		trace_hmb_trace_consumer(ring->id, true, "bridge", 0);
 		ring->owner = HMB_OWNER_BRIDGE;
 		hmb_trace_start_sampler(ring);
 	}
@@ -292,16 +323,13 @@ int hmb_bridge_enable(struct hmb_trace_ring *ring)
  * hmb_bridge_disable() - stop the bridge of @ring, if it runs.
  * @ring: the ring.
  *
- * Waits for a running batch; afterwards the bridge touches nothing.
+ * Waits for a running batch (without holding the ring's lock); afterwards
+ * the bridge touches nothing.
  */
 void hmb_bridge_disable(struct hmb_trace_ring *ring)
 {
 	mutex_lock(&ring->lock);
-	if (ring->owner == HMB_OWNER_BRIDGE) {
-		ring->owner = HMB_OWNER_NONE;
-		hmb_trace_stop_sampler(ring);
-		cancel_work_sync(&ring->bridge_work);
-		trace_hmb_trace_consumer(ring->id, false, "bridge", 0);
-	}
+	if (ring->owner == HMB_OWNER_BRIDGE)
+		hmb_bridge_stop_locked(ring);
 	mutex_unlock(&ring->lock);
 }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * chardev.c - /dev/nvme-hmb-traceN: one exclusive consumer, a read-only
- * mapping of the slice, the tail publish ioctl (decision D1) and poll.
+ * mapping of the slice, the tail publish ioctl (docs/format.md section 9.4)
+ * and poll.
  */
-#include <linux/dma-mapping.h>
 #include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/poll.h>
@@ -44,7 +44,7 @@ static int hmb_open(struct inode *inode, struct file *filp)
 	if (ring->dead) {
 		ret = -ENODEV;
 	} else if (ring->owner != HMB_OWNER_NONE) {
-		/* Single consumer (D7): another process or the bridge. */
+		/* One consumer at a time: another process or the bridge. */
 		ret = -EBUSY;
 	} else {
 		ring->owner = HMB_OWNER_CHARDEV;
@@ -126,7 +126,7 @@ static long hmb_set_tail(struct hmb_file *hf,
 		return -EINVAL;
 	spin_lock(&ring->sync->lock);
 	gen = READ_ONCE(ring->sync->gen);
-	cur = READ_ONCE(hdr->tail);
+	cur = hmb_hdr_tail(hdr);
 	if (gen != hf->gen) {
 		if (arg->tail == cur)
 			hf->gen = gen;
@@ -134,19 +134,20 @@ static long hmb_set_tail(struct hmb_file *hf,
 			ret = -ESTALE;
 		goto out;
 	}
-	/* Pairs with the producer's release of head. */
-	head = smp_load_acquire(&hdr->head);
-	if (arg->tail < cur || arg->tail > head ||
-	    head - arg->tail > ring->ring_size) {
+	head = hmb_hdr_head_acquire(hdr);
+	/*
+	 * cur <= new tail <= head, within ring_size, measured as distances
+	 * from cur: cursors count modulo 2^64 and head may have wrapped.
+	 */
+	if (head - cur > ring->ring_size || arg->tail - cur > head - cur) {
 		ret = -EINVAL;
 		goto out;
 	}
 	/*
-	 * Pairs with the producer's acquire of tail: our reads of the records
-	 * below the new tail (done by the consumer through its mapping before
-	 * this ioctl) complete before the producer may reuse those bytes.
+	 * The consumer read the records below the new tail through its
+	 * mapping before this ioctl; the release orders those reads first.
 	 */
-	smp_store_release(&hdr->tail, arg->tail);
+	hmb_hdr_publish_tail(hdr, arg->tail);
 out:
 	spin_unlock(&ring->sync->lock);
 	return ret;
@@ -167,6 +168,9 @@ static long hmb_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 		mutex_unlock(&ring->lock);
 		return ret ? ret : hmb_get_info(ring, argp);
 	case NVME_HMB_TRACE_SET_TAIL:
+		/* Moving the tail drops data: only a writer may do it. */
+		if (!(filp->f_mode & FMODE_WRITE))
+			return -EBADF;
 		if (copy_from_user(&t, argp, sizeof(t)))
 			return -EFAULT;
 		mutex_lock(&ring->lock);
@@ -192,10 +196,9 @@ static __poll_t hmb_poll(struct file *filp, poll_table *wait)
 		mutex_unlock(&ring->lock);
 		return EPOLLHUP;
 	}
-	/* Pairs with the producer's release of head. */
-	head = smp_load_acquire(&ring->hdr->head);
-	tail = READ_ONCE(ring->hdr->tail);
-	flags = READ_ONCE(ring->hdr->flags);
+	head = hmb_hdr_head_acquire(ring->hdr);
+	tail = hmb_hdr_tail(ring->hdr);
+	flags = hmb_hdr_flags(ring->hdr);
 	if (head != tail)
 		mask |= EPOLLIN | EPOLLRDNORM;
 	if ((flags & HMB_RING_FLAG_FROZEN) ||
@@ -205,8 +208,51 @@ static __poll_t hmb_poll(struct file *filp, poll_table *wait)
 	return mask;
 }
 
-/* No .fault: once the provider is gone and the PTEs are zapped, SIGBUS. */
+/* The page frame behind page @pgoff of the mapping. */
+static unsigned long hmb_ring_pfn(struct hmb_trace_ring *ring, pgoff_t pgoff)
+{
+	void *p;
+
+	/* ivshmem: a RAM-backed BAR, mapped by physical address. */
+	if (ring->provider == NVME_HMB_TRACE_PROVIDER_IVSHMEM)
+		return PHYS_PFN(ring->addr) + pgoff;
+	/*
+	 * Coherent DMA memory (nvme-pci) sits in the linear map, or in a
+	 * vmap when the DMA layer had to remap it; the test producer's memory
+	 * is vmalloc_user().
+	 */
+	p = (u8 *)ring->kaddr + (pgoff << PAGE_SHIFT);
+	return is_vmalloc_addr(p) ? vmalloc_to_pfn(p) :
+	       page_to_pfn(virt_to_page(p));
+}
+
+/*
+ * PTEs are made here, on first access, never in ->mmap: a VMA can fault
+ * only once it is linked into the file's i_mmap, so the zap in
+ * hmb_trace_zap_mappings() always finds every PTE.  ring->lock orders the
+ * dead check and the insert against unregistering: a fault either inserts
+ * before the provider starts going away (and is zapped) or sees dead and
+ * gets SIGBUS.
+ */
+static vm_fault_t hmb_vm_fault(struct vm_fault *vmf)
+{
+	struct hmb_trace_ring *ring = vmf->vma->vm_private_data;
+	vm_fault_t ret;
+
+	if (vmf->pgoff >= ring->mmap_len >> PAGE_SHIFT)
+		return VM_FAULT_SIGBUS;
+	mutex_lock(&ring->lock);
+	if (ring->dead)
+		ret = VM_FAULT_SIGBUS;
+	else
+		ret = vmf_insert_pfn(vmf->vma, vmf->address,
+				     hmb_ring_pfn(ring, vmf->pgoff));
+	mutex_unlock(&ring->lock);
+	return ret;
+}
+
 static const struct vm_operations_struct hmb_vm_ops = {
+	.fault = hmb_vm_fault,
 };
 
 static int hmb_mmap(struct file *filp, struct vm_area_struct *vma)
@@ -215,9 +261,9 @@ static int hmb_mmap(struct file *filp, struct vm_area_struct *vma)
 	struct hmb_trace_ring *ring = hf->ring;
 	unsigned long len = vma->vm_end - vma->vm_start;
 	unsigned long off = vma->vm_pgoff;
-	int ret;
+	int ret = 0;
 
-	/* The ring belongs to the producer; the consumer only reads (D1). */
+	/* The ring belongs to the producer; the consumer only reads. */
 	if (vma->vm_flags & VM_WRITE)
 		return -EACCES;
 	if (off >= ring->mmap_len >> PAGE_SHIFT ||
@@ -227,28 +273,18 @@ static int hmb_mmap(struct file *filp, struct vm_area_struct *vma)
 	mutex_lock(&ring->lock);
 	if (ring->dead) {
 		ret = -ENODEV;
-		goto out;
+	} else {
+		/*
+		 * No VM_MAYWRITE: mprotect() cannot make it writable and
+		 * FOLL_FORCE (/proc/PID/mem) cannot write it.  Raw page
+		 * frames, no struct page references: VM_PFNMAP | VM_IO.
+		 */
+		vma->vm_flags &= ~VM_MAYWRITE;
+		vma->vm_flags |= VM_PFNMAP | VM_IO | VM_DONTEXPAND |
+				 VM_DONTDUMP | VM_DONTCOPY;
+		vma->vm_ops = &hmb_vm_ops;
+		vma->vm_private_data = ring;
 	}
-	vma->vm_flags &= ~VM_MAYWRITE;
-	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY;
-	vma->vm_ops = &hmb_vm_ops;
-	vma->vm_private_data = ring;
-
-	switch (ring->provider) {
-	case NVME_HMB_TRACE_PROVIDER_IVSHMEM:
-		ret = remap_pfn_range(vma, vma->vm_start,
-				      PHYS_PFN(ring->addr) + off, len,
-				      vma->vm_page_prot);
-		break;
-	case NVME_HMB_TRACE_PROVIDER_NVME_PCI:
-		ret = dma_mmap_coherent(ring->parent, vma, ring->kaddr,
-					ring->addr, ring->size);
-		break;
-	default:
-		ret = remap_vmalloc_range(vma, ring->kaddr, off);
-		break;
-	}
-out:
 	mutex_unlock(&ring->lock);
 	return ret;
 }

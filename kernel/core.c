@@ -79,7 +79,7 @@ enum hmb_trace_corrupt_reason hmb_trace_check_cursors(struct hmb_trace_ring *rin
 {
 	if (head & (HMB_RECORD_ALIGN - 1))
 		return HMB_CORRUPT_HEAD_UNALIGNED;
-	if (head < tail)
+	if (hmb_cursor_before(head, tail))
 		return HMB_CORRUPT_HEAD_BACKWARDS;
 	if (head - tail > ring->ring_size)
 		return HMB_CORRUPT_HEAD_AHEAD;
@@ -90,12 +90,12 @@ static enum hmb_trace_corrupt_reason hmb_check_header(struct hmb_trace_ring *rin
 {
 	struct hmb_ring_hdr *hdr = ring->hdr;
 
-	if (READ_ONCE(hdr->magic) != HMB_RING_MAGIC)
+	if (hmb_le32(READ_ONCE(hdr->magic)) != HMB_RING_MAGIC)
 		return HMB_CORRUPT_RING_MAGIC;
-	if (READ_ONCE(hdr->version) != HMB_TRACE_ABI_VERSION)
+	if (hmb_le32(READ_ONCE(hdr->version)) != HMB_TRACE_ABI_VERSION)
 		return HMB_CORRUPT_RING_VERSION;
-	if (READ_ONCE(hdr->ring_size) != ring->ring_size ||
-	    READ_ONCE(hdr->record_area_off) != HMB_RECORD_AREA_OFF)
+	if (hmb_le32(READ_ONCE(hdr->ring_size)) != ring->ring_size ||
+	    hmb_le32(READ_ONCE(hdr->record_area_off)) != HMB_RECORD_AREA_OFF)
 		return HMB_CORRUPT_RING_GEOMETRY;
 	return HMB_CORRUPT_NONE;
 }
@@ -113,7 +113,7 @@ static bool hmb_sampler_epoch(struct hmb_trace_ring *ring, u32 flags, u64 head,
 			      u64 tail, u32 gen)
 {
 	if ((flags & HMB_RING_FLAG_FROZEN) || gen != ring->snap_gen ||
-	    tail < ring->snap_tail)
+	    hmb_cursor_before(tail, ring->snap_tail))
 		ring->snap_frozen = true;
 	if (!ring->snap_frozen)
 		return true;
@@ -122,8 +122,8 @@ static bool hmb_sampler_epoch(struct hmb_trace_ring *ring, u32 flags, u64 head,
 	/* FROZEN seen and clear again: thawed, or a new epoch. */
 	if (hmb_trace_check_cursors(ring, head, tail) != HMB_CORRUPT_NONE)
 		return true;	/* cleared over bad cursors: that is corrupt */
-	if (gen != ring->snap_gen || tail < ring->snap_tail ||
-	    head < ring->snap_head) {
+	if (gen != ring->snap_gen || hmb_cursor_before(tail, ring->snap_tail) ||
+	    hmb_cursor_before(head, ring->snap_head)) {
 		dev_info_ratelimited(&ring->dev, "ring re-initialised: head %llu tail %llu\n",
 				     head, tail);
 		WRITE_ONCE(ring->snap_head, head);
@@ -151,15 +151,14 @@ static enum hrtimer_restart hmb_sampler_fn(struct hrtimer *t)
 
 	gen = READ_ONCE(ring->sync->gen);
 	/* Pairs with the release that clears FROZEN after a re-initialisation. */
-	flags = smp_load_acquire(&hdr->flags);
-	/* Pairs with the producer's release of head; orders the tail load. */
-	head = smp_load_acquire(&hdr->head);
-	tail = READ_ONCE(hdr->tail);
+	flags = hmb_le32(smp_load_acquire(&hdr->flags));
+	head = hmb_hdr_head_acquire(hdr);
+	tail = hmb_hdr_tail(hdr);
 
 	reason = hmb_check_header(ring);
 	if (reason == HMB_CORRUPT_NONE &&
 	    hmb_sampler_epoch(ring, flags, head, tail, gen)) {
-		if (head < ring->snap_head)
+		if (hmb_cursor_before(head, ring->snap_head))
 			reason = HMB_CORRUPT_HEAD_BACKWARDS;
 		else
 			reason = hmb_trace_check_cursors(ring, head, tail);
@@ -187,8 +186,10 @@ static enum hrtimer_restart hmb_sampler_fn(struct hrtimer *t)
 
 	active = head != ring->snap_head;
 	if (!ring->snap_frozen) {
-		WRITE_ONCE(ring->snap_head, max(head, ring->snap_head));
-		ring->snap_tail = max(tail, ring->snap_tail);
+		if (!hmb_cursor_before(head, ring->snap_head))
+			WRITE_ONCE(ring->snap_head, head);
+		if (!hmb_cursor_before(tail, ring->snap_tail))
+			ring->snap_tail = tail;
 	}
 	WRITE_ONCE(ring->snap_flags, flags);
 
@@ -212,17 +213,19 @@ void hmb_trace_start_sampler(struct hmb_trace_ring *ring)
 {
 	ring->cur_interval_ns = (u64)ring->poll_interval_us * NSEC_PER_USEC;
 	ring->snap_gen = READ_ONCE(ring->sync->gen);
-	/* Pairs with the producer's release of head. */
-	ring->snap_head = smp_load_acquire(&ring->hdr->head);
-	ring->snap_tail = READ_ONCE(ring->hdr->tail);
-	ring->snap_flags = READ_ONCE(ring->hdr->flags);
+	ring->snap_head = hmb_hdr_head_acquire(ring->hdr);
+	ring->snap_tail = hmb_hdr_tail(ring->hdr);
+	ring->snap_flags = hmb_hdr_flags(ring->hdr);
 	ring->snap_frozen = false;
 	ring->reason = HMB_CORRUPT_NONE;
 	hrtimer_start(&ring->timer, ns_to_ktime(ring->cur_interval_ns),
 		      HRTIMER_MODE_REL_SOFT);
 }
 
-/* Caller holds ring->lock; afterwards no sampler touches the ring memory. */
+/*
+ * Caller holds ring->lock; afterwards no sampler touches the ring memory
+ * and none queues the bridge.  Harmless when the sampler is not running.
+ */
 void hmb_trace_stop_sampler(struct hmb_trace_ring *ring)
 {
 	hrtimer_cancel(&ring->timer);
@@ -237,8 +240,11 @@ static ssize_t ring_size_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(ring_size);
 
+enum hmb_hdr_field { HMB_F_HEAD, HMB_F_TAIL, HMB_F_FLAGS };
+
 /* Live header values; the ring memory is valid only while not dead. */
-static ssize_t hmb_show_hdr(struct device *dev, char *buf, size_t off, bool u32v)
+static ssize_t hmb_show_hdr(struct device *dev, char *buf,
+			    enum hmb_hdr_field f)
 {
 	struct hmb_trace_ring *ring = to_hmb_ring(dev);
 	ssize_t ret;
@@ -246,12 +252,12 @@ static ssize_t hmb_show_hdr(struct device *dev, char *buf, size_t off, bool u32v
 	mutex_lock(&ring->lock);
 	if (ring->dead)
 		ret = -ENODEV;
-	else if (u32v)
-		ret = sysfs_emit(buf, "%u\n",
-				 READ_ONCE(*(u32 *)((u8 *)ring->hdr + off)));
+	else if (f == HMB_F_FLAGS)
+		ret = sysfs_emit(buf, "%u\n", hmb_hdr_flags(ring->hdr));
 	else
-		ret = sysfs_emit(buf, "%llu\n",
-				 READ_ONCE(*(u64 *)((u8 *)ring->hdr + off)));
+		ret = sysfs_emit(buf, "%llu\n", f == HMB_F_HEAD ?
+				 hmb_le64(READ_ONCE(ring->hdr->head)) :
+				 hmb_hdr_tail(ring->hdr));
 	mutex_unlock(&ring->lock);
 	return ret;
 }
@@ -259,21 +265,21 @@ static ssize_t hmb_show_hdr(struct device *dev, char *buf, size_t off, bool u32v
 static ssize_t head_show(struct device *dev, struct device_attribute *attr,
 			 char *buf)
 {
-	return hmb_show_hdr(dev, buf, offsetof(struct hmb_ring_hdr, head), false);
+	return hmb_show_hdr(dev, buf, HMB_F_HEAD);
 }
 static DEVICE_ATTR_RO(head);
 
 static ssize_t tail_show(struct device *dev, struct device_attribute *attr,
 			 char *buf)
 {
-	return hmb_show_hdr(dev, buf, offsetof(struct hmb_ring_hdr, tail), false);
+	return hmb_show_hdr(dev, buf, HMB_F_TAIL);
 }
 static DEVICE_ATTR_RO(tail);
 
 static ssize_t flags_show(struct device *dev, struct device_attribute *attr,
 			  char *buf)
 {
-	return hmb_show_hdr(dev, buf, offsetof(struct hmb_ring_hdr, flags), true);
+	return hmb_show_hdr(dev, buf, HMB_F_FLAGS);
 }
 static DEVICE_ATTR_RO(flags);
 
@@ -312,6 +318,7 @@ static ssize_t consumer_show(struct device *dev, struct device_attribute *attr,
 				 ring->owner_pid);
 		break;
 	case HMB_OWNER_BRIDGE:
+	case HMB_OWNER_BRIDGE_STOPPING:
 		ret = sysfs_emit(buf, "bridge\n");
 		break;
 	default:
@@ -321,7 +328,7 @@ static ssize_t consumer_show(struct device *dev, struct device_attribute *attr,
 	mutex_unlock(&ring->lock);
 	return ret;
 }
-static DEVICE_ATTR_RO(consumer);
+static DEVICE_ATTR_ADMIN_RO(consumer);	/* task name and pid: root only */
 
 static ssize_t corrupt_show(struct device *dev, struct device_attribute *attr,
 			    char *buf)
@@ -470,12 +477,12 @@ static int hmb_ring_setup_header(struct device *parent, void *kaddr,
 		return 0;
 	}
 
-	magic = READ_ONCE(hdr->magic);
-	version = READ_ONCE(hdr->version);
-	rsz = READ_ONCE(hdr->ring_size);
-	off = READ_ONCE(hdr->record_area_off);
-	head = READ_ONCE(hdr->head);
-	tail = READ_ONCE(hdr->tail);
+	magic = hmb_le32(READ_ONCE(hdr->magic));
+	version = hmb_le32(READ_ONCE(hdr->version));
+	rsz = hmb_le32(READ_ONCE(hdr->ring_size));
+	off = hmb_le32(READ_ONCE(hdr->record_area_off));
+	head = hmb_le64(READ_ONCE(hdr->head));
+	tail = hmb_hdr_tail(hdr);
 	if (magic != HMB_RING_MAGIC) {
 		dev_err(parent, "no trace ring header (magic %#010x, want %#010x): %s\n",
 			magic, HMB_RING_MAGIC,
@@ -499,8 +506,8 @@ static int hmb_ring_setup_header(struct device *parent, void *kaddr,
 			rsz, off, size);
 		return -EINVAL;
 	}
-	if ((head | tail) & (HMB_RECORD_ALIGN - 1) || head < tail ||
-	    head - tail > rsz) {
+	if ((head | tail) & (HMB_RECORD_ALIGN - 1) ||
+	    hmb_cursor_before(head, tail) || head - tail > rsz) {
 		dev_err(parent, "trace ring cursors invalid: head %llu tail %llu ring_size %u\n",
 			head, tail, rsz);
 		return -EINVAL;
@@ -646,12 +653,20 @@ void hmb_trace_unregister_ring(struct hmb_trace_ring *ring)
 	if (IS_ERR_OR_NULL(ring))
 		return;
 
-	hmb_bridge_disable(ring);
+	/*
+	 * One section: once dead is set no bridge=1 write, open or mmap can
+	 * take the ring again, so nothing re-arms the sampler after this.
+	 */
 	mutex_lock(&ring->lock);
 	ring->dead = true;
-	if (ring->owner != HMB_OWNER_NONE)
-		hmb_trace_stop_sampler(ring);
+	if (ring->owner == HMB_OWNER_BRIDGE) {
+		ring->owner = HMB_OWNER_NONE;
+		trace_hmb_trace_consumer(ring->id, false, "bridge", 0);
+	}
+	hmb_trace_stop_sampler(ring);
 	mutex_unlock(&ring->lock);
+	/* Outside the lock: a batch that still runs must not block sysfs. */
+	cancel_work_sync(&ring->bridge_work);
 	hmb_trace_zap_mappings(ring);
 	wake_up_interruptible_all(&ring->wq);
 	dev_info(&ring->dev, "ring '%s' of %s removed\n", ring->name, ring->ctrl);

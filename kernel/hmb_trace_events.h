@@ -30,16 +30,17 @@ TRACE_EVENT(hmb_trace_record,
 		__field(u8, cpu)
 		__field(u8, flags)
 		__field(u16, payload_len)
-		__dynamic_array(u8, payload, hdr->payload_len)
+		__dynamic_array(u8, payload, hmb_le16(hdr->payload_len))
 	    ),
 	    TP_fast_assign(__entry->ring_id = ring_id;
-		__entry->seq = hdr->seq;
-		__entry->ts_ns = hdr->ts_ns;
-		__entry->opcode = hdr->opcode;
+		__entry->seq = hmb_le32(hdr->seq);
+		__entry->ts_ns = hmb_le64(hdr->ts_ns);
+		__entry->opcode = hmb_le16(hdr->opcode);
 		__entry->cpu = hdr->cpu;
 		__entry->flags = hdr->flags;
-		__entry->payload_len = hdr->payload_len;
-		memcpy(__get_dynamic_array(payload), payload, hdr->payload_len);
+		__entry->payload_len = hmb_le16(hdr->payload_len);
+		memcpy(__get_dynamic_array(payload), payload,
+		       hmb_le16(hdr->payload_len));
 	    ),
 	    TP_printk("ring=%u seq=%u ts_ns=%llu opcode=0x%x cpu=%u flags=0x%x payload_len=%u payload=%s",
 		      __entry->ring_id, __entry->seq, __entry->ts_ns,
@@ -49,42 +50,35 @@ TRACE_EVENT(hmb_trace_record,
 				  __entry->payload_len > 16 ? 16 : __entry->payload_len))
 );
 
-/* The producer set HMB_RING_FLAG_OVERFLOWED (a 0 -> 1 transition). */
-TRACE_EVENT(hmb_trace_overflow,
-	    TP_PROTO(u32 ring_id, u64 head_pos, u64 tail_pos, u32 flags),
-	    TP_ARGS(ring_id, head_pos, tail_pos, flags),
-	    TP_STRUCT__entry(__field(u32, ring_id)
-		__field(u64, head)
-		__field(u64, tail)
-		__field(u32, flags)
-	    ),
-	    TP_fast_assign(__entry->ring_id = ring_id;
-		__entry->head = head_pos;
-		__entry->tail = tail_pos;
-		__entry->flags = flags;
-	    ),
-	    TP_printk("ring=%u head=%llu tail=%llu flags=0x%x",
-		      __entry->ring_id, __entry->head, __entry->tail,
-		      __entry->flags)
+/* A ring flag went from 0 to 1; head and tail as the sampler saw them. */
+DECLARE_EVENT_CLASS(hmb_trace_ring_flag,
+		    TP_PROTO(u32 ring_id, u64 head_pos, u64 tail_pos, u32 flags),
+		    TP_ARGS(ring_id, head_pos, tail_pos, flags),
+		    TP_STRUCT__entry(__field(u32, ring_id)
+			__field(u64, head)
+			__field(u64, tail)
+			__field(u32, flags)
+		    ),
+		    TP_fast_assign(__entry->ring_id = ring_id;
+			__entry->head = head_pos;
+			__entry->tail = tail_pos;
+			__entry->flags = flags;
+		    ),
+		    TP_printk("ring=%u head=%llu tail=%llu flags=0x%x",
+			      __entry->ring_id, __entry->head, __entry->tail,
+			      __entry->flags)
 );
 
-/* The producer set HMB_RING_FLAG_FROZEN (a 0 -> 1 transition). */
-TRACE_EVENT(hmb_trace_frozen,
-	    TP_PROTO(u32 ring_id, u64 head_pos, u64 tail_pos, u32 flags),
-	    TP_ARGS(ring_id, head_pos, tail_pos, flags),
-	    TP_STRUCT__entry(__field(u32, ring_id)
-		__field(u64, head)
-		__field(u64, tail)
-		__field(u32, flags)
-	    ),
-	    TP_fast_assign(__entry->ring_id = ring_id;
-		__entry->head = head_pos;
-		__entry->tail = tail_pos;
-		__entry->flags = flags;
-	    ),
-	    TP_printk("ring=%u head=%llu tail=%llu flags=0x%x",
-		      __entry->ring_id, __entry->head, __entry->tail,
-		      __entry->flags)
+/* The producer set HMB_RING_FLAG_OVERFLOWED: it is dropping records. */
+DEFINE_EVENT(hmb_trace_ring_flag, hmb_trace_overflow,
+	     TP_PROTO(u32 ring_id, u64 head_pos, u64 tail_pos, u32 flags),
+	     TP_ARGS(ring_id, head_pos, tail_pos, flags)
+);
+
+/* The producer set HMB_RING_FLAG_FROZEN: it has stopped (reset, shutdown). */
+DEFINE_EVENT(hmb_trace_ring_flag, hmb_trace_frozen,
+	     TP_PROTO(u32 ring_id, u64 head_pos, u64 tail_pos, u32 flags),
+	     TP_ARGS(ring_id, head_pos, tail_pos, flags)
 );
 
 /* The ring failed validation at @cursor (record area offset @offset). */

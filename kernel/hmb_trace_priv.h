@@ -20,12 +20,60 @@
 
 #define HMB_TRACE_DRV_NAME	"nvme-hmb-trace"
 
-/* Who holds the single consumer slot of a ring (decision D7). */
+/*
+ * Who holds the single consumer slot of a ring: one consumer at a time, a
+ * process through the character device or the in-kernel bridge.
+ * HMB_OWNER_BRIDGE_STOPPING: the bridge is being switched off and its last
+ * batch may still run (ring->lock is dropped while waiting for it); the
+ * slot is not free yet.
+ */
 enum hmb_trace_owner {
 	HMB_OWNER_NONE,
 	HMB_OWNER_CHARDEV,
 	HMB_OWNER_BRIDGE,
+	HMB_OWNER_BRIDGE_STOPPING,
 };
+
+/*
+ * Cursors are byte counters modulo 2^64 (docs/format.md section 4): head may
+ * have wrapped past 0 while tail has not.  Compare distances such as
+ * head - tail, never two cursors or a cursor and a computed lap end.
+ */
+static inline bool hmb_cursor_before(u64 a, u64 b)
+{
+	return (s64)(a - b) < 0;
+}
+
+/*
+ * The ring header is device memory and little-endian (docs/format.md
+ * section 3); every access goes through the hmb_le*() accessors.  head and
+ * tail order the record bytes between producer and consumer (section 6).
+ */
+
+static inline u64 hmb_hdr_head_acquire(const struct hmb_ring_hdr *h)
+{
+	/* Pairs with the producer's release of head after the records. */
+	return hmb_le64(smp_load_acquire(&h->head));
+}
+
+static inline u64 hmb_hdr_tail(const struct hmb_ring_hdr *h)
+{
+	return hmb_le64(READ_ONCE(h->tail));
+}
+
+static inline u32 hmb_hdr_flags(const struct hmb_ring_hdr *h)
+{
+	return hmb_le32(READ_ONCE(h->flags));
+}
+
+static inline void hmb_hdr_publish_tail(struct hmb_ring_hdr *h, u64 tail)
+{
+	/*
+	 * Pairs with the producer's acquire of tail: the consumer's reads of
+	 * the records below @tail complete before the producer reuses them.
+	 */
+	smp_store_release(&h->tail, hmb_cpu_to_le64(tail));
+}
 
 /* Why a ring was found corrupt; also the text in tracepoints and dmesg. */
 enum hmb_trace_corrupt_reason {

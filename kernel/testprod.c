@@ -49,6 +49,8 @@ MODULE_PARM_DESC(test_ring_kb,
  * @payload_min: smallest payload.
  * @payload_max: largest payload.
  * @head: producer cursor (published copy lives in @hdr).
+ * @start_cursor: where reset puts head and tail (cursors count modulo 2^64,
+ *	so a test can start just below the wrap of the counter itself).
  * @seq: next sequence number.
  * @rnd: xorshift state for payload lengths.
  * @produced: records written.
@@ -72,6 +74,7 @@ struct hmb_test_producer {
 	u32 payload_min;
 	u32 payload_max;
 	u64 head;
+	u64 start_cursor;
 	u32 seq;
 	u32 rnd;
 	u64 produced;
@@ -95,6 +98,13 @@ static u32 hmb_test_rand(struct hmb_test_producer *tp)
 	return x;
 }
 
+static void hmb_test_set_flags(struct hmb_test_producer *tp, u32 set, u32 clear)
+{
+	u32 f = hmb_hdr_flags(tp->hdr);
+
+	WRITE_ONCE(tp->hdr->flags, hmb_cpu_to_le32((f | set) & ~clear));
+}
+
 static void hmb_test_fill(struct hmb_test_producer *tp, u32 off, u32 seq,
 			  u8 flags, u16 len)
 {
@@ -102,13 +112,13 @@ static void hmb_test_fill(struct hmb_test_producer *tp, u32 off, u32 seq,
 	u8 *p = tp->area + off + HMB_RECORD_HDR_SIZE;
 	u32 i;
 
-	rh->magic = HMB_RECORD_MAGIC;
-	rh->seq = seq;
-	rh->ts_ns = ktime_get_ns();
-	rh->opcode = flags ? 0 : 0x100 + (seq & 7);
+	rh->magic = hmb_cpu_to_le32(HMB_RECORD_MAGIC);
+	rh->seq = hmb_cpu_to_le32(seq);
+	rh->ts_ns = hmb_cpu_to_le64(ktime_get_ns());
+	rh->opcode = hmb_cpu_to_le16(flags ? 0 : 0x100 + (seq & 7));
 	rh->cpu = raw_smp_processor_id() & 0xff;
 	rh->flags = flags;
-	rh->payload_len = len;
+	rh->payload_len = hmb_cpu_to_le16(len);
 	rh->reserved0 = 0;
 	rh->reserved1 = 0;
 	/* A pattern the consumer side can verify: byte i is (seq + i). */
@@ -131,18 +141,17 @@ static bool hmb_test_produce_one(struct hmb_test_producer *tp)
 	u64 tail;
 
 	/* Pairs with the consumer's release of tail. */
-	tail = smp_load_acquire(&hdr->tail);
+	tail = hmb_le64(smp_load_acquire(&hdr->tail));
 	if (tp->head - tail + need > tp->ring_size) {
 		/* Never overwrite: drop, flag it, and burn the seq. */
-		WRITE_ONCE(hdr->flags, READ_ONCE(hdr->flags) |
-			   HMB_RING_FLAG_OVERFLOWED);
+		hmb_test_set_flags(tp, HMB_RING_FLAG_OVERFLOWED, 0);
 		tp->seq++;
 		tp->dropped++;
 		return false;
 	}
 	if (size > left) {
 		if (left >= HMB_RECORD_HDR_SIZE) {
-			/* The marker carries the next record's seq (D3). */
+			/* The marker carries the next record's seq. */
 			hmb_test_fill(tp, off, tp->seq,
 				      HMB_REC_FLAG_WRAP_MARKER, 0);
 			tp->markers++;
@@ -158,11 +167,10 @@ static bool hmb_test_produce_one(struct hmb_test_producer *tp)
 	tp->head += size;
 	tp->bytes += size;
 	tp->produced++;
-	if (READ_ONCE(hdr->flags) & HMB_RING_FLAG_OVERFLOWED)
-		WRITE_ONCE(hdr->flags, READ_ONCE(hdr->flags) &
-			   ~HMB_RING_FLAG_OVERFLOWED);
+	if (hmb_hdr_flags(hdr) & HMB_RING_FLAG_OVERFLOWED)
+		hmb_test_set_flags(tp, 0, HMB_RING_FLAG_OVERFLOWED);
 	/* Pairs with the consumer's acquire of head: record bytes first. */
-	smp_store_release(&hdr->head, tp->head);
+	smp_store_release(&hdr->head, hmb_cpu_to_le64(tp->head));
 	return true;
 }
 
@@ -397,7 +405,7 @@ static ssize_t frozen_show(struct device *dev, struct device_attribute *attr,
 	struct hmb_test_producer *tp = to_tp(dev);
 
 	return sysfs_emit(buf, "%d\n",
-			  !!(READ_ONCE(tp->hdr->flags) & HMB_RING_FLAG_FROZEN));
+			  !!(hmb_hdr_flags(tp->hdr) & HMB_RING_FLAG_FROZEN));
 }
 
 /* Emulates a controller reset: the producer stops and says so. */
@@ -406,16 +414,14 @@ static ssize_t frozen_store(struct device *dev, struct device_attribute *attr,
 {
 	struct hmb_test_producer *tp = to_tp(dev);
 	bool on;
-	u32 f;
 	int ret;
 
 	ret = kstrtobool(buf, &on);
 	if (ret)
 		return ret;
 	mutex_lock(&tp->lock);
-	f = READ_ONCE(tp->hdr->flags);
-	f = on ? f | HMB_RING_FLAG_FROZEN : f & ~HMB_RING_FLAG_FROZEN;
-	WRITE_ONCE(tp->hdr->flags, f);
+	hmb_test_set_flags(tp, on ? HMB_RING_FLAG_FROZEN : 0,
+			   on ? 0 : HMB_RING_FLAG_FROZEN);
 	mutex_unlock(&tp->lock);
 	return count;
 }
@@ -449,7 +455,43 @@ static ssize_t reinit_store(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_WO(reinit);
 
-/* Empty ring, counters zero; refused while a consumer is attached. */
+static ssize_t start_cursor_show(struct device *dev,
+				 struct device_attribute *attr, char *buf)
+{
+	struct hmb_test_producer *tp = to_tp(dev);
+	u64 v;
+
+	mutex_lock(&tp->lock);
+	v = tp->start_cursor;
+	mutex_unlock(&tp->lock);
+	return sysfs_emit(buf, "%llu\n", v);
+}
+
+/* The next reset starts head and tail here (8-byte aligned, any value). */
+static ssize_t start_cursor_store(struct device *dev,
+				  struct device_attribute *attr,
+				  const char *buf, size_t count)
+{
+	struct hmb_test_producer *tp = to_tp(dev);
+	u64 v;
+	int ret;
+
+	ret = kstrtou64(buf, 0, &v);
+	if (ret)
+		return ret;
+	if (v & (HMB_RECORD_ALIGN - 1))
+		return -EINVAL;
+	mutex_lock(&tp->lock);
+	tp->start_cursor = v;
+	mutex_unlock(&tp->lock);
+	return count;
+}
+static DEVICE_ATTR_RW(start_cursor);
+
+/*
+ * Empty ring at start_cursor, counters zero; refused while a consumer is
+ * attached.
+ */
 static ssize_t reset_store(struct device *dev, struct device_attribute *attr,
 			   const char *buf, size_t count)
 {
@@ -463,11 +505,12 @@ static ssize_t reset_store(struct device *dev, struct device_attribute *attr,
 		ret = -EBUSY;
 	} else {
 		WRITE_ONCE(tp->hdr->flags, 0);
-		WRITE_ONCE(tp->hdr->tail, 0);
+		WRITE_ONCE(tp->hdr->tail, hmb_cpu_to_le64(tp->start_cursor));
 		/* No consumer is attached; pairs with the next one's acquire. */
-		smp_store_release(&tp->hdr->head, 0);
+		smp_store_release(&tp->hdr->head,
+				  hmb_cpu_to_le64(tp->start_cursor));
 		memset(tp->area, 0, tp->ring_size);
-		tp->head = 0;
+		tp->head = tp->start_cursor;
 		tp->seq = 0;
 		tp->produced = 0;
 		tp->dropped = 0;
@@ -490,6 +533,7 @@ static struct attribute *hmb_test_attrs[] = {
 	&dev_attr_frozen.attr,
 	&dev_attr_reset.attr,
 	&dev_attr_reinit.attr,
+	&dev_attr_start_cursor.attr,
 	&dev_attr_produced.attr,
 	&dev_attr_dropped.attr,
 	&dev_attr_wrap_markers.attr,

@@ -178,7 +178,7 @@ simulator + daemon on two shared cores (with 64-byte records the simulator,
 not the daemon, is the slower of the two); the CPU columns compare what the
 daemon and dd each spend per byte.  dd writes bytes it reads from
 /dev/zero (one copy, into the page cache); the daemon copies each batch
-out of the ring before validating it (D6: the ring is hostile input, the
+out of the ring before validating it (the ring is hostile input, the
 bytes written are the bytes checked) and then writes it (a second copy),
 so per byte it cannot match dd's copy on a quiet machine; the watermark
 cuts the number of writes and tail updates (batches column of the

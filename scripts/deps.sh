@@ -4,7 +4,8 @@
 # of them is missing (apt-get, as root).  Groups:
 #   build   compilers and libraries for user space (libcurl: export)
 #   test    test runners (pytest, babeltrace2)
-#   kernel  headers and sources to build and check the module
+#   kernel  headers and sources to build and check the module, the debug
+#           guest kernel, and the 32-bit (compat) selftests
 #   bpf     clang/llvm, libbpf, bpftool
 #   vm      QEMU and what the guest image is made of
 #   qemu    building the project's HMB-capable qemu-system-x86_64
@@ -17,7 +18,7 @@ set -eu
 declare -A pkgs=(
 	[build]="gcc make pkg-config libelf-dev zlib1g-dev libcurl4-openssl-dev python3 time"
 	[test]="python3-pytest babeltrace2 bsdextrautils"
-	[kernel]="linux-headers-amd64 linux-source-6.1 xz-utils bc flex bison"
+	[kernel]="linux-headers-amd64 linux-source-6.1 xz-utils bc flex bison libelf-dev libssl-dev gcc-multilib sparse"
 	[bpf]="clang llvm libbpf-dev bpftool libbpf-tools"
 	[vm]="qemu-system-x86 busybox-static cpio kmod fio linux-perf trace-cmd bpftool nvme-cli linux-headers-amd64 gcc python3 util-linux e2fsprogs"
 	[qemu]="dpkg-dev meson ninja-build pkg-config python3 gcc libglib2.0-dev libpixman-1-dev libfdt-dev libcap-ng-dev libattr1-dev qemu-system-data seabios"

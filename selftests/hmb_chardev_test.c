@@ -13,6 +13,8 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -23,6 +25,8 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <linux/nvme_hmb_trace.h>
@@ -228,7 +232,8 @@ FIXTURE_SETUP(ring)
 	} else {
 		ASSERT_EQ(0, fw_open(self));
 	}
-	self->fd = open(self->node, O_RDONLY | O_CLOEXEC);
+	/* SET_TAIL moves the ring: it needs a file opened for writing. */
+	self->fd = open(self->node, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, self->fd) TH_LOG("open %s: %s", self->node, strerror(errno));
 	memset(&self->info, 0xff, sizeof(self->info));
 	ASSERT_EQ(0, ioctl(self->fd, NVME_HMB_TRACE_GET_INFO, &self->info));
@@ -245,6 +250,42 @@ FIXTURE_TEARDOWN(ring)
 		close(self->fd);
 	if (self->fw)
 		munmap(self->fw, self->fw_len);
+}
+
+/*
+ * Close the consumer, put head and tail at @cursor (an empty ring) and open
+ * and map it again.  The sampler takes its first head at open, so the
+ * cursors are moved while nobody consumes.
+ */
+static int reopen_at(FIXTURE_DATA(ring) *self,
+		     const FIXTURE_VARIANT(ring) *variant, uint64_t cursor)
+{
+	char buf[32];
+	int ret;
+
+	if (self->map != MAP_FAILED)
+		munmap(self->map, self->info.mmap_len);
+	self->map = MAP_FAILED;
+	close(self->fd);
+	self->fd = -1;
+	if (variant->kind == NVME_HMB_TRACE_PROVIDER_TEST) {
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)cursor);
+		ret = sysfs_write(self->dev, "producer/start_cursor", buf);
+		if (!ret)
+			ret = sysfs_write(self->dev, "producer/reset", "1");
+		sysfs_write(self->dev, "producer/start_cursor", "0");
+		if (ret)
+			return ret;
+	} else {
+		__atomic_store_n(&fw_hdr(self)->tail, cursor, __ATOMIC_RELEASE);
+		__atomic_store_n(&fw_hdr(self)->head, cursor, __ATOMIC_RELEASE);
+	}
+	self->fd = open(self->node, O_RDWR | O_CLOEXEC);
+	if (self->fd < 0)
+		return -errno;
+	self->map = mmap(NULL, self->info.mmap_len, PROT_READ, MAP_SHARED,
+			 self->fd, 0);
+	return self->map == MAP_FAILED ? -errno : 0;
 }
 
 TEST_F(ring, second_open_is_ebusy)
@@ -419,6 +460,238 @@ TEST_F(ring, set_tail_flags_nonzero)
 	EXPECT_EQ(EINVAL, errno);
 }
 
+/*
+ * Cursors are byte counts modulo 2^64: 384 bytes before the counter wraps,
+ * eight 48-byte records end the lap exactly at 2^64 and eight more start
+ * the next one at cursor 0.  Head has wrapped past 0, tail has not; the
+ * sampler must not call that "head moved backwards" and SET_TAIL must
+ * accept a tail on either side of 0.
+ */
+TEST_F(ring, cursors_near_2_64)
+{
+	const uint64_t start = -(uint64_t)(8 * HMB_RECORD_SIZE(16));
+	struct pollfd p = { .fd = -1, .events = POLLIN | POLLPRI };
+	struct nvme_hmb_trace_tail t = { 0 };
+	char buf[64];
+
+	ASSERT_EQ(0, reopen_at(self, variant, start));
+	EXPECT_EQ(start, map_head(self));
+	EXPECT_EQ(start, map_tail(self));
+	ASSERT_EQ(0, produce(self, variant, 4));
+	t.tail = start + 2 * HMB_RECORD_SIZE(16);
+	ASSERT_EQ(0, ioctl(self->fd, NVME_HMB_TRACE_SET_TAIL, &t))
+		TH_LOG("SET_TAIL %#llx below 2^64: %s",
+		       (unsigned long long)t.tail, strerror(errno));
+	ASSERT_EQ(0, produce(self, variant, 12));
+	EXPECT_EQ(8 * HMB_RECORD_SIZE(16), map_head(self));
+	/* The first record of the new lap sits at offset 0. */
+	EXPECT_EQ(HMB_RECORD_MAGIC,
+		  ((struct hmb_record_hdr *)((char *)self->map + 0x40))->magic);
+	/* Give the sampler time to look at the wrapped head. */
+	p.fd = self->fd;
+	ASSERT_EQ(1, poll(&p, 1, 30000));
+	usleep(50000);
+	p.revents = 0;
+	ASSERT_EQ(1, poll(&p, 1, 0));
+	EXPECT_TRUE(p.revents & POLLIN);
+	EXPECT_FALSE(p.revents & (POLLERR | POLLPRI))
+		TH_LOG("revents %#x: the wrapped head was taken for corruption",
+		       p.revents);
+	ASSERT_EQ(0, sysfs_read(self->dev, "corrupt", buf, sizeof(buf)));
+	EXPECT_STREQ("none", buf);
+	/* A tail still below 2^64, then one past 0, then head itself. */
+	t.tail = start + 6 * HMB_RECORD_SIZE(16);
+	EXPECT_EQ(0, ioctl(self->fd, NVME_HMB_TRACE_SET_TAIL, &t));
+	t.tail = 2 * HMB_RECORD_SIZE(16);
+	EXPECT_EQ(0, ioctl(self->fd, NVME_HMB_TRACE_SET_TAIL, &t))
+		TH_LOG("SET_TAIL %#llx past 0: %s",
+		       (unsigned long long)t.tail, strerror(errno));
+	EXPECT_EQ(t.tail, map_tail(self));
+	/* Backwards across 0 is still backwards. */
+	t.tail = start + 7 * HMB_RECORD_SIZE(16);
+	EXPECT_EQ(-1, ioctl(self->fd, NVME_HMB_TRACE_SET_TAIL, &t));
+	EXPECT_EQ(EINVAL, errno);
+	t.tail = map_head(self);
+	EXPECT_EQ(0, ioctl(self->fd, NVME_HMB_TRACE_SET_TAIL, &t));
+	EXPECT_EQ(t.tail, map_tail(self));
+	/* Beyond head, just past 0. */
+	t.tail += 8;
+	EXPECT_EQ(-1, ioctl(self->fd, NVME_HMB_TRACE_SET_TAIL, &t));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+/* Moving the tail drops data: a read-only file may not do it. */
+TEST_F(ring, set_tail_needs_write_access)
+{
+	struct nvme_hmb_trace_tail t = { 0 };
+	int fd;
+
+	ASSERT_EQ(0, produce(self, variant, 2));
+	munmap(self->map, self->info.mmap_len);
+	self->map = MAP_FAILED;
+	close(self->fd);
+	self->fd = -1;
+	fd = open(self->node, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd) TH_LOG("open O_RDONLY: %s", strerror(errno));
+	self->fd = fd;
+	t.tail = HMB_RECORD_SIZE(16);
+	EXPECT_EQ(-1, ioctl(fd, NVME_HMB_TRACE_SET_TAIL, &t));
+	EXPECT_EQ(EBADF, errno);
+	EXPECT_EQ(0, sysfs_u64(self->dev, "tail"));
+	/* Reading stays allowed. */
+	EXPECT_EQ(0, ioctl(fd, NVME_HMB_TRACE_GET_INFO, &self->info));
+	self->map = mmap(NULL, self->info.mmap_len, PROT_READ, MAP_SHARED,
+			 fd, 0);
+	ASSERT_NE(MAP_FAILED, self->map);
+	EXPECT_EQ(2 * HMB_RECORD_SIZE(16), map_head(self));
+}
+
+/* Who holds the ring (comm and pid) is for root only. */
+TEST_F(ring, consumer_attr_root_only)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof(path), CLASS_DIR "/%s/consumer", self->dev);
+	ASSERT_EQ(0, stat(path, &st));
+	EXPECT_EQ(0400, st.st_mode & 07777);
+}
+
+/* ---- misuse from user space: each refused or harmless ---- */
+
+static sigjmp_buf fault_jb;
+
+static void on_fault(int sig)
+{
+	siglongjmp(fault_jb, sig);
+}
+
+/* 0 if *@p could be read, else the signal the read raised. */
+static int read_signal(const volatile uint32_t *p)
+{
+	volatile uint32_t v;
+	int sig;
+
+	signal(SIGBUS, on_fault);
+	signal(SIGSEGV, on_fault);
+	sig = sigsetjmp(fault_jb, 1);
+	if (!sig)
+		v = *p;
+	signal(SIGBUS, SIG_DFL);
+	signal(SIGSEGV, SIG_DFL);
+	(void)v;
+	return sig;
+}
+
+/*
+ * /proc/self/mem and process_vm_writev write through the kernel's
+ * get_user_pages with FOLL_FORCE: the read-only mapping without
+ * VM_MAYWRITE must refuse both, and the ring must stay as it was.
+ */
+TEST_F(ring, proc_self_mem_write_refused)
+{
+	struct hmb_ring_hdr *h = self->map;
+	char junk[8] = "XXXXXXX";
+	struct iovec local = { junk, sizeof(junk) };
+	struct iovec remote;
+	ssize_t n;
+	int fd;
+
+	ASSERT_EQ(0, produce(self, variant, 1));
+	fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	n = pwrite(fd, junk, sizeof(junk), (off_t)(uintptr_t)self->map);
+	EXPECT_EQ(-1, n);
+	EXPECT_TRUE(errno == EIO || errno == EFAULT)
+		TH_LOG("header: pwrite /proc/self/mem: %s", strerror(errno));
+	n = pwrite(fd, junk, sizeof(junk),
+		   (off_t)(uintptr_t)self->map + HMB_RECORD_AREA_OFF);
+	EXPECT_EQ(-1, n);
+	EXPECT_TRUE(errno == EIO || errno == EFAULT)
+		TH_LOG("record: pwrite /proc/self/mem: %s", strerror(errno));
+	close(fd);
+	remote.iov_base = (char *)self->map + HMB_RECORD_AREA_OFF;
+	remote.iov_len = sizeof(junk);
+	n = process_vm_writev(getpid(), &local, 1, &remote, 1, 0);
+	EXPECT_EQ(-1, n);
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(HMB_RING_MAGIC, h->magic);
+	EXPECT_EQ(HMB_RECORD_MAGIC,
+		  ((struct hmb_record_hdr *)((char *)self->map + 0x40))->magic);
+	EXPECT_EQ(0, sysfs_u64(self->dev, "tail"));
+}
+
+/*
+ * fork: the mapping is not inherited (VM_DONTCOPY), the file is: the child
+ * shares the parent's consumer slot, which stays taken until both are done
+ * with the file.
+ */
+TEST_F(ring, fork_with_the_mapping)
+{
+	int go[2], done[2], st, fd;
+	char c = 0;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(done));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct nvme_hmb_trace_info info;
+		int ret = 0;
+
+		/* The parent's address holds nothing in the child. */
+		if (read_signal(self->map) != SIGSEGV)
+			ret |= 1;
+		/* The file came along: the same consumer, still usable. */
+		if (ioctl(self->fd, NVME_HMB_TRACE_GET_INFO, &info))
+			ret |= 2;
+		if (write(done[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+			ret |= 4;
+		_exit(ret);
+	}
+	ASSERT_EQ(1, read(done[0], &c, 1));
+	/* The parent's mapping is unaffected by the child. */
+	EXPECT_EQ(HMB_RING_MAGIC, ((struct hmb_ring_hdr *)self->map)->magic);
+	munmap(self->map, self->info.mmap_len);
+	self->map = MAP_FAILED;
+	close(self->fd);
+	self->fd = -1;
+	/* The child still holds the file: the slot is still taken. */
+	fd = open(self->node, O_RDWR);
+	EXPECT_EQ(-1, fd);
+	EXPECT_EQ(EBUSY, errno);
+	ASSERT_EQ(1, write(go[1], &c, 1));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st))
+		TH_LOG("child: %s%s%s", WEXITSTATUS(st) & 1 ? "mapping readable; " : "",
+		       WEXITSTATUS(st) & 2 ? "GET_INFO failed; " : "",
+		       WEXITSTATUS(st) & 4 ? "pipe failed" : "");
+	/* Both are done with it: the slot is free. */
+	self->fd = open(self->node, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->fd) TH_LOG("open after the child exited: %s",
+				      strerror(errno));
+	close(go[0]);
+	close(go[1]);
+	close(done[0]);
+	close(done[1]);
+}
+
+/*
+ * The same binary is also built with -m32: then every test of this file
+ * goes through the compat ioctl path (compat_ptr_ioctl) and a 32-bit mmap.
+ */
+TEST(abi_word_size)
+{
+	TH_LOG("%zu-bit process", sizeof(void *) * 8);
+#ifdef HMB_EXPECT_32BIT
+	ASSERT_EQ(4, sizeof(void *));
+#else
+	ASSERT_EQ(8, sizeof(void *));
+#endif
+}
+
 TEST_F(ring, unknown_ioctl_enotty)
 {
 	struct nvme_hmb_trace_info info;
@@ -437,8 +710,8 @@ TEST_F(ring, poll_pollin)
 
 	ASSERT_EQ(0, poll(&p, 1, 0));
 	ASSERT_EQ(0, produce(self, variant, 1));
-	/* The head sampler wakes us; generous for a TCG guest. */
-	ASSERT_EQ(1, poll(&p, 1, 5000));
+	/* The head sampler wakes us: a deadline, generous for a loaded TCG guest. */
+	ASSERT_EQ(1, poll(&p, 1, 30000));
 	EXPECT_TRUE(p.revents & POLLIN);
 	EXPECT_FALSE(p.revents & (POLLERR | POLLHUP));
 }
@@ -452,7 +725,7 @@ TEST_F(ring, poll_frozen_pollpri)
 	} else {
 		fw_hdr(self)->flags |= HMB_RING_FLAG_FROZEN;
 	}
-	ASSERT_EQ(1, poll(&p, 1, 5000));
+	ASSERT_EQ(1, poll(&p, 1, 30000));
 	EXPECT_TRUE(p.revents & POLLPRI);
 	EXPECT_TRUE(p.revents & POLLERR);
 	if (variant->kind == NVME_HMB_TRACE_PROVIDER_TEST)

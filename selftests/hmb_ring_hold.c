@@ -51,7 +51,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	timeout_ms = (argc > 2 ? atoi(argv[2]) : 60) * 1000;
-	fd = open(argv[1], O_RDONLY | O_CLOEXEC);
+	fd = open(argv[1], O_RDWR | O_CLOEXEC);	/* SET_TAIL needs FMODE_WRITE */
 	if (fd < 0) {
 		fprintf(stderr, "hmb_ring_hold: open %s: %s\n", argv[1], strerror(errno));
 		return 1;

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # Helpers for the kernel suites inside the VM guest (busybox sh); source it.
-HMB_KO=$HMB_REPO/build/kernel/nvme-hmb-trace.ko
+HMB_KO=${HMB_KO:-$HMB_REPO/build/kernel/nvme-hmb-trace.ko}
 HMB_CLASS=/sys/class/nvme-hmb-trace
 HMB_ST=$HMB_REPO/build/selftests
 
@@ -49,14 +49,19 @@ hmb_wait_drained() {
 	return 0
 }
 
-# hmb_dmesg_check: no WARNING:, BUG: or Oops in the kernel log.
+# What a clean kernel log never contains: WARNING/BUG/Oops lines and what
+# the debug kernel's checkers print (KASAN, KFENCE, lockdep's reports are
+# WARNING:/BUG: lines, DEBUG_OBJECTS "ODEBUG:", the hung-task detector).
+HMB_DMESG_BAD='WARNING:|BUG:|Oops|KASAN|KFENCE|ODEBUG|INFO: task .* blocked|general protection fault|Kernel panic|soft lockup|circular locking|lock held when returning'
+
+# hmb_dmesg_check: none of HMB_DMESG_BAD in the kernel log.
 hmb_dmesg_check() {
 	dmesg > "$HMB_RESULTS/dmesg.txt"
-	_bad=$(grep -E 'WARNING:|BUG:|Oops' "$HMB_RESULTS/dmesg.txt")
+	_bad=$(grep -E "$HMB_DMESG_BAD" "$HMB_RESULTS/dmesg.txt")
 	if [ -z "$_bad" ]; then
-		tap_ok "dmesg free of WARNING:, BUG: and Oops"
+		tap_ok "dmesg free of WARNING, BUG, Oops, KASAN, KFENCE, lockdep and hung-task reports"
 	else
-		tap_fail "dmesg free of WARNING:, BUG: and Oops" "$_bad"
+		tap_fail "dmesg free of WARNING, BUG, Oops, KASAN, KFENCE, lockdep and hung-task reports" "$(printf '%s\n' "$_bad" | head -20)"
 	fi
 }
 

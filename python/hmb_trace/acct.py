@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Sequence accounting (docs/format.md, decisions D3, D4, D8, D9).
+"""Sequence accounting (docs/format.md sections 10 and 12.1).
 
 Seqs are compared modulo 2^32 against the highest seq seen.  A forward
 step of more than one is a gap (records lost, located by the timestamps
 around it).  A backward step of at most dup_window is a replayed batch
-(the daemon crashed between writing and publishing its tail, D8): those
+(the daemon crashed between writing and publishing its tail): those
 records are duplicates and are dropped.  A larger backward step is a
 producer restart and starts a new epoch.  Wrap markers consume no seq;
 records with unknown flag bits are skipped but their seq counts as seen.

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Readers of dump streams ("RECT") and ring images ("HMBT").
 
-The dialect is decided by the first four bytes (D5): "HMBT" is a ring
+The dialect is decided by the first four bytes (format.md 12.3): "HMBT" is
+a ring
 image, "RECT" a dump, an empty file an empty dump, anything else an error
 (a file shorter than four bytes takes the dialect whose magic it begins).
 Dumps are read in chunks, so memory stays bounded whatever the file size.
@@ -164,7 +165,7 @@ class Reader:
             avail = (head - cur) % _TOP
             foff = RECORD_AREA_OFF + off     # file offset of this record
             if left < RECORD_HDR_SIZE:
-                # Implicit wrap: the rest of the lap holds no record (D2).
+                # Implicit wrap: the rest of the lap holds no record.
                 if avail < left:
                     raise FormatError(name, foff, "head %d inside the %d-byte"
                                       " implicit wrap gap" % (head, left),

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The dump's sidecar metadata file "<dump>.meta" (decision D5).
+"""The dump's sidecar metadata file "<dump>.meta" (docs/format.md 12.4).
 
 Text, one "key=value" per line; the first line is "hmb_trace_sidecar=1".
 Keys: abi_version (refused when > 1), source, ring_size, realtime_ns,

@@ -4,8 +4,8 @@
 RingProducer follows the producer rules of docs/format.md: a record never
 straddles the end of the record area; when the next record does not fit in
 the rest of the lap a wrap marker is written there if at least 32 bytes are
-left, otherwise the rest of the lap is skipped implicitly (D2); a marker
-carries the seq of the record that follows and consumes none (D3); a record
+left, otherwise the rest of the lap is skipped implicitly; a marker
+carries the seq of the record that follows and consumes none; a record
 that does not fit between tail and head + ring_size is dropped, its seq
 consumed, and OVERFLOWED set.
 """

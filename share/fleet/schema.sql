@@ -23,7 +23,7 @@
 --             and never sends a row twice; ReplacingMergeTree collapses
 --             what a second, racing exporter might still insert.
 -- Times: *_ns columns are nanoseconds.  fw_* are the firmware's own clock
--- (D10); host_ns and the commands' host times are host wall clock
+-- (not the host's); host_ns and the commands' host times are host wall clock
 -- (CLOCK_REALTIME, ns since the epoch); 0 means "not known".
 
 CREATE DATABASE IF NOT EXISTS hmb;

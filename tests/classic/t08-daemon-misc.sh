@@ -63,7 +63,9 @@ eq "SIGTERM below the watermark: exit 0" "$RC" 0
 check "SIGTERM drains what the watermark held" cmp "$WORK/wm-stop.bin" "$WORK/wm2.bin"
 "$FWSIM" -r "$ring" --init-only
 start_daemon wmf -r "$ring" -o "$WORK/wm-frozen.bin" --watermark 1G --max-delay-us 60000000
-"$FWSIM" -r "$ring" --attach -n 20 --freeze-after 10 -p fixed:64 --log "$WORK/wm3.bin" -q
+# at 20 records/s the daemon sees the first records (and holds them)
+# well before the freeze
+"$FWSIM" -r "$ring" --attach -n 20 -R 20 --freeze-after 10 -p fixed:64 --log "$WORK/wm3.bin" -q
 i=0
 while [ $i -lt 50 ] && ! cmp -s "$WORK/wm-frozen.bin" "$WORK/wm3.bin"; do
 	sleep 0.1; i=$((i + 1))

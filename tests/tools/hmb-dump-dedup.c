@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * hmb-dump-dedup - test helper: copy a dump to stdout without the records a
- * restarted daemon wrote twice (D8), using libhmbtrace's sequence
+ * restarted daemon wrote twice (format.md 9.4), using libhmbtrace's sequence
  * accounting, so the result can be compared byte for byte with what the
  * simulator wrote.  Wrap markers of a replayed batch are dropped too (a
- * marker carries the seq of the record after it, D3).  Prints the number of
+ * marker carries the seq of the record after it).  Prints the number of
  * duplicates dropped on stderr.
  */
 #include <errno.h>

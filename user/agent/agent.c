@@ -30,6 +30,7 @@
 #include "hmb_agent.h"
 #include "hmb_agent.skel.h"
 #include "analysis.h"
+#include "sweep.h"
 
 extern const char hmb_default_dict[], hmb_default_dict_end[];
 
@@ -52,6 +53,7 @@ static struct env {
 	unsigned int ring_ctrl[HMB_MAX_RINGS];	/* instance + 1, 0 unset */
 	bool ring_ctrl_set;
 	unsigned int clock_window;
+	unsigned int ringbuf_mb;
 } env = {
 	.mode = MODE_AUTO,
 	.top_n = 5,
@@ -60,6 +62,7 @@ static struct env {
 	.interval = 99999999,
 	.times = 99999999,
 	.clock_window = 65536,
+	.ringbuf_mb = 16,
 };
 
 const char *argp_program_version = "hmb-trace-agent 1";
@@ -86,7 +89,7 @@ static const char doc[] =
 
 enum {
 	OPT_MIN_LAT = 1000, OPT_DICT, OPT_RING_CTRL, OPT_GRACE, OPT_PER_CMD,
-	OPT_CLOCK_WINDOW,
+	OPT_CLOCK_WINDOW, OPT_RINGBUF,
 };
 
 static const struct argp_option opts[] = {
@@ -102,6 +105,7 @@ static const struct argp_option opts[] = {
 	{ "fw-grace", OPT_GRACE, "MS", 0, "Wait this long after completion for firmware records (default 1000)", 0 },
 	{ "per-command", OPT_PER_CMD, NULL, 0, "Print every command (one line or JSON object each)", 0 },
 	{ "clock-window", OPT_CLOCK_WINDOW, "N", 0, "Matched commands the clock estimate uses (default 65536)", 0 },
+	{ "ringbuf-mb", OPT_RINGBUF, "MB", 0, "BPF ring buffer to user space, MiB, a power of two (default 16): what the agent may fall behind by", 0 },
 	{ "verbose", 'v', NULL, 0, "Verbose: libbpf messages, every unmatched firmware record", 0 },
 	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0 },
 	{},
@@ -194,6 +198,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (parse_ulong(arg, 10000000, &v) || v < 64)
 			argp_error(state, "invalid --clock-window '%s' (64 to 10000000)", arg);
 		env.clock_window = (unsigned int)v;
+		break;
+	case OPT_RINGBUF:
+		if (parse_ulong(arg, 1024, &v) || !v || (v & (v - 1)))
+			argp_error(state, "invalid --ringbuf-mb '%s' (1 to 1024, a power of two)", arg);
+		env.ringbuf_mb = (unsigned int)v;
 		break;
 	case 'v':
 		env.verbose = true;
@@ -369,6 +378,8 @@ static const char *mode_name = "?";
 static const char *missing_msg = "";
 static bool fw_on;
 static uint64_t counters_prev[HMB_C_COUNT];
+/* Stale entries of the command-id index removed by the sweep (sweep.c). */
+static struct hmb_sweep_ids ids_swept;
 
 static const char *const counter_names[HMB_C_COUNT] = {
 	[HMB_C_RB_FAIL] = "ringbuf_reserve_failed",
@@ -755,8 +766,9 @@ static void print_report(const char *kind, bool final)
 		for (i = 0; i < HMB_C_COUNT; i++)
 			fprintf(out, "%s\"%s\":%llu", i ? "," : "",
 				counter_names[i], (unsigned long long)c[i]);
-		fprintf(out, ",\"bpf_recursion_misses\":%llu},",
-			(unsigned long long)recursion_misses());
+		fprintf(out, ",\"bpf_recursion_misses\":%llu,\"stale_ids_removed\":%lu,\"stale_ids_restored\":%lu},",
+			(unsigned long long)recursion_misses(),
+			ids_swept.removed, ids_swept.restored);
 		print_clock();
 		fprintf(out, "\"hists_us\":{");
 		for (i = 0; i < HMB_H_COUNT; i++) {
@@ -806,6 +818,9 @@ static void print_report(const char *kind, bool final)
 	fprintf(out, ", submitted while in flight %llu, missed by the kernel's recursion guard %llu",
 		(unsigned long long)c[HMB_C_ACTIVE_OVERWRITE],
 		(unsigned long long)recursion_misses());
+	if (fw_on)
+		fprintf(out, "; stale command ids removed by the sweep %lu (%lu put back for a racing submission)",
+			ids_swept.removed, ids_swept.restored);
 	if (fw_on)
 		fprintf(out, "\nfw records %llu: matched %llu (by slba or ring order %llu), background %llu, unmatched: no command %llu, duplicate phase %llu, outside window %llu, unknown opcode %llu, short %llu, unmapped ring %llu, read failed %llu; markers %llu",
 			(unsigned long long)c[HMB_C_FW_RECORDS],
@@ -924,6 +939,7 @@ static void sweep(bool all)
 	size_t n = 0, cap = 65536 + 1024, i;
 	uint64_t now = mono_ns(), grace = (uint64_t)env.grace_ms * 1000000;
 	struct hmb_cmd_event ev;
+	struct hmb_sweep_ids ids;
 	int fd;
 
 	if (!fw_on)
@@ -960,6 +976,12 @@ static void sweep(bool all)
 			handle_event(NULL, &ev, sizeof(ev));
 	}
 	free(keys);
+	/* The ids whose last commands were just taken: out of the index. */
+	if (!hmb_sweep_stale_ids(bpf_map__fd(skel->maps.kseq), fd,
+				 bpf_map__max_entries(skel->maps.kseq), &ids)) {
+		ids_swept.removed += ids.removed;
+		ids_swept.restored += ids.restored;
+	}
 }
 
 /* Publish the clock estimate to the BPF window check, or withdraw it. */
@@ -1165,6 +1187,13 @@ int main(int argc, char **argv)
 	skel->rodata->targ_opc = env.opcode;
 	skel->rodata->targ_dev = devt;
 	skel->rodata->min_lat_ns = env.min_lat_us * 1000;
+	err = bpf_map__set_max_entries(skel->maps.rb, env.ringbuf_mb << 20);
+	if (err) {
+		fprintf(stderr, "hmb-trace-agent: --ringbuf-mb %u: %s\n",
+			env.ringbuf_mb, strerror(-err));
+		hmb_agent__destroy(skel);
+		return 1;
+	}
 
 	bpf_program__set_autoload(skel->progs.nvme_setup_btf, use_nvme && nvme_btf);
 	bpf_program__set_autoload(skel->progs.nvme_complete_btf, use_nvme && nvme_btf);

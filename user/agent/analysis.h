@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * analysis.h - the user-space half of hmb-trace-agent's join: the firmware
- * -> host clock estimate (D10), per-command phase breakdown, background
+ * -> host clock estimate (two clocks), per-command phase breakdown, background
  * windows, top-N, log2 histograms.  No libbpf here, so it can be unit tested
  * with synthetic events.
  */
@@ -14,7 +14,7 @@
 #include <linux/types.h>
 #include "hmb_agent.h"
 
-/* The firmware -> host clock estimate (D10) lives in libhmbtrace, shared
+/* The firmware -> host clock estimate lives in libhmbtrace, shared
  * with hmb-trace-analyze correlate. */
 #include "hmbtrace_clock.h"
 

@@ -6,8 +6,8 @@
  *
  * The firmware commands come from the dump (fwmodel: phase events joined
  * by sqid/cid); the host commands from hostev.  The two clocks are unknown
- * to each other (D10), and command ids are reused, so the join runs in
- * three passes:
+ * to each other (ts_ns is the firmware's own), and command ids are reused,
+ * so the join runs in three passes:
  *  1. a coarse offset: for a sample of host commands, the differences
  *     submit - fetch to every firmware command with the same (queue, cid)
  *     and, when both sides know it, the same slba; the densest 100 us

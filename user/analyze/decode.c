@@ -84,7 +84,7 @@ static void fmt_csv(struct outbuf *ob, const struct hmb_dict *dict,
 
 /*
  * "[cpu] seconds.nanoseconds: seq op len flags payload", the shape of a
- * perf script line; the timestamp is the firmware clock (D10).
+ * perf script line; the timestamp is the firmware clock, not the host's.
  */
 static void fmt_text(struct outbuf *ob, const struct hmb_dict_event *ev,
 		     const struct hmb_record *rec)

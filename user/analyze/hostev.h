@@ -5,7 +5,7 @@
  * output of `perf script` for the tracepoints nvme:nvme_setup_cmd and
  * nvme:nvme_complete_rq (setup and completion paired by controller, queue
  * and command id).  Times are the host's clock (CLOCK_MONOTONIC for the
- * agent, perf's clock for perf script), never the firmware's (D10).
+ * agent, perf's clock for perf script), never the firmware's.
  */
 #ifndef HMB_HOSTEV_H
 #define HMB_HOSTEV_H

@@ -2,7 +2,7 @@
 /*
  * stats: what a trace file holds and what it lacks.  Counts come from
  * libhmbtrace's sequence accounting; gaps are listed (bounded) with the
- * timestamps around them so a loss can be placed in time (D9).
+ * timestamps around them so a loss can be placed in time (format.md 10).
  */
 #include <getopt.h>
 #include <string.h>

@@ -4,10 +4,10 @@
  *
  * The consumer loop of the end-to-end flow: acquire head, copy whole
  * validated records out of the ring (libhmbtrace), write them verbatim to
- * the output (wrap markers included, D4), and only then publish the tail
- * (D8), once per batch.  Signals arrive through a signalfd and are handled
- * between batches, so every file holds whole records and no record is lost
- * or repeated across a reopen.
+ * the output (wrap markers included: format.md 12.1), and only then
+ * publish the tail (9.4), once per batch.  Signals arrive through a
+ * signalfd and are handled between batches, so every file holds whole
+ * records and no record is lost or repeated across a reopen.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -941,6 +941,14 @@ static bool hold(struct daemon *d, uint64_t avail)
 	return false;
 }
 
+/* How long to sleep while hold() keeps bytes below the watermark. */
+static double hold_sleep_ms(const struct daemon *d)
+{
+	double ms = d->o.max_delay_us / 4000.0;
+
+	return ms < d->o.idle_max_ms ? ms : d->o.idle_max_ms;
+}
+
 /*
  * Drain what the ring holds now, batch by batch.  Returns 1 if anything was
  * read, 0 if the ring was empty, -1 to stop (exit_code set).
@@ -1177,8 +1185,13 @@ static int run(struct daemon *d)
 		if (d->o.once)
 			return 0;
 		if (r == 2) {
-			/* below the watermark: let it fill a little */
-			sleep_ms(d, d->o.max_delay_us / 4000.0);
+			/*
+			 * Below the watermark: let it fill a little, but look
+			 * again within --idle-max-ms so that a FROZEN or
+			 * OVERFLOWED flag (drain now) is seen as promptly as
+			 * when idle, whatever --max-delay-us says.
+			 */
+			sleep_ms(d, hold_sleep_ms(d));
 			idle = 0;
 			continue;
 		}

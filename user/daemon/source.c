@@ -3,7 +3,7 @@
  * source.c - the two places a ring can come from: a file-backed ring (the
  * simulator, tests) mapped read-write only so the tail can be stored, or the
  * character device /dev/nvme-hmb-traceN mapped read-only, whose tail is
- * published with NVME_HMB_TRACE_SET_TAIL (decision D1).  Everything after
+ * published with NVME_HMB_TRACE_SET_TAIL (format.md 9.4).  Everything after
  * the mapping is the same consumer core.
  */
 #include <errno.h>
@@ -115,11 +115,13 @@ static int open_device(struct source *s, int *err_exit)
 	struct hmb_error err;
 
 	*err_exit = EXIT_ERR;
-	s->fd = open(s->path, O_RDONLY | O_CLOEXEC);
+	/* Read and write: NVME_HMB_TRACE_SET_TAIL is refused on a read-only file. */
+	s->fd = open(s->path, O_RDWR | O_CLOEXEC);
 	if (s->fd < 0) {
 		log_msg(LOG_ERR, "cannot open %s: %s%s", s->path, strerror(errno),
 			errno == EBUSY ? " (another consumer holds it, or the in-kernel bridge is on)" :
-			errno == ENOENT ? " (is nvme-hmb-trace.ko loaded?)" : "");
+			errno == ENOENT ? " (is nvme-hmb-trace.ko loaded?)" :
+			errno == EACCES ? " (the daemon needs read and write access: publishing the tail moves the ring)" : "");
 		return -1;
 	}
 	memset(&info, 0, sizeof(info));

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Sequence accounting (D3, D4, D8, D9): loss is counted from seq gaps
+ * Sequence accounting (format.md 10): loss is counted from seq gaps
  * modulo 2^32 over non-marker records; a small backward step is a replayed
  * batch, a large one a producer restart.  At an epoch boundary (a ring
  * re-initialised) the seq may continue, as an NVMe controller's does across
@@ -36,7 +36,7 @@ enum hmb_acct_verdict hmb_acct_add(struct hmb_acct *a,
 
 	a->bytes += rec->raw_len;
 	if (kind == HMB_KIND_MARKER) {
-		/* D3: markers consume no seq and carry no event. */
+		/* Markers consume no seq and carry no event. */
 		a->wrap_markers++;
 		return HMB_ACCT_MARKER;
 	}

@@ -2,7 +2,7 @@
 /*
  * The SPSC ring consumer (docs/format.md "Consumer rules").
  *
- * The ring is hostile input (D6): head is loaded once per batch with
+ * The ring is hostile input (format.md 13): head is loaded once per batch with
  * acquire semantics and checked against the previous head and our cursor;
  * record bytes are copied out of the ring first and validated on the copy,
  * so a device rewriting bytes under us can corrupt what we return but never
@@ -267,7 +267,7 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 		uint64_t s;
 
 		if (rem < HMB_RECORD_HDR_SIZE) {
-			/* Implicit wrap (D2): no marker fits, skip the rest. */
+			/* Implicit wrap: no marker fits, skip the rest. */
 			if (left < rem) {
 				where_cur(c, cur, where, sizeof(where));
 				rc = hmb__err(err, HMB_E_HEAD_IN_GAP, 0, cur,

@@ -106,14 +106,14 @@ static int drop(struct hmb_producer *p)
 	return HMB_EMIT_DROPPED;
 }
 
-/* Skip the @rem bytes left in the lap at @off: a marker if one fits (D2). */
+/* Skip the @rem bytes left in the lap at @off: a marker if one fits. */
 static void do_wrap(struct hmb_producer *p, const struct hmb_event *ev,
 		    uint64_t off, uint64_t rem)
 {
 	if (rem >= HMB_RECORD_HDR_SIZE) {
 		struct hmb_record_hdr m = {
 			.magic = HMB_RECORD_MAGIC,
-			.seq = p->next_seq,	/* D3: the next record's seq */
+			.seq = p->next_seq,	/* the next record's seq */
 			.ts_ns = ev->ts_ns,
 			.flags = HMB_REC_FLAG_WRAP_MARKER,
 		};

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Record iteration over files (D5): dump streams ("RECT", or empty) are
+ * Record iteration over files (format.md 12.3): dump streams ("RECT", or
+ * empty) are
  * streamed through a fixed buffer so pipes and stdin work in constant
  * memory; ring images ("HMBT") are read whole and walked with the very
  * consumer code that drains live rings.

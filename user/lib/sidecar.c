@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The sidecar metadata file "<dump>.meta" (D5, docs/format.md 12.4): dumps
+ * The sidecar metadata file "<dump>.meta" (docs/format.md 12.4): dumps
  * carry no version, so the daemon records the ABI version, the source, the
  * ring size and the host clocks beside each dump, appends "epoch=<dump
  * offset>" lines when the ring is re-initialised and one "restart=" line

@@ -4,10 +4,14 @@
  *
  * One header for the kernel module, BPF programs and user space.  The
  * authoritative prose specification is docs/format.md; this header and that
- * document must agree byte for byte.  All multi-byte integers are
- * little-endian.  Both structures are naturally aligned and contain no
- * implicit padding; the compile-time checks at the end of this file hold
- * every size and offset to the specification on every side that includes it.
+ * document must agree byte for byte.  The ring and record headers live in
+ * device memory and are little-endian on every host: their fields are
+ * __le16/__le32/__le64 and are read and written through the hmb_le*() and
+ * hmb_cpu_to_le*() accessors below (sparse checks that in the kernel).  The
+ * ioctl structures are host-endian.  Every structure is naturally aligned
+ * and contains no implicit padding; the compile-time checks at the end of
+ * this file hold every size and offset to the specification on every side
+ * that includes it.
  */
 #ifndef _UAPI_LINUX_NVME_HMB_TRACE_H
 #define _UAPI_LINUX_NVME_HMB_TRACE_H
@@ -17,6 +21,52 @@
 #include <linux/types.h>
 #include <linux/ioctl.h>
 #endif
+
+/*
+ * Little-endian accessors for the fields of &struct hmb_ring_hdr and
+ * &struct hmb_record_hdr, usable in the kernel, in BPF programs and in user
+ * space alike (no libc or kernel byte-order header needed).
+ */
+#ifdef __CHECKER__
+#define __hmb_force	__attribute__((force))
+#else
+#define __hmb_force
+#endif
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define __hmb_swab(bits, x)	__builtin_bswap##bits(x)
+#else
+#define __hmb_swab(bits, x)	(x)
+#endif
+
+static __inline__ __u16 hmb_le16(__le16 v)
+{
+	return __hmb_swab(16, (__hmb_force __u16)v);
+}
+
+static __inline__ __u32 hmb_le32(__le32 v)
+{
+	return __hmb_swab(32, (__hmb_force __u32)v);
+}
+
+static __inline__ __u64 hmb_le64(__le64 v)
+{
+	return __hmb_swab(64, (__hmb_force __u64)v);
+}
+
+static __inline__ __le16 hmb_cpu_to_le16(__u16 v)
+{
+	return (__hmb_force __le16)__hmb_swab(16, v);
+}
+
+static __inline__ __le32 hmb_cpu_to_le32(__u32 v)
+{
+	return (__hmb_force __le32)__hmb_swab(32, v);
+}
+
+static __inline__ __le64 hmb_cpu_to_le64(__u64 v)
+{
+	return (__hmb_force __le64)__hmb_swab(64, v);
+}
 
 /** HMB_TRACE_ABI_VERSION - version of the ring and record layout below. */
 #define HMB_TRACE_ABI_VERSION		1
@@ -78,17 +128,17 @@
  * ``head - tail`` is the number of unread bytes and never exceeds @ring_size.
  */
 struct hmb_ring_hdr {
-	__u32 magic;
-	__u32 version;
-	__u32 ring_size;
-	__u32 record_area_off;
-	__u64 head;
-	__u64 tail;
-	__u32 flags;
-	__u32 reserved0;
-	__u64 reserved1;
-	__u64 reserved2;
-	__u64 reserved3;
+	__le32 magic;
+	__le32 version;
+	__le32 ring_size;
+	__le32 record_area_off;
+	__le64 head;
+	__le64 tail;
+	__le32 flags;
+	__le32 reserved0;
+	__le64 reserved1;
+	__le64 reserved2;
+	__le64 reserved3;
 };
 
 /**
@@ -110,15 +160,15 @@ struct hmb_ring_hdr {
  * padding is written as zero.
  */
 struct hmb_record_hdr {
-	__u32 magic;
-	__u32 seq;
-	__u64 ts_ns;
-	__u16 opcode;
-	__u8  cpu;
-	__u8  flags;
-	__u16 payload_len;
-	__u16 reserved0;
-	__u64 reserved1;
+	__le32 magic;
+	__le32 seq;
+	__le64 ts_ns;
+	__le16 opcode;
+	__u8   cpu;
+	__u8   flags;
+	__le16 payload_len;
+	__le16 reserved0;
+	__le64 reserved1;
 };
 
 /** HMB_RECORD_SIZE - bytes a record with @len payload bytes occupies. */
@@ -181,12 +231,15 @@ struct nvme_hmb_trace_tail {
 #define NVME_HMB_TRACE_GET_INFO \
 	_IOR(NVME_HMB_TRACE_IOC_MAGIC, 0x01, struct nvme_hmb_trace_info)
 /**
- * NVME_HMB_TRACE_SET_TAIL - publish the consumer cursor (decision D1).
+ * NVME_HMB_TRACE_SET_TAIL - publish the consumer cursor.
  *
  * The mapping is read-only, so the consumer hands its cursor to the kernel,
  * which validates it and stores it into &struct hmb_ring_hdr.tail with
- * release semantics.  Fails with %EINVAL when the cursor is unaligned, moves
- * backwards or passes head, or when @flags is not zero.
+ * release semantics (docs/format.md section 9.4).  Fails with %EBADF when
+ * the file was not opened for writing (moving the tail drops data), with
+ * %EINVAL when the cursor is unaligned, moves backwards or passes head
+ * (compared as distances: cursors count modulo 2^64), or when @flags is not
+ * zero.
  *
  * Fails with %ESTALE, storing nothing, when the producer side re-initialised
  * the ring (rewrote its header, for nvme-pci before re-enabling the HMB
@@ -238,6 +291,9 @@ __HMB_ASSERT(__HMB_OFF(nvme_hmb_trace_info, name) == 32, "info name");
 __HMB_ASSERT(__HMB_OFF(nvme_hmb_trace_info, reserved) == 96, "info reserved");
 __HMB_ASSERT(sizeof(struct nvme_hmb_trace_tail) == 16, "tail arg size");
 
+/* ABI-identical to the __u* layout: the __le types keep every width. */
+__HMB_ASSERT(sizeof(__le16) == 2 && sizeof(__le32) == 4 &&
+	     sizeof(__le64) == 8, "little-endian field widths");
 #undef __HMB_OFF
 #undef __HMB_ASSERT
 

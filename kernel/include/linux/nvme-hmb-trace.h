@@ -83,9 +83,9 @@ struct nvme_hmb_trace_slice {
  */
 static inline void hmb_ring_hdr_init(struct hmb_ring_hdr *hdr, u32 ring_size)
 {
-	WRITE_ONCE(hdr->version, HMB_TRACE_ABI_VERSION);
-	WRITE_ONCE(hdr->ring_size, ring_size);
-	WRITE_ONCE(hdr->record_area_off, HMB_RECORD_AREA_OFF);
+	WRITE_ONCE(hdr->version, hmb_cpu_to_le32(HMB_TRACE_ABI_VERSION));
+	WRITE_ONCE(hdr->ring_size, hmb_cpu_to_le32(ring_size));
+	WRITE_ONCE(hdr->record_area_off, hmb_cpu_to_le32(HMB_RECORD_AREA_OFF));
 	WRITE_ONCE(hdr->head, 0);
 	WRITE_ONCE(hdr->tail, 0);
 	WRITE_ONCE(hdr->flags, 0);
@@ -94,7 +94,7 @@ static inline void hmb_ring_hdr_init(struct hmb_ring_hdr *hdr, u32 ring_size)
 	WRITE_ONCE(hdr->reserved2, 0);
 	WRITE_ONCE(hdr->reserved3, 0);
 	/* Pairs with the acquire of flags or head by a consumer that attaches. */
-	smp_store_release(&hdr->magic, HMB_RING_MAGIC);
+	smp_store_release(&hdr->magic, hmb_cpu_to_le32(HMB_RING_MAGIC));
 }
 
 /**
@@ -110,17 +110,18 @@ static inline void hmb_ring_hdr_init(struct hmb_ring_hdr *hdr, u32 ring_size)
  */
 static inline void hmb_ring_hdr_reinit(struct hmb_ring_hdr *hdr, u32 ring_size)
 {
-	WRITE_ONCE(hdr->flags, READ_ONCE(hdr->flags) | HMB_RING_FLAG_FROZEN);
+	WRITE_ONCE(hdr->flags, hmb_cpu_to_le32(hmb_le32(READ_ONCE(hdr->flags)) |
+					  HMB_RING_FLAG_FROZEN));
 	/* FROZEN is visible before any cursor changes (consumer: flags, head). */
 	smp_wmb();
 	WRITE_ONCE(hdr->tail, 0);
 	/* Pairs with the consumer's acquire of head, then its load of tail. */
 	smp_wmb();
 	WRITE_ONCE(hdr->head, 0);
-	WRITE_ONCE(hdr->magic, HMB_RING_MAGIC);
-	WRITE_ONCE(hdr->version, HMB_TRACE_ABI_VERSION);
-	WRITE_ONCE(hdr->ring_size, ring_size);
-	WRITE_ONCE(hdr->record_area_off, HMB_RECORD_AREA_OFF);
+	WRITE_ONCE(hdr->magic, hmb_cpu_to_le32(HMB_RING_MAGIC));
+	WRITE_ONCE(hdr->version, hmb_cpu_to_le32(HMB_TRACE_ABI_VERSION));
+	WRITE_ONCE(hdr->ring_size, hmb_cpu_to_le32(ring_size));
+	WRITE_ONCE(hdr->record_area_off, hmb_cpu_to_le32(HMB_RECORD_AREA_OFF));
 	WRITE_ONCE(hdr->reserved0, 0);
 	WRITE_ONCE(hdr->reserved1, 0);
 	WRITE_ONCE(hdr->reserved2, 0);

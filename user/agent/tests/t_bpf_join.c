@@ -22,6 +22,7 @@
 #include "hmbtrace_dict.h"
 #include "hmb_agent.h"
 #include "hmb_agent.skel.h"
+#include "sweep.h"
 
 static int tests, failed;
 
@@ -141,6 +142,9 @@ static int libbpf_quiet(enum libbpf_print_level l, const char *f, va_list a)
 	return vfprintf(stderr, f, a);
 }
 
+/* Map sizes for the limits test (0: as the program declares them). */
+static __u32 kseq_max, blk_max;
+
 static int load(int targ_opc)
 {
 	size_t i;
@@ -150,6 +154,10 @@ static int load(int targ_opc)
 	skel = hmb_agent__open();
 	if (!skel)
 		return -1;
+	if (kseq_max)
+		bpf_map__set_max_entries(skel->maps.kseq, kseq_max);
+	if (blk_max)
+		bpf_map__set_max_entries(skel->maps.blk_start, blk_max);
 	skel->rodata->fw_enabled = true;
 	skel->rodata->emit_all = true;
 	skel->rodata->targ_opc = targ_opc;
@@ -183,6 +191,33 @@ static void unload(void)
 	rb = NULL;
 	skel = NULL;
 	nev = 0;
+}
+
+/* What the agent's sweep does to "cmds": take every command out. */
+static unsigned int take_all_cmds(void)
+{
+	int fd = bpf_map__fd(skel->maps.cmds);
+	struct hmb_wait_key k;
+	struct hmb_cmd_state st;
+	unsigned int n = 0;
+
+	while (!bpf_map_get_next_key(fd, NULL, &k) &&
+	       !bpf_map_lookup_and_delete_elem(fd, &k, &st))
+		n++;
+	return n;
+}
+
+static unsigned int map_count(struct bpf_map *m)
+{
+	struct hmb_cmd_key k, *prev = NULL, next;
+	unsigned int n = 0;
+
+	while (!bpf_map_get_next_key(bpf_map__fd(m), prev, &next)) {
+		k = next;
+		prev = &k;
+		n++;
+	}
+	return n;
 }
 
 static const struct hmb_cmd_event *only_cmd(void)
@@ -435,6 +470,57 @@ int main(int argc, char **argv)
 		   "filter: a write is not reported when reads are asked for, its records are not 'unmatched'");
 		unload();
 	}
+	/*
+	 * H: the maps' limits.  A full index of command ids is counted
+	 * (waiting_map_full), the sweep's stale ids leave it so that new ids
+	 * are joined again, and a full block-mode map is counted.
+	 */
+	kseq_max = 64;
+	blk_max = 8;
+	if (load(-1)) {
+		OK(0, "reload with small kseq and blk_start maps");
+	} else {
+		struct hmb_sweep_ids r = { 0 };
+		unsigned int k, taken;
+
+		for (k = 0; k < 64; k++) {
+			setup(4, 0x1000 + k, 1000000 + k, 2);
+			complete(4, 0x1000 + k, 2000000 + k);
+		}
+		OK(nev == 0 && counter(HMB_C_DONE_FULL) == 0 &&
+		   map_count(skel->maps.kseq) == 64,
+		   "limits: 64 ids wait for their records, the 64-entry id index is full");
+		setup(4, 0x2000, 3000000, 2);
+		OK(counter(HMB_C_DONE_FULL) == 1 && counter(HMB_C_ACTIVE_FULL) == 0,
+		   "limits: a 65th id finds no room in the index: counted as waiting_map_full (%llu)",
+		   (unsigned long long)counter(HMB_C_DONE_FULL));
+		taken = take_all_cmds();
+		OK(taken == 64, "limits: the sweep takes the 64 commands whose records never came (%u)",
+		   taken);
+		/* (OK evaluates its condition twice: no side effects in it) */
+		k = hmb_sweep_stale_ids(bpf_map__fd(skel->maps.kseq),
+					bpf_map__fd(skel->maps.cmds), 64, &r);
+		OK(k == 0 && r.removed == 64 && map_count(skel->maps.kseq) == 0,
+		   "limits: the sweep removes the 64 stale ids from the index (removed %lu, left %u)",
+		   r.removed, map_count(skel->maps.kseq));
+		nev = 0;
+		setup(4, 0x2001, 4000000, 2);
+		complete(4, 0x2001, 4100000);
+		fw_cmd(4, 0x2001, 100);
+		c = only_cmd();
+		OK(c && c->cid == 0x2001 && c->st.fw_mask == 0x3e &&
+		   counter(HMB_C_DONE_FULL) == 1,
+		   "limits: afterwards a new id is indexed and joined again");
+		nev = 0;
+		for (k = 0; k < 9; k++)
+			drive(4, 0xffff880000000000ULL + k * 256, 0, 0, 0, 0, 0, 0, 0);
+		OK(counter(HMB_C_ACTIVE_FULL) == 1,
+		   "limits: block mode, a 9th request in flight with 8 slots is counted (inflight_map_full %llu)",
+		   (unsigned long long)counter(HMB_C_ACTIVE_FULL));
+		unload();
+	}
+	kseq_max = blk_max = 0;
+
 	/*
 	 * G: the NVMe programs pass the verifier (raw_tp variants; CO-RE
 	 * relocated against a synthetic nvme_core BTF, since this kernel has

@@ -49,7 +49,9 @@ ring=$(hmb_ring ivshmem) || { tap_fail "ivshmem ring registered" "$(ls $HMB_CLAS
 echo 1 > "$HMB_CLASS/$ring/bridge" && tap_ok "module loaded, ring $ring (ivshmem), bridge on" ||
 	tap_fail "bridge on for $ring" "$(dmesg | tail -3)"
 
-agent_start "$R/agent.jsonl" -N 5 1 || tap_done
+# 64 MiB of BPF ring buffer: under TCG the agent's thread shares a slow
+# vCPU with fio and the bridge, and may fall seconds behind the I/O
+agent_start "$R/agent.jsonl" -N 5 --ringbuf-mb 64 1 || tap_done
 
 perf stat -a -e hmb_trace:hmb_trace_record -e nvme:nvme_complete_rq -x, \
 	-o "$R/perf.csv" sleep $((SECS + SECS32 + 4)) &

@@ -345,7 +345,7 @@ def test_duplicates():
     ts = 10
     for seq in range(0, 50):
         d.add(seq, ts + seq, payload=payload(seq % 9))
-    for seq in range(40, 50):   # a replayed batch (daemon crash, D8)
+    for seq in range(40, 50):   # a replayed batch (crash before the tail)
         d.add(seq, ts + seq, payload=payload(seq % 9), kind="dup")
     for seq in range(50, 60):
         d.add(seq, ts + seq, payload=payload(seq % 9))
@@ -413,7 +413,7 @@ def test_ring():
                               "flags": 0}),
          "ring image: stats dialect, records, ring header")
     # Snapshots taken while producing, each window tail..head overlapping
-    # the previous one, so every wrap (marker or implicit skip, D2) of the
+    # the previous one, so every wrap (marker or implicit skip) of the
     # stream is decoded in some window.
     q = RingProducer(rs, first_seq=(1 << 32) - 40)
     stream = []

@@ -9,7 +9,7 @@
  *    code and, when the caller passes a struct hmb_error, fill it with the
  *    code, errno (for I/O), the byte offset concerned and a one-line message;
  *  - every field read from a ring or a file is validated before it is used
- *    (the ring is hostile input: decision D6), and nothing is read outside
+ *    (the ring is hostile input: format.md 13), and nothing is read outside
  *    the mapping or buffer it was given.
  */
 #ifndef HMBTRACE_H
@@ -78,8 +78,8 @@ const char *hmb_errname(int code);
 
 enum hmb_rec_kind {
 	HMB_KIND_DATA = 0,	/* a record to decode (TRUNCATED allowed) */
-	HMB_KIND_MARKER,	/* wrap marker: skipped by decoders (D4) */
-	HMB_KIND_IGNORED,	/* unknown flag bits: skipped, seq counts (D4) */
+	HMB_KIND_MARKER,	/* wrap marker: skipped by decoders */
+	HMB_KIND_IGNORED,	/* unknown flag bits: skipped, seq counts */
 };
 
 /*
@@ -208,7 +208,7 @@ int hmb_consumer_next(struct hmb_consumer *c, struct hmb_record *rec,
 		      struct hmb_error *err);
 
 /*
- * Publish the local cursor through the hook (once per drained batch, D1/D8).
+ * Publish the local cursor through the hook (once per batch, bytes out first).
  * Without a hook (read-only inspection) it only records the cursor as
  * published.  A hook failure returns HMB_E_IO with the hook's errno, except
  * -ESTALE: the hook says the ring was re-initialised since we read its
@@ -305,7 +305,7 @@ enum hmb_emit_result {
 
 /*
  * Emit one record by the producer rules (docs/format.md "Producer"):
- * wrap marker or implicit skip (D2), overflow check against the acquired
+ * wrap marker or implicit skip (section 8), overflow check against the acquired
  * tail, header + payload + zero padding, then release-store of head
  * (unless HMB_EMIT_DEFER).  Returns enum hmb_emit_result or HMB_E_INVAL.
  */
@@ -335,7 +335,7 @@ struct hmb_reader;
 /*
  * Open a reader on @fd (a file, a pipe or stdin; not closed by the reader).
  * @name is used in error messages.  Detects the dialect from the first four
- * bytes (D5).  Dumps are streamed with a fixed buffer (constant memory);
+ * bytes (12.3).  Dumps are streamed with a fixed buffer (constant memory);
  * ring images are read whole (they are at most 64 + ring_size bytes).
  */
 int hmb_reader_open(struct hmb_reader **out, int fd, const char *name,
@@ -413,7 +413,7 @@ struct hmb_acct {
 
 /*
  * @dup_window: a record whose seq is behind the highest seq seen by at most
- * this many is a duplicate (a batch replayed after a daemon crash, D8); a
+ * this many is a duplicate (a batch replayed after a daemon crash); a
  * larger backward jump is a producer restart (new epoch, counted in
  * @resets).  0 selects the default (ring_size / 32 of a 4 MiB ring).
  */
@@ -432,7 +432,7 @@ enum hmb_acct_verdict hmb_acct_add(struct hmb_acct *a,
 /* ------------------------------------------------------------ sidecar */
 
 /*
- * Sidecar metadata file written by the daemon beside every output (D5):
+ * Sidecar metadata file written by the daemon beside every output (12.4):
  * "<output>.meta", text lines "key=value", first line
  * "hmb_trace_sidecar=1".  Version checked on read; unknown keys ignored.
  */
@@ -455,7 +455,7 @@ struct hmb_sidecar {
  * One "restart=" line: a daemon started appending to an existing dump (or
  * was pointed at a dump another process wrote) at @dump_offset, attached to
  * @source (@ring_size) at ring cursor @tail, with these host clocks.  It
- * does not start an epoch (a restart may replay a batch, D8).
+ * does not start an epoch (a restart may replay a batch: format.md 9.4).
  */
 struct hmb_sidecar_restart {
 	uint64_t dump_offset;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * hmbtrace_clock.h - the firmware -> host clock estimate of nvme-hmb-trace
- * (design D10), shared by hmb-trace-agent (live) and hmb-trace-analyze
+ * (two clocks), shared by hmb-trace-agent (live) and hmb-trace-analyze
  * correlate (offline) so both give the same estimate for the same commands.
  *
  * The agent's user-space analysis (user/agent/analysis.c) and the analyzer's

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Hostile rings (D6): every corruption gives its documented error code and
+ * Hostile rings (format.md 13): every corruption gives its documented error
+ * code and
  * nothing is read outside the mapping.  Each ring sits at the very end of
  * an mmap with a PROT_NONE page after it, so an overrun faults (and ASan
  * watches the consumer's own buffers).  Ends with a seeded fuzz loop.

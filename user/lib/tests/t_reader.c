@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * hmb_reader_* on files and pipes: dialect detection (D5), dumps streamed
+ * hmb_reader_* on files and pipes: dialect detection (format.md 12.3), dumps
+ * streamed
  * across buffer refills, truncated dumps, empty files, unknown magic, ring
  * images walked with the consumer code, refused versions.
  */

@@ -513,7 +513,7 @@ int main(int argc, char **argv)
 		   "limits: afterwards a new id is indexed and joined again");
 		nev = 0;
 		for (k = 0; k < 9; k++)
-			drive(4, 0xffff880000000000ULL + k * 256, 0, 0, 0, 0, 0, 0, 0);
+			drive(4, 0xffff880000000000ULL + k * 256, 0, 0, 0, 0, 0, 0, 0, 0, 0);
 		OK(counter(HMB_C_ACTIVE_FULL) == 1,
 		   "limits: block mode, a 9th request in flight with 8 slots is counted (inflight_map_full %llu)",
 		   (unsigned long long)counter(HMB_C_ACTIVE_FULL));

@@ -12,6 +12,10 @@
 #                   two at a time (docs/fuzzing.md)
 #   make vectors    regenerate docs/test-vectors/v1 byte for byte
 #   make module     build kernel/nvme-hmb-trace.ko (KDIR= overridable)
+#   make install    tools, man pages, completion, systemd/udev/logrotate
+#                   files, Python package (PREFIX=/usr/local, DESTDIR,
+#                   BINDIR, MANDIR...; mk/install.mk); make uninstall
+#   make deb        Debian packages into build/deb/ (packaging/build-deb)
 #   make clean
 
 TOP := $(CURDIR)
@@ -22,9 +26,9 @@ USER_DIRS := user/lib mock/hmb-fwsim user/daemon user/analyze user/agent
 USER_DIRS := $(foreach d,$(USER_DIRS),$(if $(wildcard $(d)/Makefile),$(d)))
 # Directories that only contribute tests.
 CHECK_DIRS := $(USER_DIRS) \
-	$(foreach d,docs/test-vectors python tests tests/formats tests/fleet fuzz kernel bpf selftests scripts/vm,$(if $(wildcard $(d)/Makefile),$(d)))
+	$(foreach d,docs/test-vectors python tests tests/formats tests/fleet fuzz kernel bpf selftests docs/man packaging scripts/vm,$(if $(wildcard $(d)/Makefile),$(d)))
 
-.PHONY: all check check-run demo demo-host bench fuzz vectors module clean deps-check deps-demo $(USER_DIRS)
+.PHONY: all check check-run demo demo-host bench fuzz vectors module deb clean deps-check deps-demo $(USER_DIRS)
 
 all: $(USER_DIRS)
 
@@ -35,7 +39,7 @@ $(USER_DIRS):
 $(filter-out user/lib,$(USER_DIRS)): user/lib
 
 deps-check:
-	@$(TOP)/scripts/deps.sh build test kernel bpf vm qemu report fleet fuzz
+	@$(TOP)/scripts/deps.sh build test kernel kernel-bpo bpf vm qemu report pkg fleet fuzz
 
 deps-demo:
 	@$(TOP)/scripts/deps.sh build bpf vm kernel qemu
@@ -68,6 +72,12 @@ vectors: all
 
 module:
 	$(MAKE) -C kernel module
+
+# make install / uninstall / install-dkms (PREFIX, DESTDIR, BINDIR, MANDIR, ...)
+include mk/install.mk
+
+deb:
+	$(MAKE) -C packaging deb
 
 clean:
 	rm -rf build

@@ -208,6 +208,12 @@ static __always_inline int nvme_key(struct request *req, void *cmd,
 	void *queuedata;
 	__u16 cid = 0;
 
+	/*
+	 * 6.12's verifier types every tracepoint pointer argument as maybe
+	 * NULL and refuses arithmetic on it before a check (6.1 does not).
+	 */
+	if (!req)
+		return -1;
 	/* nvme_req(req): the PDU right after struct request. */
 	nr = (void *)((__u64)req + bpf_core_type_size(struct request));
 	ctrl = BPF_CORE_READ(nr, ctrl);
@@ -356,7 +362,7 @@ static __always_inline int handle_setup(struct request *req, void *cmd)
 	__u32 zero = 0;
 	__u8 opc = 0;
 
-	if (nvme_key(req, cmd, &key))
+	if (!cmd || nvme_key(req, cmd, &key))
 		return 0;
 	if (targ_ctrl >= 0 && key.ctrl != (__u32)targ_ctrl)
 		return 0;	/* another controller: not ours at all */

@@ -279,9 +279,9 @@ static int hmb_mmap(struct file *filp, struct vm_area_struct *vma)
 		 * FOLL_FORCE (/proc/PID/mem) cannot write it.  Raw page
 		 * frames, no struct page references: VM_PFNMAP | VM_IO.
 		 */
-		vma->vm_flags &= ~VM_MAYWRITE;
-		vma->vm_flags |= VM_PFNMAP | VM_IO | VM_DONTEXPAND |
-				 VM_DONTDUMP | VM_DONTCOPY;
+		vm_flags_clear(vma, VM_MAYWRITE);
+		vm_flags_set(vma, VM_PFNMAP | VM_IO | VM_DONTEXPAND |
+			     VM_DONTDUMP | VM_DONTCOPY);
 		vma->vm_ops = &hmb_vm_ops;
 		vma->vm_private_data = ring;
 	}
@@ -313,5 +313,4 @@ const struct file_operations hmb_trace_fops = {
 	.compat_ioctl = compat_ptr_ioctl,
 	.mmap = hmb_mmap,
 	.poll = hmb_poll,
-	.llseek = no_llseek,
 };

@@ -32,7 +32,7 @@ MODULE_PARM_DESC(poll_interval_us,
 static dev_t hmb_devt;
 static DEFINE_IDA(hmb_ida);
 
-static char *hmb_devnode(struct device *dev, umode_t *mode)
+static char *hmb_devnode(hmb_class_dev *dev, umode_t *mode)
 {
 	/* Root only by default; packaging/udev may delegate it to a group. */
 	if (mode)

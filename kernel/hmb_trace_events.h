@@ -12,6 +12,8 @@
 #include <linux/tracepoint.h>
 #include <linux/nvme_hmb_trace.h>
 
+#include "compat.h"
+
 /*
  * One firmware record drained by the bridge.  The prototype is ABI for the
  * BPF agent, which attaches raw_tp/hmb_trace_record and reads args[0..2]:
@@ -93,7 +95,7 @@ TRACE_EVENT(hmb_trace_corrupt,
 	    TP_fast_assign(__entry->ring_id = ring_id;
 		__entry->cursor = cursor;
 		__entry->offset = offset;
-		__assign_str(reason, reason);
+		hmb_assign_str(reason, reason);
 	    ),
 	    TP_printk("ring=%u cursor=%llu offset=%u reason=%s",
 		      __entry->ring_id, __entry->cursor, __entry->offset,
@@ -112,7 +114,7 @@ TRACE_EVENT(hmb_trace_consumer,
 	    TP_fast_assign(__entry->ring_id = ring_id;
 		__entry->attach = attach;
 		__entry->pid = pid;
-		__assign_str(who, who);
+		hmb_assign_str(who, who);
 	    ),
 	    TP_printk("ring=%u %s who=%s pid=%d", __entry->ring_id,
 		      __entry->attach ? "attach" : "detach", __get_str(who),

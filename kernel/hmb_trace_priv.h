@@ -14,6 +14,8 @@
 #include <linux/workqueue.h>
 #include <linux/nvme-hmb-trace.h>
 
+#include "compat.h"
+
 #ifdef __BIG_ENDIAN
 #error "nvme-hmb-trace reads the little-endian ring in place"
 #endif

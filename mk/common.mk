@@ -20,6 +20,9 @@ OBJDIR := $(OUT)/obj/$(patsubst $(TOP)/%,%,$(CURDIR))
 CC ?= gcc
 OPT ?= -O2
 CPPFLAGS += -D_GNU_SOURCE -I$(TOP)/include/uapi -I$(TOP)/user/lib/include
+# The project's one version (VERSION; debian/changelog follows it).
+HMB_VERSION := $(shell cat $(TOP)/VERSION)
+CPPFLAGS += -DHMB_VERSION='"$(HMB_VERSION)"'
 CFLAGS += -std=gnu11 $(OPT) -g -Wall -Wextra -Werror -MMD -MP $(SANFLAGS)
 LDFLAGS += $(SANFLAGS)
 LIBHMB := $(LIBDIR)/libhmbtrace.a
@@ -29,6 +32,6 @@ LIBHMB := $(LIBDIR)/libhmbtrace.a
 TAP_RUN := $(TOP)/scripts/tap-run
 tap = $(TAP_RUN) $(1) -- $(2)
 
-$(OBJDIR)/%.o: %.c
+$(OBJDIR)/%.o: %.c $(TOP)/VERSION
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@

@@ -11,6 +11,11 @@
 #   qemu    building the project's HMB-capable qemu-system-x86_64
 #           (scripts/vm/qemu/build-qemu)
 #   report  headless Chromium for the HTML report test
+#   kernel-bpo  the 6.12 kernel of the matrix from bookworm-backports (image,
+#           headers, linux-source-6.12), by name and version through the
+#           project's private apt configuration (scripts/apt-private); the
+#           linux-headers-amd64 metapackage stays on 6.1 (scripts/kernels)
+#   pkg     Debian packaging, DKMS, man pages, lintian, completion tests
 #   fuzz    clang 14 and its libFuzzer/sanitizer runtimes (fuzz/)
 #   fleet   ClickHouse server (and curl) for the fleet store's tests
 #   all     everything above
@@ -20,14 +25,18 @@ declare -A pkgs=(
 	[test]="python3-pytest babeltrace2 bsdextrautils"
 	[kernel]="linux-headers-amd64 linux-source-6.1 xz-utils bc flex bison libelf-dev libssl-dev gcc-multilib sparse"
 	[bpf]="clang llvm libbpf-dev bpftool libbpf-tools"
-	[vm]="qemu-system-x86 busybox-static cpio kmod fio linux-perf trace-cmd bpftool nvme-cli linux-headers-amd64 gcc python3 util-linux e2fsprogs"
+	[vm]="qemu-system-x86 busybox-static cpio kmod fio linux-perf trace-cmd bpftool nvme-cli linux-headers-amd64 gcc python3 util-linux e2fsprogs xz-utils zstd"
 	[qemu]="dpkg-dev meson ninja-build pkg-config python3 gcc libglib2.0-dev libpixman-1-dev libfdt-dev libcap-ng-dev libattr1-dev qemu-system-data seabios"
 	[report]="chromium"
+	[kernel-bpo]=""
+	[pkg]="debhelper dh-dkms dkms dh-python dpkg-dev fakeroot lintian pandoc groff man-db bash bash-completion systemd python3-all logrotate"
 	[fuzz]="clang-14 libclang-rt-14-dev"
 	[fleet]="clickhouse-server curl"
 )
 want=()
+bpo=0
 for g in "$@"; do
+	[ "$g" = kernel-bpo ] || [ "$g" = all ] && bpo=1
 	if [ "$g" = all ]; then
 		for k in "${!pkgs[@]}"; do want+=(${pkgs[$k]}); done
 	elif [ -n "${pkgs[$g]+x}" ]; then
@@ -41,12 +50,22 @@ for p in "${want[@]}"; do
 	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
 	[ "$st" = "install ok installed" ] || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
-echo "deps.sh: installing ${missing[*]}" >&2
+here=$(cd "$(dirname "$0")" && pwd)
+# The backports kernel: headers, image and source of one version, all three.
+bpo_ok() {
+	local kv pv
+	kv=$("$here/kernels" 6.12 kver 2>/dev/null) && pv=$("$here/kernels" 6.12 pkgver) || return 1
+	for p in "linux-image-$kv" linux-source-6.12; do
+		[ "$(dpkg-query -W -f='${Status} ${Version}' "$p" 2>/dev/null)" = "install ok installed $pv" ] || return 1
+	done
+}
+[ $bpo = 1 ] && bpo_ok && bpo=0
+[ ${#missing[@]} -eq 0 ] && [ $bpo = 0 ] && exit 0
+[ ${#missing[@]} -eq 0 ] || mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
+echo "deps.sh: installing ${missing[*]}${missing[*]:+ }$([ $bpo = 1 ] && echo "(the bookworm-backports kernel)")" >&2
 if [ "$(id -u)" != 0 ]; then
 	echo "deps.sh: missing packages and not root; run as root:" >&2
-	echo "  apt-get install -y ${missing[*]}" >&2
+	echo "  scripts/deps.sh $*" >&2
 	exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
@@ -59,4 +78,21 @@ stamp=/var/lib/apt/periodic/hmb-trace-update-stamp
 if [ ! -e "$stamp" ] || [ -n "$(find "$stamp" -mmin +360 2>/dev/null)" ]; then
 	apt-get -o DPkg::Lock::Timeout=900 update -q >&2 && mkdir -p "$(dirname "$stamp")" && touch "$stamp"
 fi
-apt-get install -o DPkg::Lock::Timeout=900 -y -q --no-install-recommends "${missing[@]}" >&2
+[ ${#missing[@]} -eq 0 ] ||
+	apt-get install -o DPkg::Lock::Timeout=900 -y -q --no-install-recommends "${missing[@]}" >&2
+[ $bpo = 1 ] || exit 0
+bpo_ok && exit 0
+# The newest linux-headers-amd64 of backports names the kernel (its
+# Depends: linux-headers-ABI (= VERSION)); the metapackage itself is not
+# installed from there (design.md §4), the versioned packages are.
+"$here/apt-private" update
+ver=$("$here/apt-private" apt-cache madison linux-headers-amd64 |
+	awk -F' *[|] *' '$3 ~ /-backports\// {print $2}' | sort -V | tail -1)
+[ -n "$ver" ] || { echo "deps.sh: no linux-headers-amd64 in bookworm-backports" >&2; exit 1; }
+abi=$("$here/apt-private" apt-cache show "linux-headers-amd64=$ver" |
+	sed -n 's/^Depends: .*linux-headers-\([^ ,]*\) (= .*/\1/p' | head -1)
+case $abi in 6.12.*-amd64) ;; *) echo "deps.sh: backports' linux-headers-amd64 $ver depends on '$abi', not a 6.12 kernel" >&2; exit 1 ;; esac
+echo "deps.sh: installing Linux $abi ($ver) from bookworm-backports" >&2
+"$here/apt-private" apt-get install -o DPkg::Lock::Timeout=900 -y -q --no-install-recommends \
+	"linux-image-$abi=$ver" "linux-headers-$abi=$ver" "linux-source-6.12=$ver" >&2
+bpo_ok || { echo "deps.sh: the backports kernel $abi is still incomplete after the install" >&2; exit 1; }

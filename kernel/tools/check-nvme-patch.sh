@@ -1,13 +1,20 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# check-nvme-patch.sh LINUX_SRC OUTDIR KDIR TOP: apply kernel/patches and
-# Kconfig.patch to a fresh copy of linux-source-6.1's drivers/nvme/host and
-# build the patched nvme.ko out of tree against KDIR (TAP on stdout).
+# check-nvme-patch.sh LINUX_SRC OUTDIR KDIR TOP [SERIES]: apply kernel/patches
+# and Kconfig.patch to a fresh copy of linux-source-SERIES's (default 6.1)
+# drivers/nvme/host and build the patched nvme.ko out of tree against KDIR
+# (TAP on stdout).  A patch that differs for a series lives under
+# kernel/patches/SERIES/ with the same name, and names the 6.1 patch it
+# was ported from (a line "Ported-from-sha256: " and the first 32 hex
+# digits of the 6.1 patch's sha256, in groups of 8 joined by "-" so that
+# checkpatch does not take them for a commit id, in its description).  It replaces that patch only while the 6.1 patch is still
+# the one it was ported from; otherwise the 6.1 patch itself is tried (and
+# a diagnostic says the variant must be ported again).
 # The result, OUTDIR/drivers/nvme/host/nvme.ko, loads next to Debian's own
 # nvme-core; the VM suites load it (kmod.sh on Debian's QEMU, whose NVMe
 # has no HMB; the hmb-* suites on the HMB-capable controller, vm-nvme:).
 set -u
-src=$1 out=$2 kdir=$3 top=$4
+src=$1 out=$2 kdir=$3 top=$4 series=${5:-6.1}
 t=0 fail=0
 ok() { t=$((t + 1)); echo "ok $t - $*"; }
 nok() { t=$((t + 1)); echo "not ok $t - $*"; fail=1; }
@@ -16,22 +23,36 @@ rm -rf "$out"
 mkdir -p "$out/drivers/nvme"
 cp -a "$src/drivers/nvme/host" "$out/drivers/nvme/"
 applied=1
-for p in "$top"/kernel/patches/*.patch "$top/Kconfig.patch"; do
+patches=()
+for p in "$top"/kernel/patches/*.patch; do
+	v=$top/kernel/patches/$series/${p##*/}
+	if [ -f "$v" ]; then
+		want=$(sed -n 's/^Ported-from-sha256: \([0-9a-f-]*\)$/\1/p' "$v" | tr -d -)
+		have=$(sha256sum "$p" | cut -c1-32)
+		if [ "$want" = "$have" ]; then
+			p=$v
+		else
+			echo "# ${v#"$top"/} was ported from another version of ${p#"$top"/} (sha256 ${want:-none}..., now $have...): not used; port it again if ${p##*/} does not apply"
+		fi
+	fi
+	patches+=("$p")
+done
+for p in "${patches[@]}" "$top/Kconfig.patch"; do
 	name=${p#"$top"/}
 	if log=$(patch -d "$out" -p1 -F0 -N --no-backup-if-mismatch <"$p" 2>&1); then
-		ok "$name applies to linux-source-6.1 without fuzz"
+		ok "$name applies to linux-source-$series without fuzz"
 	else
-		nok "$name applies to linux-source-6.1 without fuzz"
+		nok "$name applies to linux-source-$series without fuzz"
 		printf '%s\n' "$log" | sed 's/^/# /'
 		applied=0
 	fi
 done
 if [ $applied = 1 ] && log=$(perl "$src/scripts/checkpatch.pl" --strict --no-tree \
 		--root="$src" --no-summary --terse --ignore FILE_PATH_CHANGES \
-		"$top"/kernel/patches/*.patch 2>&1) && [ -z "$log" ]; then
-	ok "checkpatch --strict kernel/patches"
+		"${patches[@]}" 2>&1) && [ -z "$log" ]; then
+	ok "checkpatch --strict kernel/patches ($series)"
 else
-	nok "checkpatch --strict kernel/patches"
+	nok "checkpatch --strict kernel/patches ($series)"
 	printf '%s\n' "$log" | sed 's/^/# /'
 fi
 # Only nvme.ko: nvme-core and the fabrics drivers are Debian's, unchanged.

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Helpers for the kernel suites inside the VM guest (busybox sh); source it.
-HMB_KO=${HMB_KO:-$HMB_REPO/build/kernel/nvme-hmb-trace.ko}
+# Built for the guest's kernel (make -C kernel module KERNEL=$HMB_KVER);
+# vm-run --kernel debug names the debug build.
+HMB_KO=${HMB_KO:-$HMB_REPO/build/kernel/$HMB_KVER/nvme-hmb-trace.ko}
 HMB_CLASS=/sys/class/nvme-hmb-trace
 HMB_ST=$HMB_REPO/build/selftests
 
@@ -26,7 +28,7 @@ hmb_shm_init() {
 
 # hmb_load ARGS...: insmod the module built by make -C kernel module.
 hmb_load() {
-	[ -f "$HMB_KO" ] || { echo "no $HMB_KO (make -C kernel module on the host)" >&2; return 1; }
+	[ -f "$HMB_KO" ] || { echo "no $HMB_KO (make -C kernel module KERNEL=$HMB_KVER on the host)" >&2; return 1; }
 	insmod "$HMB_KO" "$@"
 }
 

@@ -1,13 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# linux-source.sh DESTDIR: extract from Debian's linux-source-6.1 tarball
+# linux-source.sh DESTDIR [SERIES]: extract from Debian's linux-source-SERIES
+# tarball (default 6.1; 6.12 comes from bookworm-backports, scripts/kernels)
 # only what the checks need (checkpatch and its data files, the kselftest
 # harness, drivers/nvme/host) into DESTDIR.  Nothing extracted is committed.
 set -eu
 dest=$1
-tarball=${LINUX_SOURCE_TARBALL:-$(ls /usr/src/linux-source-6.1.tar.xz 2>/dev/null || true)}
-if [ -z "$tarball" ] || [ ! -f "$tarball" ]; then
-	echo "linux-source.sh: /usr/src/linux-source-6.1.tar.xz not found; install linux-source-6.1 (scripts/deps.sh kernel)" >&2
+series=${2:-6.1}
+case $series in 6.1) group=kernel ;; *) group=kernel-bpo ;; esac
+tarball=${LINUX_SOURCE_TARBALL:-/usr/src/linux-source-$series.tar.xz}
+if [ ! -f "$tarball" ]; then
+	echo "linux-source.sh: $tarball not found; install linux-source-$series (scripts/deps.sh $group)" >&2
 	exit 1
 fi
 stamp=$dest/.extracted

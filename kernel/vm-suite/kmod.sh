@@ -229,7 +229,7 @@ PM=$(cat $S/producer/wrap_markers); PS=$(cat $S/producer/implicit_skips)
 	tap_fail "bridge passed both wrap cases" "bridge markers $(cat $S/bridge_markers) bytes $(cat $S/bridge_bytes); producer markers $PM skips $PS bytes $(cat $S/producer/bytes)"
 
 # --- the patched nvme.ko (HMB trace slice) loads -----------------------------
-NVKO=${HMB_NVME_KO:-$HMB_REPO/build/nvme-patched/drivers/nvme/host/nvme.ko}
+NVKO=${HMB_NVME_KO:-$HMB_REPO/build/nvme-patched/$HMB_KVER/drivers/nvme/host/nvme.ko}
 if [ ! -f "$NVKO" ]; then
 	tap_fail "patched nvme.ko present" "no $NVKO (make -C kernel check on the host)"
 else

@@ -200,6 +200,7 @@ static void usage(FILE *f)
 "      --json               final report as JSON on stdout (default: text)\n"
 "  -q, --quiet              no report\n"
 "  -h, --help               this help\n"
+"  -V, --version            print the version and exit\n"
 "\n"
 "Examples:\n"
 "  " PROG " -r /dev/shm/hmb0 -n 1000000 -p mix:64x90,512x10 --json\n"
@@ -282,6 +283,7 @@ static void parse_opts(struct sim *s, int argc, char **argv)
 		{ "json", no_argument, NULL, O_JSON },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		QT_LONG_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -300,7 +302,7 @@ static void parse_opts(struct sim *s, int argc, char **argv)
 	o->freeze_hold = 2;
 	o->wait_timeout = 30;
 
-	while ((c = getopt_long(argc, argv, "r:s:n:d:R:b:p:m:qh", lo,
+	while ((c = getopt_long(argc, argv, "r:s:n:d:R:b:p:m:qhV", lo,
 				NULL)) != -1) {
 		switch (c) {
 		case 'r': o->ring_file = optarg; break;
@@ -373,6 +375,7 @@ static void parse_opts(struct sim *s, int argc, char **argv)
 				die(EXIT_USAGE, "%s", msg);
 			break;
 		case 'h': usage(stdout); exit(EXIT_OK);
+		case 'V': printf("hmb-fwsim %s\n", HMB_VERSION); exit(EXIT_OK);
 		default: usage(stderr); exit(EXIT_USAGE);
 		}
 	}

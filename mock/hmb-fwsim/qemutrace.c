@@ -604,8 +604,8 @@ static int line(struct qt *t, char *s)
 static int load_dict(struct qt *t)
 {
 	struct hmb_error err = { 0 };
-	char exe[PATH_MAX], path[2][PATH_MAX + 64];
-	const char *cands[4];
+	char exe[PATH_MAX], path[3][PATH_MAX + 64];
+	const char *cands[5];
 	ssize_t n;
 	int i, nc = 0;
 
@@ -626,8 +626,11 @@ static int load_dict(struct qt *t)
 			 */
 			snprintf(path[0], sizeof(path[0]), "%s/../../share/hmb-events.dict", exe);
 			snprintf(path[1], sizeof(path[1]), "%s/../../../share/hmb-events.dict", exe);
+			/* installed: PREFIX/bin -> PREFIX/share/nvme-hmb-trace */
+			snprintf(path[2], sizeof(path[2]), "%s/../share/nvme-hmb-trace/hmb-events.dict", exe);
 			cands[nc++] = path[0];
 			cands[nc++] = path[1];
+			cands[nc++] = path[2];
 		}
 		cands[nc++] = "/usr/share/nvme-hmb-trace/hmb-events.dict";
 	}

@@ -65,7 +65,7 @@ static struct env {
 	.ringbuf_mb = 16,
 };
 
-const char *argp_program_version = "hmb-trace-agent 1";
+const char *argp_program_version = "hmb-trace-agent " HMB_VERSION;
 const char *argp_program_bug_address = "the nvme-hmb-trace issue tracker";
 static const char doc[] =
 "Live NVMe command latency split into host and firmware phases.\n"

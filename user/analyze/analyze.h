@@ -14,9 +14,7 @@
 #include "hmbtrace_dict.h"
 
 #define PROG "hmb-trace-analyze"
-#ifndef HMB_ANALYZE_VERSION
-#define HMB_ANALYZE_VERSION "0.1.0"
-#endif
+#define HMB_ANALYZE_VERSION HMB_VERSION
 
 /* Exit codes: 0 success, 1 bad input or I/O failure, 2 usage error. */
 #define EXIT_BADINPUT	1

@@ -203,6 +203,7 @@ static void usage(FILE *f)
 "  -v, --verbose            debug messages\n"
 "      --log-format text|json  one JSON object per line with json\n"
 "  -h, --help               this help\n"
+"  -V, --version            print the version and exit\n"
 "\n"
 "An existing FILE is appended to.  It is scanned first: a record torn by a\n"
 "daemon killed mid-write is cut off (it is still in the ring).  Its\n"
@@ -286,6 +287,7 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "log-format", required_argument, NULL, O_LOG_FORMAT },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, nsrc = 0;
@@ -299,7 +301,7 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 	o->fsync = FSYNC_NONE;
 	o->fsync_interval_ms = 1000;
 	o->copy = true;
-	while ((c = getopt_long(argc, argv, "d:r:o:b:qvh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:r:o:b:qvhV", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': o->kind = SRC_DEVICE; o->source = optarg; nsrc++; break;
 		case 'r': o->kind = SRC_RING_FILE; o->source = optarg; nsrc++; break;
@@ -398,6 +400,7 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 			}
 			break;
 		case 'h': usage(stdout); exit(EXIT_OK);
+		case 'V': printf("hmb-trace-daemon %s\n", HMB_VERSION); exit(EXIT_OK);
 		default: usage(stderr); exit(EXIT_USAGE);
 		}
 	}

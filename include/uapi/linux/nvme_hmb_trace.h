@@ -35,7 +35,8 @@
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 #define __hmb_swab(bits, x)	__builtin_bswap##bits(x)
 #else
-#define __hmb_swab(bits, x)	(x)
+/* bits names the width on big-endian machines only */
+#define __hmb_swab(bits, x)	((void)(bits), (x))
 #endif
 
 static __inline__ __u16 hmb_le16(__le16 v)

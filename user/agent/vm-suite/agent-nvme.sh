@@ -5,11 +5,13 @@
 # reads against nvme_core's BTF, host-only mode, and the command keys the
 # agent joins on (queue id, full 16-bit command id with its generation)
 # checked one by one against what QEMU's NVMe model says it received.
-# perf counts the same tracepoint alongside.
+# perf stat (armed before fio, scripts/vm/lib/perf.sh) counts the same
+# tracepoint alongside.
 # vm-timeout: 400
 # vm-qemu-trace: yes
 set -u
 . "$HMB_REPO/scripts/vm/lib/tap.sh"
+. "$HMB_REPO/scripts/vm/lib/perf.sh"
 SECS=${HMB_AGENT_FIO_SECS:-3}
 R=$HMB_RESULTS
 AGENT=$HMB_BIN/hmb-trace-agent
@@ -39,10 +41,10 @@ grep -q '"mode":"nvme host-only"' "$R/agent.jsonl" &&
 
 # mark where this run starts in QEMU's trace log
 qstart=$(wc -l < "$HMB_QEMU_TRACE_LOG")
-perf stat -a -e nvme:nvme_setup_cmd -e nvme:nvme_complete_rq -x, \
-	-o "$R/perf.csv" sleep $((2 * SECS + 3)) &
-ppid=$!
-sleep 1
+# armed before fio starts (perf needs many seconds to open its events under TCG)
+perf_start "$R/perf.out" "$R/perf.err" stat -a -e nvme:nvme_setup_cmd \
+	-e nvme:nvme_complete_rq -x, -o "$R/perf.csv" ||
+	tap_fail "perf stat starts (control fifo ack)" "$(tail -3 "$R/perf.err")"
 fio --name=qd1 --filename="$HMB_NVME_DEV" --direct=1 --ioengine=psync \
 	--rw=randrw --bs=4k --size=64M --time_based --runtime="$SECS" \
 	--output-format=terse >"$R/fio1.txt" 2>"$R/fio1.err" &&
@@ -52,8 +54,8 @@ fio --name=qd32 --filename="$HMB_NVME_DEV" --direct=1 --ioengine=libaio \
 frc=$?
 [ $frc = 0 ] && tap_ok "fio QD1 and QD32 randrw ran" ||
 	tap_fail "fio ran" "$(cat "$R/fio1.err" "$R/fio32.err")"
-wait $ppid
 sleep 0.5
+perf_stop || tap_diag "perf stat: $(tail -3 "$R/perf.err")"
 kill -INT $apid
 wait $apid
 arc=$?

@@ -1,0 +1,165 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# tracecmd: firmware records in one timeline with the block and nvme events
+# of the same commands.  QEMU's NVMe trace drives hmb-fwsim on the VM host
+# (the firmware records of the very commands the guest issues), the bridge
+# emits them as hmb_trace:hmb_trace_record, and
+#   trace-cmd record -e hmb_trace -e nvme -e block
+# records them with the kernel's own events while fio reads and writes.
+# `trace-cmd report` is then checked: every command (block_rq_issue,
+# nvme_setup_cmd, nvme_complete_rq, block_rq_complete, joined on queue,
+# command id, LBA and length) has its five firmware records (fetch, media
+# start/end, transfer, completion posted, joined on sqid/cid and length),
+# in order: host submit before the firmware's records, the records in seq
+# and firmware-time order, host completion before block completion; and
+# the firmware records are interleaved with the host events of later
+# commands, not appended at the end.  fio is rate-limited: formatting the
+# report costs milliseconds per line under TCG (scripts/vm/README.md).
+# vm-timeout: 600
+# vm-qemu-trace: yes
+# vm-shm-size: 16M
+set -u
+. "$HMB_REPO/scripts/vm/lib/tap.sh"
+. "$HMB_REPO/kernel/tools/guest-lib.sh"
+R=$HMB_RESULTS
+IOPS=${HMB_TRACECMD_IOPS:-200}
+SECS=${HMB_TRACECMD_SECS:-3}
+
+rs=$(hmb_shm_ring_size)
+hostcmd start fw --qemu-trace-stdin hmb-fwsim --ring-file @SHM@ --ring-size "$rs" \
+	--from-qemu-trace - --clock-offset 1000000000 \
+	--event-dict @REPO@/share/hmb-events.dict >/dev/null ||
+	{ tap_fail "start hmb-fwsim --from-qemu-trace on the VM host"; tap_done; }
+i=0
+while [ $i -lt 100 ] && [ "$(vm-mmap "$HMB_IVSHMEM_RES" read 0 4 2>/dev/null)" != "484d4254" ]; do
+	usleep 100000; i=$((i + 1))
+done
+hmb_load || { tap_fail "load nvme-hmb-trace.ko" "$(dmesg | tail -5)"; tap_done; }
+ring=$(hmb_ring ivshmem) || { tap_fail "ivshmem ring registered" "$(ls $HMB_CLASS)"; tap_done; }
+echo 1 > "$HMB_CLASS/$ring/bridge" && tap_ok "module loaded, ring $ring (ivshmem), bridge on" ||
+	tap_fail "bridge on for $ring"
+
+cd /tmp || exit 1
+t0=$(date +%s)
+trace-cmd record -e hmb_trace -e nvme -e block -o /tmp/tc.dat \
+	fio --name=tc --filename="$HMB_NVME_DEV" --direct=1 --ioengine=libaio --iodepth=4 \
+	--rw=randrw --bs=4k --size=32M --time_based --runtime="$SECS" --rate_iops="$IOPS" \
+	--output-format=terse > "$R/record.out" 2> "$R/record.err"
+rc=$?
+t1=$(date +%s)
+[ $rc = 0 ] && tap_ok "trace-cmd record -e hmb_trace -e nvme -e block during fio (${SECS}s at $IOPS IOPS, $((t1 - t0)) s)" ||
+	tap_fail "trace-cmd record -e hmb_trace -e nvme -e block" "exit $rc: $(tail -5 "$R/record.err")"
+hostcmd stop fw >/dev/null 2>&1
+trace-cmd report -i /tmp/tc.dat > "$R/report.txt" 2> "$R/report.err"
+rc=$?
+t2=$(date +%s)
+[ $rc = 0 ] && tap_ok "trace-cmd report: $(wc -l < "$R/report.txt") lines ($((t2 - t1)) s)" ||
+	tap_fail "trace-cmd report" "exit $rc: $(tail -5 "$R/report.err")"
+brec=$(cat "$HMB_CLASS/$ring/bridge_records")
+nrec=$(grep -c ' hmb_trace_record: ' "$R/report.txt")
+[ "$nrec" = "$brec" ] && tap_ok "the report holds every record the bridge emitted ($nrec)" ||
+	tap_fail "the report holds every record the bridge emitted" "report $nrec, bridge_records $brec"
+
+# One pass over the report, in its (time) order.  Host commands are keyed by
+# (qid, cid) from nvme_setup_cmd until their nvme_complete_rq; block events
+# by sector.  A firmware record of a phase belongs to the oldest command
+# submitted with its (sqid, cid) that has no record of that phase yet.  The fields come from the events' raw form (the
+# nvme events' print helpers are not in libtraceevent, so trace-cmd prints
+# "[FAILED TO PARSE]" and the fields): cdw10 bytes 0..7 are the SLBA,
+# bytes 8..9 the 0-based block count; the fetch record's payload holds
+# sqid (0..1), cid (2..3) and nlb (10..11), little-endian.
+awk '
+function hx(s,   v, k) { s = tolower(s); sub(/^0x/, "", s); v = 0; for (k = 1; k <= length(s); k++) v = v * 16 + index("0123456789abcdef", substr(s, k, 1)) - 1; return v }
+function le(a, i, n,   v, k) { v = 0; for (k = n - 1; k >= 0; k--) v = v * 256 + hx(a[i + k]); return v }
+function field(name,   i) { for (i = 1; i <= NF; i++) if (index($i, name "=") == 1) return substr($i, length(name) + 2); return "" }
+{
+	# "comm-pid [cpu] ts: event: fields": the first "] ts: event:"
+	if (!match($0, /\] +[0-9]+\.[0-9]+: +[a-z_0-9]+:/)) next
+	h = substr($0, RSTART + 1, RLENGTH - 2); sub(/^ +/, "", h)
+	split(h, hv, /: +/); ts = hv[1] + 0; ev = hv[2]
+}
+ev == "block_rq_issue" {
+	# 259,0 R 4096 () 1976 + 8 [fio]
+	if (match($0, /\) [0-9]+ \+ [0-9]+/)) { split(substr($0, RSTART + 2, RLENGTH - 2), b, " "); bi[b[1]] = ts; bn[b[1]] = b[3] }
+	host_ev++; last_host = ts; next
+}
+ev == "block_rq_complete" {
+	if (match($0, /\) [0-9]+ \+ [0-9]+/)) { split(substr($0, RSTART + 2, RLENGTH - 2), b, " "); bc[b[1]] = ts }
+	host_ev++; last_host = ts; next
+}
+ev == "nvme_setup_cmd" {
+	q = field("qid"); c = field("cid"); op = field("opcode") + 0
+	if (op != 1 && op != 2) next
+	s = $0; sub(/.*cdw10=ARRAY\[/, "", s); sub(/\].*/, "", s); gsub(/ /, "", s); split(s, a, ",")
+	n++; key[n] = q " " c; cur[q " " c] = n; setup[n] = ts
+	kq[q " " c, ++kn[q " " c]] = n
+	slba[n] = le(a, 1, 8); nlb[n] = le(a, 9, 2)
+	host_ev++; last_host = ts; setup_last = ts
+	if (prev == "fw") trans++
+	prev = "host"; next
+}
+ev == "nvme_complete_rq" {
+	k = field("qid") " " field("cid")
+	if (k in cur) { m = cur[k]; if (!(m in comp)) comp[m] = ts }
+	host_ev++; last_host = ts
+	if (prev == "fw") trans++
+	prev = "host"; next
+}
+ev == "hmb_trace_record" {
+	fw++; fwtimes[fw] = ts; if (prev == "host") trans++
+	prev = "fw"
+	op = field("opcode"); sq = field("seq") + 0; fts = field("ts_ns") + 0
+	p = $0; sub(/.*payload=/, "", p); np = split(p, a, " ")
+	if (op !~ /^0x10[0-4]$/ || np < 4) { bg++; next }
+	# A (qid, cid) is reused only after its command completed, and the
+	# firmware reports each command in order: the records of a phase go to
+	# the submissions of their (sqid, cid) in turn.
+	k = le(a, 1, 2) " " le(a, 3, 2); ph = hx(op) - 256
+	j = ++kp[k, ph]
+	if (!((k, j) in kq)) { orphan++; next }
+	m = kq[k, j]
+	if (ph == 0) fnlb[m] = le(a, 11, 2)
+	if ((m, ph) in fwts) { dup++; next }
+	fwts[m, ph] = fts; fwseq[m, ph] = sq; fwat[m, ph] = ts; nfw[m]++
+	next
+}
+END {
+	for (i = 1; i <= fw; i++) if (fwtimes[i] < setup_last) early_fw++
+	for (i = 1; i <= n; i++) {
+		if (nfw[i] != 5) { nofw++; continue }
+		if (!(i in comp)) { nocomp++; continue }
+		sec = slba[i]
+		if (!(sec in bi) || !(sec in bc)) { noblk++; continue }
+		bad = ""
+		if (bn[sec] != nlb[i] + 1) bad = bad " block-len"
+		if (fnlb[i] != nlb[i]) bad = bad " fw-nlb"
+		if (fwat[i, 0] < setup[i]) bad = bad " fw-before-submit"
+		for (ph = 1; ph < 5; ph++) {
+			if (fwseq[i, ph] <= fwseq[i, ph - 1]) bad = bad " seq-order"
+			if (fwts[i, ph] <= fwts[i, ph - 1]) bad = bad " fw-time-order"
+			if (fwat[i, ph] < fwat[i, ph - 1]) bad = bad " trace-order"
+		}
+		if (comp[i] < setup[i] || bc[sec] < comp[i] || bi[sec] > comp[i]) bad = bad " host-order"
+		if (bad != "") { wrong++; if (nw++ < 5) print "wrong", i, key[i], bad > "/dev/stderr"; continue }
+		good++
+		if (!ex && i > n / 2) { ex = i; printf "example %s slba %d: block_rq_issue %.6f nvme_setup_cmd %.6f fw %.6f..%.6f (fw ts %.0f..%.0f) nvme_complete_rq %.6f block_rq_complete %.6f\n", key[i], slba[i], bi[sec], setup[i], fwat[i, 0], fwat[i, 4], fwts[i, 0], fwts[i, 4], comp[i], bc[sec] }
+	}
+	printf "commands %d good %d without-5-fw %d no-completion %d no-block %d wrong %d fw %d bg %d orphan %d dup %d fw-before-last-submit %d transitions %d\n", n, good, nofw + 0, nocomp + 0, noblk + 0, wrong + 0, fw, bg + 0, orphan + 0, dup + 0, early_fw + 0, trans + 0
+}' "$R/report.txt" > "$R/check.txt" 2> "$R/check.err"
+ex=$(grep '^example' "$R/check.txt")
+res=$(grep '^commands' "$R/check.txt")
+tap_diag "$res"
+[ -n "$ex" ] && tap_diag "$ex"
+set -- $res
+n=$2 good=$4 fw=${14} early=${22} trans=${24}
+[ -n "$n" ] && [ "$n" -ge $((IOPS * SECS / 2)) ] && tap_ok "the report has $n NVMe read/write commands" ||
+	tap_fail "the report has the NVMe commands fio issued" "$res $(cat "$R/check.err")"
+[ -n "$good" ] && [ $((good * 100)) -ge $((n * 99)) ] &&
+	tap_ok "$good of $n commands (>= 99 %): block, nvme and all 5 firmware events of the same command, in order" ||
+	tap_fail "commands with block, nvme and 5 firmware events in order >= 99 %" "$res $(head -5 "$R/check.err")"
+[ -n "$early" ] && [ $((early * 2)) -ge "$fw" ] && [ "$trans" -ge 20 ] &&
+	tap_ok "firmware records interleaved with the host events: $early of $fw before the last submission, $trans host/firmware alternations" ||
+	tap_fail "firmware records interleaved with host events" "$res"
+rmmod nvme_hmb_trace && tap_ok "rmmod nvme_hmb_trace" || tap_fail "rmmod"
+hmb_dmesg_check
+tap_done

@@ -1,0 +1,99 @@
+# SPDX-License-Identifier: Apache-2.0
+# make install / make uninstall, included by the top-level Makefile.
+#
+#   make install [DESTDIR=...] [PREFIX=/usr/local] [BINDIR=...] [MANDIR=...]
+#   make uninstall (same variables)
+#   make install-dkms    the module's source tree for DKMS (DKMSDIR)
+#   make uninstall-dkms
+#
+# install builds what is missing first (tools, man pages), then copies:
+#   BINDIR          hmb-trace-daemon hmb-trace-analyze hmb-trace-agent hmb-fwsim
+#   MANDIR          man1, man4, man5, man8 pages (docs/man, pandoc)
+#   PKGDATADIR      hmb-events.dict (the event dictionary hmb-fwsim reads)
+#   DOCDIR          format.md, events.md, formats.md, kernel.md, agent.md
+#   BASHCOMPDIR     bash completion for every tool
+#   UNITDIR         hmb-trace-daemon@.service (ExecStart in BINDIR)
+#   UDEVRULESDIR    60-nvme-hmb-trace.rules
+#   LOGROTATEDIR    hmb-trace (logrotate snippet)
+#   PYTHONDIR       the hmb_trace Python package
+# Every directory is a variable (GNU names where there is one) and DESTDIR
+# prefixes them all.  Defaults follow PREFIX, except the configuration
+# files that only /etc is read for: LOGROTATEDIR under SYSCONFDIR=/etc.
+# systemd and udev also read PREFIX/lib/{systemd/system,udev/rules.d} for
+# PREFIX=/usr/local.
+PREFIX ?= /usr/local
+EXEC_PREFIX ?= $(PREFIX)
+BINDIR ?= $(EXEC_PREFIX)/bin
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+PKGDATADIR ?= $(DATADIR)/nvme-hmb-trace
+DOCDIR ?= $(DATADIR)/doc/nvme-hmb-trace
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+SYSCONFDIR ?= /etc
+LOGROTATEDIR ?= $(SYSCONFDIR)/logrotate.d
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+UDEVRULESDIR ?= $(PREFIX)/lib/udev/rules.d
+PYTHONDIR ?= $(PREFIX)/lib/python3/dist-packages
+DKMSDIR ?= /usr/src/nvme-hmb-trace-$(shell cat $(TOP)/VERSION)
+INSTALL ?= install
+
+INSTALL_TOOLS := hmb-trace-daemon hmb-trace-analyze hmb-trace-agent hmb-fwsim
+INSTALL_DOCS := format.md events.md formats.md kernel.md agent.md
+COMPLETIONS := $(wildcard $(TOP)/packaging/bash-completion/hmb-*)
+PY_FILES := $(wildcard $(TOP)/python/hmb_trace/*.py)
+UNIT := hmb-trace-daemon@.service
+
+.PHONY: install uninstall install-dkms uninstall-dkms man
+
+man:
+	@$(MAKE) -C docs/man all
+
+install: all man
+	$(INSTALL) -d $(DESTDIR)$(BINDIR)
+	$(INSTALL) -m 0755 $(addprefix build/bin/,$(INSTALL_TOOLS)) $(DESTDIR)$(BINDIR)/
+	@for d in build/man/man*; do \
+		s=$${d##*/}; \
+		echo "$(INSTALL) -m 0644 $$d/* $(DESTDIR)$(MANDIR)/$$s/"; \
+		$(INSTALL) -d $(DESTDIR)$(MANDIR)/$$s && $(INSTALL) -m 0644 $$d/* $(DESTDIR)$(MANDIR)/$$s/ || exit 1; \
+	done
+	$(INSTALL) -d $(DESTDIR)$(PKGDATADIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(BASHCOMPDIR)
+	$(INSTALL) -m 0644 share/hmb-events.dict $(DESTDIR)$(PKGDATADIR)/
+	$(INSTALL) -m 0644 $(addprefix docs/,$(INSTALL_DOCS)) $(DESTDIR)$(DOCDIR)/
+	$(INSTALL) -m 0644 $(COMPLETIONS) $(DESTDIR)$(BASHCOMPDIR)/
+	$(INSTALL) -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(LOGROTATEDIR)
+	sed 's|@BINDIR@|$(BINDIR)|g' packaging/systemd/$(UNIT) > $(DESTDIR)$(UNITDIR)/$(UNIT)
+	chmod 0644 $(DESTDIR)$(UNITDIR)/$(UNIT)
+	$(INSTALL) -m 0644 packaging/udev/60-nvme-hmb-trace.rules $(DESTDIR)$(UDEVRULESDIR)/
+	$(INSTALL) -m 0644 packaging/logrotate/hmb-trace $(DESTDIR)$(LOGROTATEDIR)/hmb-trace
+	$(INSTALL) -d $(DESTDIR)$(PYTHONDIR)/hmb_trace
+	$(INSTALL) -m 0644 $(PY_FILES) $(DESTDIR)$(PYTHONDIR)/hmb_trace/
+
+# Only what install put there; directories only where they are ours.
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(INSTALL_TOOLS))
+	@for p in docs/man/*.md; do \
+		h=$$(sed -n 's/^# \([A-Za-z0-9._-]*\)(\([0-9]\))$$/\1.\2/p' $$p | head -1); \
+		[ -n "$$h" ] && rm -f "$(DESTDIR)$(MANDIR)/man$${h##*.}/$$h"; \
+	done; true
+	rm -f $(DESTDIR)$(PKGDATADIR)/hmb-events.dict $(addprefix $(DESTDIR)$(DOCDIR)/,$(INSTALL_DOCS))
+	-rmdir $(DESTDIR)$(PKGDATADIR) $(DESTDIR)$(DOCDIR) 2>/dev/null
+	rm -f $(addprefix $(DESTDIR)$(BASHCOMPDIR)/,$(notdir $(COMPLETIONS)))
+	rm -f $(DESTDIR)$(UNITDIR)/$(UNIT) $(DESTDIR)$(UDEVRULESDIR)/60-nvme-hmb-trace.rules \
+		$(DESTDIR)$(LOGROTATEDIR)/hmb-trace
+	rm -f $(addprefix $(DESTDIR)$(PYTHONDIR)/hmb_trace/,$(notdir $(PY_FILES)))
+	rm -rf $(DESTDIR)$(PYTHONDIR)/hmb_trace/__pycache__
+	-rmdir $(DESTDIR)$(PYTHONDIR)/hmb_trace 2>/dev/null
+
+# The DKMS source tree: the module's sources, its UAPI header, dkms.conf.
+# dkms builds it from there (Kbuild's HMB_TOP is the tree itself).
+DKMS_KSRC := $(wildcard kernel/*.c kernel/*.h) kernel/Kbuild kernel/include/linux/nvme-hmb-trace.h
+install-dkms:
+	$(INSTALL) -d $(DESTDIR)$(DKMSDIR)/include/linux $(DESTDIR)$(DKMSDIR)/include/uapi/linux
+	$(INSTALL) -m 0644 $(filter-out kernel/include/%,$(DKMS_KSRC)) $(DESTDIR)$(DKMSDIR)/
+	$(INSTALL) -m 0644 kernel/include/linux/nvme-hmb-trace.h $(DESTDIR)$(DKMSDIR)/include/linux/
+	$(INSTALL) -m 0644 include/uapi/linux/nvme_hmb_trace.h $(DESTDIR)$(DKMSDIR)/include/uapi/linux/
+	sed 's|#MODULE_VERSION#|$(shell cat $(TOP)/VERSION)|g' kernel/dkms.conf > $(DESTDIR)$(DKMSDIR)/dkms.conf
+	chmod 0644 $(DESTDIR)$(DKMSDIR)/dkms.conf
+
+uninstall-dkms:
+	rm -rf $(DESTDIR)$(DKMSDIR)

@@ -405,6 +405,7 @@ static const char *const counter_names[HMB_C_COUNT] = {
 	[HMB_C_CMD_FILTERED] = "cmd_filtered",
 	[HMB_C_CMD_BELOW_MIN] = "cmd_below_min_latency",
 	[HMB_C_ACTIVE_OVERWRITE] = "host_submit_while_in_flight",
+	[HMB_C_FW_BY_ORDER] = "fw_matched_by_slba_or_order",
 };
 
 static const char *const bpf_hist_names[HMB_H_COUNT] = {
@@ -821,9 +822,10 @@ static void print_report(const char *kind, bool final)
 		fprintf(out, "; stale command ids removed by the sweep %lu (%lu put back for a racing submission)",
 			ids_swept.removed, ids_swept.restored);
 	if (fw_on)
-		fprintf(out, "\nfw records %llu: matched %llu, background %llu, unmatched: no command %llu, duplicate phase %llu, outside window %llu, unknown opcode %llu, short %llu, unmapped ring %llu, read failed %llu; markers %llu",
+		fprintf(out, "\nfw records %llu: matched %llu (by slba or ring order %llu), background %llu, unmatched: no command %llu, duplicate phase %llu, outside window %llu, unknown opcode %llu, short %llu, unmapped ring %llu, read failed %llu; markers %llu",
 			(unsigned long long)c[HMB_C_FW_RECORDS],
 			(unsigned long long)c[HMB_C_FW_MATCHED],
+			(unsigned long long)c[HMB_C_FW_BY_ORDER],
 			(unsigned long long)c[HMB_C_FW_BG],
 			(unsigned long long)c[HMB_C_FW_NO_CMD],
 			(unsigned long long)c[HMB_C_FW_DUP_PHASE],
@@ -992,7 +994,9 @@ static void publish_clock(void)
 		return;
 	read_counters(c);
 	ow = c[HMB_C_FW_OUT_OF_WINDOW] - counters_prev[HMB_C_FW_OUT_OF_WINDOW];
-	rec = c[HMB_C_FW_RECORDS] - counters_prev[HMB_C_FW_RECORDS];
+	/* those attached by slba or ring order had no window check */
+	rec = c[HMB_C_FW_RECORDS] - counters_prev[HMB_C_FW_RECORDS] -
+	      (c[HMB_C_FW_BY_ORDER] - counters_prev[HMB_C_FW_BY_ORDER]);
 	memcpy(counters_prev, c, sizeof(c));
 	if (skel->bss->clk.valid && rec >= 100 && ow * 5 > rec) {
 		/*
@@ -1058,8 +1062,13 @@ static int fill_evdesc(void)
 			.cid_off = (__u16)(e->key_off[HMB_KEY_CID] < 0 ? 0 :
 					   e->key_off[HMB_KEY_CID]),
 			.min_len = e->min_len,
+			.slba_off = HMB_NO_OFF,
 		};
+		const struct hmb_dict_field *sf = hmb_dict_field(e, "slba");
 		__u32 op = e->opcode;
+
+		if (e->phase == HMB_PHASE_FETCH && sf && sf->size == 8)
+			d.slba_off = sf->offset;
 
 		if (bpf_map_update_elem(fd, &op, &d, BPF_ANY)) {
 			fprintf(stderr, "hmb-trace-agent: cannot load event 0x%04x into the BPF map: %s\n",

@@ -58,10 +58,10 @@ $(USER_DIRS):
 $(filter-out user/lib,$(USER_DIRS)): user/lib
 
 deps-check:
-	@$(TOP)/scripts/deps.sh build test kernel kernel-bpo bpf vm report pkg fleet fuzz
+	@$(TOP)/scripts/deps.sh build test kernel kernel-bpo bpf vm qemu report pkg fleet fuzz
 
 deps-demo:
-	@$(TOP)/scripts/deps.sh build bpf vm kernel
+	@$(TOP)/scripts/deps.sh build bpf vm kernel qemu
 
 # Every suite runs even if an earlier one failed; the summary decides.
 check: deps-check

@@ -26,7 +26,16 @@
  * delivers a command's records before its successor's.  While the agent publishes a clock
  * estimate, the command must also contain the record's mapped time in its
  * host window (a tight tolerance first, then a loose one), which keeps a
- * successor's record off a predecessor whose own record was lost.
+ * successor's record off a predecessor whose own record was lost.  Two
+ * things settle a candidate before any window: a fetch record names its
+ * LBA, so it goes to the oldest read or write of its key that lacks a
+ * fetch and has that slba; and a later phase goes to the oldest command of
+ * its key that has its fetch but neither that phase nor its completion
+ * record, while no record was lost since that command was submitted (lost
+ * = a seq gap of its ring): the ring delivers a command's records before
+ * its successor's.  So a clock estimate that is off (a firmware clock step
+ * not yet recognised) cannot give a predecessor's records to a successor
+ * whose window happens to hold them.
  *
  * Fallback without NVMe: block:block_rq_issue/block_rq_complete, host-only
  * (the same points and arithmetic as libbpf-tools' biolatency).
@@ -121,6 +130,22 @@ struct {
 	__type(key, __u32);
 	__type(value, struct hmb_evdesc);
 } evdesc SEC(".maps");
+
+/* ring id -> the next seq expected (gaps are lost records). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, HMB_MAX_RINGS);
+	__type(key, __u32);
+	__type(value, struct hmb_ring_seq);
+} ring_seq SEC(".maps");
+
+/* controller instance -> seq gaps seen on its ring(s) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, __u32);
+} ctrl_gaps SEC(".maps");
 
 /* ring id -> controller instance + 1 (0: no controller). */
 struct {
@@ -276,6 +301,13 @@ static __always_inline void finish(struct hmb_cmd_key *key, __u32 n,
 }
 
 /* Join core: a command was submitted (also driven by the test program). */
+static __always_inline __u32 gaps_of(__u32 ctrl)
+{
+	__u32 *g = bpf_map_lookup_elem(&ctrl_gaps, &ctrl);
+
+	return g ? *g : 0;
+}
+
 static __always_inline void join_setup(struct hmb_cmd_key *key,
 				       struct hmb_cmd_state *st)
 {
@@ -288,6 +320,7 @@ static __always_inline void join_setup(struct hmb_cmd_key *key,
 		st->flags |= HMB_CF_FILTERED;
 	if (!fw_enabled)
 		st->flags |= HMB_CF_HOST_ONLY;
+	st->gaps0 = gaps_of(key->ctrl);
 	count(HMB_C_HOST_SUBMIT);
 	ks = bpf_map_lookup_elem(&kseq, key);
 	if (!ks) {
@@ -576,12 +609,98 @@ static __always_inline int pick(struct hmb_wait_key *wk, __u32 first,
 }
 
 /*
+ * The candidate the record is known to belong to, before any window, or
+ * -1.  A fetch with its slba (@has_slba): the oldest read or write lacking
+ * a fetch with that slba.  Another phase: the oldest command that has its
+ * fetch and lacks both that phase and its cqe_posted, if no record of its
+ * controller's rings was lost since it was submitted (@gaps now).  A
+ * bpf_loop() (the callback is verified once): written out like pick(), it
+ * took the test program past the verifier's million instructions.
+ */
+struct hmb_ord_ctx {
+	struct hmb_wait_key wk;
+	__u64 slba;
+	__u32 first;
+	__u32 nwait;
+	__u32 ph;
+	__u32 gaps;
+	__u32 has_slba;
+	int res;
+};
+
+static long hmb_ord_step(__u32 i, void *data)
+{
+	struct hmb_ord_ctx *x = data;
+	struct hmb_cmd_state *st;
+	__u32 ph = x->ph & 7;
+
+	if (i >= x->nwait)
+		return 1;
+	x->wk.n = x->first + i;
+	st = bpf_map_lookup_elem(&cmds, &x->wk);
+	if (!st || (st->fw_mask & (1 << ph)))
+		return 0;
+	if (ph == HMB_PH_FETCH) {
+		if ((st->opc == 0x01 || st->opc == 0x02) && st->slba == x->slba) {
+			x->res = i;
+			return 1;
+		}
+		return 0;
+	}
+	if (st->fw_mask & (1 << HMB_PH_CQE_POSTED))
+		return 0;
+	/* the oldest still expecting records decides, one way or the other */
+	if ((st->fw_mask & (1 << HMB_PH_FETCH)) && st->gaps0 == x->gaps)
+		x->res = i;
+	return 1;
+}
+
+static __always_inline int pick_known(const struct hmb_wait_key *wk,
+				      __u32 first, __u32 nwait, __u32 ph,
+				      bool has_slba, __u64 slba, __u32 gaps)
+{
+	struct hmb_ord_ctx x = { .wk = *wk, .first = first, .nwait = nwait,
+				 .ph = ph, .slba = slba, .gaps = gaps,
+				 .has_slba = has_slba, .res = -1 };
+
+	if (ph == HMB_PH_FETCH && !has_slba)
+		return -1;
+	bpf_loop(HMB_MAX_WAIT, hmb_ord_step, &x, 0);
+	return x.res;
+}
+
+/* Seq gaps of a ring are records lost: counted per controller. */
+static __always_inline void note_seq(__u32 ring, __u32 seq)
+{
+	struct hmb_ring_seq *rs = bpf_map_lookup_elem(&ring_seq, &ring);
+	__u32 *ctrlp, *g, ctrl, one = 1;
+
+	if (!rs)
+		return;
+	if (rs->have && seq != rs->next) {
+		ctrlp = bpf_map_lookup_elem(&ring_ctrl, &ring);
+		if (ctrlp && *ctrlp) {
+			ctrl = *ctrlp - 1;
+			g = bpf_map_lookup_elem(&ctrl_gaps, &ctrl);
+			if (g)
+				__sync_fetch_and_add(g, 1);
+			else
+				bpf_map_update_elem(&ctrl_gaps, &ctrl, &one,
+						    BPF_NOEXIST);
+		}
+	}
+	rs->next = seq + 1;
+	rs->have = 1;
+}
+
+/*
  * Join core: a firmware command event (phase @ph) for (ring, sqid, cid).
  * @h is the record header already copied out of the kernel.
  */
 static __always_inline void join_fw(__u32 ring,
 				    const struct hmb_record_hdr *h, __u32 ph,
-				    __u16 sqid, __u16 cid)
+				    __u16 sqid, __u16 cid, bool has_slba,
+				    __u64 slba)
 {
 	struct hmb_cmd_key key = {};
 	struct hmb_wait_key wk = {};
@@ -610,7 +729,11 @@ static __always_inline void join_fw(__u32 ring,
 		fw_unmatched(HMB_C_FW_NO_CMD, ring, h, sqid, cid, key.ctrl);
 		return;
 	}
-	if (clk.valid) {
+	which = pick_known(&wk, first, nwait, ph, has_slba, slba,
+			   gaps_of(key.ctrl));
+	if (which >= 0) {
+		count(HMB_C_FW_BY_ORDER);
+	} else if (clk.valid) {
 		host = fw_to_host(h->ts_ns);
 		which = pick(&wk, first, nwait, ph, host, clk.tight_ns, false,
 			     &any);
@@ -694,10 +817,13 @@ static __always_inline void dump_record(__u32 ring,
  */
 static __always_inline void handle_fw(__u32 ring, struct hmb_record_hdr *h,
 				      const void *payload, int test,
-				      __u16 tsqid, __u16 tcid)
+				      __u16 tsqid, __u16 tcid, bool tslba,
+				      __u64 tslba_v)
 {
 	struct hmb_evdesc *d;
 	__u16 sqid = tsqid, cid = tcid;
+	bool has_slba = tslba;
+	__u64 slba = tslba_v;
 	__u32 op, ph;
 
 	if (dump_records)
@@ -706,6 +832,7 @@ static __always_inline void handle_fw(__u32 ring, struct hmb_record_hdr *h,
 		count(HMB_C_FW_MARKER);	/* wrap marker or unknown flags: no event */
 		return;
 	}
+	note_seq(ring, h->seq);
 	op = h->opcode;
 	d = bpf_map_lookup_elem(&evdesc, &op);
 	if (!d) {
@@ -731,7 +858,11 @@ static __always_inline void handle_fw(__u32 ring, struct hmb_record_hdr *h,
 		count(HMB_C_FW_READ_FAIL);
 		return;
 	}
-	join_fw(ring, h, ph, sqid, cid);
+	if (!test && ph == HMB_PH_FETCH && d->slba_off != HMB_NO_OFF &&
+	    h->payload_len >= (__u32)(d->slba_off & 0xfff) + 8)
+		has_slba = !bpf_probe_read_kernel(&slba, 8, payload +
+						  (d->slba_off & 0xfff));
+	join_fw(ring, h, ph, sqid, cid, has_slba, slba);
 }
 
 SEC("raw_tp/hmb_trace_record")
@@ -744,7 +875,8 @@ int hmb_record(struct bpf_raw_tracepoint_args *ctx)
 		count(HMB_C_FW_READ_FAIL);
 		return 0;
 	}
-	handle_fw((__u32)ctx->args[0], &h, (const void *)ctx->args[2], 0, 0, 0);
+	handle_fw((__u32)ctx->args[0], &h, (const void *)ctx->args[2], 0, 0, 0,
+		  false, 0);
 	return 0;
 }
 
@@ -764,10 +896,10 @@ static __always_inline void blk_issue_key(__u64 key)
  * Test driver (never attached; run with BPF_PROG_TEST_RUN by
  * user/agent/tests/t_bpf_join): feeds synthetic host and firmware events
  * through the same join core, since the build machine has neither NVMe
- * nor the module.  args[0]: 1 setup (ctrl, qid, cid, ts, opc, nsid),
- * 2 complete (ctrl, qid, cid, ts, status), 3 firmware record (ring,
- * opcode, sqid, cid, ts, seq, payload_len, flags), 4 block-mode issue
- * (request key).
+ * nor the module.  args[0]: 1 setup (ctrl, qid, cid, ts, opc, nsid,
+ * slba), 2 complete (ctrl, qid, cid, ts, status), 3 firmware record (ring,
+ * opcode, sqid, cid, ts, seq, payload_len, flags, slba, has the slba),
+ * 4 block-mode issue (request key).
  */
 SEC("raw_tp")
 int hmb_test_drive(struct bpf_raw_tracepoint_args *ctx)
@@ -789,6 +921,7 @@ int hmb_test_drive(struct bpf_raw_tracepoint_args *ctx)
 		st->submit_ns = ctx->args[4];
 		st->opc = ctx->args[5];
 		st->nsid = ctx->args[6];
+		st->slba = ctx->args[7];
 		join_setup(&key, st);
 		break;
 	case 2:
@@ -806,7 +939,7 @@ int hmb_test_drive(struct bpf_raw_tracepoint_args *ctx)
 		h.payload_len = ctx->args[7];
 		h.flags = ctx->args[8];
 		handle_fw(ctx->args[1], &h, NULL, 1, ctx->args[3],
-			  ctx->args[4]);
+			  ctx->args[4], ctx->args[10] != 0, ctx->args[9]);
 		break;
 	case 4:
 		blk_issue_key(ctx->args[1]);

@@ -59,6 +59,7 @@ enum hmb_counter {
 	HMB_C_CMD_FILTERED,	/* commands not reported (filters) */
 	HMB_C_CMD_BELOW_MIN,	/* completed below --min-latency: not sent */
 	HMB_C_ACTIVE_OVERWRITE,	/* submitted again while in flight: lost completion */
+	HMB_C_FW_BY_ORDER,	/* attached by slba or ring order, not by window */
 	HMB_C_DUMP_SENT,	/* -w: records handed to user space (map "rawrb") */
 	HMB_C_DUMP_LOST,	/* -w: records not handed over (rawrb full, unreadable) */
 	HMB_C_COUNT
@@ -71,7 +72,10 @@ struct hmb_evdesc {
 	__u16 sqid_off;
 	__u16 cid_off;
 	__u16 min_len;
+	__u16 slba_off;		/* fetch: its u64 slba field, HMB_NO_OFF if none */
+	__u16 pad;
 };
+#define HMB_NO_OFF		0xffff
 
 /* Key of the join: the controller instance, queue and full command id. */
 struct hmb_cmd_key {
@@ -98,6 +102,12 @@ struct hmb_kseq {
 	__u32 next;
 };
 
+/* Map "ring_seq": the next seq expected from each ring. */
+struct hmb_ring_seq {
+	__u32 next;
+	__u32 have;
+};
+
 /* Flags of a command (struct hmb_cmd_state.flags, hmb_cmd_event.flags). */
 #define HMB_CF_FILTERED		(1U << 0)	/* tracked for the join only */
 #define HMB_CF_NO_ROOM		(1U << 1)	/* "done" map full */
@@ -122,7 +132,7 @@ struct hmb_cmd_state {
 	__u8 opc;		/* NVMe opcode, or REQ_OP for block mode */
 	__u8 fw_mask;		/* bit per phase seen */
 	__u32 sync;		/* HMB_SYNC_*: who finished (atomic) */
-	__u32 pad2;
+	__u32 gaps0;		/* its controller's ring seq gaps at submission */
 };
 
 /* struct hmb_cmd_state.sync: the side that sets the second bit emits. */

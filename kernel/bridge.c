@@ -32,6 +32,71 @@ static void hmb_bridge_corrupt(struct hmb_trace_ring *ring, u64 cursor,
 }
 
 /*
+ * Sequence accounting of one record (docs/format.md §10): a forward gap of
+ * less than 2^31 is lost records, also across a re-initialisation (the
+ * controller's seq continues over it); a seq at most one ring's worth of
+ * records behind the highest seen inside an epoch is a duplicate, not
+ * emitted; anything else is a producer restart and counts nothing.
+ * Returns false for a duplicate.
+ */
+static bool hmb_bridge_seq(struct hmb_trace_ring *ring, u32 seq)
+{
+	struct hmb_bridge_stats *st = &ring->bstats;
+	u32 d = seq - ring->bridge_seq - 1;
+
+	if (ring->bridge_have_seq && d) {
+		bool back_a_little = ring->bridge_seq - seq <
+				     ring->ring_size / HMB_RECORD_HDR_SIZE;
+
+		if (d < 0x80000000U) {
+			st->lost += d;
+		} else if (!ring->bridge_new_epoch && back_a_little) {
+			st->duplicates++;
+			return false;
+		}
+	}
+	ring->bridge_seq = seq;
+	ring->bridge_have_seq = true;
+	ring->bridge_new_epoch = false;
+	return true;
+}
+
+/*
+ * FROZEN, a new sync generation or a tail the bridge did not write (it is
+ * the only consumer) mean the producer side stopped the ring and may be
+ * rewriting it (docs/format.md §11.2).  A FROZEN ring whose header is
+ * untouched is drained as usual; once FROZEN is clear again the ring has
+ * thawed or begun a new epoch.  Returns false if there is nothing to do
+ * until a later batch, true to drain (with *reason set on corruption).
+ */
+static bool hmb_bridge_epoch(struct hmb_trace_ring *ring, u32 flags, u64 head,
+			     u64 tail, u32 gen,
+			     enum hmb_trace_corrupt_reason *reason)
+{
+	bool rewritten = gen != ring->bridge_gen || tail != ring->bridge_tail;
+
+	if ((flags & HMB_RING_FLAG_FROZEN) || rewritten)
+		ring->bridge_frozen = true;
+	if (!ring->bridge_frozen)
+		return true;
+	if (flags & HMB_RING_FLAG_FROZEN)
+		return !rewritten &&
+		       !hmb_cursor_before(head, ring->bridge_last_head);
+	*reason = hmb_trace_check_cursors(ring, head, tail);
+	if (*reason != HMB_CORRUPT_NONE)
+		return true;
+	if (rewritten || hmb_cursor_before(head, ring->bridge_last_head)) {
+		ring->bridge_tail = tail;
+		ring->bridge_last_head = tail;
+		ring->bridge_new_epoch = true;
+		ring->bstats.epochs++;
+	}
+	ring->bridge_gen = gen;
+	ring->bridge_frozen = false;
+	return true;
+}
+
+/*
  * One batch: head is read once, every record header is copied out of the
  * ring before it is checked (the device may rewrite it under us), and the
  * tail is published once at the end, after the events hold their copies.
@@ -50,29 +115,35 @@ void hmb_bridge_work(struct work_struct *work)
 	enum hmb_trace_corrupt_reason reason = HMB_CORRUPT_NONE;
 	u32 mask = ring->ring_size - 1;
 	struct hmb_record_hdr rh;
-	u64 head, cur, start;
-	u32 seq;
+	u64 head, tail, cur, start;
 	unsigned int n = 0;
-	bool more = false;
-	u32 flags;
+	bool published, more = false;
+	u32 flags, gen;
 
 	if (READ_ONCE(ring->owner) != HMB_OWNER_BRIDGE ||
 	    READ_ONCE(ring->bridge_stopped))
 		return;
 
+	gen = READ_ONCE(ring->sync->gen);
+	/* Pairs with the release that clears FROZEN after a re-initialisation. */
+	flags = hmb_le32(smp_load_acquire(&hdr->flags));
 	head = hmb_hdr_head_acquire(hdr);
-	flags = hmb_hdr_flags(hdr);
+	tail = hmb_hdr_tail(hdr);
 	if ((flags & HMB_RING_FLAG_OVERFLOWED) &&
 	    !(ring->bridge_flags & HMB_RING_FLAG_OVERFLOWED))
 		st->overflows++;
 	ring->bridge_flags = flags;
 
+	if (!hmb_bridge_epoch(ring, flags, head, tail, gen, &reason))
+		return;
 	cur = ring->bridge_tail;
 	start = cur;
-	if (hmb_cursor_before(head, ring->bridge_last_head))
-		reason = HMB_CORRUPT_HEAD_BACKWARDS;
-	else
-		reason = hmb_trace_check_cursors(ring, head, cur);
+	if (reason == HMB_CORRUPT_NONE) {
+		if (hmb_cursor_before(head, ring->bridge_last_head))
+			reason = HMB_CORRUPT_HEAD_BACKWARDS;
+		else
+			reason = hmb_trace_check_cursors(ring, head, cur);
+	}
 	if (reason != HMB_CORRUPT_NONE) {
 		hmb_bridge_corrupt(ring, head, reason);
 		return;
@@ -107,6 +178,10 @@ void hmb_bridge_work(struct work_struct *work)
 		}
 		if (rh.flags & HMB_REC_FLAG_WRAP_MARKER) {
 			/* Carries the next record's seq and consumes none. */
+			if (rh.payload_len) {
+				reason = HMB_CORRUPT_MARKER_LEN;
+				break;
+			}
 			if (left > avail) {
 				reason = HMB_CORRUPT_SKIP_BEYOND_HEAD;
 				break;
@@ -129,13 +204,9 @@ void hmb_bridge_work(struct work_struct *work)
 			break;
 		}
 
-		seq = hmb_le32(rh.seq);
-		if (ring->bridge_have_seq && seq != ring->bridge_seq + 1)
-			st->lost += (u32)(seq - ring->bridge_seq - 1);
-		ring->bridge_seq = seq;
-		ring->bridge_have_seq = true;
-
-		if (rh.flags & ~HMB_REC_FLAGS_KNOWN) {
+		if (!hmb_bridge_seq(ring, hmb_le32(rh.seq))) {
+			/* A seq already seen: not emitted twice. */
+		} else if (rh.flags & ~HMB_REC_FLAGS_KNOWN) {
 			st->ignored++;
 		} else {
 			trace_hmb_trace_record(ring->id, &rh, ring->area + off +
@@ -145,11 +216,35 @@ void hmb_bridge_work(struct work_struct *work)
 		cur += size;
 	}
 
+	/*
+	 * Under the sync lock, so the tail of this epoch never lands in a
+	 * header the producer side rewrote meanwhile (then it starts a new
+	 * epoch).
+	 */
+	spin_lock(&ring->sync->lock);
+	published = READ_ONCE(ring->sync->gen) == gen &&
+		    hmb_hdr_tail(hdr) == start;
+	if (published) {
+		/*
+		 * Pairs with the producer's acquire of tail: every copy above
+		 * is complete before the producer may overwrite the bytes.
+		 */
+		hmb_hdr_publish_tail(hdr, cur);
+	}
+	spin_unlock(&ring->sync->lock);
+	if (!published) {
+		/*
+		 * Rewritten under us: what the batch read may be the new
+		 * epoch's bytes, so a check that failed on them is no
+		 * corruption.  The next batch starts the new epoch.
+		 */
+		ring->bridge_frozen = true;
+		st->bytes += cur - start;
+		return;
+	}
 	st->bytes += cur - start;
 	ring->bridge_tail = cur;
 	ring->bridge_last_head = head;
-	/* Every copy above is complete before the producer may reuse it. */
-	hmb_hdr_publish_tail(hdr, cur);
 	if (reason != HMB_CORRUPT_NONE)
 		hmb_bridge_corrupt(ring, cur, reason);
 	else if (more)
@@ -183,27 +278,38 @@ static void hmb_bridge_stop_locked(struct hmb_trace_ring *ring)
  *
  * Return: 0 (also when it is already on), -EBUSY while the character
  * device is open or the bridge is still being switched off (one consumer
- * at a time), -ENODEV after the provider went away.
+ * at a time), -ENODEV after the provider went away, -EINVAL when the
+ * ring's tail is not 8-byte aligned.
  */
 int hmb_bridge_enable(struct hmb_trace_ring *ring)
 {
+	u64 tail;
 	int ret = 0;
 
 	mutex_lock(&ring->lock);
 	if (ring->owner == HMB_OWNER_BRIDGE && READ_ONCE(ring->bridge_stopped))
 		hmb_bridge_stop_locked(ring);	/* retry after corruption */
+	tail = ring->dead ? 0 : hmb_hdr_tail(ring->hdr);
 	if (ring->dead) {
 		ret = -ENODEV;
 	} else if (ring->owner == HMB_OWNER_BRIDGE) {
 		ret = 0;
 	} else if (ring->owner != HMB_OWNER_NONE) {
 		ret = -EBUSY;
+	} else if (tail & (HMB_RECORD_ALIGN - 1)) {
+		/* The drain walks 8-byte records from here: refuse it. */
+		dev_err(&ring->dev, "bridge not started: %s (tail %llu)\n",
+			hmb_trace_reason_str(HMB_CORRUPT_TAIL_UNALIGNED), tail);
+		ret = -EINVAL;
 	} else {
 		memset(&ring->bstats, 0, sizeof(ring->bstats));
-		ring->bridge_tail = hmb_hdr_tail(ring->hdr);
-		ring->bridge_last_head = ring->bridge_tail;
+		ring->bridge_gen = READ_ONCE(ring->sync->gen);
+		ring->bridge_tail = tail;
+		ring->bridge_last_head = tail;
 		ring->bridge_flags = hmb_hdr_flags(ring->hdr);
 		ring->bridge_have_seq = false;
+		ring->bridge_new_epoch = false;
+		ring->bridge_frozen = false;
 		WRITE_ONCE(ring->bridge_stopped, false);
 		trace_hmb_trace_consumer(ring->id, true, "bridge", 0);
 		ring->owner = HMB_OWNER_BRIDGE;

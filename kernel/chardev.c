@@ -20,11 +20,13 @@
  * @ring: the ring.
  * @filp: the file; its mapping is zapped when the provider goes away.
  * @node: entry in the ring's list of open files (under ring->lock).
+ * @gen: the ring's sync generation (epoch) the consumer last agreed with.
  */
 struct hmb_file {
 	struct hmb_trace_ring *ring;
 	struct file *filp;
 	struct list_head node;
+	u32 gen;
 };
 
 static int hmb_open(struct inode *inode, struct file *filp)
@@ -50,6 +52,7 @@ static int hmb_open(struct inode *inode, struct file *filp)
 		ring->owner_pid = task_tgid_nr(current);
 		hf->ring = ring;
 		hf->filp = filp;
+		hf->gen = READ_ONCE(ring->sync->gen);
 		list_add(&hf->node, &ring->vmas);
 		get_device(&ring->dev);
 		hmb_trace_start_sampler(ring);
@@ -102,29 +105,52 @@ static long hmb_get_info(struct hmb_trace_ring *ring, void __user *argp)
 	return 0;
 }
 
-/* Caller holds ring->lock and checked that the ring is alive. */
-static long hmb_set_tail(struct hmb_trace_ring *ring,
+/*
+ * Caller holds ring->lock and checked that the ring is alive.  The sync
+ * lock keeps a header rewrite by the producer side (docs/format.md §11.2)
+ * out of the check-and-store.  After a rewrite the consumer's cursors
+ * belong to an old epoch: a tail other than the header's own is refused
+ * with -ESTALE; the header's own tail (the consumer re-read the header and
+ * acknowledges the new epoch) is accepted and stores nothing.
+ */
+static long hmb_set_tail(struct hmb_file *hf,
 			 const struct nvme_hmb_trace_tail *arg)
 {
+	struct hmb_trace_ring *ring = hf->ring;
 	struct hmb_ring_hdr *hdr = ring->hdr;
+	long ret = 0;
 	u64 head, cur;
+	u32 gen;
 
 	if (arg->flags || arg->tail & (HMB_RECORD_ALIGN - 1))
 		return -EINVAL;
+	spin_lock(&ring->sync->lock);
+	gen = READ_ONCE(ring->sync->gen);
 	cur = hmb_hdr_tail(hdr);
+	if (gen != hf->gen) {
+		if (arg->tail == cur)
+			hf->gen = gen;
+		else
+			ret = -ESTALE;
+		goto out;
+	}
 	head = hmb_hdr_head_acquire(hdr);
 	/*
 	 * cur <= new tail <= head, within ring_size, measured as distances
 	 * from cur: cursors count modulo 2^64 and head may have wrapped.
 	 */
-	if (head - cur > ring->ring_size || arg->tail - cur > head - cur)
-		return -EINVAL;
+	if (head - cur > ring->ring_size || arg->tail - cur > head - cur) {
+		ret = -EINVAL;
+		goto out;
+	}
 	/*
 	 * The consumer read the records below the new tail through its
 	 * mapping before this ioctl; the release orders those reads first.
 	 */
 	hmb_hdr_publish_tail(hdr, arg->tail);
-	return 0;
+out:
+	spin_unlock(&ring->sync->lock);
+	return ret;
 }
 
 static long hmb_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
@@ -148,7 +174,7 @@ static long hmb_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 		if (copy_from_user(&t, argp, sizeof(t)))
 			return -EFAULT;
 		mutex_lock(&ring->lock);
-		ret = ring->dead ? -ENODEV : hmb_set_tail(ring, &t);
+		ret = ring->dead ? -ENODEV : hmb_set_tail(hf, &t);
 		mutex_unlock(&ring->lock);
 		return ret;
 	default:

@@ -58,6 +58,8 @@ static const char * const hmb_reason_names[] = {
 	[HMB_CORRUPT_REC_STRADDLE] = "record crosses the end of the lap",
 	[HMB_CORRUPT_REC_BEYOND_HEAD] = "record ends beyond head",
 	[HMB_CORRUPT_SKIP_BEYOND_HEAD] = "lap skip ends beyond head",
+	[HMB_CORRUPT_MARKER_LEN] = "wrap marker with a payload",
+	[HMB_CORRUPT_TAIL_UNALIGNED] = "tail not 8-byte aligned",
 };
 
 const char *hmb_trace_reason_str(enum hmb_trace_corrupt_reason reason)
@@ -99,6 +101,40 @@ static enum hmb_trace_corrupt_reason hmb_check_header(struct hmb_trace_ring *rin
 }
 
 /*
+ * A stopped ring (FROZEN) may be re-initialised by its producer side
+ * (docs/format.md §11.2): head and tail go back to 0 and a new epoch
+ * begins.  The rewrite is recognised by FROZEN, by a new sync generation
+ * (nvme-pci and the test producer bump it) or by tail going backwards
+ * (only the consumer side moves tail, and only forward); until FROZEN is
+ * clear again the cursors are not checked.  Returns true if the ring may
+ * be checked now.
+ */
+static bool hmb_sampler_epoch(struct hmb_trace_ring *ring, u32 flags, u64 head,
+			      u64 tail, u32 gen)
+{
+	if ((flags & HMB_RING_FLAG_FROZEN) || gen != ring->snap_gen ||
+	    hmb_cursor_before(tail, ring->snap_tail))
+		ring->snap_frozen = true;
+	if (!ring->snap_frozen)
+		return true;
+	if (flags & HMB_RING_FLAG_FROZEN)
+		return false;
+	/* FROZEN seen and clear again: thawed, or a new epoch. */
+	if (hmb_trace_check_cursors(ring, head, tail) != HMB_CORRUPT_NONE)
+		return true;	/* cleared over bad cursors: that is corrupt */
+	if (gen != ring->snap_gen || hmb_cursor_before(tail, ring->snap_tail) ||
+	    hmb_cursor_before(head, ring->snap_head)) {
+		dev_info_ratelimited(&ring->dev, "ring re-initialised: head %llu tail %llu\n",
+				     head, tail);
+		WRITE_ONCE(ring->snap_head, head);
+	}
+	ring->snap_tail = tail;
+	ring->snap_gen = gen;
+	ring->snap_frozen = false;
+	return true;
+}
+
+/*
  * The sampler: producers (firmware, a VM host process) cannot interrupt us,
  * so a timer looks at head.  It runs only while a consumer is attached, and
  * doubles its interval while nothing moves.
@@ -110,18 +146,23 @@ static enum hrtimer_restart hmb_sampler_fn(struct hrtimer *t)
 	enum hmb_trace_corrupt_reason reason;
 	u64 base_ns = (u64)READ_ONCE(ring->poll_interval_us) * NSEC_PER_USEC;
 	u64 head, tail;
-	u32 flags;
+	u32 flags, gen;
 	bool active;
 
+	gen = READ_ONCE(ring->sync->gen);
+	/* Pairs with the release that clears FROZEN after a re-initialisation. */
+	flags = hmb_le32(smp_load_acquire(&hdr->flags));
 	head = hmb_hdr_head_acquire(hdr);
 	tail = hmb_hdr_tail(hdr);
-	flags = hmb_hdr_flags(hdr);
 
 	reason = hmb_check_header(ring);
-	if (reason == HMB_CORRUPT_NONE && hmb_cursor_before(head, ring->snap_head))
-		reason = HMB_CORRUPT_HEAD_BACKWARDS;
-	if (reason == HMB_CORRUPT_NONE)
-		reason = hmb_trace_check_cursors(ring, head, tail);
+	if (reason == HMB_CORRUPT_NONE &&
+	    hmb_sampler_epoch(ring, flags, head, tail, gen)) {
+		if (hmb_cursor_before(head, ring->snap_head))
+			reason = HMB_CORRUPT_HEAD_BACKWARDS;
+		else
+			reason = hmb_trace_check_cursors(ring, head, tail);
+	}
 	if (reason != HMB_CORRUPT_NONE && ring->reason == HMB_CORRUPT_NONE) {
 		WRITE_ONCE(ring->reason, reason);
 		trace_hmb_trace_corrupt(ring->id, head,
@@ -138,10 +179,18 @@ static enum hrtimer_restart hmb_sampler_fn(struct hrtimer *t)
 		trace_hmb_trace_frozen(ring->id, head, tail, flags);
 		wake_up_interruptible_all(&ring->wq);
 	}
+	/* Thawed or re-initialised: a poller blocked on POLLPRI looks again. */
+	if (!(flags & HMB_RING_FLAG_FROZEN) &&
+	    (ring->snap_flags & HMB_RING_FLAG_FROZEN))
+		wake_up_interruptible_all(&ring->wq);
 
 	active = head != ring->snap_head;
-	if (!hmb_cursor_before(head, ring->snap_head))
-		WRITE_ONCE(ring->snap_head, head);
+	if (!ring->snap_frozen) {
+		if (!hmb_cursor_before(head, ring->snap_head))
+			WRITE_ONCE(ring->snap_head, head);
+		if (!hmb_cursor_before(tail, ring->snap_tail))
+			ring->snap_tail = tail;
+	}
 	WRITE_ONCE(ring->snap_flags, flags);
 
 	if (head != tail) {
@@ -163,8 +212,11 @@ static enum hrtimer_restart hmb_sampler_fn(struct hrtimer *t)
 void hmb_trace_start_sampler(struct hmb_trace_ring *ring)
 {
 	ring->cur_interval_ns = (u64)ring->poll_interval_us * NSEC_PER_USEC;
+	ring->snap_gen = READ_ONCE(ring->sync->gen);
 	ring->snap_head = hmb_hdr_head_acquire(ring->hdr);
+	ring->snap_tail = hmb_hdr_tail(ring->hdr);
 	ring->snap_flags = hmb_hdr_flags(ring->hdr);
+	ring->snap_frozen = false;
 	ring->reason = HMB_CORRUPT_NONE;
 	hrtimer_start(&ring->timer, ns_to_ktime(ring->cur_interval_ns),
 		      HRTIMER_MODE_REL_SOFT);
@@ -353,6 +405,8 @@ HMB_BRIDGE_ATTR(ignored);
 HMB_BRIDGE_ATTR(lost);
 HMB_BRIDGE_ATTR(overflows);
 HMB_BRIDGE_ATTR(corrupt);
+HMB_BRIDGE_ATTR(epochs);
+HMB_BRIDGE_ATTR(duplicates);
 
 static struct attribute *hmb_ring_attrs[] = {
 	&dev_attr_ring_size.attr,
@@ -372,6 +426,8 @@ static struct attribute *hmb_ring_attrs[] = {
 	&dev_attr_bridge_lost.attr,
 	&dev_attr_bridge_overflows.attr,
 	&dev_attr_bridge_corrupt.attr,
+	&dev_attr_bridge_epochs.attr,
+	&dev_attr_bridge_duplicates.attr,
 	NULL,
 };
 
@@ -401,8 +457,10 @@ static void hmb_ring_release(struct device *dev)
 }
 
 /*
- * A provider that owns the header (ivshmem: the VM host initialises it,
- * as firmware would) must hand over a valid one; otherwise we write it.
+ * Only the test producer's ring is ours to initialise.  Every other
+ * provider hands over a slice whose header its producer side wrote (nvme
+ * before Set Features, the VM host for ivshmem) and that a controller may
+ * be using right now: it is adopted after validation, never rewritten.
  */
 static int hmb_ring_setup_header(struct device *parent, void *kaddr,
 				 size_t size, u32 provider, u32 *ring_size)
@@ -411,22 +469,10 @@ static int hmb_ring_setup_header(struct device *parent, void *kaddr,
 	u32 magic, version, rsz, off;
 	u64 head, tail;
 
-	if (provider != NVME_HMB_TRACE_PROVIDER_IVSHMEM) {
+	if (provider == NVME_HMB_TRACE_PROVIDER_TEST) {
 		rsz = rounddown_pow_of_two(min_t(size_t, size - HMB_RING_HDR_SIZE,
 						 HMB_RING_MAX_SIZE));
-		memset(hdr, 0, sizeof(*hdr));
-		hdr->ring_size = hmb_cpu_to_le32(rsz);
-		hdr->record_area_off = hmb_cpu_to_le32(HMB_RECORD_AREA_OFF);
-		hdr->version = hmb_cpu_to_le32(HMB_TRACE_ABI_VERSION);
-		/*
-		 * No barrier: nobody reads the header before the ring is
-		 * published.  Consumers reach it only through
-		 * cdev_device_add() below, whose locking orders these stores
-		 * before their first load; a controller reads it only after
-		 * Set Features hands it the buffer, a command whose doorbell
-		 * write (writel) orders the stores before the DMA.
-		 */
-		hdr->magic = hmb_cpu_to_le32(HMB_RING_MAGIC);
+		hmb_ring_hdr_init(hdr, rsz);
 		*ring_size = rsz;
 		return 0;
 	}
@@ -438,8 +484,11 @@ static int hmb_ring_setup_header(struct device *parent, void *kaddr,
 	head = hmb_le64(READ_ONCE(hdr->head));
 	tail = hmb_hdr_tail(hdr);
 	if (magic != HMB_RING_MAGIC) {
-		dev_err(parent, "no trace ring header (magic %#010x, want %#010x): initialise it first (hmb-fwsim on the VM host)\n",
-			magic, HMB_RING_MAGIC);
+		dev_err(parent, "no trace ring header (magic %#010x, want %#010x): %s\n",
+			magic, HMB_RING_MAGIC,
+			provider == NVME_HMB_TRACE_PROVIDER_IVSHMEM ?
+			"initialise it first (hmb-fwsim on the VM host)" :
+			"the provider must write it before handing the slice over");
 		return -ENODATA;
 	}
 	if (version > HMB_TRACE_ABI_VERSION) {
@@ -470,7 +519,8 @@ static int hmb_ring_setup_header(struct device *parent, void *kaddr,
 struct hmb_trace_ring *hmb_ring_register(struct device *parent, void *kaddr,
 					 dma_addr_t addr, size_t size,
 					 const char *name, u32 provider,
-					 struct hmb_test_producer *test)
+					 struct hmb_test_producer *test,
+					 struct hmb_trace_sync *sync)
 {
 	struct hmb_trace_ring *ring;
 	u32 ring_size;
@@ -509,6 +559,8 @@ struct hmb_trace_ring *hmb_ring_register(struct device *parent, void *kaddr,
 	ring->ring_size = ring_size;
 	ring->mmap_len = PAGE_ALIGN(HMB_RECORD_AREA_OFF + (size_t)ring_size);
 	ring->test = test;
+	spin_lock_init(&ring->own_sync.lock);
+	ring->sync = sync ? sync : &ring->own_sync;
 	ring->poll_interval_us = clamp_t(u32, poll_interval_us,
 					 HMB_POLL_MIN_US, HMB_POLL_MAX_US);
 	mutex_init(&ring->lock);
@@ -557,11 +609,12 @@ err_put:
  * @name: short name of the ring (for example "hmb" or "ivshmem").
  * @provider: NVME_HMB_TRACE_PROVIDER_NVME_PCI or _IVSHMEM.
  *
- * For ivshmem the ring header must already be valid (the VM host process
- * initialises it, as firmware would); a version above %HMB_TRACE_ABI_VERSION
- * is refused with a message naming both versions.  For nvme-pci the module
- * writes a fresh v1 header with the largest power-of-two record area that
- * fits before the slice is handed to the controller.
+ * The ring header must already be valid: its producer side wrote it (the
+ * VM host process for ivshmem, as firmware would; nvme-pci before Set
+ * Features), and a controller may be using it, so it is validated and
+ * adopted, never rewritten.  A version above %HMB_TRACE_ABI_VERSION is
+ * refused with a message naming both versions.  nvme-pci itself does not
+ * call this: its slices come through the auxiliary bus (nvmepci.c).
  *
  * The memory must stay valid until hmb_trace_unregister_ring() returns;
  * after that no user mapping or kernel path touches it.
@@ -579,7 +632,7 @@ struct hmb_trace_ring *hmb_trace_register_ring(struct device *parent,
 	if (provider == NVME_HMB_TRACE_PROVIDER_TEST)
 		return ERR_PTR(-EINVAL);
 	return hmb_ring_register(parent, kaddr, addr, size, name, provider,
-				 NULL);
+				 NULL, NULL);
 }
 EXPORT_SYMBOL_GPL(hmb_trace_register_ring);
 
@@ -639,8 +692,13 @@ static int __init hmb_trace_init(void)
 	ret = hmb_test_init();
 	if (ret)
 		goto err_ivshmem;
+	ret = hmb_nvmepci_init();
+	if (ret)
+		goto err_test;
 	return 0;
 
+err_test:
+	hmb_test_exit();
 err_ivshmem:
 	hmb_ivshmem_exit();
 err_class:
@@ -652,6 +710,7 @@ err_chrdev:
 
 static void __exit hmb_trace_exit(void)
 {
+	hmb_nvmepci_exit();
 	hmb_test_exit();
 	hmb_ivshmem_exit();
 	class_unregister(&hmb_class);

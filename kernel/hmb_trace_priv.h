@@ -91,6 +91,8 @@ enum hmb_trace_corrupt_reason {
 	HMB_CORRUPT_REC_STRADDLE,
 	HMB_CORRUPT_REC_BEYOND_HEAD,
 	HMB_CORRUPT_SKIP_BEYOND_HEAD,
+	HMB_CORRUPT_MARKER_LEN,
+	HMB_CORRUPT_TAIL_UNALIGNED,
 };
 
 const char *hmb_trace_reason_str(enum hmb_trace_corrupt_reason reason);
@@ -101,9 +103,12 @@ const char *hmb_trace_reason_str(enum hmb_trace_corrupt_reason reason);
  * @bytes: ring bytes consumed (records, padding, markers, skips).
  * @markers: wrap markers passed.
  * @ignored: records with unknown flag bits, skipped but seq-counted.
- * @lost: records missing by sequence number (mod 2^32 gaps).
+ * @lost: records missing by sequence number (forward gaps below 2^31,
+ *	also across a re-initialisation).
  * @overflows: OVERFLOWED flag transitions 0 -> 1 seen.
  * @corrupt: times the bridge stopped on a corrupt ring.
+ * @epochs: re-initialisations of the ring the bridge carried on across.
+ * @duplicates: records whose seq was already seen (not emitted).
  */
 struct hmb_bridge_stats {
 	u64 records;
@@ -113,6 +118,8 @@ struct hmb_bridge_stats {
 	u64 lost;
 	u64 overflows;
 	u64 corrupt;
+	u64 epochs;
+	u64 duplicates;
 };
 
 struct hmb_test_producer;
@@ -145,6 +152,9 @@ struct hmb_test_producer;
  * @cur_interval_ns: current interval, doubled while idle.
  * @snap_head: head seen by the last timer run.
  * @snap_flags: ring flags seen by the last timer run.
+ * @snap_tail: highest tail seen by the timer in this epoch.
+ * @snap_gen: @sync generation of the epoch the timer follows.
+ * @snap_frozen: FROZEN (or a rewrite) seen; waiting for it to clear.
  * @reason: first corruption found by the sampler or the bridge.
  * @bridge_work: drains the ring when the bridge owns it.
  * @bridge_tail: bridge cursor.
@@ -153,8 +163,15 @@ struct hmb_test_producer;
  * @bridge_seq: last sequence number seen.
  * @bridge_have_seq: @bridge_seq is valid.
  * @bridge_stopped: the bridge hit corruption and waits to be re-enabled.
+ * @bridge_gen: @sync generation of the epoch the bridge drains.
+ * @bridge_frozen: FROZEN (or a rewrite) seen; drain what is valid, then
+ *	wait for the ring to thaw or be re-initialised.
+ * @bridge_new_epoch: the next record is the first of a new epoch.
  * @bstats: bridge counters.
  * @test: the test producer feeding this ring, if any.
+ * @sync: header rewrite lock and generation: the provider's (nvme-pci) or
+ *	@own_sync.  Tail stores hold its lock.
+ * @own_sync: for providers without one (ivshmem, the test producer).
  */
 struct hmb_trace_ring {
 	struct device dev;
@@ -185,6 +202,9 @@ struct hmb_trace_ring {
 	u64 cur_interval_ns;
 	u64 snap_head;
 	u32 snap_flags;
+	u64 snap_tail;
+	u32 snap_gen;
+	bool snap_frozen;
 	enum hmb_trace_corrupt_reason reason;
 
 	struct work_struct bridge_work;
@@ -194,9 +214,14 @@ struct hmb_trace_ring {
 	u32 bridge_seq;
 	bool bridge_have_seq;
 	bool bridge_stopped;
+	u32 bridge_gen;
+	bool bridge_frozen;
+	bool bridge_new_epoch;
 	struct hmb_bridge_stats bstats;
 
 	struct hmb_test_producer *test;
+	struct hmb_trace_sync *sync;
+	struct hmb_trace_sync own_sync;
 };
 
 static inline struct hmb_trace_ring *to_hmb_ring(struct device *dev)
@@ -208,7 +233,8 @@ static inline struct hmb_trace_ring *to_hmb_ring(struct device *dev)
 struct hmb_trace_ring *hmb_ring_register(struct device *parent, void *kaddr,
 					 dma_addr_t addr, size_t size,
 					 const char *name, u32 provider,
-					 struct hmb_test_producer *test);
+					 struct hmb_test_producer *test,
+					 struct hmb_trace_sync *sync);
 void hmb_trace_start_sampler(struct hmb_trace_ring *ring);
 void hmb_trace_stop_sampler(struct hmb_trace_ring *ring);
 enum hmb_trace_corrupt_reason hmb_trace_check_cursors(struct hmb_trace_ring *ring,
@@ -231,5 +257,9 @@ void hmb_test_exit(void);
 /* ivshmem.c */
 int hmb_ivshmem_init(void);
 void hmb_ivshmem_exit(void);
+
+/* nvmepci.c */
+int hmb_nvmepci_init(void);
+void hmb_nvmepci_exit(void);
 
 #endif /* _HMB_TRACE_PRIV_H */

@@ -265,7 +265,24 @@ static ssize_t next_seq_show(struct device *dev, struct device_attribute *attr,
 	mutex_unlock(&tp->lock);
 	return sysfs_emit(buf, "%u\n", v);
 }
-static DEVICE_ATTR_RO(next_seq);
+
+/* Set the next seq: replays (duplicates) and restarts for the consumers. */
+static ssize_t next_seq_store(struct device *dev, struct device_attribute *attr,
+			      const char *buf, size_t count)
+{
+	struct hmb_test_producer *tp = to_tp(dev);
+	u32 v;
+	int ret;
+
+	ret = kstrtou32(buf, 0, &v);
+	if (ret)
+		return ret;
+	mutex_lock(&tp->lock);
+	tp->seq = v;
+	mutex_unlock(&tp->lock);
+	return count;
+}
+static DEVICE_ATTR_RW(next_seq);
 
 static ssize_t running_show(struct device *dev, struct device_attribute *attr,
 			    char *buf)
@@ -410,6 +427,34 @@ static ssize_t frozen_store(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RW(frozen);
 
+/*
+ * Write N: what a controller reset does to an nvme-pci slice, while
+ * consumers stay attached: the producer stops (FROZEN), the header is
+ * re-initialised (docs/format.md §11.2, as nvme does before it re-enables
+ * the HMB) and production resumes at cursor 0 with the seq continuing,
+ * after N seqs lost across the reset (0: none).
+ */
+static ssize_t reinit_store(struct device *dev, struct device_attribute *attr,
+			    const char *buf, size_t count)
+{
+	struct hmb_trace_ring *ring = to_hmb_ring(dev);
+	struct hmb_test_producer *tp = ring->test;
+	u32 n;
+	int ret;
+
+	ret = kstrtou32(buf, 0, &n);
+	if (ret)
+		return ret;
+	mutex_lock(&tp->lock);
+	hmb_trace_hdr_write(ring->sync, tp->hdr, tp->ring_size, true);
+	tp->head = 0;
+	tp->seq += n;
+	tp->dropped += n;
+	mutex_unlock(&tp->lock);
+	return count;
+}
+static DEVICE_ATTR_WO(reinit);
+
 static ssize_t start_cursor_show(struct device *dev,
 				 struct device_attribute *attr, char *buf)
 {
@@ -487,6 +532,7 @@ static struct attribute *hmb_test_attrs[] = {
 	&dev_attr_produce.attr,
 	&dev_attr_frozen.attr,
 	&dev_attr_reset.attr,
+	&dev_attr_reinit.attr,
 	&dev_attr_start_cursor.attr,
 	&dev_attr_produced.attr,
 	&dev_attr_dropped.attr,
@@ -538,7 +584,8 @@ static struct hmb_test_producer *hmb_test_create(unsigned int idx)
 
 	snprintf(name, sizeof(name), "test%u", idx);
 	tp->ring = hmb_ring_register(hmb_test_parent, tp->mem, 0, tp->memsz,
-				     name, NVME_HMB_TRACE_PROVIDER_TEST, tp);
+				     name, NVME_HMB_TRACE_PROVIDER_TEST, tp,
+				     NULL);
 	if (IS_ERR(tp->ring)) {
 		ret = PTR_ERR(tp->ring);
 		tp->ring = NULL;

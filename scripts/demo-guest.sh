@@ -24,14 +24,9 @@
 set -u
 . "$HMB_REPO/scripts/vm/lib/tap.sh"
 . "$HMB_REPO/kernel/tools/guest-lib.sh"
+. "$HMB_REPO/scripts/lib/demo-guest.sh"
 SECS=${HMB_DEMO_FIO_SECS:-10}
 R=$HMB_RESULTS
-AGENT=$HMB_BIN/hmb-trace-agent
-DEV=${HMB_NVME_DEV#/dev/}
-t0=$(date +%s)
-
-say() { echo "[guest +$(($(date +%s) - t0))s] $*" >&2; }
-die() { tap_fail "$1" "${2:-}"; say "FAILED: $1 ${2:-}"; tap_done; }
 
 say "guest up: kernel $HMB_KVER, NVMe disk $HMB_NVME_DEV (QEMU's model), ivshmem BAR $HMB_SHM_SIZE bytes"
 rs=$(hmb_shm_ring_size)
@@ -54,41 +49,12 @@ ring=$(hmb_ring ivshmem) || die "ivshmem ring registered" "$(ls $HMB_CLASS)"
 echo 1 > "$HMB_CLASS/$ring/bridge" || die "bridge on for $ring" "$(dmesg | tail -3)"
 tap_ok "module loaded, ring $ring (ivshmem), bridge on"
 
-say "guest: start hmb-trace-agent -d $DEV twice: the report (agent.txt) and -j --per-command (agent.jsonl)"
-"$AGENT" -d "$DEV" -N 5 -o "$R/agent.txt" 2>"$R/agent-text.err" &
-tpid=$!
-"$AGENT" -d "$DEV" -j --per-command -N 5 -o "$R/agent.jsonl" 2>"$R/agent.err" &
-apid=$!
-i=0
-while [ $i -lt 300 ] && ! grep -q '"type":"start"' "$R/agent.jsonl" 2>/dev/null; do
-	usleep 100000; i=$((i + 1))
-done
-# the text agent prints its banner when attached
-while [ $i -lt 300 ] && [ ! -s "$R/agent.txt" ]; do usleep 100000; i=$((i + 1)); done
-grep -q '"mode":"nvme+firmware"' "$R/agent.jsonl" ||
-	die "agent in nvme+firmware mode" "$(cat "$R/agent.err") $(head -1 "$R/agent.jsonl")"
-tap_ok "agent attached: $(head -1 "$R/agent.txt" 2>/dev/null | cut -c1-100)"
-
-say "guest: fio randrw 4k, queue depth 1 for ${SECS}s (psync), then queue depth 32 for ${SECS}s (libaio)"
-fio --name=qd1 --filename="$HMB_NVME_DEV" --direct=1 --ioengine=psync \
-	--rw=randrw --bs=4k --size=64M --time_based --runtime="$SECS" \
-	--output="$R/fio-qd1.txt" 2>"$R/fio-qd1.err" ||
-	die "fio QD1" "$(cat "$R/fio-qd1.err")"
-say "  QD1:  $(grep -E '^ *(read|write):' "$R/fio-qd1.txt" | sed 's/,.*//; s/^ *//' | tr '\n' ' ')"
-fio --name=qd32 --filename="$HMB_NVME_DEV" --direct=1 --ioengine=libaio \
-	--iodepth=32 --rw=randrw --bs=4k --size=64M --time_based \
-	--runtime="$SECS" --output="$R/fio-qd32.txt" 2>"$R/fio-qd32.err" ||
-	die "fio QD32" "$(cat "$R/fio-qd32.err")"
-say "  QD32: $(grep -E '^ *(read|write):' "$R/fio-qd32.txt" | sed 's/,.*//; s/^ *//' | tr '\n' ' ')"
+say "guest: start hmb-trace-agent twice: the report (agent.txt) and -j --per-command (agent.jsonl)"
+demo_agents_start agent
+demo_fio qd1 1 psync || die "fio QD1" "$(cat "$R/fio-qd1.err")"
+demo_fio qd32 32 libaio || die "fio QD32" "$(cat "$R/fio-qd32.err")"
 tap_ok "fio randrw QD1 then QD32, ${SECS}s each"
-
-say "guest: stop the agents (SIGINT: they wait for late firmware records, then report)"
-sleep 2
-kill -INT $tpid $apid
-wait $tpid; trc=$?
-wait $apid; arc=$?
-[ $trc = 0 ] && [ $arc = 0 ] && tap_ok "agents exit 0 on SIGINT" ||
-	tap_fail "agents exit 0" "text $trc json $arc: $(tail -3 "$R/agent-text.err" "$R/agent.err")"
+demo_agents_stop
 say "VM host: stop hmb-fwsim (its dump fw.bin is complete)"
 hostcmd stop fw >/dev/null 2>&1
 cat "$R/host-fw.stdout" > "$R/fw-report.json" 2>/dev/null

@@ -2,28 +2,38 @@
 # SPDX-License-Identifier: Apache-2.0
 # demo.sh (make demo): the whole story, on the VM bench, in a few minutes.
 #
-# A Debian 12 guest under QEMU has a real NVMe controller (QEMU's model) and
-# an ivshmem device whose memory is a /dev/shm file on this machine, the
-# stand-in for the firmware's trace slice of the Host Memory Buffer.  QEMU
-# traces what its NVMe model does with every command; hmb-fwsim
-# --from-qemu-trace, here on the VM host, turns that trace into the firmware
-# records of those very commands and writes them into the ring (and keeps
-# them all in a dump).  In the guest, nvme-hmb-trace.ko reads the ring and
-# bridges each record to a tracepoint; hmb-trace-agent joins them with the
-# NVMe command tracepoints while fio runs.  Back here, hmb-trace-analyze
-# reads the dump: stats, the offline join against the agent's output (which
-# must agree with the live one), an HTML report and a Perfetto trace.
+# The real HMB path (the default): a Debian 12 guest under QEMU has the VM
+# bench's HMB-capable NVMe controller (the project's patches to QEMU 7.2's
+# model, scripts/vm/qemu; built on the first run, then cached).  The
+# project's patched nvme.ko gives it a Host Memory Buffer whose last
+# descriptor is a firmware trace slice; for every command it serves the
+# controller writes firmware records into the slice by DMA, on its own
+# clock.  In the guest nvme-hmb-trace.ko adopts the slice; its bridge emits
+# each record as a tracepoint and hmb-trace-agent joins them live with the
+# NVMe command tracepoints while fio runs; then hmb-trace-daemon drains the
+# ring into a dump while fio runs again.  Back here, hmb-trace-analyze reads
+# the dump: stats, the offline join against the host's commands (held to
+# the controller's own account), an HTML report and a Perfetto trace.
 #
-# The guest half is scripts/demo-guest.sh, run by scripts/vm/vm-run.  If the
-# VM bench cannot run here (no QEMU, no Debian kernel headers, no module
-# build), this says why and runs the host-only demo (scripts/demo-host.sh).
+# The stand-in path (the fallback, or HMB_DEMO_PATH=ivshmem): QEMU's own
+# NVMe model without an HMB; hmb-fwsim --from-qemu-trace, here on the VM
+# host, turns QEMU's trace of it into the firmware records of the very
+# commands the guest issues and writes them into an ivshmem BAR.  It runs
+# when the QEMU build cannot run here, and says why first.
+#
+# The guest halves are scripts/demo-guest-hmb.sh and scripts/demo-guest.sh,
+# run by scripts/vm/vm-run.  If the VM bench cannot run at all (no QEMU, no
+# Debian kernel headers, no module build), this says why and runs the
+# host-only demo (scripts/demo-host.sh).
 # Knobs: HMB_DEMO_FIO_SECS (seconds per fio phase, default 10),
-# HMB_DEMO_DIR (default build/demo).
+# HMB_DEMO_PATH (hmb, the default, or ivshmem), HMB_DEMO_DIR (default
+# build/demo).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 bin=$top/build/bin
 out=${HMB_DEMO_DIR:-$top/build/demo}
 secs=${HMB_DEMO_FIO_SECS:-10}
+path=${HMB_DEMO_PATH:-hmb}
 start=$SECONDS
 last=$SECONDS
 
@@ -33,7 +43,7 @@ say() { printf '\n'; bold "== $*"; }
 run() { printf '$ %s\n' "$*"; "$@"; }
 rel() { printf '%s' "${1#"$top"/}"; }
 
-for p in hmb-fwsim hmb-trace-agent hmb-trace-analyze; do
+for p in hmb-fwsim hmb-trace-agent hmb-trace-analyze hmb-trace-daemon; do
 	[ -x "$bin/$p" ] || { echo "demo: $bin/$p missing; run make first" >&2; exit 1; }
 done
 
@@ -53,21 +63,36 @@ command -v "${HMB_VM_QEMU:-qemu-system-x86_64}" >/dev/null ||
 dpkg-query -W linux-headers-amd64 >/dev/null 2>&1 ||
 	fallback "linux-headers-amd64 is not installed" "scripts/deps.sh kernel vm"
 
+case $path in hmb|ivshmem) ;; *) echo "demo: HMB_DEMO_PATH is hmb or ivshmem, not '$path'" >&2; exit 2 ;; esac
+qemu_build=$top/scripts/vm/qemu/build-qemu
+qemu_cached=0
+[ "$path" = hmb ] && "$qemu_build" --check >/dev/null 2>&1 && qemu_cached=1
+why=
+
 bold "nvme-hmb-trace demo: firmware trace records of real NVMe commands, joined live with the host's view"
+if [ "$path" = ivshmem ]; then
+	qemu_line="use Debian's QEMU (HMB_DEMO_PATH=ivshmem: the stand-in path)"
+elif [ $qemu_cached = 1 ]; then
+	qemu_line="reuse the HMB-capable QEMU built before (build/qemu/)"
+else
+	qemu_line="build the HMB-capable QEMU (FIRST RUN ONLY: 5 to 16 minutes on 2 cores,
+see step 2; cached in build/qemu/ after)"
+fi
 cat <<EOF
-Steps: build the kernel module, prepare the guest (the first time only),
-boot a QEMU guest with an NVMe disk, run fio on it for 2 x ${secs} s while the
-agent joins host and firmware events, then read the firmware's dump here.
-About 2 minutes on 2 cores once built (the guest runs under TCG, no KVM needed).
-Everything lands in $(rel "$out")/.
+Steps: build the kernel module and the patched nvme driver, $qemu_line,
+prepare the guest (the first time only), boot a QEMU guest with an NVMe disk,
+run fio on it while the agent joins host and firmware events live, then read
+the firmware's records here.  About 3 minutes on 2 cores once built (the guest
+runs under TCG, no KVM needed).  Everything lands in $(rel "$out")/.
 EOF
 mkdir -p "$out"
 rm -rf "$out/vm"
-rm -f "$out"/agent.txt "$out"/agent.jsonl "$out"/agent*.err "$out"/fw.bin "$out"/fw-*.log \
-	"$out"/fw-report.json "$out"/fio-*.txt "$out"/stats.txt "$out"/correlate.* \
-	"$out"/report.html "$out"/trace.perfetto.json "$out"/matches-*.txt "$out"/vm.tap
+rm -f "$out"/agent.txt "$out"/agent.jsonl "$out"/agent*.err "$out"/agent-host.* "$out"/fw.bin \
+	"$out"/fw.bin.meta "$out"/fw-*.log "$out"/fw-report.json "$out"/fio-*.txt "$out"/stats.txt \
+	"$out"/correlate.* "$out"/report.html "$out"/trace.perfetto.json "$out"/matches-*.txt \
+	"$out"/vm.tap "$out"/account*.json "$out"/nvme-account.jsonl "$out"/daemon.*
 
-say "1. Build nvme-hmb-trace.ko for the guest's kernel (Debian's, ~20 s)"
+say "1. Build nvme-hmb-trace.ko and the patched nvme.ko for the guest's kernel (Debian's, ~30 s)"
 printf '$ make -C kernel module\n'
 if ! make -s -C "$top/kernel" module >"$out/module-build.log" 2>&1; then
 	tail -20 "$out/module-build.log"
@@ -75,9 +100,59 @@ if ! make -s -C "$top/kernel" module >"$out/module-build.log" 2>&1; then
 		"scripts/deps.sh kernel"
 fi
 tail -1 "$out/module-build.log"
+if [ "$path" = hmb ]; then
+	printf '$ make -C kernel nvme-patched\n'
+	if make -s -C "$top/kernel" nvme-patched >"$out/nvme-build.log" 2>&1; then
+		grep -E '^(ok|not ok)' "$out/nvme-build.log" | tail -2
+	else
+		grep -E '^(ok|not ok|#)' "$out/nvme-build.log" | tail -10
+		path=ivshmem
+		why="the patched nvme.ko does not build (log: $(rel "$out")/nvme-build.log)"
+	fi
+fi
 took
 
-say "2. Prepare the guest: Debian's kernel image and a busybox initramfs (first time 30-70 s, then cached)"
+if [ "$path" = hmb ]; then
+	say "2. The HMB-capable QEMU: Debian 12's qemu 7.2 + the project's NVMe HMB controller (scripts/vm/qemu)"
+	if [ $qemu_cached = 1 ]; then
+		printf '$ scripts/vm/qemu/build-qemu\n'
+		"$qemu_build" 2>&1 | sed 's/^/   /'
+	else
+		cat <<EOF
+   Not built on this machine yet: building it now, once.  It takes 5 to 16
+   minutes on 2 cores (15 min 34 s measured with the machine loaded 6x over
+   by other builds; about a third of that idle); later runs reuse
+   build/qemu/ and skip this.  Its progress follows.
+EOF
+		printf '$ scripts/vm/qemu/build-qemu\n'
+		set +e
+		"$qemu_build" 2> >(tee "$out/qemu-build.log" | sed -u 's/^/   | /' >&2)
+		qrc=$?
+		set -e
+		sleep 0.2	# let the indenting sed finish
+		if [ $qrc = 3 ]; then
+			path=ivshmem
+			why="this machine cannot build the HMB-capable QEMU: $(grep 'cannot build here' "$out/qemu-build.log" | tail -1 | sed 's/.*cannot build here: //')"
+		elif [ $qrc != 0 ]; then
+			path=ivshmem
+			why="the QEMU build failed (exit $qrc; log: $(rel "$out")/qemu-build.log)"
+		fi
+	fi
+	took
+fi
+if [ "$path" = ivshmem ]; then
+	echo
+	if [ -n "$why" ]; then
+		bold "make demo: the real HMB path cannot run: $why"
+		echo "So the demo runs the stand-in path instead: QEMU's own NVMe model, with"
+		echo "hmb-fwsim turning QEMU's trace of it into firmware records in an ivshmem BAR."
+	else
+		bold "HMB_DEMO_PATH=ivshmem: the stand-in path (hmb-fwsim from QEMU's NVMe trace, ivshmem)"
+	fi
+	say "2. QEMU: Debian's own $(command -v "${HMB_VM_QEMU:-qemu-system-x86_64}") (its NVMe model has no HMB; nothing to build)"
+fi
+
+say "3. Prepare the guest: Debian's kernel image and a busybox initramfs (first time 30-70 s, then cached)"
 printf '$ scripts/vm/build-guest\n'
 if ! "$top/scripts/vm/build-guest" >"$out/guest-build.log" 2>&1; then
 	tail -20 "$out/guest-build.log"
@@ -87,8 +162,24 @@ fi
 tail -2 "$out/guest-build.log"
 took
 
-say "3. Boot the guest and run the workload (~$((2 * secs + 30))-$((2 * secs + 60)) s under TCG)"
-cat <<EOF
+if [ "$path" = hmb ]; then
+	say "4. Boot the guest and run the workload (~$((3 * secs + 40))-$((3 * secs + 90)) s under TCG)"
+	cat <<EOF
+   controller: the HMB model asks for an 8 MiB HMB; the patched nvme.ko
+            (hmb_trace_kb=1024) makes its last descriptor a 1 MiB trace ring
+            and writes its header; the controller writes a record per command
+            phase by DMA, on its own clock (1 s offset, 50 ppm fast), and
+            garbage-collection/thermal windows; it keeps an account
+   guest:   nvme-hmb-trace.ko adopts the slice (auxiliary bus);
+            live: bridge -> hmb_trace:hmb_trace_record -> hmb-trace-agent joins
+            nvme:nvme_setup_cmd / nvme_complete_rq; fio randrw 4k QD1, QD32;
+            then hmb-trace-daemon --device -> fw.bin while fio QD32 runs again
+EOF
+	guest=$top/scripts/demo-guest-hmb.sh
+	keep="agent.txt agent.jsonl agent.err agent-text.err agent-host.jsonl agent-host.err fw.bin fw.bin.meta daemon.json daemon.err account-check.json fio-qd1.txt fio-qd32.txt fio-offline.txt"
+else
+	say "4. Boot the guest and run the workload (~$((2 * secs + 30))-$((2 * secs + 60)) s under TCG)"
+	cat <<EOF
    VM host: QEMU traces its NVMe model -> hmb-fwsim --from-qemu-trace writes
             the firmware records of those commands into the ivshmem ring,
             with its own clock (1 s offset, 50 ppm fast) and background
@@ -97,14 +188,17 @@ cat <<EOF
             hmb_trace:hmb_trace_record; hmb-trace-agent joins it with
             nvme:nvme_setup_cmd / nvme_complete_rq; fio randrw 4k QD1, QD32
 EOF
-printf '$ scripts/vm/vm-run --live --run-dir %s scripts/demo-guest.sh\n' "$(rel "$out/vm")"
+	guest=$top/scripts/demo-guest.sh
+	keep="agent.txt agent.jsonl agent.err agent-text.err fw.bin fw-cmd.log fw-report.json fio-qd1.txt fio-qd32.txt"
+fi
+printf '$ scripts/vm/vm-run --live --run-dir %s %s\n' "$(rel "$out/vm")" "$(rel "$guest")"
 set +e
 "$top/scripts/vm/vm-run" --live --run-dir "$out/vm" --env "HMB_DEMO_FIO_SECS=$secs" \
-	"$top/scripts/demo-guest.sh" >"$out/vm.tap" 2> >(sed -u 's/^/   | /' >&2)
+	"$guest" >"$out/vm.tap" 2> >(sed -u 's/^/   | /' >&2)
 vrc=$?
 set -e
 sleep 0.2	# let the indenting sed finish
-res=$out/vm/results/demo-guest
+res=$out/vm/results/$(basename "$guest" .sh)
 if [ $vrc != 0 ] || [ ! -s "$res/agent.txt" ] || [ ! -s "$res/fw.bin" ]; then
 	echo
 	bold "demo: the VM part failed (vm-run status $vrc)"
@@ -112,14 +206,14 @@ if [ $vrc != 0 ] || [ ! -s "$res/agent.txt" ] || [ ! -s "$res/fw.bin" ]; then
 	echo "The guest console: $(rel "$out/vm/console.log"); its files: $(rel "$res")/"
 	exit 1
 fi
-for f in agent.txt agent.jsonl agent.err agent-text.err fw.bin fw-cmd.log fw-report.json \
-	fio-qd1.txt fio-qd32.txt; do
+for f in $keep; do
 	[ -e "$res/$f" ] && mv "$res/$f" "$out/"
 done
+[ "$path" = hmb ] && cp "$out/vm/results/.vm/nvme-account.jsonl" "$out/"
 took
 
 export PATH=$bin:$PATH
-say "4. What hmb-trace-agent showed in the guest, live (agent.txt)"
+say "5. What hmb-trace-agent showed in the guest, live (agent.txt)"
 echo "Per command: host submit -> fw fetch -> fw media -> fw cqe posted -> host"
 echo "complete; log2 histograms per phase; the slowest commands with their"
 echo "firmware events and the gc/thermal windows in flight; the clock estimate."
@@ -127,35 +221,74 @@ echo
 cat "$out/agent.txt"
 took
 
-say "5. The firmware's side, from its dump on the VM host: hmb-trace-analyze stats"
+if [ "$path" = hmb ]; then
+	say "6. The firmware's side: the ring drained by hmb-trace-daemon --device (fw.bin): hmb-trace-analyze stats"
+else
+	say "6. The firmware's side, from its dump on the VM host: hmb-trace-analyze stats"
+fi
 run hmb-trace-analyze stats "$out/fw.bin" | tee "$out/stats.txt"
 took
 
-say "6. The same join offline: hmb-trace-analyze correlate (dump + the agent's JSON lines)"
-run hmb-trace-analyze correlate "$out/fw.bin" "$out/agent.jsonl" -o "$out/correlate.txt"
-sed -n '1,/^$/p' "$out/correlate.txt" | head -20
-hmb-trace-analyze correlate "$out/fw.bin" "$out/agent.jsonl" -j -o "$out/correlate.jsonl"
-m=$top/user/agent/vm-suite/cmd-matches.awk
-awk -f "$m" "$out/agent.jsonl" | sort > "$out/matches-live.txt"
-awk -f "$m" "$out/correlate.jsonl" | sort > "$out/matches-offline.txt"
-nl=$(wc -l < "$out/matches-live.txt")
-no=$(wc -l < "$out/matches-offline.txt")
-same=$(comm -12 "$out/matches-live.txt" "$out/matches-offline.txt" | wc -l)
-echo "live agent: $nl commands with firmware records; offline correlate: $no;"
-echo "identical (qid, cid, host submit) -> firmware record seqs: $same"
-[ "$same" = "$nl" ] && [ "$same" = "$no" ] && echo "=> the offline join agrees with the live one, command for command" ||
-	echo "=> they differ: compare $(rel "$out")/matches-live.txt and matches-offline.txt"
-took
+if [ "$path" = hmb ]; then
+	say "7. The join offline: hmb-trace-analyze correlate (the dump + the host's commands the agent saw)"
+	run hmb-trace-analyze correlate "$out/fw.bin" "$out/agent-host.jsonl" -o "$out/correlate.txt"
+	sed -n '1,/^$/p' "$out/correlate.txt" | head -20
+	hmb-trace-analyze correlate "$out/fw.bin" "$out/agent-host.jsonl" -j -o "$out/correlate.jsonl"
+	echo "Held to the controller's own account of which command each record came from:"
+	if "$top/scripts/vm/host/agent-attribution" "$out/correlate.jsonl" \
+		--account "$out/nvme-account.jsonl" > "$out/account-attribution.json"; then
+		echo "=> $(sed -n 's/.*"commands": \([0-9]*\).*/\1/p' "$out/account-attribution.json") commands joined offline, each record to the command the controller wrote it for"
+	else
+		echo "=> misattributed: $(cat "$out/account-attribution.json")"
+	fi
+	j() { sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p" "$out/account-check.json"; }
+	echo "and the dump itself (nvme-account-check): its $(j dump_records) records are all records the controller"
+	echo "wrote, with their opcodes, timestamps and commands ($(j mismatched) mismatched, $(j not_in_account) not in its account);"
+	echo "the controller also wrote the $(j undelivered) records the bridge took live in step 4's first part."
+	host=$out/agent-host.jsonl
+	took
+else
+	say "7. The same join offline: hmb-trace-analyze correlate (dump + the agent's JSON lines)"
+	run hmb-trace-analyze correlate "$out/fw.bin" "$out/agent.jsonl" -o "$out/correlate.txt"
+	sed -n '1,/^$/p' "$out/correlate.txt" | head -20
+	hmb-trace-analyze correlate "$out/fw.bin" "$out/agent.jsonl" -j -o "$out/correlate.jsonl"
+	m=$top/user/agent/vm-suite/cmd-matches.awk
+	awk -f "$m" "$out/agent.jsonl" | sort > "$out/matches-live.txt"
+	awk -f "$m" "$out/correlate.jsonl" | sort > "$out/matches-offline.txt"
+	nl=$(wc -l < "$out/matches-live.txt")
+	no=$(wc -l < "$out/matches-offline.txt")
+	same=$(comm -12 "$out/matches-live.txt" "$out/matches-offline.txt" | wc -l)
+	echo "live agent: $nl commands with firmware records; offline correlate: $no;"
+	echo "identical (qid, cid, host submit) -> firmware record seqs: $same"
+	[ "$same" = "$nl" ] && [ "$same" = "$no" ] && echo "=> the offline join agrees with the live one, command for command" ||
+		echo "=> they differ: compare $(rel "$out")/matches-live.txt and matches-offline.txt"
+	host=$out/agent.jsonl
+	took
+fi
 
-say "7. An HTML report and a Perfetto trace of the dump, with the host's commands"
-run hmb-trace-analyze report "$out/fw.bin" --host "$out/agent.jsonl" -o "$out/report.html"
+say "8. An HTML report and a Perfetto trace of the dump, with the host's commands"
+run hmb-trace-analyze report "$out/fw.bin" --host "$host" -o "$out/report.html"
 run hmb-trace-analyze convert "$out/fw.bin" "$out/trace.perfetto.json" --to perfetto \
-	--host "$out/agent.jsonl"
+	--host "$host"
 took
 
 say "Done in $((SECONDS - start)) s.  Everything is in $(rel "$out")/:"
-cat <<EOF
-  agent.txt            the agent's live report (what step 4 showed)
+if [ "$path" = hmb ]; then
+	cat <<EOF
+  agent.txt            the agent's live report (what step 5 showed)
+  agent.jsonl          the agent's JSON lines (-j --per-command): every command
+  fw.bin (+ .meta)     the firmware's records, drained by hmb-trace-daemon --device
+  agent-host.jsonl     the host's commands while fw.bin was recorded
+  nvme-account.jsonl   the controller's own account: every command, its records
+  stats.txt            hmb-trace-analyze stats of fw.bin
+  correlate.txt/.jsonl the offline join of fw.bin with agent-host.jsonl
+  report.html          open in a browser (self-contained, no network)
+  trace.perfetto.json  open in https://ui.perfetto.dev or chrome://tracing
+  fio-*.txt, vm/ (guest console)
+EOF
+else
+	cat <<EOF
+  agent.txt            the agent's live report (what step 5 showed)
   agent.jsonl          the agent's JSON lines (-j --per-command): every command
   fw.bin               the firmware's records as a dump (hmb-fwsim --log)
   fw-cmd.log           which QEMU command each firmware record came from
@@ -164,8 +297,12 @@ cat <<EOF
   report.html          open in a browser (self-contained, no network)
   trace.perfetto.json  open in https://ui.perfetto.dev or chrome://tracing
   fio-qd1.txt, fio-qd32.txt, vm/ (guest console, QEMU trace log)
+EOF
+fi
+cat <<EOF
 Try next:
   hmb-trace-analyze decode $(rel "$out")/fw.bin | less
   hmb-trace-analyze convert $(rel "$out")/fw.bin $(rel "$out")/ctf --to ctf && babeltrace2 $(rel "$out")/ctf | head
+  HMB_DEMO_PATH=ivshmem make demo   the stand-in path (hmb-fwsim, ivshmem)
   make demo-host    the classic path (daemon, losses) without a VM
 EOF

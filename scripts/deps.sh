@@ -8,6 +8,8 @@
 #           guest kernel, and the 32-bit (compat) selftests
 #   bpf     clang/llvm, libbpf, bpftool
 #   vm      QEMU and what the guest image is made of
+#   qemu    building the project's HMB-capable qemu-system-x86_64
+#           (scripts/vm/qemu/build-qemu)
 #   report  headless Chromium for the HTML report test
 #   kernel-bpo  the 6.12 kernel of the matrix from bookworm-backports (image,
 #           headers, linux-source-6.12), by name and version through the
@@ -23,7 +25,8 @@ declare -A pkgs=(
 	[test]="python3-pytest babeltrace2 bsdextrautils"
 	[kernel]="linux-headers-amd64 linux-source-6.1 xz-utils bc flex bison libelf-dev libssl-dev gcc-multilib sparse"
 	[bpf]="clang llvm libbpf-dev bpftool libbpf-tools"
-	[vm]="qemu-system-x86 busybox-static cpio kmod fio linux-perf trace-cmd bpftool linux-headers-amd64 gcc python3 util-linux e2fsprogs xz-utils zstd"
+	[vm]="qemu-system-x86 busybox-static cpio kmod fio linux-perf trace-cmd bpftool nvme-cli linux-headers-amd64 gcc python3 util-linux e2fsprogs xz-utils zstd"
+	[qemu]="dpkg-dev meson ninja-build pkg-config python3 gcc libglib2.0-dev libpixman-1-dev libfdt-dev libcap-ng-dev libattr1-dev qemu-system-data seabios"
 	[report]="chromium"
 	[kernel-bpo]=""
 	[pkg]="debhelper dh-dkms dkms dh-python dpkg-dev fakeroot lintian pandoc groff man-db bash bash-completion systemd python3-all logrotate"

@@ -7,7 +7,9 @@
  *            records are made through sysfs producer/produce.
  *   ivshmem  the ivshmem-plain BAR; this program plays the firmware and
  *            writes records through the PCI resource2 mapping.
- * A variant whose ring is absent is skipped, not failed.
+ * A variant whose ring is absent is skipped, not failed.  The fw fixture
+ * runs on the ivshmem ring alone: it writes ring bytes no producer of the
+ * module would.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -754,6 +756,246 @@ TEST_F(ring, open_refused_while_bridge_on)
 	fd = open(self->node, O_RDONLY);
 	ASSERT_LE(0, fd);
 	self->fd = fd;
+}
+
+/* Waits up to @ms for sysfs @attr to read @want; 0 when it did. */
+static int wait_u64(const char *dev, const char *attr, unsigned long long want,
+		    int ms)
+{
+	for (; ms > 0; ms -= 20) {
+		if (sysfs_u64(dev, attr) == want)
+			return 0;
+		usleep(20000);
+	}
+	return sysfs_u64(dev, attr) == want ? 0 : -ETIMEDOUT;
+}
+
+/*
+ * What a controller reset does to an nvme-pci slice (docs/format.md §11.2):
+ * the producer stops and sets FROZEN, the header is rewritten with head =
+ * tail = 0, FROZEN is cleared, and production resumes at cursor 0 with the
+ * seq continuing, @lost seqs further on.  The test producer does it in
+ * the kernel (and bumps the ring's generation, as nvme does); for ivshmem
+ * this process does it, FROZEN held for a while as a controller would.
+ */
+static int reinit(FIXTURE_DATA(ring) *self, const FIXTURE_VARIANT(ring) *variant,
+		  unsigned int lost)
+{
+	struct hmb_ring_hdr *h;
+	char buf[32];
+
+	if (variant->kind == NVME_HMB_TRACE_PROVIDER_TEST) {
+		snprintf(buf, sizeof(buf), "%u", lost);
+		return sysfs_write(self->dev, "producer/reinit", buf);
+	}
+	h = fw_hdr(self);
+	__atomic_or_fetch(&h->flags, HMB_RING_FLAG_FROZEN, __ATOMIC_RELEASE);
+	usleep(100000);
+	__atomic_store_n(&h->tail, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&h->head, 0, __ATOMIC_RELEASE);
+	self->seq += lost;
+	__atomic_and_fetch(&h->flags, ~HMB_RING_FLAG_FROZEN, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static int set_next_seq(FIXTURE_DATA(ring) *self,
+			const FIXTURE_VARIANT(ring) *variant, uint32_t seq)
+{
+	char buf[32];
+
+	if (variant->kind == NVME_HMB_TRACE_PROVIDER_TEST) {
+		snprintf(buf, sizeof(buf), "%u", seq);
+		return sysfs_write(self->dev, "producer/next_seq", buf);
+	}
+	self->seq = seq;
+	return 0;
+}
+
+/* The bridge is the other consumer: give up the device first. */
+static void close_device(FIXTURE_DATA(ring) *self)
+{
+	munmap(self->map, self->info.mmap_len);
+	self->map = MAP_FAILED;
+	close(self->fd);
+	self->fd = -1;
+}
+
+/* A re-initialisation is no corruption: poll reports data, not POLLERR. */
+TEST_F(ring, poll_across_reinit)
+{
+	struct pollfd p = { .fd = self->fd, .events = POLLIN | POLLPRI };
+	struct nvme_hmb_trace_tail t = { 0 };
+	char buf[64];
+	int i;
+
+	ASSERT_EQ(0, produce(self, variant, 3));
+	ASSERT_EQ(1, poll(&p, 1, 5000));
+	ASSERT_TRUE(p.revents & POLLIN);
+	t.tail = map_head(self);
+	ASSERT_EQ(0, ioctl(self->fd, NVME_HMB_TRACE_SET_TAIL, &t));
+	ASSERT_EQ(0, reinit(self, variant, 0));
+	ASSERT_EQ(0, produce(self, variant, 1));
+	for (i = 0; i < 50; i++) {
+		p.revents = 0;
+		poll(&p, 1, 100);
+		if ((p.revents & POLLIN) && !(p.revents & POLLERR))
+			break;
+	}
+	/* Let the head sampler look (its idle interval is 64 ms at most). */
+	usleep(500000);
+	p.revents = 0;
+	EXPECT_EQ(1, poll(&p, 1, 0));
+	EXPECT_TRUE(p.revents & POLLIN);
+	EXPECT_FALSE(p.revents & POLLERR) TH_LOG("revents %#x", p.revents);
+	EXPECT_EQ(HMB_RECORD_SIZE(16), map_head(self));
+	ASSERT_EQ(0, sysfs_read(self->dev, "corrupt", buf, sizeof(buf)));
+	EXPECT_STREQ("none", buf);
+}
+
+/*
+ * After a re-initialisation a tail of the old epoch must not land in the
+ * new header.  Rings whose producer side bumps the generation (nvme-pci,
+ * the test producer) refuse it with ESTALE until the consumer acknowledges
+ * the new epoch by publishing the header's own tail; an ivshmem ring has
+ * no generation, so only the cursor checks apply.
+ */
+TEST_F(ring, set_tail_stale_after_reinit)
+{
+	struct nvme_hmb_trace_tail t = { 0 };
+
+	ASSERT_EQ(0, produce(self, variant, 3));
+	ASSERT_EQ(0, reinit(self, variant, 0));
+	ASSERT_EQ(0, produce(self, variant, 1));
+	t.tail = 2 * HMB_RECORD_SIZE(16);
+	EXPECT_EQ(-1, ioctl(self->fd, NVME_HMB_TRACE_SET_TAIL, &t));
+	EXPECT_EQ(0, map_tail(self));
+	if (variant->kind != NVME_HMB_TRACE_PROVIDER_TEST) {
+		EXPECT_EQ(EINVAL, errno);	/* beyond the new head */
+		return;
+	}
+	EXPECT_EQ(ESTALE, errno);
+	t.tail = HMB_RECORD_SIZE(16);
+	EXPECT_EQ(-1, ioctl(self->fd, NVME_HMB_TRACE_SET_TAIL, &t));
+	EXPECT_EQ(ESTALE, errno);
+	t.tail = 0;
+	EXPECT_EQ(0, ioctl(self->fd, NVME_HMB_TRACE_SET_TAIL, &t));
+	t.tail = HMB_RECORD_SIZE(16);
+	EXPECT_EQ(0, ioctl(self->fd, NVME_HMB_TRACE_SET_TAIL, &t));
+	EXPECT_EQ(HMB_RECORD_SIZE(16), map_tail(self));
+}
+
+/* The bridge carries on across a re-initialisation, counting the gap. */
+TEST_F(ring, bridge_across_reinit)
+{
+	char buf[64];
+
+	close_device(self);
+	ASSERT_EQ(0, sysfs_write(self->dev, "bridge", "1"));
+	ASSERT_EQ(0, produce(self, variant, 10));
+	ASSERT_EQ(0, wait_u64(self->dev, "bridge_records", 10, 5000));
+	ASSERT_EQ(0, reinit(self, variant, 5));
+	ASSERT_EQ(0, produce(self, variant, 10));
+	EXPECT_EQ(0, wait_u64(self->dev, "bridge_records", 20, 5000))
+		TH_LOG("bridge_records %llu",
+		       sysfs_u64(self->dev, "bridge_records"));
+	EXPECT_EQ(0, wait_u64(self->dev, "tail", 10 * HMB_RECORD_SIZE(16),
+			      5000));
+	EXPECT_EQ(5, sysfs_u64(self->dev, "bridge_lost"));
+	EXPECT_EQ(1, sysfs_u64(self->dev, "bridge_epochs"));
+	EXPECT_EQ(0, sysfs_u64(self->dev, "bridge_corrupt"));
+	EXPECT_EQ(0, sysfs_u64(self->dev, "bridge_duplicates"));
+	ASSERT_EQ(0, sysfs_read(self->dev, "corrupt", buf, sizeof(buf)));
+	EXPECT_STREQ("none", buf);
+	/* And once more: every re-initialisation is an epoch. */
+	ASSERT_EQ(0, reinit(self, variant, 0));
+	ASSERT_EQ(0, produce(self, variant, 1));
+	EXPECT_EQ(0, wait_u64(self->dev, "bridge_records", 21, 5000));
+	EXPECT_EQ(2, sysfs_u64(self->dev, "bridge_epochs"));
+	EXPECT_EQ(5, sysfs_u64(self->dev, "bridge_lost"));
+	EXPECT_EQ(0, sysfs_write(self->dev, "bridge", "0"));
+}
+
+/* A seq seen again is a duplicate: not emitted, and no ~2^32 lost. */
+TEST_F(ring, bridge_duplicate_seq)
+{
+	close_device(self);
+	ASSERT_EQ(0, sysfs_write(self->dev, "bridge", "1"));
+	ASSERT_EQ(0, produce(self, variant, 5));
+	ASSERT_EQ(0, wait_u64(self->dev, "bridge_records", 5, 5000));
+	ASSERT_EQ(0, set_next_seq(self, variant, 3));
+	ASSERT_EQ(0, produce(self, variant, 2));
+	ASSERT_EQ(0, set_next_seq(self, variant, 5));
+	ASSERT_EQ(0, produce(self, variant, 1));
+	EXPECT_EQ(0, wait_u64(self->dev, "bridge_records", 6, 5000));
+	EXPECT_EQ(2, sysfs_u64(self->dev, "bridge_duplicates"));
+	EXPECT_EQ(0, sysfs_u64(self->dev, "bridge_lost"));
+	EXPECT_EQ(0, sysfs_u64(self->dev, "bridge_corrupt"));
+	EXPECT_EQ(0, sysfs_write(self->dev, "bridge", "0"));
+}
+
+/* The ivshmem ring alone, with bytes written as no good producer would. */
+FIXTURE(fw) {
+	FIXTURE_DATA(ring) r;
+};
+
+FIXTURE_SETUP(fw)
+{
+	if (find_ring("ivshmem", self->r.dev, sizeof(self->r.dev)))
+		SKIP(return, "no ivshmem ring registered");
+	sysfs_write(self->r.dev, "bridge", "0");
+	ASSERT_EQ(0, fw_open(&self->r));
+}
+
+FIXTURE_TEARDOWN(fw)
+{
+	if (self->r.fw) {
+		sysfs_write(self->r.dev, "bridge", "0");
+		fw_hdr(&self->r)->tail = 0;
+		fw_hdr(&self->r)->head = 0;
+		munmap(self->r.fw, self->r.fw_len);
+	}
+}
+
+/* A wrap marker has no payload: one that claims one stops the bridge. */
+TEST_F(fw, bridge_marker_with_payload)
+{
+	struct hmb_ring_hdr *h = fw_hdr(&self->r);
+	uint64_t at = h->ring_size - 64;
+	struct hmb_record_hdr *m = (void *)(self->r.fw + HMB_RECORD_AREA_OFF + at);
+	char buf[64];
+
+	h->tail = at;
+	h->head = at;
+	memset(m, 0, 64);
+	m->magic = HMB_RECORD_MAGIC;
+	m->flags = HMB_REC_FLAG_WRAP_MARKER;
+	m->payload_len = 8;
+	ASSERT_EQ(0, sysfs_write(self->r.dev, "bridge", "1"));
+	__atomic_store_n(&h->head, (uint64_t)h->ring_size, __ATOMIC_RELEASE);
+	EXPECT_EQ(0, wait_u64(self->r.dev, "bridge_corrupt", 1, 5000));
+	EXPECT_EQ(0, sysfs_u64(self->r.dev, "bridge_markers"));
+	EXPECT_EQ(at, sysfs_u64(self->r.dev, "tail"));
+	ASSERT_EQ(0, sysfs_read(self->r.dev, "corrupt", buf, sizeof(buf)));
+	EXPECT_STREQ("wrap marker with a payload", buf);
+}
+
+/* The bridge walks 8-byte records from the tail: an odd tail is refused. */
+TEST_F(fw, bridge_tail_unaligned)
+{
+	struct hmb_ring_hdr *h = fw_hdr(&self->r);
+
+	self->r.seq = 0;
+	h->head = 0;
+	h->tail = 0;
+	ASSERT_EQ(0, produce(&self->r, &(FIXTURE_VARIANT(ring)){
+		.provider = "ivshmem", .kind = NVME_HMB_TRACE_PROVIDER_IVSHMEM },
+		1));
+	h->tail = 4;
+	EXPECT_EQ(-EINVAL, sysfs_write(self->r.dev, "bridge", "1"));
+	EXPECT_EQ(0, sysfs_u64(self->r.dev, "bridge"));
+	h->tail = 0;
+	EXPECT_EQ(0, sysfs_write(self->r.dev, "bridge", "1"));
+	EXPECT_EQ(0, wait_u64(self->r.dev, "bridge_records", 1, 5000));
 }
 
 TEST_HARNESS_MAIN

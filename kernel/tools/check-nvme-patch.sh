@@ -11,8 +11,8 @@
 # the one it was ported from; otherwise the 6.1 patch itself is tried (and
 # a diagnostic says the variant must be ported again).
 # The result, OUTDIR/drivers/nvme/host/nvme.ko, loads next to Debian's own
-# nvme-core; the VM suite loads it (QEMU's NVMe has no HMB, so the trace
-# slice itself cannot be exercised there).
+# nvme-core; the VM suites load it (kmod.sh on Debian's QEMU, whose NVMe
+# has no HMB; the hmb-* suites on the HMB-capable controller, vm-nvme:).
 set -u
 src=$1 out=$2 kdir=$3 top=$4 series=${5:-6.1}
 t=0 fail=0

@@ -66,3 +66,101 @@ hmb_dmesg_check() {
 		tap_fail "dmesg free of WARNING, BUG, Oops, KASAN, KFENCE, lockdep and hung-task reports" "$(printf '%s\n' "$_bad" | head -20)"
 	fi
 }
+
+# --- the HMB path: the patched nvme.ko on the VM bench's HMB controller ---------
+# (suites with "# vm-nvme-hmb:" and "# vm-nvme:", scripts/vm/README.md)
+
+# hmb_jget KEY FILE: the value KEY has in the (first) JSON object in FILE
+hmb_jget() {
+	sed -n "s/.*\"$1\": *\(\"[^\"]*\"\|[-0-9a-z.]*\).*/\1/p" "$2" | head -1 | tr -d '"'
+}
+
+# hmb_nvme_load PARAMS...: insmod the patched nvme.ko, wait for the disk.
+hmb_nvme_load() {
+	[ -f "$HMB_NVME_KO" ] || { echo "no $HMB_NVME_KO (make -C kernel nvme-patched)" >&2; return 1; }
+	modprobe nvme-core || return 1
+	insmod "$HMB_NVME_KO" "$@" || return 1
+	_i=0
+	while [ ! -b "$HMB_NVME_DEV" ] && [ $_i -lt 200 ]; do usleep 100000; _i=$((_i + 1)); done
+	[ -b "$HMB_NVME_DEV" ]
+}
+
+# hmb_nvme_wait_disk [SECONDS]: until the namespace's block device is back.
+hmb_nvme_wait_disk() {
+	_i=0
+	while [ ! -b "$HMB_NVME_DEV" ] && [ $_i -lt $((${1:-20} * 10)) ]; do
+		usleep 100000; _i=$((_i + 1))
+	done
+	[ -b "$HMB_NVME_DEV" ]
+}
+
+# hmb_io_ok: 1 MiB written and read back through the NVMe disk (direct I/O).
+hmb_io_ok() {
+	dd if=/dev/urandom of=/tmp/hmb-io.bin bs=64k count=16 2>/dev/null &&
+		dd if=/tmp/hmb-io.bin of="$HMB_NVME_DEV" bs=64k seek=100 oflag=direct 2>/dev/null &&
+		dd if="$HMB_NVME_DEV" of=/tmp/hmb-io.back bs=64k skip=100 count=16 iflag=direct 2>/dev/null &&
+		cmp /tmp/hmb-io.bin /tmp/hmb-io.back
+}
+
+# hmb_acct_flush: make the controller write out its account (a clock read).
+hmb_acct_flush() {
+	vm-nvme-hmb clock "$HMB_NVME_CTRL" 1 > /dev/null 2>&1
+}
+
+# hmb_acct_records [FROM_LINE]: "written dropped" records in the controller's
+# account (command and background records), from line FROM_LINE on.
+hmb_acct_records() {
+	hmb_acct_flush
+	awk -v from="${1:-1}" 'NR < from { next }
+		/"ev":"cmd"/ { r = $0; sub(/.*"recs":\[/, "", r); sub(/\]\}.*/, "", r)
+			n = split(r, a, /\],?\[?/)
+			for (i = 1; i <= n; i++) if (a[i] ~ /,/) { k = split(a[i], f, ","); if (f[k] + 0) w++; else d++ } }
+		/"ev":"bg"/ { if ($0 ~ /"written":1/) w++; else d++ }
+		END { print w + 0, d + 0 }' "$HMB_NVME_ACCOUNT"
+}
+
+# hmb_acct_last EV: the line number of the account's last "ev":"EV" line
+hmb_acct_last() {
+	hmb_acct_flush
+	grep -n "\"ev\":\"$1\"" "$HMB_NVME_ACCOUNT" | tail -1 | cut -d: -f1
+}
+
+# hmb_dmesg_mark / hmb_dmesg_since MARK: the kernel log from a point on,
+# without clearing it (hmb_dmesg_check reads all of it at the end)
+hmb_dmesg_mark() {
+	dmesg | wc -l
+}
+hmb_dmesg_since() {
+	dmesg | sed "1,${1}d"
+}
+
+# hmb_next_seq: the controller's seq counter now (records made, dropped ones
+# included), read from its clock feature
+hmb_next_seq() {
+	vm-nvme-hmb clock "$HMB_NVME_CTRL" 1 | sed -n 's/.*"next_seq":\([0-9]*\).*/\1/p'
+}
+
+# hmb_acct_count EV: how many "ev":"EV" lines the account has
+hmb_acct_count() {
+	hmb_acct_flush
+	grep -c "\"ev\":\"$1\"" "$HMB_NVME_ACCOUNT"
+}
+
+# hmb_aux_slices: the nvme.hmb_trace auxiliary devices ("NAME DRIVER" lines)
+hmb_aux_slices() {
+	for _d in /sys/bus/auxiliary/devices/nvme.hmb_trace.*; do
+		[ -e "$_d" ] || continue
+		_drv=none
+		[ -e "$_d/driver" ] && _drv=$(basename "$(readlink "$_d/driver")")
+		echo "$(basename "$_d") $_drv"
+	done
+}
+
+# hmb_wait_ring PROVIDER [SECONDS]: until a ring of PROVIDER is registered;
+# prints its name.
+hmb_wait_ring() {
+	_i=0
+	while ! hmb_ring "$1" && [ $_i -lt $((${2:-10} * 10)) ]; do
+		usleep 100000; _i=$((_i + 1))
+	done
+}

@@ -511,7 +511,9 @@ static void publish_clock(void)
 		return;
 	read_counters(c);
 	ow = c[HMB_C_FW_OUT_OF_WINDOW] - ag.counters_prev[HMB_C_FW_OUT_OF_WINDOW];
-	rec = c[HMB_C_FW_RECORDS] - ag.counters_prev[HMB_C_FW_RECORDS];
+	/* those attached by slba or ring order had no window check */
+	rec = c[HMB_C_FW_RECORDS] - ag.counters_prev[HMB_C_FW_RECORDS] -
+	      (c[HMB_C_FW_BY_ORDER] - ag.counters_prev[HMB_C_FW_BY_ORDER]);
 	memcpy(ag.counters_prev, c, sizeof(c));
 	if (b->valid && rec >= 100 && ow * 5 > rec) {
 		/*
@@ -577,8 +579,13 @@ static int fill_evdesc(void)
 			.cid_off = (__u16)(e->key_off[HMB_KEY_CID] < 0 ? 0 :
 					   e->key_off[HMB_KEY_CID]),
 			.min_len = e->min_len,
+			.slba_off = HMB_NO_OFF,
 		};
+		const struct hmb_dict_field *sf = hmb_dict_field(e, "slba");
 		__u32 op = e->opcode;
+
+		if (e->phase == HMB_PHASE_FETCH && sf && sf->size == 8)
+			d.slba_off = sf->offset;
 
 		if (bpf_map_update_elem(fd, &op, &d, BPF_ANY)) {
 			fprintf(stderr, PROG ": cannot load event 0x%04x into the BPF map: %s\n",

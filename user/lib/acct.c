@@ -2,7 +2,10 @@
 /*
  * Sequence accounting (format.md 10): loss is counted from seq gaps
  * modulo 2^32 over non-marker records; a small backward step is a replayed
- * batch, a large one a producer restart.
+ * batch, a large one a producer restart.  At an epoch boundary (a ring
+ * re-initialised) the seq may continue, as an NVMe controller's does across
+ * a reset: a forward gap of less than 2^31 is records lost with the old
+ * epoch, anything else a restart that counts nothing (format.md §10).
  */
 #include <string.h>
 
@@ -22,7 +25,7 @@ void hmb_acct_init(struct hmb_acct *a, uint32_t dup_window, hmb_gap_fn cb,
 
 void hmb_acct_new_epoch(struct hmb_acct *a)
 {
-	a->have_seq = false;
+	a->epoch_start = true;
 }
 
 enum hmb_acct_verdict hmb_acct_add(struct hmb_acct *a,
@@ -55,7 +58,7 @@ enum hmb_acct_verdict hmb_acct_add(struct hmb_acct *a,
 			a->gaps++;
 			if (a->gap_cb)
 				a->gap_cb(a->gap_ctx, &g);
-		} else if (d != 0) {
+		} else if (d != 0 && !a->epoch_start) {
 			uint32_t behind = a->max_seq - h->seq;
 
 			if (behind <= a->dup_window) {
@@ -67,6 +70,7 @@ enum hmb_acct_verdict hmb_acct_add(struct hmb_acct *a,
 		}
 	}
 	a->have_seq = true;
+	a->epoch_start = false;
 	a->max_seq = h->seq;
 	a->max_seq_ts = h->ts_ns;
 	if (kind == HMB_KIND_IGNORED) {

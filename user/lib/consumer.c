@@ -39,6 +39,9 @@ struct hmb_consumer {
 	hmb_publish_fn publish;
 	void *pub_ctx;
 	bool frozen_seen;
+	bool stale;		/* the publish hook said our epoch is over */
+	bool need_ack;		/* publish ack_tail before anything else */
+	uint64_t ack_tail;	/* tail the header held when we read it */
 	struct hmb_consumer_counts n;	/* copied out since open */
 	/* the batch of the last hmb_consumer_spans(), for verify() */
 	struct span_rec *sv;
@@ -225,8 +228,9 @@ int hmb_consumer_open(struct hmb_consumer **out, const volatile void *base,
 		free(c);
 		return rc;
 	}
-	c->cursor = c->published = c->hdr_tail = tail;
+	c->cursor = c->published = c->hdr_tail = c->ack_tail = tail;
 	c->head = head;
+	c->need_ack = publish != NULL;
 	*out = c;
 	return 0;
 }
@@ -254,6 +258,10 @@ int hmb_consumer_poll(struct hmb_consumer *c, uint64_t *avail,
 	frozen = flags & HMB_RING_FLAG_FROZEN;
 	if (frozen)
 		c->frozen_seen = true;
+	if (c->stale) {
+		c->head = c->cursor;
+		return 0;	/* hmb_consumer_reinit() takes it from here */
+	}
 	/*
 	 * Only the consumer's side writes tail, except a producer
 	 * re-initialising the ring (format.md 11.2).  A tail we did not
@@ -596,22 +604,58 @@ int hmb_consumer_next(struct hmb_consumer *c, struct hmb_record *rec,
 	return hmb__consumer_next(c, rec, err);
 }
 
+/*
+ * The hook's -ESTALE: the producer side rewrote the header (a
+ * re-initialisation, format.md §11.2) since we read it, so our cursor
+ * belongs to an epoch that is over and there is nothing left to publish
+ * for it.  Read nothing more of it; hmb_consumer_reinit() starts the new
+ * one.
+ */
+static void went_stale(struct hmb_consumer *c)
+{
+	c->stale = true;
+	c->frozen_seen = true;
+	c->need_ack = false;
+	c->head = c->cursor;
+	c->published = c->cursor;
+}
+
 int hmb_consumer_commit(struct hmb_consumer *c, struct hmb_error *err)
 {
+	uint64_t t;
 	int rc;
 
 	if (!c)
 		return hmb__err(err, HMB_E_INVAL, 0, 0, "no consumer");
-	if (c->cursor == c->published)
+	if (c->stale || (c->cursor == c->published && !c->need_ack))
 		return 0;
-	if (c->publish) {
-		rc = c->publish(c->pub_ctx, c->cursor);
+	if (!c->publish) {
+		c->published = c->cursor;
+		return 0;
+	}
+	/*
+	 * First the tail we found in the header (at open, at a new epoch):
+	 * the device takes it as our word that we follow the header's
+	 * current epoch, and refuses tails of an older one with ESTALE.
+	 */
+	t = c->need_ack ? c->ack_tail : c->cursor;
+	for (;;) {
+		rc = c->publish(c->pub_ctx, t);
+		if (rc == -ESTALE) {
+			went_stale(c);
+			return 0;
+		}
 		if (rc)
-			return hmb__err(err, HMB_E_IO, rc < 0 ? -rc : rc,
-					c->cursor,
+			return hmb__err(err, HMB_E_IO, rc < 0 ? -rc : rc, t,
 					"publishing tail %" PRIu64 " failed: %s",
-					c->cursor, strerror(rc < 0 ? -rc : rc));
-		c->hdr_tail = c->cursor;
+					t, strerror(rc < 0 ? -rc : rc));
+		c->hdr_tail = t;
+		if (!c->need_ack)
+			break;
+		c->need_ack = false;
+		if (c->cursor == t)
+			break;
+		t = c->cursor;
 	}
 	c->published = c->cursor;
 	return 0;
@@ -663,11 +707,13 @@ int hmb_consumer_reinit(struct hmb_consumer *c, struct hmb_error *err)
 	if (rc)
 		return rc;
 	c->frozen_seen = false;
-	if (tail == c->hdr_tail && (int64_t)(head - c->head) >= 0) {
+	if (!c->stale && tail == c->hdr_tail && (int64_t)(head - c->head) >= 0) {
 		/* Thawed without a rewrite: carry on where we were. */
 		return 0;
 	}
-	c->cursor = c->published = c->hdr_tail = tail;
+	c->stale = false;
+	c->cursor = c->published = c->hdr_tail = c->ack_tail = tail;
 	c->head = head;
+	c->need_ack = c->publish != NULL;
 	return 1;
 }

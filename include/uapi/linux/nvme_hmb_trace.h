@@ -241,6 +241,13 @@ struct nvme_hmb_trace_tail {
  * %EINVAL when the cursor is unaligned, moves backwards or passes head
  * (compared as distances: cursors count modulo 2^64), or when @flags is not
  * zero.
+ *
+ * Fails with %ESTALE, storing nothing, when the producer side re-initialised
+ * the ring (rewrote its header, for nvme-pci before re-enabling the HMB
+ * after a controller reset) since this file last published: the cursor
+ * belongs to an epoch that is over.  Publishing the tail the rewritten
+ * header holds acknowledges the new epoch (it stores nothing) and later
+ * tails are accepted again.
  */
 #define NVME_HMB_TRACE_SET_TAIL \
 	_IOW(NVME_HMB_TRACE_IOC_MAGIC, 0x02, struct nvme_hmb_trace_tail)

@@ -48,9 +48,9 @@ static int prog_fd, nr_cpus;
 static struct hmb_dict *dict;
 
 static int drive(__u64 a0, __u64 a1, __u64 a2, __u64 a3, __u64 a4, __u64 a5,
-		 __u64 a6, __u64 a7, __u64 a8)
+		 __u64 a6, __u64 a7, __u64 a8, __u64 a9, __u64 a10)
 {
-	__u64 args[9] = { a0, a1, a2, a3, a4, a5, a6, a7, a8 };
+	__u64 args[11] = { a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10 };
 	LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = args,
 		    .ctx_size_in = sizeof(args));
 	int err = bpf_prog_test_run_opts(prog_fd, &o);
@@ -61,21 +61,32 @@ static int drive(__u64 a0, __u64 a1, __u64 a2, __u64 a3, __u64 a4, __u64 a5,
 	return err;
 }
 
+static void setup_lba(__u16 qid, __u16 cid, __u64 ts, __u8 opc, __u64 slba)
+{
+	drive(1, 0, qid, cid, ts, opc, 1, slba, 0, 0, 0);
+}
+
 static void setup(__u16 qid, __u16 cid, __u64 ts, __u8 opc)
 {
-	drive(1, 0, qid, cid, ts, opc, 1, 0, 0);
+	setup_lba(qid, cid, ts, opc, 0);
 }
 
 static void complete(__u16 qid, __u16 cid, __u64 ts)
 {
-	drive(2, 0, qid, cid, ts, 0, 0, 0, 0);
+	drive(2, 0, qid, cid, ts, 0, 0, 0, 0, 0, 0);
 }
 
 static __u32 seq;
 static void fw(__u32 ring, __u16 opcode, __u16 sqid, __u16 cid, __u64 ts,
 	       __u16 len, __u8 flags)
 {
-	drive(3, ring, opcode, sqid, cid, ts, seq++, len, flags);
+	drive(3, ring, opcode, sqid, cid, ts, seq++, len, flags, 0, 0);
+}
+
+/* a fetch record naming its slba */
+static void fw_fetch(__u16 sqid, __u16 cid, __u64 ts, __u64 slba)
+{
+	drive(3, 0, 0x100, sqid, cid, ts, seq++, 24, 0, slba, 1);
 }
 
 static void fw_cmd(__u16 sqid, __u16 cid, __u64 ts)
@@ -302,6 +313,7 @@ int main(int argc, char **argv)
 {
 	struct hmb_error err = { 0 };
 	const struct hmb_cmd_event *c;
+	__u64 bo;
 	const char *dpath = argc > 1 ? argv[1] : "../../share/hmb-events.dict";
 
 	if (geteuid() != 0) {
@@ -424,6 +436,7 @@ int main(int argc, char **argv)
 	setup(3, 0x40c8, 50000000, 2);
 	complete(3, 0x40c8, 50050000);
 	setup(3, 0x40c8, 50150000, 2);
+	seq += 5;	/* lost: the seq gap says so */
 	fw(0, 0x100, 3, 0x40c8, 48160000, 24, 0);	/* host 50.16 ms */
 	fw(0, 0x104, 3, 0x40c8, 48200000, 8, 0);	/* host 50.20 ms */
 	complete(3, 0x40c8, 50250000);
@@ -438,6 +451,40 @@ int main(int argc, char **argv)
 	   counter(HMB_C_FW_OUT_OF_WINDOW) == 1,
 	   "clock: a record outside every candidate's window is refused and counted");
 	nev = 0;
+	/*
+	 * Nothing lost this time, but the estimate is 2 ms off (a clock step
+	 * not yet recognised): the predecessor's records fit only the
+	 * successor's window (loose tolerance 100 us).  Its fetch names its
+	 * slba, and its completion record is the next its ring delivers for
+	 * the key: both are the predecessor's, whatever the windows say.
+	 */
+	skel->bss->clk.tol_ns = 100000;
+	bo = counter(HMB_C_FW_BY_ORDER);
+	setup_lba(3, 0x40c9, 60000000, 2, 4096);
+	complete(3, 0x40c9, 60100000);
+	setup_lba(3, 0x40c9, 60300000, 2, 8192);
+	fw_fetch(3, 0x40c9, 59000000, 4096);		/* host 61.0 ms */
+	fw(0, 0x104, 3, 0x40c9, 59100000, 8, 0);	/* host 61.1 ms */
+	c = nev == 1 && evs[0].type == HMB_EV_CMD ? &evs[0].cmd : NULL;
+	ok(c && c->st.submit_ns == 60000000 && c->st.slba == 4096 &&
+	   c->st.fw_mask == ((1 << HMB_PH_FETCH) | (1 << HMB_PH_CQE_POSTED)) &&
+	   counter(HMB_C_FW_BY_ORDER) == bo + 2,
+	   "clock off, nothing lost: the predecessor gets its records by slba and ring order (counted), not the successor whose window holds them");
+	nev = 0;
+	/* the successor's own fetch, by its slba, though no window holds it */
+	fw_fetch(3, 0x40c9, 57000000, 8192);		/* host 59.0 ms */
+	complete(3, 0x40c9, 61500000);
+	ok(nev == 0 && counter(HMB_C_FW_BY_ORDER) == bo + 3,
+	   "a fetch goes to the command with its slba, outside every window");
+	/* a seq gap since it was submitted: its next record takes the window */
+	seq += 3;
+	fw(0, 0x104, 3, 0x40c9, 59400000, 8, 0);	/* host 61.4 ms */
+	c = nev == 1 && evs[0].type == HMB_EV_CMD ? &evs[0].cmd : NULL;
+	ok(c && c->st.submit_ns == 60300000 && counter(HMB_C_FW_BY_ORDER) == bo + 3 &&
+	   c->st.fw_mask == ((1 << HMB_PH_FETCH) | (1 << HMB_PH_CQE_POSTED)),
+	   "after a seq gap the successor gets the record its window holds");
+	skel->bss->clk.tol_ns = 5000000;
+	nev = 0;
 	/* drift: host = fw + 2 ms + 100 ppm * (fw - 28 ms); 1 ms window */
 	skel->bss->clk.drift_ppb = 100000;
 	skel->bss->clk.ref_fw = 28000000;
@@ -450,12 +497,14 @@ int main(int argc, char **argv)
 	 * 1.002 s would be 150 us early).
 	 */
 	fw(0, 0x100, 3, 0x40c4, 1000000000, 24, 0);
-	ok(counter(HMB_C_FW_OUT_OF_WINDOW) == 1 && counter(HMB_C_FW_MATCHED) == 21,
+	ok(counter(HMB_C_FW_OUT_OF_WINDOW) == 1 && counter(HMB_C_FW_MATCHED) == 25,
 	   "clock window: drift applied in the kernel's mapping (record accepted; matched %llu)",
 	   (unsigned long long)counter(HMB_C_FW_MATCHED));
+	/* a record was lost: ring order says nothing, the window decides */
+	seq += 1;
 	fw(0, 0x104, 3, 0x40c4, 999000000, 8, 0);	/* 1 ms before: out */
 	ok(counter(HMB_C_FW_OUT_OF_WINDOW) == 2,
-	   "clock window: a record 1 ms before the submit is refused");
+	   "clock window: after a seq gap, a record 1 ms before the submit is refused");
 	skel->bss->clk.valid = 0;
 	nev = 0;
 
@@ -485,8 +534,9 @@ int main(int argc, char **argv)
 	ok(counter(HMB_C_RB_FAIL) == 0, "no ring buffer reservation failed");
 	ok(counter(HMB_C_DUMP_SENT) == 0 && counter(HMB_C_DUMP_LOST) == 0,
 	   "without -w no record is copied out");
-	ok(hist_total(HMB_H_HOST_TOTAL) == 8 + HMB_MAX_WAIT + 1 &&
-	   hist_total(HMB_H_FW_TOTAL) == 6 &&
+	/* 8 + the reuse flood + the two of the clock-off case */
+	ok(hist_total(HMB_H_HOST_TOTAL) == 8 + HMB_MAX_WAIT + 1 + 2 &&
+	   hist_total(HMB_H_FW_TOTAL) == 6 + 2 &&
 	   hist_total(HMB_H_FW_TO_MEDIA_END) == 2,
 	   "histograms: host %llu, fw total %llu, media %llu",
 	   (unsigned long long)hist_total(HMB_H_HOST_TOTAL),
@@ -550,7 +600,7 @@ int main(int argc, char **argv)
 		   "limits: afterwards a new id is indexed and joined again");
 		nev = 0;
 		for (k = 0; k < 9; k++)
-			drive(4, 0xffff880000000000ULL + k * 256, 0, 0, 0, 0, 0, 0, 0);
+			drive(4, 0xffff880000000000ULL + k * 256, 0, 0, 0, 0, 0, 0, 0, 0, 0);
 		ok(counter(HMB_C_ACTIVE_FULL) == 1,
 		   "limits: block mode, a 9th request in flight with 8 slots is counted (inflight_map_full %llu)",
 		   (unsigned long long)counter(HMB_C_ACTIVE_FULL));

@@ -631,6 +631,43 @@ def test_sidecar():
     T.eq((s["records"], s["duplicates"]), (50, 0),
          "--meta with stdin")
 
+    # An NVMe controller's seq continues across a reset (format.md,
+    # "The HMB trace slice"): records the old epoch never delivered show
+    # up as a forward gap at the epoch boundary and are counted lost.
+    d = Dump()
+    for seq in range(30):
+        d.add(seq, 1000 + seq, payload=payload(seq))
+    epoch_off = len(d.buf)
+    for seq in range(35, 55):
+        d.add(seq, 2000 + seq, payload=payload(seq, 1))
+    f = write("cont.bin", d.buf)
+    write("cont.bin.meta", ("hmb_trace_sidecar=1\nabi_version=1\n"
+                            "epoch=%d\n" % epoch_off).encode())
+    s = json.loads(run("stats", f, "-j").out)
+    T.eq((s["records"], s["lost"], s["gaps_total"], s["duplicates"],
+          s["resets"], s["epochs"]), (50, 5, 1, 0, 0, 1),
+         "epoch boundary, seq continued: the 5 records in between are lost")
+    T.eq(s["gaps"], [{"first_seq": 30, "last_seq": 34, "count": 5,
+                      "ts_before": 1029, "ts_after": 2035,
+                      "offset": epoch_off}],
+         "epoch boundary: the gap is located at the new epoch's first record")
+    # ... while a restart at the boundary (seq back, or 2^31 and more
+    # ahead) counts nothing
+    for first, what in ((3, "a little behind"), (30 + (1 << 31), "2^31 ahead")):
+        d = Dump()
+        for seq in range(30):
+            d.add(seq, 1000 + seq)
+        epoch_off = len(d.buf)
+        for i in range(20):
+            d.add((first + i) & 0xffffffff, 2000 + i)
+        f = write("restart.bin", d.buf)
+        write("restart.bin.meta", ("hmb_trace_sidecar=1\nabi_version=1\n"
+                                   "epoch=%d\n" % epoch_off).encode())
+        s = json.loads(run("stats", f, "-j").out)
+        T.eq((s["records"], s["lost"], s["duplicates"], s["resets"]),
+             (50, 0, 0, 0), "epoch boundary, seq %s: a restart, "
+             "nothing lost, nothing duplicated" % what)
+
 
 def test_memory():
     """Peak RSS stays small on a large dump (constant memory)."""

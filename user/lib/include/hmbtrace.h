@@ -210,7 +210,14 @@ int hmb_consumer_next(struct hmb_consumer *c, struct hmb_record *rec,
 /*
  * Publish the local cursor through the hook (once per batch, bytes out first).
  * Without a hook (read-only inspection) it only records the cursor as
- * published.  A hook failure returns HMB_E_IO with the hook's errno.
+ * published.  A hook failure returns HMB_E_IO with the hook's errno, except
+ * -ESTALE: the hook says the ring was re-initialised since we read its
+ * header (the character device's SET_TAIL does, and so may a ring-file
+ * hook); the batch is then taken as published, nothing more of the old
+ * epoch is read, and hmb_consumer_reinit() starts the new one.  The first
+ * commit after open and after a new epoch first publishes the tail found
+ * in the header (an acknowledgement the device needs to accept the
+ * epoch's tails), then the cursor: two hook calls.
  */
 int hmb_consumer_commit(struct hmb_consumer *c, struct hmb_error *err);
 
@@ -424,6 +431,7 @@ struct hmb_acct {
 	uint64_t opcodes[65536];	/* data records by opcode */
 	/* private state */
 	bool have_seq;
+	bool epoch_start;	/* the next record begins a new epoch */
 	uint32_t max_seq;	/* highest seq seen (serial arithmetic) */
 	uint64_t max_seq_ts;	/* ts of that record */
 	uint32_t dup_window;	/* backward jumps within this are replays */
@@ -439,7 +447,12 @@ struct hmb_acct {
  */
 void hmb_acct_init(struct hmb_acct *a, uint32_t dup_window, hmb_gap_fn cb,
 		   void *ctx);
-/* Start a new epoch: the next record's seq is taken as-is (ring re-init). */
+/*
+ * Start a new epoch (the ring was re-initialised): the seq of the next
+ * record may continue the old epoch's (a forward gap below 2^31 counts as
+ * lost, as records the old epoch never delivered) or restart (anything
+ * else: no gap, no reset, no duplicate).
+ */
 void hmb_acct_new_epoch(struct hmb_acct *a);
 enum hmb_acct_verdict hmb_acct_add(struct hmb_acct *a,
 				   const struct hmb_record *rec);

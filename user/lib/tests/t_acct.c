@@ -162,7 +162,7 @@ static void by_next(int fd, struct result *res)
 	hmb_reader_close(r);
 }
 
-/* hmb_reader_acct() with @window; a stop every @every bytes (epochs). */
+/* hmb_reader_acct() with @window; a stop every @every bytes. */
 static void by_acct(int fd, size_t window, uint64_t every, struct result *res,
 		    const struct gaps *setup)
 {
@@ -183,8 +183,11 @@ static void by_acct(int fd, size_t window, uint64_t every, struct result *res,
 		if (hmb_reader_offset(r) < stop)
 			break;	/* stopped early: wrong */
 		res->stops++;
-		hmb_acct_new_epoch(&res->acct);	/* idempotent after a seq */
-		res->acct.have_seq = true;	/* ... undone: same counts */
+		/*
+		 * A stop is where a caller may start an epoch (a sidecar's
+		 * epoch= offset); these stops are not epochs, so the counts
+		 * must come out as without them.
+		 */
 		stop = (hmb_reader_offset(r) / every + 1) * every;
 	}
 	if (res->rc < 0) {

@@ -480,6 +480,94 @@ static void test_reinit(void)
 	free(ring);
 }
 
+/*
+ * The character device's SET_TAIL as far as epochs go: after the producer
+ * side rewrote the header (gen bumped), a tail other than the header's own
+ * is ESTALE; the header's own tail acknowledges the new epoch.
+ */
+struct fake_dev {
+	uint8_t *ring;
+	unsigned gen, seen_gen;
+	unsigned calls;
+	uint64_t last[8];
+};
+
+static int dev_hook(void *ctx, uint64_t tail)
+{
+	struct fake_dev *d = ctx;
+	struct hmb_ring_hdr *h = (struct hmb_ring_hdr *)d->ring;
+
+	d->last[d->calls++ % 8] = tail;
+	if (d->gen != d->seen_gen) {
+		if (tail != h->tail)
+			return -ESTALE;
+		d->seen_gen = d->gen;
+		return 0;
+	}
+	if (tail < h->tail || tail > h->head)
+		return -EINVAL;
+	return hmb_publish_store(d->ring, tail);
+}
+
+static void test_estale(void)
+{
+	uint8_t *ring = new_ring(256), buf[4096];
+	struct fake_dev d = { .ring = ring };
+	struct hmb_producer p;
+	struct hmb_consumer *c;
+	struct hmb_error e;
+	uint64_t avail;
+	int i;
+
+	hmb_producer_init(&p, ring, 64 + 256, 256, 0, &e);
+	ok(hmb_consumer_open(&c, ring, 64 + 256, dev_hook, &d, &e) == 0 &&
+	   d.calls == 0, "open publishes nothing");
+	emit_len(&p, 24, HMB_EMIT_DROP);
+	drain(c, buf, sizeof(buf));
+	ok(hmb_consumer_commit(c, &e) == 0 && d.calls == 2 && d.last[0] == 0 &&
+	   d.last[1] == 56 && ((struct hmb_ring_hdr *)ring)->tail == 56,
+	   "first commit: the tail found at open, then the cursor");
+	emit_len(&p, 24, HMB_EMIT_DROP);
+	drain(c, buf, sizeof(buf));
+	ok(hmb_consumer_commit(c, &e) == 0 && d.calls == 3 && d.last[2] == 112,
+	   "later commits: the cursor only");
+
+	/* a batch read, then the ring re-initialised before its tail went out */
+	emit_len(&p, 24, HMB_EMIT_DROP);
+	drain(c, buf, sizeof(buf));
+	hmb_producer_set_flags(&p, HMB_RING_FLAG_FROZEN, 0);
+	hmb_producer_reinit(&p, p.next_seq + 2);
+	d.gen++;
+	for (i = 0; i < 2; i++)
+		emit_len(&p, 24, HMB_EMIT_DROP);
+	ok(hmb_consumer_commit(c, &e) == 0 && d.calls == 4 &&
+	   ((struct hmb_ring_hdr *)ring)->tail == 0,
+	   "a tail of the old epoch refused with ESTALE: not an error, not stored");
+	ok(hmb_consumer_poll(c, &avail, &e) == 0 && avail == 0,
+	   "stale: nothing more of the old epoch is read");
+	ok(hmb_consumer_reinit(c, &e) == 1 && hmb_consumer_cursor(c) == 0,
+	   "stale: the new epoch starts at the header's tail");
+	ok(drain(c, buf, sizeof(buf)) == 112 &&
+	   ((struct hmb_record_hdr *)buf)->seq == 5, "new epoch read (seq 5)");
+	ok(hmb_consumer_commit(c, &e) == 0 && d.calls == 6 && d.last[4] == 0 &&
+	   d.last[5] == 112 && ((struct hmb_ring_hdr *)ring)->tail == 112,
+	   "new epoch acknowledged with its tail 0, then 112 published");
+
+	/* re-initialised while FROZEN was seen: recognised, then acknowledged */
+	hmb_producer_set_flags(&p, HMB_RING_FLAG_FROZEN, 0);
+	ok(hmb_consumer_reinit(c, &e) == 0, "frozen: wait");
+	hmb_producer_reinit(&p, p.next_seq);
+	d.gen++;
+	emit_len(&p, 24, HMB_EMIT_DROP);
+	ok(hmb_consumer_reinit(c, &e) == 1 && drain(c, buf, sizeof(buf)) == 56,
+	   "re-initialisation recognised, new epoch read");
+	ok(hmb_consumer_commit(c, &e) == 0 && d.calls == 8 && d.last[6] == 0 &&
+	   d.last[7] == 56 && ((struct hmb_ring_hdr *)ring)->tail == 56,
+	   "acknowledged, then published");
+	hmb_consumer_close(c);
+	free(ring);
+}
+
 static void gap_cb(void *ctx, const struct hmb_gap *g)
 {
 	*(struct hmb_gap *)ctx = *g;
@@ -545,10 +633,29 @@ static void test_acct(void)
 	hmb_acct_new_epoch(&a);
 	r = mk(100, 0, 50);
 	ok(hmb_acct_add(&a, &r) == HMB_ACCT_NEW && a.resets == 1 &&
-	   a.gaps == 3, "new epoch: no reset, no gap");
-	ok(a.records == 8 && a.first_ts_ns == 10 && a.last_ts_ns == 50 &&
-	   a.opcodes[3] == 8 && a.payload_bytes == 64 &&
-	   a.bytes == 11 * 40 + 32, "totals: records %llu bytes %llu",
+	   a.gaps == 4 && a.lost == 4 + 999992 + 94 && g.first_seq == 6 &&
+	   g.last_seq == 99 && g.ts_before == 40 && g.ts_after == 50,
+	   "new epoch, seq continued with a gap: 94 lost with the old epoch");
+	hmb_acct_new_epoch(&a);
+	r = mk(101, 0, 51);
+	ok(hmb_acct_add(&a, &r) == HMB_ACCT_NEW && a.gaps == 4 &&
+	   a.lost == 4 + 999992 + 94, "new epoch, seq continued in order");
+	hmb_acct_new_epoch(&a);
+	r = mk(99, 0, 52);
+	ok(hmb_acct_add(&a, &r) == HMB_ACCT_NEW && a.duplicates == 2 &&
+	   a.resets == 1 && a.lost == 4 + 999992 + 94,
+	   "new epoch, seq a little behind: a restart, counts nothing");
+	hmb_acct_new_epoch(&a);
+	r = mk(100 + 0x80000000U, 0, 53);
+	ok(hmb_acct_add(&a, &r) == HMB_ACCT_NEW && a.gaps == 4 &&
+	   a.resets == 1 && a.lost == 4 + 999992 + 94,
+	   "new epoch, seq 2^31 ahead: a restart, counts nothing");
+	r = mk(100 + 0x80000000U, 0, 54);
+	ok(hmb_acct_add(&a, &r) == HMB_ACCT_DUPLICATE && a.duplicates == 3,
+	   "inside the new epoch, duplicates count again");
+	ok(a.records == 11 && a.first_ts_ns == 10 && a.last_ts_ns == 53 &&
+	   a.opcodes[3] == 11 && a.payload_bytes == 88 &&
+	   a.bytes == 15 * 40 + 32, "totals: records %llu bytes %llu",
 	   (unsigned long long)a.records, (unsigned long long)a.bytes);
 	hmb_acct_init(&a, 0, NULL, NULL);
 	ok(a.dup_window == 131072, "default dup window");
@@ -909,6 +1016,7 @@ int main(void)
 	test_try_wrap_alone();
 	test_defer();
 	test_reinit();
+	test_estale();
 	test_acct();
 	test_buf_iter();
 	test_sidecar();

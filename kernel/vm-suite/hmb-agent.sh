@@ -1,0 +1,178 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# hmb-agent: the real HMB path live.  The VM bench's HMB-capable NVMe
+# controller writes the firmware records of every command it serves into
+# the trace slice of the patched nvme.ko (hmb_trace_kb=1024) by DMA, on its
+# own clock (1 s offset, +200 ppm, a +2 ms step armed for the middle of the
+# QD32 run); nvme-hmb-trace.ko's bridge emits them as hmb_trace_record;
+# hmb-trace-agent joins them with nvme:nvme_setup_cmd/nvme_complete_rq
+# while fio runs at QD1 and QD32.  Held to the controller's own account:
+#   - >= 99.9 % of the commands matched, no record given to a command other
+#     than the one the controller wrote it for (per-command account), >= 99.9 %
+#     of the commands with every firmware event inside their host window;
+#   - the clock: drift within 10 % and the offset within 20 us of the truth
+#     (the controller's clocks read against CLOCK_MONOTONIC before and
+#     after, vm-nvme-hmb clock), the step's size within 20 us and placed at
+#     the very record the controller stepped at;
+#   - three controller resets during I/O with the bridge and the agent on:
+#     the bridge carries on across the 3 re-initialisations (bridge_epochs),
+#     every record the controller made is emitted or counted lost, the
+#     agent carries on and exits 0; no WARNING, BUG or Oops.
+# vm-timeout: 700
+# vm-nvme: patched hmb_trace_kb=1024
+# vm-nvme-hmb: hmpre=2048, hmmin=256, hmmaxd=16, hmb-bg-rate=0, hmb-clock-drift-ppm=200, hmb-clock-offset=1000000000
+set -u
+. "$HMB_REPO/scripts/vm/lib/tap.sh"
+. "$HMB_REPO/kernel/tools/guest-lib.sh"
+. "$HMB_REPO/user/agent/vm-suite/lib/agent.sh"
+SECS=${HMB_AGENT_FIO_SECS:-3}		# fio QD1
+SECS32=${HMB_AGENT_FIO32_SECS:-6}	# fio QD32
+DRIFT=200		# ppm, the controller's clock against QEMU's virtual clock
+STEP_NS=2000000		# +2 ms, armed for the middle of the QD32 run
+R=$HMB_RESULTS
+C=$HMB_NVME_CTRL
+
+[ -n "${HMB_NVME_HMB:-}" ] && [ "$HMB_NVME_MODULE" = patched ] || {
+	tap_fail "the HMB-capable controller with the patched nvme (vm-nvme-hmb, vm-nvme)" \
+		"HMB_NVME_HMB='${HMB_NVME_HMB:-}' HMB_NVME_MODULE=$HMB_NVME_MODULE"
+	tap_done
+}
+hmb_load || { tap_fail "insmod nvme-hmb-trace.ko" "$(dmesg | tail -5)"; tap_done; }
+dev=$(hmb_wait_ring nvme-pci)
+S=$HMB_CLASS/$dev
+[ -n "$dev" ] && echo 1 > "$S/bridge" &&
+	tap_ok "the nvme-pci ring $dev (ring_size $(cat "$S/ring_size")), bridge on" ||
+	{ tap_fail "bridge on the nvme-pci ring" "$(ls $HMB_CLASS; dmesg | tail -5)"; tap_done; }
+
+vm-nvme-hmb clock "$C" 50 > "$R/clock0.json"
+agent_start "$R/agent.jsonl" -N 5 1 || tap_done
+perf stat -a -e hmb_trace:hmb_trace_record -e nvme:nvme_complete_rq -x, \
+	-o "$R/perf.csv" sleep $((SECS + SECS32 + 4)) &
+ppid=$!
+sleep 1
+fio --name=qd1 --filename="$HMB_NVME_DEV" --direct=1 --ioengine=psync \
+	--rw=randrw --bs=4k --size=64M --time_based --runtime="$SECS" \
+	--output-format=terse >"$R/fio1.txt" 2>"$R/fio1.err"
+frc=$?
+# the step, for the middle of the QD32 run (fio takes about a second to
+# start under TCG): armed now, so that arming it (an admin command, a
+# process) does not widen the host windows of the commands around it
+vm-nvme-hmb step "$C" $((SECS32 * 500000 + 1000000)) $STEP_NS > "$R/step.json"
+[ "$(hmb_jget status "$R/step.json")" = 0 ] || tap_fail "arm the clock step" "$(cat "$R/step.json")"
+fio --name=qd32 --filename="$HMB_NVME_DEV" --direct=1 --ioengine=libaio \
+	--iodepth=32 --rw=randrw --bs=4k --size=64M --time_based \
+	--runtime="$SECS32" --output-format=terse >"$R/fio32.txt" 2>"$R/fio32.err"
+[ $? = 0 ] && [ $frc = 0 ] &&
+	tap_ok "fio randrw QD1 ${SECS}s, then QD32 ${SECS32}s (clock step armed in its middle)" ||
+	tap_fail "fio ran" "$(cat "$R/fio1.err" "$R/fio32.err")"
+wait $ppid
+agent_stop "$R/agent.jsonl"
+hmb_wait_drained "$dev" 30
+# 20 reads of the clocks (each the best of 3) bracket the truth
+for i in $(seq 20); do vm-nvme-hmb clock "$C" 3; done > "$R/clock1.jsonl"
+tap_diag "bridge: records $(cat "$S/bridge_records") lost $(cat "$S/bridge_lost")"
+
+agent_summary "$R/agent.jsonl"
+agent_check_matched 1000
+agent_check_window
+
+# no misattribution, against the controller's own per-command account;
+# and the record the step must be placed at: the controller says which
+# record was the first on the stepped clock, the agent (which sees command
+# records only) must place it at the first command record from there on
+hmb_acct_flush
+first=$(grep '"ev":"clock_step"' "$HMB_NVME_ACCOUNT" | head -1 | sed -n 's/.*"first_seq":\([0-9]*\).*/\1/p')
+agent_check_attribution agent.jsonl 1000 "the controller's account" \
+	--account @NVME_ACCOUNT@ --step-first-seq "${first:-0}"
+
+# the clock against the truth: the controller's clocks read against this
+# guest's CLOCK_MONOTONIC (the agent's host clock, scripts/vm/README.md "The
+# firmware clock and the truth").  The drift from the best read before and
+# the best after (the step taken out); the offset at the agent's ref_fw_ns
+# bracketed by every read after the step: each says host - fw lay within
+# its round trip, the truth lies in all of them.  The agent's estimate
+# host = fw + a + b (fw - ref) is on the stepped clock.
+awk -v step=$STEP_NS -v ref="$A_ref_fw_ns" \
+	-v m0="$(hmb_jget mono_ns "$R/clock0.json")" -v f0="$(hmb_jget fw_ns "$R/clock0.json")" \
+	-v v0="$(hmb_jget virt_ns "$R/clock0.json")" '
+	function num(k,    r) { if (!match($0, "\"" k "\":[0-9]+")) return ""
+		r = substr($0, RSTART, RLENGTH); sub(/.*:/, "", r); return r + 0 }
+	/"status":0/ { n++; m[n] = num("mono_ns"); f[n] = num("fw_ns"); t[n] = num("rtt_ns"); v[n] = num("virt_ns")
+		if (!best || t[n] < t[best]) best = n }
+	END {
+		if (!n) exit 1
+		bt = (m[best] - m0) / (f[best] - f0 - step) - 1		# true drift
+		g = ((m[best] - m0) / (v[best] - v0) - 1) * 1e6		# guest clock vs virtual
+		lo = -1e30; hi = 1e30
+		for (i = 1; i <= n; i++) {
+			o = m[i] - f[i] + bt * (ref - f[i])
+			if (o - t[i] / 2 > lo) lo = o - t[i] / 2
+			if (o + t[i] / 2 < hi) hi = o + t[i] / 2
+		}
+		printf "%.3f %.0f %.0f %.3f %d %.0f\n", bt * 1e6, lo, hi, g, n, t[best]
+	}' "$R/clock1.jsonl" > "$R/clock-truth.txt"
+read bt tlo thi gppm nreads rtt < "$R/clock-truth.txt"
+tap_diag "truth: drift $bt ppm (configured +$DRIFT ppm fast of QEMU's virtual clock, guest CLOCK_MONOTONIC $gppm ppm against it); offset at ref_fw_ns $A_ref_fw_ns in [$tlo, $thi] ns ($nreads clock reads, best round trip $rtt ns)"
+agent_check_drift "$bt"
+# the distance from the agent's offset to the bracket (0 inside it)
+oerr=$(awk -v a="$A_offset_ns" -v lo="$tlo" -v hi="$thi" 'BEGIN {
+	if (lo > hi) { print "inconsistent"; exit }
+	d = a < lo ? lo - a : (a > hi ? a - hi : 0)
+	printf "%.0f\n", d }')
+[ "$oerr" != inconsistent ] && [ "$oerr" -le 20000 ] &&
+	tap_ok "offset within 20 us of the truth (agent $A_offset_ns ns +- $A_offset_err_ns, truth in [$tlo, $thi]: $oerr ns outside it)" ||
+	tap_fail "offset within 20 us of the truth" "agent $A_offset_ns ns, truth in [$tlo, $thi] ($oerr)"
+agent_check_step_size $STEP_NS
+tap_diag "step: the controller's first record on the new clock $first, first command record from it $A_step_want, $(sed -n 's/.*"across_step": \([0-9]*\).*/\1/p' "$R/attr.json") commands in flight across it"
+agent_check_step_seq "$A_step_want"
+agent_check_losses "$(cat "$S/bridge_records")"
+ptr=$(awk -F, '/hmb_trace_record/ { print $1 }' "$R/perf.csv")
+[ -n "$ptr" ] && [ "$ptr" -gt 0 ] &&
+	tap_ok "perf stat alongside counted $ptr hmb_trace:hmb_trace_record" ||
+	tap_fail "perf alongside" "$(cat "$R/perf.csv")"
+
+# --- three controller resets with the bridge and the agent on ------------------------
+n0=$(vm-nvme-hmb clock "$C" 1 | sed -n 's/.*"next_seq":\([0-9]*\).*/\1/p')
+echo 0 > "$S/bridge"
+echo 1 > "$S/bridge"
+f0=$(hmb_acct_count freeze)
+agent_start "$R/agent2.jsonl" -N 5 1 || tap_done
+# each reset takes a second or two under TCG: 14 s of I/O leave some after
+# the last, so that every re-initialisation is followed by records
+fio --name=resets --filename="$HMB_NVME_DEV" --direct=1 --ioengine=libaio --iodepth=8 \
+	--rw=randrw --bs=4k --size=64M --time_based --runtime=14 --rate_iops=1000 \
+	--output-format=terse > "$R/fio-resets.txt" 2> "$R/fio-resets.err" &
+fpid=$!
+sleep 2
+nvme reset "$C" > "$R/reset.out" 2>&1
+sleep 2.5
+echo 1 > "/sys/class/nvme/${C#/dev/}/reset_controller"
+sleep 2.5
+nvme reset "$C" >> "$R/reset.out" 2>&1
+# CLOCK_MONOTONIC (the agent's clock) once the last reset is done
+after=$(vm-nvme-hmb clock "$C" 1 | sed -n 's/.*"mono_ns":\([0-9]*\).*/\1/p')
+wait $fpid && tap_ok "fio randrw QD8 (1000 IOPS each way) 14 s across 3 controller resets (nvme reset, sysfs, nvme reset)" ||
+	tap_fail "fio across the resets" "$(cat "$R/fio-resets.err" "$R/reset.out")"
+hmb_wait_drained "$dev" 30
+n1=$(vm-nvme-hmb clock "$C" 1 | sed -n 's/.*"next_seq":\([0-9]*\).*/\1/p')
+agent_stop "$R/agent2.jsonl"
+ep=$(cat "$S/bridge_epochs"); brec=$(cat "$S/bridge_records"); blost=$(cat "$S/bridge_lost")
+tap_diag "bridge: records $brec lost $blost epochs $ep duplicates $(cat "$S/bridge_duplicates") corrupt $(cat "$S/bridge_corrupt"); controller seqs $n0 -> $n1, freezes $((($(hmb_acct_count freeze)) - f0))"
+[ "$ep" = 3 ] && [ "$(cat "$S/bridge_corrupt")" = 0 ] && [ "$(cat "$S/corrupt")" = none ] &&
+	tap_ok "the bridge carried on across 3 re-initialisations (bridge_epochs 3, not corrupt)" ||
+	tap_fail "the bridge carried on across 3 re-initialisations" "epochs $ep corrupt $(cat "$S/bridge_corrupt") '$(cat "$S/corrupt")'"
+[ -n "$n0" ] && [ -n "$n1" ] && [ $((brec + blost)) = $((n1 - n0)) ] &&
+	tap_ok "every record the controller made is emitted or counted lost: $brec emitted + $blost lost = $((n1 - n0)) seqs" ||
+	tap_fail "every record emitted or counted lost" "emitted $brec + lost $blost != seqs $n0 -> $n1"
+agent_summary "$R/agent2.jsonl"
+# the agent went on matching commands after the last reset (lines come
+# in the order commands finish both sides, not of completion)
+late=$(awk -v a="${after:-0}" '/"match":"matched"/ && match($0, /"complete_ns":[0-9]+/) {
+	if (substr($0, RSTART + 14, RLENGTH - 14) + 0 > a + 1e9) n++ } END { print n + 0 }' "$R/agent2.jsonl")
+[ -n "$A_matched" ] && [ "$A_matched" -gt 1000 ] && [ -n "$after" ] && [ "$late" -gt 100 ] &&
+	tap_ok "the agent carried on across the resets: $A_matched of $A_commands commands matched, $late of them completed more than 1 s after the last reset" ||
+	tap_fail "the agent carried on across the resets" "matched '$A_matched' of '$A_commands'; $late completed more than 1 s after the last reset (done at '$after')"
+echo 0 > "$S/bridge"
+rmmod nvme_hmb_trace && tap_ok "rmmod nvme_hmb_trace" || tap_fail "rmmod nvme_hmb_trace"
+hmb_dmesg_check
+tap_done

@@ -1,0 +1,54 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# bench-hmb.sh: records/s that the HMB controller model + the bridge and the
+# HMB controller model + hmb-trace-daemon --device sustain in the guest,
+# without drops, same guest, same producer, same run (issue 9): the VM
+# suite kernel/vm-suite/hmb-bench.sh with HMB_BENCH_SECS (default 10) per
+# consumer.  Writes its table into docs/benchmarks.md between the
+# "bench-hmb" markers (HMB_BENCH_NO_DOC=1 leaves the doc alone).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/lib/bench-doc.sh"
+secs=${HMB_BENCH_SECS:-10}
+make -s -C "$top" all >&2
+make -s -C "$top/kernel" module nvme-patched >&2
+"$top/scripts/vm/vm-run" --env "HMB_BENCH_SECS=$secs" hmb-bench >&2
+res=$top/build/vm/runs/hmb-bench/results/hmb-bench/bench.txt
+[ -f "$res" ] || { echo "bench-hmb: no $res" >&2; exit 1; }
+get() { sed -n "s/^$1=//p" "$res"; }
+props=$(sed -n 's/^# vm-nvme-hmb: //p' "$top/kernel/vm-suite/hmb-bench.sh")
+table=$(cat <<EOT
+<!-- bench-hmb:begin -->
+## The HMB path: the controller model with the bridge vs with the daemon
+
+Same guest (Debian $(ls "$top/build/vm/kernel" 2>/dev/null | head -1), QEMU TCG, 2 vCPUs), same
+producer: the VM bench's HMB-capable NVMe controller (\`$props\`) writing,
+by DMA into a 2 MiB trace slice of the patched nvme.ko, the records of
+fio's QD32 random reads plus background windows (a QEMU timer); same run,
+${secs} s per consumer. Made = the controller's seq counter over the window
+(records it wrote or dropped); sustained = records the consumer took in the
+window (the bridge's own count; for the daemon the tail it moved over the
+dump's mean record size); dropped = the controller's drops the consumer
+counted (ring full).
+
+| consumer | made/s by the controller | sustained records/s | dropped |
+|---|---|---|---|
+| bridge -> \`hmb_trace_record\` -> ftrace buffer | $(get bridge_made_rps) | $(get bridge_rps) | $(get bridge_lost) |
+| \`hmb-trace-daemon --device\` (mmap) -> tmpfs file | $(get daemon_made_rps) | $(get daemon_rps) | $(get daemon_lost) |
+
+Ratio bridge / daemon: **$(get ratio)**. Under TCG only the ratio means anything.
+A consumer with no drops kept up with everything the controller model made
+in its window, so its rate there is what the model produced: the model
+(TCG I/O plus its timer) is the bottleneck, below the consumers' ceilings
+measured with the in-kernel test producer above. The two windows' "made"
+differ because each consumer's own CPU use slows the guest's I/O on the
+two emulated CPUs (the bridge formats every record into the ftrace
+buffer), so the ratio of sustained rates is that of what each let the
+guest do while it consumed everything.
+
+Reproduce: \`HMB_BENCH_SECS=$secs scripts/bench-hmb.sh\` (or \`make bench\`).
+<!-- bench-hmb:end -->
+EOT
+)
+echo "$table"
+printf '%s\n' "$table" | bench_doc bench-hmb

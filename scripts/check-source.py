@@ -6,7 +6,7 @@ spdx  Every C file tracked by git (.c, .h) carries on its first line the
       SPDX identifier of its directory's licence, from LICENCES below (the
       longest matching directory wins; a C file in a directory missing from
       the table fails too).  README.md's licence table says the same.
-size  In user/, mock/ and kernel/ (tests excepted: any path with a tests/
+size  In user/, mock/, kernel/ and bpf/ (tests excepted: any path with a tests/
       component): no C file over MAX_FILE_LINES lines and no function over
       MAX_FUNC_LINES lines (from the first line of its declaration to its
       closing brace).
@@ -35,7 +35,7 @@ LICENCES = {
     "docs/": "Apache-2.0",
 }
 
-SIZE_DIRS = ("user/", "mock/", "kernel/")
+SIZE_DIRS = ("user/", "mock/", "kernel/", "bpf/")
 MAX_FILE_LINES = 1000
 MAX_FUNC_LINES = 150
 

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * hmb_agent_blk.bpf.h - the block-layer fallback (block_rq_issue ->
+ * block_rq_complete, as biolatency).
+ * Part of hmb_agent.bpf.c (one BPF object), which includes it after its
+ * maps and helpers; not a header of its own.
+ */
+
+/* ------------------------------------------------- block-layer fallback */
+
+/* Block mode: request @key was issued (also driven by the test program). */
+static __always_inline void blk_issue_key(__u64 key)
+{
+	__u64 ts;
+
+	count(HMB_C_HOST_SUBMIT);
+	ts = bpf_ktime_get_ns();
+	/* A full map loses the request: counted, its completion is not seen. */
+	if (bpf_map_update_elem(&blk_start, &key, &ts, BPF_ANY))
+		count(HMB_C_ACTIVE_FULL);
+}
+
+
+static __always_inline __u32 rq_dev(struct request *rq)
+{
+	struct gendisk *disk = BPF_CORE_READ(rq, q, disk);
+
+	if (!disk)
+		return 0;
+	return ((__u32)BPF_CORE_READ(disk, major) << 20) |
+	       (__u32)BPF_CORE_READ(disk, first_minor);
+}
+
+static __always_inline int blk_issue(struct request *rq)
+{
+	if (targ_dev && rq_dev(rq) != targ_dev)
+		return 0;
+	blk_issue_key((__u64)rq);
+	return 0;
+}
+
+static __always_inline int blk_complete(struct request *rq)
+{
+	__u64 key = (__u64)rq, *tsp, now, delta;
+	struct hmb_cmd_event *e;
+	__u32 op;
+
+	tsp = bpf_map_lookup_elem(&blk_start, &key);
+	if (!tsp)
+		return 0;	/* issued before we started, or filtered */
+	now = bpf_ktime_get_ns();
+	delta = now - *tsp;
+	count(HMB_C_HOST_COMPLETE);
+	op = BPF_CORE_READ(rq, cmd_flags) & 0xff;
+	if (targ_opc >= 0 && op != (__u32)targ_opc) {
+		count(HMB_C_CMD_FILTERED);
+		goto out;
+	}
+	hist_add(HMB_H_HOST_TOTAL, delta);
+	if (!emit_all && (delta < min_lat_ns || delta < emit_floor_ns)) {
+		count(HMB_C_CMD_BELOW_MIN);
+		goto out;
+	}
+	e = bpf_ringbuf_reserve(&rb, sizeof(*e), 0);
+	if (!e) {
+		count(HMB_C_RB_FAIL);
+		goto out;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->type = HMB_EV_CMD;
+	e->st.submit_ns = *tsp;
+	e->st.complete_ns = now;
+	e->st.slba = BPF_CORE_READ(rq, __sector);
+	e->st.nlb = BPF_CORE_READ(rq, __data_len);
+	e->st.dev = rq_dev(rq);
+	e->st.opc = op;
+	e->st.flags = HMB_CF_BLOCK | HMB_CF_HOST_ONLY;
+	bpf_ringbuf_submit(e, 0);
+	count(HMB_C_CMD_EMITTED);
+out:
+	bpf_map_delete_elem(&blk_start, &key);
+	return 0;
+}
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(blk_issue_btf, struct request *rq)
+{
+	return blk_issue(rq);
+}
+
+SEC("raw_tp/block_rq_issue")
+int BPF_PROG(blk_issue_raw, struct request *rq)
+{
+	return blk_issue(rq);
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(blk_complete_btf, struct request *rq, int error,
+	     unsigned int nr_bytes)
+{
+	return blk_complete(rq);
+}
+
+SEC("raw_tp/block_rq_complete")
+int BPF_PROG(blk_complete_raw, struct request *rq, int error,
+	     unsigned int nr_bytes)
+{
+	return blk_complete(rq);
+}

@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * hmb_agent_fw.bpf.h - the firmware side of the join: hmb_trace:hmb_trace_record,
+ * matching a record to its command, background windows and the -w copy.
+ * Part of hmb_agent.bpf.c (one BPF object), which includes it after its
+ * maps and helpers; not a header of its own.
+ */
+
+/* ------------------------------------------------------------ firmware */
+
+/* Firmware time -> host time with the agent's estimate (integer math). */
+static __always_inline __s64 fw_to_host(__u64 fw)
+{
+	__s64 off = clk.off_ns, ppb = clk.drift_ppb;
+	__u64 d, c, appb;
+	bool neg_d = fw < clk.ref_fw, neg_p = ppb < 0;
+
+	d = neg_d ? clk.ref_fw - fw : fw - clk.ref_fw;
+	appb = neg_p ? -ppb : ppb;
+	/* microsecond resolution of the correction is plenty for a window */
+	c = (d / 1000) * appb / 1000000;
+	return (__s64)fw + off + ((neg_d != neg_p) ? -(__s64)c : (__s64)c);
+}
+
+static __always_inline void fw_unmatched(__u32 reason, __u32 ring,
+					 const struct hmb_record_hdr *h,
+					 __u16 sqid, __u16 cid, __u32 ctrl)
+{
+	struct hmb_fw_event *e;
+
+	count(reason);
+	e = bpf_ringbuf_reserve(&rb, sizeof(*e), 0);
+	if (!e) {
+		count(HMB_C_RB_FAIL);
+		return;
+	}
+	e->type = HMB_EV_FW_UNMATCHED;
+	e->ring = ring;
+	e->ts_ns = h->ts_ns;
+	e->host_ns = bpf_ktime_get_ns();
+	e->seq = h->seq;
+	e->opcode = h->opcode;
+	e->sqid = sqid;
+	e->cid = cid;
+	e->reason = reason;
+	e->ctrl = ctrl;
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline void fw_bg(__u32 ring, const struct hmb_record_hdr *h,
+				  const void *payload, __u8 edge)
+{
+	struct hmb_bg_event *e;
+	__u32 n = h->payload_len;
+
+	e = bpf_ringbuf_reserve(&rb, sizeof(*e), 0);
+	if (!e) {
+		count(HMB_C_RB_FAIL);
+		return;
+	}
+	e->type = HMB_EV_BG;
+	e->ring = ring;
+	e->ts_ns = h->ts_ns;
+	e->host_ns = bpf_ktime_get_ns();
+	e->seq = h->seq;
+	e->opcode = h->opcode;
+	e->payload_len = h->payload_len;
+	e->edge = edge;
+	e->cpu = h->cpu;
+	__builtin_memset(e->pad, 0, sizeof(e->pad));
+	__builtin_memset(e->payload, 0, sizeof(e->payload));
+	if (n > HMB_BG_PAYLOAD)
+		n = HMB_BG_PAYLOAD;
+	if (n && payload &&
+	    bpf_probe_read_kernel(e->payload, n & (HMB_BG_PAYLOAD * 2 - 1),
+				       payload))
+		count(HMB_C_FW_READ_FAIL);
+	bpf_ringbuf_submit(e, 0);
+	count(HMB_C_FW_BG);
+}
+
+static __always_inline void fw_phase_hists(const struct hmb_cmd_state *st,
+					   __u32 ph, __u64 ts)
+{
+	__u64 prev = 0;
+	int have = 0;
+
+	/* The latest earlier firmware event of this command precedes @ph. */
+#pragma unroll
+	for (int q = HMB_PH_FETCH; q < HMB_PH_COUNT; q++) {
+		if (q == (int)ph || !(st->fw_mask & (1 << q)))
+			continue;
+		if (st->fw_ts[q] <= ts && (!have || st->fw_ts[q] > prev)) {
+			prev = st->fw_ts[q];
+			have = 1;
+		}
+	}
+	if (have && ph >= HMB_PH_MEDIA_START && ph <= HMB_PH_CQE_POSTED)
+		hist_add(HMB_H_FW_TO_MEDIA_START + ph - HMB_PH_MEDIA_START,
+			 ts - prev);
+	if (ph == HMB_PH_CQE_POSTED && (st->fw_mask & (1 << HMB_PH_FETCH)) &&
+	    st->fw_ts[HMB_PH_FETCH] <= ts)
+		hist_add(HMB_H_FW_TOTAL, ts - st->fw_ts[HMB_PH_FETCH]);
+}
+
+/* Can @st take a record of phase @ph at host time @host (tolerance @tol)? */
+static __always_inline bool fits(const struct hmb_cmd_state *st, __u32 ph,
+				 __s64 host, __u64 tol)
+{
+	if (!st || (st->fw_mask & (1 << ph)))
+		return false;
+	if (host < (__s64)st->submit_ns - (__s64)tol)
+		return false;
+	return !st->complete_ns || host <= (__s64)st->complete_ns + (__s64)tol;
+}
+
+/*
+ * The oldest candidate for a record of phase @ph among the commands of the
+ * key (n = first, first + 1, ...; the one in flight is the last).  Without
+ * the clock (@noclk) the first without that phase; with it, the first
+ * whose host window widened by @tol holds @host.  Sets *@any when some
+ * candidate lacked the phase.  Written out: Linux 6.1's verifier refuses
+ * some loop shapes that newer ones accept.
+ */
+static __always_inline int pick(struct hmb_wait_key *wk, __u32 first,
+				__u32 nwait, __u32 ph, __s64 host, __u64 tol,
+				bool noclk, int *any)
+{
+	struct hmb_cmd_state *st;
+	int res = -1;
+
+#define HMB_PICK(i)							\
+	if (res < 0 && (i) < nwait) {					\
+		wk->n = first + (i);					\
+		st = bpf_map_lookup_elem(&cmds, wk);			\
+		if (st && !(st->fw_mask & (1 << ph))) {			\
+			*any = 1;					\
+			if (noclk || fits(st, ph, host, tol))		\
+				res = (i);				\
+		}							\
+	}
+#define HMB_PICK8(b) HMB_PICK(b) HMB_PICK(b + 1) HMB_PICK(b + 2)	\
+	HMB_PICK(b + 3) HMB_PICK(b + 4) HMB_PICK(b + 5) HMB_PICK(b + 6)	\
+	HMB_PICK(b + 7)
+	HMB_PICK8(0) HMB_PICK8(8) HMB_PICK8(16) HMB_PICK8(24)
+#undef HMB_PICK8
+#undef HMB_PICK
+	_Static_assert(HMB_MAX_WAIT == 32, "HMB_PICK is written out for 32");
+	return res;
+}
+
+/*
+ * The candidate the record is known to belong to, before any window, or
+ * -1.  A fetch with its slba (@has_slba): the oldest read or write lacking
+ * a fetch with that slba.  Another phase: the oldest command that has its
+ * fetch and lacks both that phase and its cqe_posted, if no record of its
+ * controller's rings was lost since it was submitted (@gaps now).  A
+ * bpf_loop() (the callback is verified once): written out like pick(), it
+ * took the test program past the verifier's million instructions.
+ */
+struct hmb_ord_ctx {
+	struct hmb_wait_key wk;
+	__u64 slba;
+	__u32 first;
+	__u32 nwait;
+	__u32 ph;
+	__u32 gaps;
+	__u32 has_slba;
+	int res;
+};
+
+static long hmb_ord_step(__u32 i, void *data)
+{
+	struct hmb_ord_ctx *x = data;
+	struct hmb_cmd_state *st;
+	__u32 ph = x->ph & 7;
+
+	if (i >= x->nwait)
+		return 1;
+	x->wk.n = x->first + i;
+	st = bpf_map_lookup_elem(&cmds, &x->wk);
+	if (!st || (st->fw_mask & (1 << ph)))
+		return 0;
+	if (ph == HMB_PH_FETCH) {
+		if ((st->opc == 0x01 || st->opc == 0x02) && st->slba == x->slba) {
+			x->res = i;
+			return 1;
+		}
+		return 0;
+	}
+	if (st->fw_mask & (1 << HMB_PH_CQE_POSTED))
+		return 0;
+	/* the oldest still expecting records decides, one way or the other */
+	if ((st->fw_mask & (1 << HMB_PH_FETCH)) && st->gaps0 == x->gaps)
+		x->res = i;
+	return 1;
+}
+
+static __always_inline int pick_known(const struct hmb_wait_key *wk,
+				      __u32 first, __u32 nwait, __u32 ph,
+				      bool has_slba, __u64 slba, __u32 gaps)
+{
+	struct hmb_ord_ctx x = { .wk = *wk, .first = first, .nwait = nwait,
+				 .ph = ph, .slba = slba, .gaps = gaps,
+				 .has_slba = has_slba, .res = -1 };
+
+	if (ph == HMB_PH_FETCH && !has_slba)
+		return -1;
+	bpf_loop(HMB_MAX_WAIT, hmb_ord_step, &x, 0);
+	return x.res;
+}
+
+/* Seq gaps of a ring are records lost: counted per controller. */
+static __always_inline void note_seq(__u32 ring, __u32 seq)
+{
+	struct hmb_ring_seq *rs = bpf_map_lookup_elem(&ring_seq, &ring);
+	__u32 *ctrlp, *g, ctrl, one = 1;
+
+	if (!rs)
+		return;
+	if (rs->have && seq != rs->next) {
+		ctrlp = bpf_map_lookup_elem(&ring_ctrl, &ring);
+		if (ctrlp && *ctrlp) {
+			ctrl = *ctrlp - 1;
+			g = bpf_map_lookup_elem(&ctrl_gaps, &ctrl);
+			if (g)
+				__sync_fetch_and_add(g, 1);
+			else
+				bpf_map_update_elem(&ctrl_gaps, &ctrl, &one,
+						    BPF_NOEXIST);
+		}
+	}
+	rs->next = seq + 1;
+	rs->have = 1;
+}
+
+/*
+ * Join core: a firmware command event (phase @ph) for (ring, sqid, cid).
+ * @h is the record header already copied out of the kernel.
+ */
+static __always_inline void join_fw(__u32 ring,
+				    const struct hmb_record_hdr *h, __u32 ph,
+				    __u16 sqid, __u16 cid, bool has_slba,
+				    __u64 slba)
+{
+	struct hmb_cmd_key key = {};
+	struct hmb_wait_key wk = {};
+	struct hmb_cmd_state *st;
+	struct hmb_kseq *ks;
+	__u32 *ctrlp, first, nwait;
+	int which = -1, any = 0;
+	__s64 host;
+
+	ctrlp = bpf_map_lookup_elem(&ring_ctrl, &ring);
+	if (!ctrlp || !*ctrlp) {
+		fw_unmatched(HMB_C_FW_UNMAPPED_RING, ring, h, sqid, cid, 0);
+		return;
+	}
+	key.ctrl = *ctrlp - 1;
+	key.qid = sqid;
+	key.cid = cid;
+	/* Candidates, oldest first; the one in flight is the newest. */
+	wk.k = key;
+	ks = bpf_map_lookup_elem(&kseq, &key);
+	first = ks ? ks->first : 0;
+	nwait = ks ? ks->next - ks->first : 0;
+	if (nwait > HMB_MAX_WAIT)
+		nwait = HMB_MAX_WAIT;
+	if (!nwait) {
+		fw_unmatched(HMB_C_FW_NO_CMD, ring, h, sqid, cid, key.ctrl);
+		return;
+	}
+	which = pick_known(&wk, first, nwait, ph, has_slba, slba,
+			   gaps_of(key.ctrl));
+	if (which >= 0) {
+		count(HMB_C_FW_BY_ORDER);
+	} else if (clk.valid) {
+		host = fw_to_host(h->ts_ns);
+		which = pick(&wk, first, nwait, ph, host, clk.tight_ns, false,
+			     &any);
+		if (which < 0)
+			which = pick(&wk, first, nwait, ph, host, clk.tol_ns,
+				     false, &any);
+	} else {
+		which = pick(&wk, first, nwait, ph, 0, 0, true, &any);
+	}
+	if (which < 0) {
+		fw_unmatched(any ? HMB_C_FW_OUT_OF_WINDOW : HMB_C_FW_DUP_PHASE,
+			     ring, h, sqid, cid, key.ctrl);
+		return;
+	}
+	wk.n = first + which;
+	st = bpf_map_lookup_elem(&cmds, &wk);
+	if (!st)
+		return;
+	if (!(st->flags & HMB_CF_FILTERED))
+		fw_phase_hists(st, ph, h->ts_ns);
+	st->fw_ts[ph] = h->ts_ns;
+	st->fw_seq[ph] = h->seq;
+	st->fw_mask |= 1 << ph;
+	st->ring = ring;
+	count(HMB_C_FW_MATCHED);
+	if (ph == HMB_PH_CQE_POSTED) {
+		/* Whoever sets the second of the two bits reports it. */
+		__u32 old = __sync_fetch_and_or(&st->sync, HMB_SYNC_FW);
+
+		if (old & HMB_SYNC_HOST)
+			finish(&key, wk.n, st);
+	}
+}
+
+/* -w: a record the agent could not hand over, counted per ring too. */
+static __always_inline void dump_loss(__u32 ring)
+{
+	__u64 *c = bpf_map_lookup_elem(&dump_lost, &ring);
+
+	count(HMB_C_DUMP_LOST);
+	if (c)
+		__sync_fetch_and_add(c, 1);
+}
+
+/*
+ * -w: copy the record (header, then @payload, a kernel pointer; NULL from
+ * the test program, which sends no payload) to user space.  The bridge
+ * has checked payload_len; checked again for the verifier, and because
+ * the ring is hostile input (docs/format.md).
+ */
+static __always_inline void dump_record(__u32 ring,
+					const struct hmb_record_hdr *h,
+					const void *payload)
+{
+	struct hmb_raw_event *e;
+	__u32 zero = 0, n = h->payload_len;
+
+	e = bpf_map_lookup_elem(&rawbuf, &zero);
+	if (!e || n > HMB_RAW_REC_MAX - sizeof(*h)) {
+		dump_loss(ring);
+		return;
+	}
+	e->type = HMB_EV_RAW;
+	e->ring = ring;
+	__builtin_memcpy(e->rec, h, sizeof(*h));
+	if (n && (!payload ||
+		  bpf_probe_read_kernel(e->rec + sizeof(*h), n, payload))) {
+		dump_loss(ring);
+		return;
+	}
+	if (bpf_ringbuf_output(&rawrb, e, 8 + sizeof(*h) + n, 0)) {
+		dump_loss(ring);
+		return;
+	}
+	count(HMB_C_DUMP_SENT);
+}
+
+/*
+ * Classify a record by the dictionary and pass it on.  @payload is a
+ * kernel pointer (read with bpf_probe_read_kernel) or, from the test
+ * program, NULL with the keys given in @tsqid/@tcid.
+ */
+static __always_inline void handle_fw(__u32 ring, struct hmb_record_hdr *h,
+				      const void *payload, int test,
+				      __u16 tsqid, __u16 tcid, bool tslba,
+				      __u64 tslba_v)
+{
+	struct hmb_evdesc *d;
+	__u16 sqid = tsqid, cid = tcid;
+	bool has_slba = tslba;
+	__u64 slba = tslba_v;
+	__u32 op, ph;
+
+	if (dump_records)
+		dump_record(ring, h, test ? NULL : payload);
+	if (h->flags & ~HMB_REC_FLAG_TRUNCATED) {
+		count(HMB_C_FW_MARKER);	/* wrap marker or unknown flags: no event */
+		return;
+	}
+	note_seq(ring, h->seq);
+	op = h->opcode;
+	d = bpf_map_lookup_elem(&evdesc, &op);
+	if (!d) {
+		fw_unmatched(HMB_C_FW_UNKNOWN_OP, ring, h, 0, 0, 0);
+		return;
+	}
+	if (h->payload_len < d->min_len) {
+		fw_unmatched(HMB_C_FW_SHORT, ring, h, 0, 0, 0);
+		return;
+	}
+	if (d->bg_edge) {
+		fw_bg(ring, h, payload, d->bg_edge);
+		return;
+	}
+	ph = d->phase;
+	if (ph < HMB_PH_FETCH || ph >= HMB_PH_COUNT) {
+		count(HMB_C_FW_OTHER);
+		return;
+	}
+	if (!test &&
+	    (bpf_probe_read_kernel(&sqid, 2, payload + (d->sqid_off & 0xfff)) ||
+	     bpf_probe_read_kernel(&cid, 2, payload + (d->cid_off & 0xfff)))) {
+		count(HMB_C_FW_READ_FAIL);
+		return;
+	}
+	if (!test && ph == HMB_PH_FETCH && d->slba_off != HMB_NO_OFF &&
+	    h->payload_len >= (__u32)(d->slba_off & 0xfff) + 8)
+		has_slba = !bpf_probe_read_kernel(&slba, 8, payload +
+						  (d->slba_off & 0xfff));
+	join_fw(ring, h, ph, sqid, cid, has_slba, slba);
+}
+
+SEC("raw_tp/hmb_trace_record")
+int hmb_record(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct hmb_record_hdr h;
+
+	count(HMB_C_FW_RECORDS);
+	if (bpf_probe_read_kernel(&h, sizeof(h), (const void *)ctx->args[1])) {
+		count(HMB_C_FW_READ_FAIL);
+		return 0;
+	}
+	handle_fw((__u32)ctx->args[0], &h, (const void *)ctx->args[2], 0, 0, 0,
+		  false, 0);
+	return 0;
+}

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * hmb_agent_nvme.bpf.h - the host side of the join: nvme:nvme_setup_cmd and
+ * nvme:nvme_complete_rq, the per-id wait lists (kseq) and reporting.
+ * Part of hmb_agent.bpf.c (one BPF object), which includes it after its
+ * maps and helpers; not a header of its own.
+ */
+
+/* ---------------------------------------------------------------- NVMe */
+
+static __always_inline int nvme_key(struct request *req, void *cmd,
+				    struct hmb_cmd_key *key)
+{
+	struct nvme_request___hmb *nr;
+	struct nvme_ctrl___hmb *ctrl;
+	void *queuedata;
+	__u16 cid = 0;
+
+	/*
+	 * 6.12's verifier types every tracepoint pointer argument as maybe
+	 * NULL and refuses arithmetic on it before a check (6.1 does not).
+	 */
+	if (!req)
+		return -1;
+	/* nvme_req(req): the PDU right after struct request. */
+	nr = (void *)((__u64)req + bpf_core_type_size(struct request));
+	ctrl = BPF_CORE_READ(nr, ctrl);
+	if (!ctrl)
+		return -1;
+	key->ctrl = BPF_CORE_READ(ctrl, instance);
+	/* nvme_req_qid(): 0 for the admin queue, hctx->queue_num + 1 else. */
+	queuedata = BPF_CORE_READ(req, q, queuedata);
+	key->qid = queuedata ? BPF_CORE_READ(req, mq_hctx, queue_num) + 1 : 0;
+	if (!cmd)
+		cmd = BPF_CORE_READ(nr, cmd);
+	if (bpf_probe_read_kernel(&cid, sizeof(cid), cmd + NVME_CMD_CID_OFF))
+		return -1;
+	key->cid = cid;
+	return 0;
+}
+
+static __always_inline void emit_cmd(const struct hmb_cmd_key *key,
+				     const struct hmb_cmd_state *st)
+{
+	struct hmb_cmd_event *e;
+
+	if (st->flags & HMB_CF_FILTERED) {
+		count(HMB_C_CMD_FILTERED);
+		return;
+	}
+	e = bpf_ringbuf_reserve(&rb, sizeof(*e), 0);
+	if (!e) {
+		count(HMB_C_RB_FAIL);
+		return;
+	}
+	e->type = HMB_EV_CMD;
+	e->ctrl = key->ctrl;
+	e->qid = key->qid;
+	e->cid = key->cid;
+	e->pad = 0;
+	__builtin_memcpy(&e->st, st, sizeof(*st));
+	bpf_ringbuf_submit(e, 0);
+	count(HMB_C_CMD_EMITTED);
+}
+
+/* Move ks->first past the commands of @key already reported. */
+static __always_inline void kseq_advance(struct hmb_cmd_key *key,
+					 struct hmb_kseq *ks)
+{
+	struct hmb_wait_key wk = { .k = *key };
+
+#pragma unroll
+	for (int i = 0; i < HMB_MAX_WAIT; i++) {
+		if (ks->first == ks->next)
+			break;
+		wk.n = ks->first;
+		if (bpf_map_lookup_elem(&cmds, &wk))
+			break;
+		ks->first++;
+	}
+}
+
+/* Report command (@key, @n) and forget it. */
+static __always_inline void finish(struct hmb_cmd_key *key, __u32 n,
+				   struct hmb_cmd_state *st)
+{
+	struct hmb_wait_key wk = { .k = *key, .n = n };
+	struct hmb_kseq *ks;
+
+	emit_cmd(key, st);
+	bpf_map_delete_elem(&cmds, &wk);
+	ks = bpf_map_lookup_elem(&kseq, key);
+	if (ks) {
+		kseq_advance(key, ks);
+		if (ks->first == ks->next)
+			bpf_map_delete_elem(&kseq, key);
+	}
+}
+
+/* Join core: a command was submitted (also driven by the test program). */
+static __always_inline __u32 gaps_of(__u32 ctrl)
+{
+	__u32 *g = bpf_map_lookup_elem(&ctrl_gaps, &ctrl);
+
+	return g ? *g : 0;
+}
+
+static __always_inline void join_setup(struct hmb_cmd_key *key,
+				       struct hmb_cmd_state *st)
+{
+	struct hmb_wait_key wk = { .k = *key };
+	struct hmb_cmd_state *old;
+	struct hmb_kseq *ks;
+
+	if ((targ_nsid && st->nsid != targ_nsid) ||
+	    (targ_opc >= 0 && st->opc != (__u8)targ_opc))
+		st->flags |= HMB_CF_FILTERED;
+	if (!fw_enabled)
+		st->flags |= HMB_CF_HOST_ONLY;
+	st->gaps0 = gaps_of(key->ctrl);
+	count(HMB_C_HOST_SUBMIT);
+	ks = bpf_map_lookup_elem(&kseq, key);
+	if (!ks) {
+		struct hmb_kseq z = {};
+
+		bpf_map_update_elem(&kseq, key, &z, BPF_NOEXIST);
+		ks = bpf_map_lookup_elem(&kseq, key);
+		if (!ks) {
+			/* no room to index a new command id: not tracked */
+			count(HMB_C_DONE_FULL);
+			return;
+		}
+	}
+	kseq_advance(key, ks);
+	if (ks->next != ks->first) {
+		/* The newest of this key never completed: report it. */
+		wk.n = ks->next - 1;
+		old = bpf_map_lookup_elem(&cmds, &wk);
+		if (old && !old->complete_ns) {
+			old->flags |= HMB_CF_NO_COMPLETE;
+			emit_cmd(key, old);
+			bpf_map_delete_elem(&cmds, &wk);
+			count(HMB_C_ACTIVE_OVERWRITE);
+		}
+	}
+	if (ks->next - ks->first >= HMB_MAX_WAIT) {
+		/* Too many uses of this id waiting: the oldest gives up. */
+		wk.n = ks->first;
+		old = bpf_map_lookup_elem(&cmds, &wk);
+		if (old) {
+			old->flags |= HMB_CF_REUSED;
+			emit_cmd(key, old);
+			bpf_map_delete_elem(&cmds, &wk);
+			count(HMB_C_REUSE_FLUSH);
+		}
+		ks->first++;
+	}
+	wk.n = ks->next;
+	if (bpf_map_update_elem(&cmds, &wk, st, BPF_NOEXIST)) {
+		count(HMB_C_ACTIVE_FULL);
+		return;
+	}
+	ks->next++;
+}
+
+static __always_inline int handle_setup(struct request *req, void *cmd)
+{
+	struct hmb_cmd_state *st;
+	struct hmb_cmd_key key = {};
+	__u32 zero = 0;
+	__u8 opc = 0;
+
+	if (!cmd || nvme_key(req, cmd, &key))
+		return 0;
+	if (targ_ctrl >= 0 && key.ctrl != (__u32)targ_ctrl)
+		return 0;	/* another controller: not ours at all */
+	st = bpf_map_lookup_elem(&scratch, &zero);
+	if (!st)
+		return 0;
+	__builtin_memset(st, 0, sizeof(*st));
+	st->submit_ns = bpf_ktime_get_ns();
+	bpf_probe_read_kernel(&opc, 1, cmd + NVME_CMD_OPCODE_OFF);
+	bpf_probe_read_kernel(&st->nsid, 4, cmd + NVME_CMD_NSID_OFF);
+	st->opc = opc;
+	if (opc == 0x01 || opc == 0x02) {	/* write, read */
+		__u16 nlb = 0;
+
+		bpf_probe_read_kernel(&st->slba, 8, cmd + NVME_CMD_SLBA_OFF);
+		bpf_probe_read_kernel(&nlb, 2, cmd + NVME_CMD_NLB_OFF);
+		st->nlb = (__u32)nlb + 1;
+	}
+	join_setup(&key, st);
+	return 0;
+}
+
+/* Join core: the host completed a command. */
+static __always_inline void join_complete(struct hmb_cmd_key *key,
+					  __u64 now, __u16 status)
+{
+	struct hmb_wait_key wk = { .k = *key };
+	struct hmb_cmd_state *st = NULL;
+	struct hmb_kseq *ks;
+	__u32 old;
+
+	count(HMB_C_HOST_COMPLETE);
+	ks = bpf_map_lookup_elem(&kseq, key);
+	if (ks && ks->next != ks->first) {
+		/* the one in flight is the newest submission of the key */
+		wk.n = ks->next - 1;
+		st = bpf_map_lookup_elem(&cmds, &wk);
+	}
+	if (!st || st->complete_ns) {
+		count(HMB_C_HOST_NO_SUBMIT);
+		return;
+	}
+	st->status = status;
+	st->complete_ns = now;
+	if (!(st->flags & HMB_CF_FILTERED))
+		hist_add(HMB_H_HOST_TOTAL, now - st->submit_ns);
+	/* Whoever sets the second of the two bits reports the command. */
+	old = __sync_fetch_and_or(&st->sync, HMB_SYNC_HOST);
+	if (!fw_enabled || (old & HMB_SYNC_FW))
+		finish(key, wk.n, st);
+}
+
+static __always_inline int handle_complete(struct request *req)
+{
+	struct hmb_cmd_key key = {};
+	struct nvme_request___hmb *nr;
+	__u64 now = bpf_ktime_get_ns();
+
+	if (nvme_key(req, NULL, &key))
+		return 0;
+	if (targ_ctrl >= 0 && key.ctrl != (__u32)targ_ctrl)
+		return 0;
+	nr = (void *)((__u64)req + bpf_core_type_size(struct request));
+	join_complete(&key, now, BPF_CORE_READ(nr, status));
+	return 0;
+}
+
+SEC("tp_btf/nvme_setup_cmd")
+int BPF_PROG(nvme_setup_btf, struct request *req, void *cmd)
+{
+	return handle_setup(req, cmd);
+}
+
+SEC("raw_tp/nvme_setup_cmd")
+int BPF_PROG(nvme_setup_raw, struct request *req, void *cmd)
+{
+	return handle_setup(req, cmd);
+}
+
+SEC("tp_btf/nvme_complete_rq")
+int BPF_PROG(nvme_complete_btf, struct request *req)
+{
+	return handle_complete(req);
+}
+
+SEC("raw_tp/nvme_complete_rq")
+int BPF_PROG(nvme_complete_raw, struct request *req)
+{
+	return handle_complete(req);
+}

@@ -164,3 +164,23 @@ hmb_wait_ring() {
 		usleep 100000; _i=$((_i + 1))
 	done
 }
+
+# hmb_ivshmem_bridge [HMB-FWSIM OPTION...]: hmb-fwsim --from-qemu-trace on
+# the VM host produces into the ivshmem ring (with these options), the
+# module is loaded and the ring's bridge is on; sets $ring.  Any failure is
+# a TAP failure that ends the suite (the caller sourced scripts/vm/lib/tap.sh).
+hmb_ivshmem_bridge() {
+	local rs i=0
+
+	rs=$(hmb_shm_ring_size)
+	hostcmd start fw --qemu-trace-stdin hmb-fwsim --ring-file @SHM@ --ring-size "$rs" \
+		--from-qemu-trace - --event-dict @REPO@/share/hmb-events.dict "$@" >/dev/null ||
+		{ tap_fail "start hmb-fwsim --from-qemu-trace on the VM host"; tap_done; }
+	while [ $i -lt 100 ] && [ "$(vm-mmap "$HMB_IVSHMEM_RES" read 0 4 2>/dev/null)" != "484d4254" ]; do
+		usleep 100000; i=$((i + 1))
+	done
+	hmb_load || { tap_fail "load nvme-hmb-trace.ko" "$(dmesg | tail -5)"; tap_done; }
+	ring=$(hmb_ring ivshmem) || { tap_fail "ivshmem ring registered" "$(ls $HMB_CLASS)"; tap_done; }
+	echo 1 > "$HMB_CLASS/$ring/bridge" && tap_ok "module loaded, ring $ring (ivshmem), bridge on" ||
+		tap_fail "bridge on for $ring" "$(dmesg | tail -3)"
+}

@@ -34,23 +34,9 @@ STEP_AT=$(awk -v a="$SECS" -v b="$SECS32" 'BEGIN { print a + 1 + b / 2 }')
 STEP_NS=2000000		# +2 ms
 R=$HMB_RESULTS
 
-rs=$(hmb_shm_ring_size)
-hostcmd start fw --qemu-trace-stdin hmb-fwsim --ring-file @SHM@ --ring-size "$rs" \
-	--from-qemu-trace - --clock-offset 1000000000 --clock-drift $DRIFT \
+hmb_ivshmem_bridge --clock-offset 1000000000 --clock-drift $DRIFT \
 	--clock-step "$STEP_AT:$STEP_NS" --bg-rate 20 \
-	--cmd-log @RESULTS@/fw-cmd.log --log @RESULTS@/fw.bin --event-dict @REPO@/share/hmb-events.dict \
-	>/dev/null || { tap_fail "start hmb-fwsim --from-qemu-trace on the VM host"; tap_done; }
-i=0
-while [ $i -lt 100 ] && [ "$(vm-mmap "$HMB_IVSHMEM_RES" read 0 4 2>/dev/null)" != "484d4254" ]; do
-	usleep 100000; i=$((i + 1))
-done
-if ! hmb_load; then
-	tap_fail "load nvme-hmb-trace.ko" "$(dmesg | tail -5)"
-	tap_done
-fi
-ring=$(hmb_ring ivshmem) || { tap_fail "ivshmem ring registered" "$(ls $HMB_CLASS)"; tap_done; }
-echo 1 > "$HMB_CLASS/$ring/bridge" && tap_ok "module loaded, ring $ring (ivshmem), bridge on" ||
-	tap_fail "bridge on for $ring" "$(dmesg | tail -3)"
+	--cmd-log @RESULTS@/fw-cmd.log --log @RESULTS@/fw.bin
 
 # 64 MiB of BPF ring buffer: under TCG the agent's thread shares a slow
 # vCPU with fio and the bridge, and may fall seconds behind the I/O

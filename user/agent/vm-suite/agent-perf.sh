@@ -31,19 +31,7 @@ R=$HMB_RESULTS
 AGENT=$HMB_BIN/hmb-trace-agent
 DEV=${HMB_NVME_DEV#/dev/}
 
-rs=$(hmb_shm_ring_size)
-hostcmd start fw --qemu-trace-stdin hmb-fwsim --ring-file @SHM@ --ring-size "$rs" \
-	--from-qemu-trace - --clock-offset 1000000000 --clock-drift 100 --bg-rate 20 \
-	--event-dict @REPO@/share/hmb-events.dict >/dev/null ||
-	{ tap_fail "start hmb-fwsim --from-qemu-trace on the VM host"; tap_done; }
-i=0
-while [ $i -lt 100 ] && [ "$(vm-mmap "$HMB_IVSHMEM_RES" read 0 4 2>/dev/null)" != "484d4254" ]; do
-	usleep 100000; i=$((i + 1))
-done
-hmb_load || { tap_fail "load nvme-hmb-trace.ko" "$(dmesg | tail -5)"; tap_done; }
-ring=$(hmb_ring ivshmem) || { tap_fail "ivshmem ring registered" "$(ls $HMB_CLASS)"; tap_done; }
-echo 1 > "$HMB_CLASS/$ring/bridge" && tap_ok "module loaded, ring $ring (ivshmem), bridge on" ||
-	tap_fail "bridge on for $ring"
+hmb_ivshmem_bridge --clock-offset 1000000000 --clock-drift 100 --bg-rate 20
 
 # run_agent NAME: the agent through one fio QD32 run; its JSON lines in
 # $R/agent-NAME.jsonl; checks the join.

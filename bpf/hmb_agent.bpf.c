@@ -126,9 +126,13 @@ struct {
 	__type(value, struct hmb_kseq);
 } kseq SEC(".maps");
 
+/*
+ * opcode -> how to read its records; an array (its lookup is inlined, one
+ * per record), entries the agent did not fill have known == 0.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 65536);
 	__type(key, __u32);
 	__type(value, struct hmb_evdesc);
 } evdesc SEC(".maps");
@@ -141,10 +145,15 @@ struct {
 	__type(value, struct hmb_ring_seq);
 } ring_seq SEC(".maps");
 
-/* controller instance -> seq gaps seen on its ring(s) */
+/*
+ * controller instance -> seq gaps seen on its ring(s); an array (looked up
+ * at every submission and record), instances from HMB_MAX_CTRLS - 1 on
+ * share its last slot: a gap of one of them counts for all of them, which
+ * only makes the ring-order match of their records more careful.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 256);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, HMB_MAX_CTRLS);
 	__type(key, __u32);
 	__type(value, __u32);
 } ctrl_gaps SEC(".maps");

@@ -12,6 +12,8 @@
 #include "hmbtrace_hist.h"
 #define HMB_MAX_SLOTS		HMB_HIST_SLOTS	/* log2 usec slots */
 #define HMB_MAX_RINGS		64
+/* Map "ctrl_gaps": one slot per controller instance, the last shared by the rest. */
+#define HMB_MAX_CTRLS		256
 #define HMB_BG_PAYLOAD		16
 
 /* Command phases: the same numbering as enum hmb_phase (hmbtrace_dict.h). */
@@ -73,7 +75,7 @@ struct hmb_evdesc {
 	__u16 cid_off;
 	__u16 min_len;
 	__u16 slba_off;		/* fetch: its u64 slba field, HMB_NO_OFF if none */
-	__u16 pad;
+	__u16 known;		/* 1: the opcode is in the dictionary */
 };
 #define HMB_NO_OFF		0xffff
 

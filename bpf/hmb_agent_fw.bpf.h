@@ -214,20 +214,16 @@ static __always_inline int pick_known(const struct hmb_wait_key *wk,
 static __always_inline void note_seq(__u32 ring, __u32 seq)
 {
 	struct hmb_ring_seq *rs = bpf_map_lookup_elem(&ring_seq, &ring);
-	__u32 *ctrlp, *g, ctrl, one = 1;
+	__u32 *ctrlp, *g;
 
 	if (!rs)
 		return;
 	if (rs->have && seq != rs->next) {
 		ctrlp = bpf_map_lookup_elem(&ring_ctrl, &ring);
 		if (ctrlp && *ctrlp) {
-			ctrl = *ctrlp - 1;
-			g = bpf_map_lookup_elem(&ctrl_gaps, &ctrl);
+			g = gaps_slot(*ctrlp - 1);
 			if (g)
 				__sync_fetch_and_add(g, 1);
-			else
-				bpf_map_update_elem(&ctrl_gaps, &ctrl, &one,
-						    BPF_NOEXIST);
 		}
 	}
 	rs->next = seq + 1;
@@ -377,7 +373,7 @@ static __always_inline void handle_fw(__u32 ring, struct hmb_record_hdr *h,
 	note_seq(ring, h->seq);
 	op = h->opcode;
 	d = bpf_map_lookup_elem(&evdesc, &op);
-	if (!d) {
+	if (!d || !d->known) {
 		fw_unmatched(HMB_C_FW_UNKNOWN_OP, ring, h, 0, 0, 0);
 		return;
 	}

@@ -8,8 +8,13 @@
 
 /* ---------------------------------------------------------------- NVMe */
 
+/*
+ * The key of @req.  With @sqe (NVME_CMD_HEAD bytes), the head of the
+ * command @cmd is copied there in one read, the command id taken from it:
+ * one helper call instead of one per field.
+ */
 static __always_inline int nvme_key(struct request *req, void *cmd,
-				    struct hmb_cmd_key *key)
+				    struct hmb_cmd_key *key, __u8 *sqe)
 {
 	struct nvme_request___hmb *nr;
 	struct nvme_ctrl___hmb *ctrl;
@@ -33,8 +38,14 @@ static __always_inline int nvme_key(struct request *req, void *cmd,
 	key->qid = queuedata ? BPF_CORE_READ(req, mq_hctx, queue_num) + 1 : 0;
 	if (!cmd)
 		cmd = BPF_CORE_READ(nr, cmd);
-	if (bpf_probe_read_kernel(&cid, sizeof(cid), cmd + NVME_CMD_CID_OFF))
+	if (sqe) {
+		if (bpf_probe_read_kernel(sqe, NVME_CMD_HEAD, cmd))
+			return -1;
+		__builtin_memcpy(&cid, sqe + NVME_CMD_CID_OFF, sizeof(cid));
+	} else if (bpf_probe_read_kernel(&cid, sizeof(cid),
+					 cmd + NVME_CMD_CID_OFF)) {
 		return -1;
+	}
 	key->cid = cid;
 	return 0;
 }
@@ -118,14 +129,21 @@ static __always_inline void finish(struct hmb_cmd_key *key, __u32 n,
 	}
 }
 
-/* Join core: a command was submitted (also driven by the test program). */
+static __always_inline __u32 *gaps_slot(__u32 ctrl)
+{
+	__u32 i = ctrl < HMB_MAX_CTRLS ? ctrl : HMB_MAX_CTRLS - 1;
+
+	return bpf_map_lookup_elem(&ctrl_gaps, &i);
+}
+
 static __always_inline __u32 gaps_of(__u32 ctrl)
 {
-	__u32 *g = bpf_map_lookup_elem(&ctrl_gaps, &ctrl);
+	__u32 *g = gaps_slot(ctrl);
 
 	return g ? *g : 0;
 }
 
+/* Join core: a command was submitted (also driven by the test program). */
 static __always_inline void join_setup(struct hmb_cmd_key *key,
 				       struct hmb_cmd_state *st)
 {
@@ -191,10 +209,11 @@ static __always_inline int handle_setup(struct request *req, void *cmd)
 {
 	struct hmb_cmd_state *st;
 	struct hmb_cmd_key key = {};
+	__u8 sqe[NVME_CMD_HEAD] __attribute__((aligned(8)));
 	__u32 zero = 0;
-	__u8 opc = 0;
+	__u8 opc;
 
-	if (!cmd || nvme_key(req, cmd, &key))
+	if (!cmd || nvme_key(req, cmd, &key, sqe))
 		return 0;
 	if (targ_ctrl >= 0 && key.ctrl != (__u32)targ_ctrl)
 		return 0;	/* another controller: not ours at all */
@@ -203,14 +222,14 @@ static __always_inline int handle_setup(struct request *req, void *cmd)
 		return 0;
 	__builtin_memset(st, 0, sizeof(*st));
 	st->submit_ns = bpf_ktime_get_ns();
-	bpf_probe_read_kernel(&opc, 1, cmd + NVME_CMD_OPCODE_OFF);
-	bpf_probe_read_kernel(&st->nsid, 4, cmd + NVME_CMD_NSID_OFF);
+	opc = sqe[NVME_CMD_OPCODE_OFF];
+	__builtin_memcpy(&st->nsid, sqe + NVME_CMD_NSID_OFF, 4);
 	st->opc = opc;
 	if (opc == 0x01 || opc == 0x02) {	/* write, read */
-		__u16 nlb = 0;
+		__u16 nlb;
 
-		bpf_probe_read_kernel(&st->slba, 8, cmd + NVME_CMD_SLBA_OFF);
-		bpf_probe_read_kernel(&nlb, 2, cmd + NVME_CMD_NLB_OFF);
+		__builtin_memcpy(&st->slba, sqe + NVME_CMD_SLBA_OFF, 8);
+		__builtin_memcpy(&nlb, sqe + NVME_CMD_NLB_OFF, 2);
 		st->nlb = (__u32)nlb + 1;
 	}
 	join_setup(&key, st);
@@ -253,7 +272,7 @@ static __always_inline int handle_complete(struct request *req)
 	struct nvme_request___hmb *nr;
 	__u64 now = bpf_ktime_get_ns();
 
-	if (nvme_key(req, NULL, &key))
+	if (nvme_key(req, NULL, &key, NULL))
 		return 0;
 	if (targ_ctrl >= 0 && key.ctrl != (__u32)targ_ctrl)
 		return 0;

@@ -580,6 +580,7 @@ static int fill_evdesc(void)
 					   e->key_off[HMB_KEY_CID]),
 			.min_len = e->min_len,
 			.slba_off = HMB_NO_OFF,
+			.known = 1,
 		};
 		const struct hmb_dict_field *sf = hmb_dict_field(e, "slba");
 		__u32 op = e->opcode;

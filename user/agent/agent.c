@@ -745,6 +745,14 @@ static int load_bpf(bool btf)
 		return -1;
 	if (ag.use_nvme)
 		map_rings();
+	/*
+	 * Block mode with --top 0 and no --min-latency, --per-command or
+	 * --export: no command needs to cross the ring buffer (the report's
+	 * histogram and counters are the program's), so none does.
+	 */
+	if (!ag.use_nvme && !ag.skel->rodata->emit_all && !ag.env.top_n &&
+	    !ag.env.min_lat_us)
+		ag.skel->bss->emit_floor_ns = UINT64_MAX;
 	err = hmb_agent__attach(ag.skel);
 	if (err) {
 		fprintf(stderr, PROG ": cannot attach the BPF programs: %s\n",

@@ -59,7 +59,7 @@ enum hmb_counter {
 	HMB_C_FW_UNMAPPED_RING,	/* ring without a controller mapping */
 	HMB_C_CMD_EMITTED,	/* per-command events sent */
 	HMB_C_CMD_FILTERED,	/* commands not reported (filters) */
-	HMB_C_CMD_BELOW_MIN,	/* completed below --min-latency: not sent */
+	HMB_C_CMD_BELOW_MIN,	/* below --min-latency or the top-N floor: not sent */
 	HMB_C_ACTIVE_OVERWRITE,	/* submitted again while in flight: lost completion */
 	HMB_C_FW_BY_ORDER,	/* attached by slba or ring order, not by window */
 	HMB_C_DUMP_SENT,	/* -w: records handed to user space (map "rawrb") */

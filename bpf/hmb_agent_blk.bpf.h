@@ -51,16 +51,21 @@ static __always_inline int blk_complete(struct request *rq)
 	now = bpf_ktime_get_ns();
 	delta = now - *tsp;
 	count(HMB_C_HOST_COMPLETE);
-	op = BPF_CORE_READ(rq, cmd_flags) & 0xff;
-	if (targ_opc >= 0 && op != (__u32)targ_opc) {
-		count(HMB_C_CMD_FILTERED);
-		goto out;
+	/* the request's operation only if filtered by it or sent */
+	if (targ_opc >= 0) {
+		op = BPF_CORE_READ(rq, cmd_flags) & 0xff;
+		if (op != (__u32)targ_opc) {
+			count(HMB_C_CMD_FILTERED);
+			goto out;
+		}
 	}
 	hist_add(HMB_H_HOST_TOTAL, delta);
 	if (!emit_all && (delta < min_lat_ns || delta < emit_floor_ns)) {
 		count(HMB_C_CMD_BELOW_MIN);
 		goto out;
 	}
+	if (targ_opc < 0)
+		op = BPF_CORE_READ(rq, cmd_flags) & 0xff;
 	e = bpf_ringbuf_reserve(&rb, sizeof(*e), 0);
 	if (!e) {
 		count(HMB_C_RB_FAIL);

@@ -11,10 +11,13 @@
 /*
  * The key of @req.  With @sqe (NVME_CMD_HEAD bytes), the head of the
  * command @cmd is copied there in one read, the command id taken from it:
- * one helper call instead of one per field.
+ * one helper call instead of one per field.  @btf (a constant): @req is a
+ * tp_btf argument, whose fields the program loads directly; the PDU after
+ * it is not a field of it, read with a helper either way.
  */
 static __always_inline int nvme_key(struct request *req, void *cmd,
-				    struct hmb_cmd_key *key, __u8 *sqe)
+				    struct hmb_cmd_key *key, __u8 *sqe,
+				    bool btf)
 {
 	struct nvme_request___hmb *nr;
 	struct nvme_ctrl___hmb *ctrl;
@@ -34,8 +37,14 @@ static __always_inline int nvme_key(struct request *req, void *cmd,
 		return -1;
 	key->ctrl = BPF_CORE_READ(ctrl, instance);
 	/* nvme_req_qid(): 0 for the admin queue, hctx->queue_num + 1 else. */
-	queuedata = BPF_CORE_READ(req, q, queuedata);
-	key->qid = queuedata ? BPF_CORE_READ(req, mq_hctx, queue_num) + 1 : 0;
+	if (btf) {
+		queuedata = req->q->queuedata;
+		key->qid = queuedata ? req->mq_hctx->queue_num + 1 : 0;
+	} else {
+		queuedata = BPF_CORE_READ(req, q, queuedata);
+		key->qid = queuedata ?
+			   BPF_CORE_READ(req, mq_hctx, queue_num) + 1 : 0;
+	}
 	if (!cmd)
 		cmd = BPF_CORE_READ(nr, cmd);
 	if (sqe) {
@@ -205,7 +214,8 @@ static __always_inline void join_setup(struct hmb_cmd_key *key,
 		kseq_restore(key, ks);
 }
 
-static __always_inline int handle_setup(struct request *req, void *cmd)
+static __always_inline int handle_setup(struct request *req, void *cmd,
+					bool btf)
 {
 	struct hmb_cmd_state *st;
 	struct hmb_cmd_key key = {};
@@ -213,7 +223,7 @@ static __always_inline int handle_setup(struct request *req, void *cmd)
 	__u32 zero = 0;
 	__u8 opc;
 
-	if (!cmd || nvme_key(req, cmd, &key, sqe))
+	if (!cmd || nvme_key(req, cmd, &key, sqe, btf))
 		return 0;
 	if (targ_ctrl >= 0 && key.ctrl != (__u32)targ_ctrl)
 		return 0;	/* another controller: not ours at all */
@@ -266,13 +276,13 @@ static __always_inline void join_complete(struct hmb_cmd_key *key,
 		finish(key, wk.n, st);
 }
 
-static __always_inline int handle_complete(struct request *req)
+static __always_inline int handle_complete(struct request *req, bool btf)
 {
 	struct hmb_cmd_key key = {};
 	struct nvme_request___hmb *nr;
 	__u64 now = bpf_ktime_get_ns();
 
-	if (nvme_key(req, NULL, &key, NULL))
+	if (nvme_key(req, NULL, &key, NULL, btf))
 		return 0;
 	if (targ_ctrl >= 0 && key.ctrl != (__u32)targ_ctrl)
 		return 0;
@@ -284,23 +294,23 @@ static __always_inline int handle_complete(struct request *req)
 SEC("tp_btf/nvme_setup_cmd")
 int BPF_PROG(nvme_setup_btf, struct request *req, void *cmd)
 {
-	return handle_setup(req, cmd);
+	return handle_setup(req, cmd, true);
 }
 
 SEC("raw_tp/nvme_setup_cmd")
 int BPF_PROG(nvme_setup_raw, struct request *req, void *cmd)
 {
-	return handle_setup(req, cmd);
+	return handle_setup(req, cmd, false);
 }
 
 SEC("tp_btf/nvme_complete_rq")
 int BPF_PROG(nvme_complete_btf, struct request *req)
 {
-	return handle_complete(req);
+	return handle_complete(req, true);
 }
 
 SEC("raw_tp/nvme_complete_rq")
 int BPF_PROG(nvme_complete_raw, struct request *req)
 {
-	return handle_complete(req);
+	return handle_complete(req, false);
 }

@@ -17,10 +17,16 @@ DUMP --host HOSTFILE` writes the joined commands; checked against
     JSON values);
   - host times are on the wall clock through the sidecar (host A has one:
     realtime_ns - monotonic_ns added to every host time);
+  - status and bg_in_flight are the generator's own: per status and per
+    background group (gc, thermal) the count of rows and the sum of their
+    slba (random per command) equal those of the commands the generator
+    completed with that status / whose surviving records span a window
+    of that group;
   - a re-export inserts nothing; the row count stays.
 Size: HMB_FLEET_CMDS commands per host (default 20000).
 """
 
+import bisect
 import json
 import os
 import shutil
@@ -99,12 +105,12 @@ PHASES = [
 
 
 def make_host(name, seed, sidecar):
-    w = Workload(n_cmds=N, seed=seed, gc_every=0, unknown_every=0)
+    w = Workload(n_cmds=N, seed=seed, gc_every=200, unknown_every=0)
     w.lose([(len(w.all) // 3, 4), (2 * len(w.all) // 3, 2)])
     dump = os.path.join(WORK, name + ".bin")
     w.write(dump)
     hosts = w.host_commands(offset_ns=40_000_000_000 + seed * 1000,
-                            drift_ppm=35.0)
+                            drift_ppm=35.0, status_every=101)
     host = os.path.join(WORK, name + ".jsonl")
     write_agent_jsonl(host, hosts)
     wall_off = 0
@@ -116,7 +122,42 @@ def make_host(name, seed, sidecar):
                     "source=/dev/nvme-hmb-trace0\nring_size=4194304\n"
                     "realtime_ns=%d\nmonotonic_ns=%d\nboottime_ns=%d\n"
                     % (real, mono, mono + 100))
-    return dump, host, hosts, wall_off
+    return dump, host, hosts, wall_off, w
+
+
+def expected_bg(w, hosts):
+    """Per group: (count, sum of slba) of the host commands whose surviving
+    firmware records span a window of that group (hmb_cmd_fw_span: first
+    to last phase; a window [b, e] is in flight when b <= t1, e >= t0)."""
+    have = w.expected_commands()
+    out = {}
+    for grp, wins in w.expected_bg_windows().items():
+        wins = sorted(wins)
+        begins = [b for b, _ in wins]
+        emax, m = [], 0
+        for _, e in wins:
+            m = max(m, e)
+            emax.append(m)
+        n = tot = 0
+        for h in hosts:
+            ph = have.get(h["idx"])
+            if not ph:
+                continue
+            t0, t1 = ph[0][1], ph[-1][1]
+            k = bisect.bisect_right(begins, t1)
+            if k and emax[k - 1] >= t0:
+                n += 1
+                tot += h["slba"]
+        out[grp] = (n, tot)
+    return out
+
+
+def by_status(hosts):
+    out = {}
+    for h in hosts:
+        n, tot = out.get(h["status"], (0, 0))
+        out[h["status"]] = (n + 1, tot + h["slba"])
+    return out
 
 
 def correlate(dump, host):
@@ -163,7 +204,7 @@ def main():
             ("b", hb, 22, False, u2, ["--day", "2024-02-29",
                                       "--trace-id", "77"])]
     for name, hostname, seed, sidecar, url, extra in sets:
-        dump, host, hosts, wall_off = make_host(name, seed, sidecar)
+        dump, host, hosts, wall_off, w = make_host(name, seed, sidecar)
         rc, cmds = correlate(dump, host)
         ok(rc.returncode == 0 and len(cmds) == len(hosts),
            "%s: correlate reports %d commands" % (name, len(cmds)),
@@ -212,6 +253,34 @@ def main():
                % (name, key[:-3], n, p50, slot(p50), p99, slot(p99), w50,
                   slot(w50), w99, slot(w99)),
                "correlate has %d values" % len(vals))
+        want = by_status(hosts)
+        got = {}
+        for line in q(u2, "SELECT status, count(), sum(slba) FROM hmb.commands "
+                      "WHERE %s GROUP BY status FORMAT TabSeparated"
+                      % where).splitlines():
+            st, n, tot = (int(x) for x in line.split("\t"))
+            got[st] = (n, tot)
+        ok(len(want) == 3 and got == want,
+           "%s: status per row as the host saw it: %s" % (name, sorted(
+               (hex(k), v[0]) for k, v in got.items())),
+           "want %s" % sorted(want.items()))
+        want = expected_bg(w, hosts)
+        got = {}
+        for grp in sorted(want):
+            ans = q(u1, "SELECT countIf(has(bg_in_flight, '%s')), "
+                    "sumIf(slba, has(bg_in_flight, '%s')) FROM hmb.commands "
+                    "WHERE %s FORMAT TabSeparated" % (grp, grp, where))
+            got[grp] = tuple(int(x) for x in ans.split("\t"))
+        other = q(u1, "SELECT count() FROM hmb.commands WHERE %s AND "
+                  "hasAny(bg_in_flight, ['%s']) = 0 AND "
+                  "length(bg_in_flight) > 0" % (where, "','".join(want)))
+        ok(set(want) == {"gc", "thermal"} and all(v[0] > 0 for v in
+                                                  want.values()) and
+           got == want and other == "0",
+           "%s: bg_in_flight as the generator's windows: %s"
+           % (name, ", ".join("%s %d rows" % (g, v[0])
+                              for g, v in sorted(got.items()))),
+           "want %s, got %s, rows with other groups %s" % (want, got, other))
         if sidecar:
             ans = q(u1, "SELECT any(serial), any(fw_rev), any(ctrl) FROM "
                     "hmb.commands WHERE " + where + " FORMAT TabSeparated")

@@ -389,6 +389,7 @@ static void from_bpf(const struct hmb_cmd_event *ev, struct hmb_host_cmd *h,
 	h->flags = st->flags;
 	h->qid = ev->qid;
 	h->cid = ev->cid;
+	h->status = st->status;
 	snprintf(h->opc, sizeof(h->opc), "%s", st->flags & HMB_CF_BLOCK ?
 		 block_op_name(st->opc, buf, sizeof(buf)) :
 		 hmb_nvme_opc_name(st->opc, buf, sizeof(buf)));

@@ -75,7 +75,7 @@ int hmb_ch_row_command(struct hmb_ch_sink *s, const struct hmb_ch_ident *k,
 	hmb_rb_u32(s, c->h.nsid);
 	hmb_rb_u64(s, c->h.slba);
 	hmb_rb_u32(s, c->h.nlb);
-	hmb_rb_u16(s, 0);	/* status: the host side carries none yet */
+	hmb_rb_u16(s, c->h.status);
 	hmb_rb_u64(s, wall(wall_off, (double)c->h.submit_ns));
 	hmb_rb_u64(s, wall(wall_off, (double)c->h.complete_ns));
 	for (size_t i = 0; i < sizeof(ph) / sizeof(ph[0]); i++) {
@@ -87,7 +87,12 @@ int hmb_ch_row_command(struct hmb_ch_sink *s, const struct hmb_ch_ident *k,
 		if (have && off == 0)
 			off = c->fw_host_ns[ph[i]] - (double)c->fw.ts[ph[i]];
 	}
-	hmb_rb_u8(s, 0);	/* bg_in_flight: an empty array for now */
+	/* bg_in_flight: Array(String), LEB128 count then the names */
+	hmb_rb_u8(s, (uint8_t)__builtin_popcount(c->bg_groups ? c->bg : 0));
+	for (unsigned int g = 0; c->bg_groups && g < HMB_CMD_BG_GROUPS; g++)
+		if (c->bg & (1u << g))
+			hmb_rb_bytes(s, c->bg_groups[g],
+				     strnlen(c->bg_groups[g], HMB_DICT_NAME_LEN));
 	hmb_rb_str(s, hmb_match_name(c->match));
 	hmb_rb_f64(s, off);
 	hmb_rb_f64(s, c->placed ? clock_err : 0);

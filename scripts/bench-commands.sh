@@ -107,8 +107,14 @@ if [ "$(id -u)" = 0 ] && command -v fio >/dev/null && [ -r /sys/kernel/btf/vmlin
 		kill -INT "$(pgrep -P "$apid" hmb-trace-agent || echo "$apid")"
 		wait "$apid"
 		c=$(tail -n 1 "$tf")
-		made=$(grep '"type":"summary"' "$out" | sed -n 's/.*"host_complete":\([0-9]*\).*/\1/p')
-		ins=$(grep '"type":"summary"' "$out" | sed -n 's/.*"inserted":\([0-9]*\).*/\1/p')
+		# the summary line: requests counted, commands rows inserted
+		read -r made ins < <(python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    if o.get("type") == "summary":
+        print(o["counters"]["host_complete"],
+              o.get("export", {}).get("inserted", 0))' "$out")
 		lcpu[$key]=$(( ${lcpu[$key]:-0} + $(awk -v u="${c% *}" -v s="${c#* }" 'BEGIN { printf "%d", (u + s) * 1000 + 0.5 }') ))
 		lrows[$key]=$(( ${lrows[$key]:-0} + made ))
 		lins[$key]=$(( ${lins[$key]:-0} + ${ins:-0} ))

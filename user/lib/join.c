@@ -203,7 +203,8 @@ static void index_bg(struct hmb_join *j)
 {
 	size_t i = 0;
 
-	qsort(j->bg, j->nbg, sizeof(*j->bg), cmp_bg);
+	if (j->nbg)	/* no window: j->bg is NULL */
+		qsort(j->bg, j->nbg, sizeof(*j->bg), cmp_bg);
 	for (unsigned int g = 0; g <= HMB_FWM_MAX_GROUPS; g++) {
 		uint64_t emax = 0;
 

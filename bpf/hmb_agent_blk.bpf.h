@@ -58,7 +58,8 @@ static __always_inline int blk_issue(struct request *rq, bool btf)
 	return 0;
 }
 
-static __always_inline int blk_complete(struct request *rq, bool btf)
+static __always_inline int blk_complete(struct request *rq, __u16 status,
+					bool btf)
 {
 	__u64 key = (__u64)rq, *tsp, now, delta;
 	struct hmb_cmd_event *e;
@@ -98,6 +99,7 @@ static __always_inline int blk_complete(struct request *rq, bool btf)
 	e->st.nlb = btf ? rq->__data_len : BPF_CORE_READ(rq, __data_len);
 	e->st.dev = rq_dev(rq, btf);
 	e->st.opc = op;
+	e->st.status = status;	/* blk_status_t: 0 is BLK_STS_OK */
 	e->st.flags = HMB_CF_BLOCK | HMB_CF_HOST_ONLY;
 	bpf_ringbuf_submit(e, 0);
 	count(HMB_C_CMD_EMITTED);
@@ -122,12 +124,12 @@ SEC("tp_btf/block_rq_complete")
 int BPF_PROG(blk_complete_btf, struct request *rq, int error,
 	     unsigned int nr_bytes)
 {
-	return blk_complete(rq, true);
+	return blk_complete(rq, (__u16)error, true);
 }
 
 SEC("raw_tp/block_rq_complete")
 int BPF_PROG(blk_complete_raw, struct request *rq, int error,
 	     unsigned int nr_bytes)
 {
-	return blk_complete(rq, false);
+	return blk_complete(rq, (__u16)error, false);
 }

@@ -20,6 +20,14 @@ static void on_fw_end(void *ctx, const struct hmb_fwm_cmd *m,
 	struct jfw *f;
 
 	(void)why;
+	if (j->streaming) {
+		/* reordering beyond the window: counted, still a candidate */
+		if (j->have_cut && hmb__join_stream_map(j, m->first_ts) < j->cut)
+			j->tot.fw_late++;
+		if (!j->fw_seen || m->first_ts > j->fw_max_first)
+			j->fw_max_first = m->first_ts;
+		j->fw_seen = true;
+	}
 	if (j->nfw == j->capfw) {
 		size_t cap = j->capfw ? j->capfw * 2 : 4096;
 		struct jfw *v = realloc(j->fw, cap * sizeof(*v));
@@ -81,6 +89,7 @@ void hmb_join_free(struct hmb_join *j)
 	free(j->order);
 	free(j->fw);
 	free(j->segs);
+	free(j->segs_all);
 	free(j);
 }
 
@@ -448,7 +457,7 @@ static int chunk(struct hmb_join *j, size_t *set, size_t ns,
 }
 
 /* This controller's commands in time order, cut into chunks. */
-static int chunks(struct hmb_join *j)
+int hmb__join_chunks(struct hmb_join *j)
 {
 	size_t *set = malloc((j->nhost ? j->nhost : 1) * sizeof(*set));
 	size_t n = 0, pos = 0;
@@ -481,16 +490,24 @@ static int chunks(struct hmb_join *j)
 	return rc;
 }
 
-/* The firmware commands finished, both sides sorted and indexed. */
-static int prepare(struct hmb_join *j)
+/*
+ * The firmware commands finished (streamed: at the end of the dump), both
+ * sides sorted and indexed.
+ */
+int hmb__join_prepare(struct hmb_join *j)
 {
 	size_t n = j->nhost ? j->nhost : 1;
 
-	hmb_fwm_finish(&j->fwm);
-	j->fwm_on = false;
+	if (j->fwm_on && (!j->streaming || j->fw_end)) {
+		hmb_fwm_finish(&j->fwm);
+		j->fwm_on = false;
+	}
 	j->fwst = j->fwm.st;
 	if (j->oom)
 		return -1;
+	free(j->hj);
+	free(j->order);
+	hmb_clock_free(&j->clk);
 	qsort(j->fw, j->nfw, sizeof(*j->fw), cmp_fw);
 	qsort(j->host, j->nhost, sizeof(*j->host), cmp_host);
 	j->hj = malloc(n * sizeof(*j->hj));
@@ -514,8 +531,8 @@ int hmb_join_run(struct hmb_join *j, uint32_t ctrl, unsigned int top_n,
 		return hmb__err(err, HMB_E_INVAL, 0, 0, "join: run twice");
 	j->ran = true;
 	j->ctrl = ctrl;
-	if (hmb_cmd_stats_init(&j->stats, top_n, 0) || prepare(j) ||
-	    chunks(j) || hmb__join_run_estimate(j) || hmb__join_segments(j))
+	if (hmb_cmd_stats_init(&j->stats, top_n, 0) || hmb__join_prepare(j) ||
+	    hmb__join_chunks(j) || hmb__join_run_estimate(j) || hmb__join_segments(j))
 		return hmb__err(err, HMB_E_NOMEM, 0, 0,
 				"join: out of memory (%zu host, %zu firmware commands)",
 				j->nhost, j->nfw);

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * joinstream.c - the offline join a window at a time (hmb_join_stream,
+ * hmbtrace_join.h): both inputs pulled until the next window of host
+ * commands and the firmware commands that can match them are in, the
+ * window joined by the passes of join.c and joinseg.c, its commands handed
+ * out and freed, and the firmware commands a later host command may still
+ * claim carried into the next window.  Memory is bounded by the window,
+ * not by the trace.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "joinpriv.h"
+
+void hmb_join_set_window(struct hmb_join *j, size_t host_cmds,
+			 uint64_t late_ns)
+{
+	j->win = host_cmds ? host_cmds : HMB_JOIN_WINDOW;
+	j->late_ns = late_ns ? late_ns : HMB_JOIN_LATE_NS;
+}
+
+double hmb__join_stream_map(const struct hmb_join *j, uint64_t fw)
+{
+	return (double)fw + j->map_off +
+	       j->map_drift * ((double)fw - j->map_ref);
+}
+
+/*
+ * The next window: host commands until the window is full or their input
+ * ends, then records until the firmware commands, mapped with the last
+ * window's clock, pass the window's last completion by the reordering
+ * bound (the first window, without a clock: until there are half a window
+ * more firmware than host commands), or to the end of the dump once the
+ * host input has ended.  0, HMB_E_NOMEM, or a source's non-zero return.
+ */
+static int fill(struct hmb_join *j, const struct hmb_join_src *s,
+		bool *host_end)
+{
+	uint64_t last = 0;
+	struct hmb_record rec;
+	size_t nh;
+	int rc = 0;
+
+	while (!*host_end && j->nhost < j->win) {
+		struct hmb_host_cmd h;
+
+		rc = s->host(s->ctx, &h, host_end);
+		if (rc || *host_end)
+			break;
+		if (j->have_cut && (double)h.submit_ns < j->cut)
+			j->tot.host_late++;
+		if (hmb_join_host(j, &h))
+			return HMB_E_NOMEM;
+	}
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < j->nhost; i++)
+		if (j->host[i].complete_ns > last)
+			last = j->host[i].complete_ns;
+	nh = j->nhost;
+	while (!j->fw_end) {
+		bool end = false;
+
+		if (!*host_end &&
+		    (j->have_map ? j->fw_seen &&
+		     hmb__join_stream_map(j, j->fw_max_first) >
+		     (double)last + (double)j->late_ns :
+		     j->nfw >= nh + j->win / 2))
+			break;
+		rc = s->record(s->ctx, &rec, &end);
+		if (rc)
+			return rc;
+		if (end)
+			j->fw_end = true;
+		else if (hmb_join_record(j, &rec))
+			return HMB_E_NOMEM;
+	}
+	return 0;
+}
+
+/* Add the window's segments to the run's. */
+static int keep_segments(struct hmb_join *j)
+{
+	if (j->nall + j->nseg > j->capall) {
+		size_t cap = (j->nall + j->nseg) * 2;
+		struct hmb_join_seg *v = realloc(j->segs_all, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		j->segs_all = v;
+		j->capall = cap;
+	}
+	if (j->nseg)
+		memcpy(j->segs_all + j->nall, j->segs,
+		       j->nseg * sizeof(*j->segs));
+	j->nall += j->nseg;
+	j->nseg = 0;
+	return 0;
+}
+
+/*
+ * After a window: its host commands freed, its firmware commands counted
+ * and freed, except the unmatched ones a later host command may still
+ * claim (mapped at or after the window's latest submit less the bound);
+ * at the end (@last) every one is counted.
+ */
+static void retire(struct hmb_join *j, bool last)
+{
+	uint64_t top = 0;
+	size_t k = 0;
+
+	for (size_t i = 0; i < j->nhost; i++)
+		if (j->host[i].submit_ns > top)
+			top = j->host[i].submit_ns;
+	if (j->clk.valid) {
+		j->map_off = j->clk.off_ns;
+		j->map_drift = j->clk.drift;
+		j->map_ref = j->clk.ref;
+		j->have_map = true;
+	} else if (j->nseg || j->nall) {
+		/* the coarse offset of the window's last chunk */
+		j->map_off = j->coarse_off;
+		j->map_drift = 0;
+		j->map_ref = 0;
+		j->have_map = true;
+	}
+	j->cut = (double)top - (double)j->late_ns;
+	j->have_cut = j->nhost > 0;
+	for (size_t i = 0; i < j->nfw; i++) {
+		struct jfw *f = &j->fw[i];
+
+		if (!last && f->host < 0 && j->have_map &&
+		    hmb__join_stream_map(j, f->first) >= j->cut) {
+			j->fw[k++] = *f;
+			continue;
+		}
+		j->tot.fw_cmds++;
+		j->tot.fw_complete += jfw_whole(f);
+		j->tot.fw_unmatched += f->host < 0;
+	}
+	j->nfw = k;
+	j->nhost = 0;
+	j->all_run = j->all_run && j->tot.place_run;
+}
+
+static int emit(struct hmb_join *j, const struct hmb_join_src *s)
+{
+	struct hmb_cmd c;
+	int rc;
+
+	for (size_t i = 0; i < j->nhost; i++) {
+		hmb_join_cmd(j, i, &c);
+		rc = s->cmd(s->ctx, j, i, &c);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int hmb_join_stream(struct hmb_join *j, const struct hmb_join_src *s,
+		    unsigned int top_n, struct hmb_error *err)
+{
+	bool host_end = false, first = true;
+	int rc;
+
+	if (j->ran)
+		return hmb__err(err, HMB_E_INVAL, 0, 0, "join: run twice");
+	j->ran = true;
+	j->streaming = true;
+	j->all_run = true;
+	if (!j->win)
+		hmb_join_set_window(j, 0, 0);
+	if (hmb_cmd_stats_init(&j->stats, top_n, 0))
+		goto nomem;
+	for (;;) {
+		rc = fill(j, s, &host_end);
+		if (rc == HMB_E_NOMEM)
+			goto nomem;
+		if (rc)
+			return rc;
+		if (first) {
+			rc = s->pick_ctrl(s->ctx, j->ctrls, j->nctrl, &j->ctrl);
+			if (rc)
+				return rc;
+			first = false;
+		}
+		/* the passes reorder the window's segments: a fresh list */
+		j->nseg = 0;
+		if (hmb__join_prepare(j) || hmb__join_chunks(j) ||
+		    hmb__join_run_estimate(j) || hmb__join_segments(j))
+			goto nomem;
+		hmb__join_place(j);
+		j->tot.windows++;
+		rc = emit(j, s);
+		if (rc)
+			return rc;
+		if (keep_segments(j))
+			goto nomem;
+		retire(j, host_end);
+		if (host_end)
+			break;
+	}
+	/* what stays: every window's segments, the last one's clock */
+	free(j->segs);
+	j->segs = j->segs_all;
+	j->nseg = j->nall;
+	j->capseg = j->capall;
+	j->segs_all = NULL;
+	j->nall = j->capall = 0;
+	free(j->hj);
+	free(j->order);
+	j->hj = NULL;
+	j->order = NULL;
+	j->tot.place_run = j->all_run;
+	hmb_cmd_stats_sort(&j->stats);
+	return 0;
+nomem:
+	return hmb__err(err, HMB_E_NOMEM, 0, 0,
+			"join: out of memory (window of %zu host, %zu firmware commands)",
+			j->nhost, j->nfw);
+}

@@ -327,6 +327,36 @@ static double fit(const struct hmb_join *j, const struct jfw *f,
 }
 
 /*
+ * The first firmware command with @h's keys that may fit @h under @mp.
+ * On one clock (the coarse offset or one segment: increasing in firmware
+ * time) the commands of a key are in firmware time order, and those whose
+ * first record maps before the submit less the tolerance cannot fit: a
+ * binary search skips them (fit() would refuse each).  Otherwise the
+ * key's first.
+ */
+static size_t fw_first_fit(const struct hmb_join *j,
+			   const struct hmb_host_cmd *h, const struct jmap *mp)
+{
+	size_t lo = fw_lower(j, host_key(h)), hi;
+	double from = (double)h->submit_ns - mp->tol;
+
+	if (mp->k || mp->g2 || mp->split || (mp->g && mp->g->drift <= -1))
+		return lo;
+	hi = fw_lower(j, host_key(h) + 1);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		double m = mp->g ? hmb__seg_map(mp->g, j->fw[mid].first) :
+			   (double)j->fw[mid].first + j->coarse_off;
+
+		if (m < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
  * The unused firmware command with @h's keys whose records, mapped by
  * @mp, lie in @h's host window (widened by the tolerance) and whose fetch
  * is closest to the submit; -1 if none.
@@ -337,7 +367,7 @@ long hmb__join_closest(const struct hmb_join *j, const struct hmb_host_cmd *h,
 	double best = 0;
 	long bj = -1;
 
-	for (size_t k = fw_lower(j, host_key(h));
+	for (size_t k = fw_first_fit(j, h, mp);
 	     k < j->nfw && fw_key(&j->fw[k]) == host_key(h); k++) {
 		const struct jfw *f = &j->fw[k];
 		bool past;

@@ -7,7 +7,8 @@
  * command judged by the command model (hmb_cmd_judge, hmbtrace_cmd.h) as
  * the agent judges it.  hmb-trace-analyze correlate, report --host and
  * convert --to perfetto --host are front ends over it; an exporter reads
- * its commands as a stream of struct hmb_cmd (hmb_join_foreach).
+ * its commands as a stream of struct hmb_cmd (hmb_join_stream, a window
+ * at a time; or hmb_join_foreach after hmb_join_run).
  *
  * The two clocks are unknown to each other and command ids are reused,
  * so the join runs in passes, per chunk of host time:

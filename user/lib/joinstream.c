@@ -99,20 +99,33 @@ static int keep_segments(struct hmb_join *j)
 	return 0;
 }
 
-/*
- * After a window: its host commands freed, its firmware commands counted
- * and freed, except the unmatched ones a later host command may still
- * claim (mapped at or after the window's latest submit less the bound);
- * at the end (@last) every one is counted.
- */
-static void retire(struct hmb_join *j, bool last)
+static int cmp_size(const void *a, const void *b)
 {
-	uint64_t top = 0;
-	size_t k = 0;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
 
-	for (size_t i = 0; i < j->nhost; i++)
-		if (j->host[i].submit_ns > top)
-			top = j->host[i].submit_ns;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * After a window whose first @n_out commands (in submit order) went out:
+ * those host commands freed, the rest (the window's latest submits) kept
+ * for the next window unjoined, so that it does not start cold and the
+ * last window is never a handful of commands.  The firmware commands
+ * counted and freed, except the unmatched ones (their partners unjoined
+ * included) that a later host command may still claim: mapped at or
+ * after the earliest kept submit (else the latest sent) less the bound.
+ * At the end (@last) every one is counted.
+ */
+static void retire(struct hmb_join *j, size_t n_out, bool last)
+{
+	uint64_t from = 0;
+	size_t k = 0, nk = j->nhost - n_out;
+
+	for (size_t o = 0; o < n_out; o++)
+		if (j->host[j->order[o]].submit_ns > from)
+			from = j->host[j->order[o]].submit_ns;
+	if (nk)
+		from = j->host[j->order[n_out]].submit_ns;
 	if (j->clk.valid) {
 		j->map_off = j->clk.off_ns;
 		j->map_drift = j->clk.drift;
@@ -125,8 +138,22 @@ static void retire(struct hmb_join *j, bool last)
 		j->map_ref = 0;
 		j->have_map = true;
 	}
-	j->cut = (double)top - (double)j->late_ns;
+	j->cut = (double)from - (double)j->late_ns;
 	j->have_cut = j->nhost > 0;
+	/* the kept host commands to the front, unjoined */
+	for (size_t o = n_out; o < j->nhost; o++) {
+		const struct jhost *r = &j->hj[j->order[o]];
+
+		if (r->fw >= 0)
+			j->fw[r->fw].host = -1;
+	}
+	for (size_t o = n_out; o < j->nhost; o++)
+		j->order[o - n_out] = j->order[o];
+	/* host[] in place: ascending positions move down, in submit order */
+	qsort(j->order, nk, sizeof(*j->order), cmp_size);
+	for (size_t o = 0; o < nk; o++)
+		j->host[o] = j->host[j->order[o]];
+	j->nhost = nk;
 	for (size_t i = 0; i < j->nfw; i++) {
 		struct jfw *f = &j->fw[i];
 
@@ -140,17 +167,22 @@ static void retire(struct hmb_join *j, bool last)
 		j->tot.fw_unmatched += f->host < 0;
 	}
 	j->nfw = k;
-	j->nhost = 0;
 	j->all_run = j->all_run && j->tot.place_run;
 }
 
-static int emit(struct hmb_join *j, const struct hmb_join_src *s)
+/* The window's first @n commands in submit order: judged, counted, out. */
+static int emit(struct hmb_join *j, const struct hmb_join_src *s, size_t n)
 {
 	struct hmb_cmd c;
 	int rc;
 
-	for (size_t i = 0; i < j->nhost; i++) {
+	for (size_t i = 0; i < n; i++) {
 		hmb_join_cmd(j, i, &c);
+		j->tot.host_cmds++;
+		if (c.h.ctrl != j->ctrl)
+			j->tot.other_ctrl++;
+		else
+			hmb_cmd_stats_add(&j->stats, &c);
 		rc = s->cmd(s->ctx, j, i, &c);
 		if (rc)
 			return rc;
@@ -158,10 +190,12 @@ static int emit(struct hmb_join *j, const struct hmb_join_src *s)
 	return 0;
 }
 
+
 int hmb_join_stream(struct hmb_join *j, const struct hmb_join_src *s,
 		    unsigned int top_n, struct hmb_error *err)
 {
 	bool host_end = false, first = true;
+	size_t n_out;
 	int rc;
 
 	if (j->ran)
@@ -190,14 +224,15 @@ int hmb_join_stream(struct hmb_join *j, const struct hmb_join_src *s,
 		if (hmb__join_prepare(j) || hmb__join_chunks(j) ||
 		    hmb__join_run_estimate(j) || hmb__join_segments(j))
 			goto nomem;
-		hmb__join_place(j);
+		/* the last eighth by submit waits for the next window */
+		n_out = host_end ? j->nhost : j->nhost - j->nhost / 8;
 		j->tot.windows++;
-		rc = emit(j, s);
+		rc = emit(j, s, n_out);
 		if (rc)
 			return rc;
 		if (keep_segments(j))
 			goto nomem;
-		retire(j, host_end);
+		retire(j, n_out, host_end);
 		if (host_end)
 			break;
 	}

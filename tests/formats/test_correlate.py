@@ -313,7 +313,7 @@ def answer(cmds):
             for c in cmds}
 
 
-NW = max(N, 3000) * 4
+NW = max(N, 1500) * 4
 w7 = Workload(n_cmds=NW, seed=37, gap=(2000, 6000), gc_every=0,
               unknown_every=0)
 dump7 = os.path.join(WORK, "fw7.bin")

@@ -164,6 +164,15 @@ int corr_run(struct corr *c, const char *dump, const char *host,
 		if (s.r)
 			host_close(&s, rc ? rc : EXIT_BADINPUT);
 	}
+	if (!rc && ctrl < 0) {
+		const uint32_t *ctrls;
+		unsigned int n = hmb_join_ctrls(c->j, &ctrls);
+
+		/* the first window had one controller, a later one more */
+		if (n > 1)
+			fprintf(stderr, PROG ": %s: commands of %u controllers after the first window; nvme%u joined, the others counted as other_ctrl (say which with --ctrl N)\n",
+				host, n, hmb_join_ctrl(c->j));
+	}
 	input_close(&s.in);
 	free(s.line);
 	if (rc)

@@ -22,6 +22,7 @@ struct corr_src {
 	size_t cap, pos;		/* next of c->host.v to hand out */
 	long want_ctrl;
 	corr_cmd_fn fn;
+	int (*window_fn)(void *ctx, uint32_t before, bool all);
 	void *ctx;
 };
 
@@ -123,11 +124,29 @@ int corr_run(struct corr *c, const char *dump, const char *host,
 	     const struct hmb_dict *dict, long ctrl, unsigned int top_n,
 	     const struct corr_win *win, corr_cmd_fn fn, void *ctx)
 {
+	return corr_run_src(c, dump, host, dict, ctrl, top_n, win, fn, NULL,
+			    ctx);
+}
+
+static int src_window(void *ctx, uint32_t before, bool all)
+{
+	struct corr_src *s = ctx;
+
+	return s->window_fn ? s->window_fn(s->ctx, before, all) : 0;
+}
+
+int corr_run_src(struct corr *c, const char *dump, const char *host,
+		 const struct hmb_dict *dict, long ctrl, unsigned int top_n,
+		 const struct corr_win *win, corr_cmd_fn fn,
+		 int (*window_fn)(void *ctx, uint32_t before, bool all),
+		 void *ctx)
+{
 	struct input_opts iopts = { .max_gaps = 0 };
-	struct corr_src s = { .c = c, .want_ctrl = ctrl, .fn = fn, .ctx = ctx };
+	struct corr_src s = { .c = c, .want_ctrl = ctrl, .fn = fn,
+			      .window_fn = window_fn, .ctx = ctx };
 	const struct hmb_join_src src = {
 		.record = src_record, .host = src_host, .pick_ctrl = src_pick,
-		.cmd = src_cmd, .ctx = &s,
+		.cmd = src_cmd, .window_done = src_window, .ctx = &s,
 	};
 	struct hmb_error err = { 0 };
 	int rc;

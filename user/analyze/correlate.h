@@ -45,6 +45,12 @@ typedef int (*corr_cmd_fn)(void *ctx, const struct hmb_join *j, size_t i,
 int corr_run(struct corr *c, const char *dump, const char *host,
 	     const struct hmb_dict *dict, long ctrl, unsigned int top_n,
 	     const struct corr_win *win, corr_cmd_fn fn, void *ctx);
+/* The same, @window_fn told after each window (hmb_join_src.window_done). */
+int corr_run_src(struct corr *c, const char *dump, const char *host,
+		 const struct hmb_dict *dict, long ctrl, unsigned int top_n,
+		 const struct corr_win *win, corr_cmd_fn fn,
+		 int (*window_fn)(void *ctx, uint32_t before, bool all),
+		 void *ctx);
 void corr_free(struct corr *c);
 
 int cmd_correlate(int argc, char **argv);

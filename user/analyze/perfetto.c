@@ -47,12 +47,20 @@ struct pf {
 	uint64_t lost_clamped;
 	/* --host: flows from host submit to the fetch record */
 	const struct corr *corr;
-	struct flow *flows;	/* sorted by (seq, ts) of the fetch record */
+	struct flow *flows;	/* sorted by (seq, ts) of the fetch record;
+				 * those of records not written yet */
 	size_t nflows, capflows;
 	uint64_t n_host, n_flows_out;
 	uint64_t n_seen;	/* host commands the join handed out */
 	uint64_t n_unplaced;	/* ... in a window without a clock */
 	const char *host_path;
+	/* the records, written as the join is done with them */
+	struct input *in;
+	struct hmb_fwmodel *m;
+	struct hmb_record rec;	/* read, not yet written */
+	bool held, in_end;
+	uint64_t gaps_seen;
+	int rec_rc;		/* pf_advance's failure, for pf_host */
 	bool host_named, oom;
 };
 
@@ -493,6 +501,7 @@ static void host_submit(struct pf *p, const struct hmb_cmd *c, size_t i,
 		f->seq = c->fw.seq[HMB_PHASE_FETCH];
 		f->ts = c->fw.ts[HMB_PHASE_FETCH];
 		f->id = (uint32_t)(i + 1);
+		p->n_flows_out++;
 	}
 	hmb_json_end(j);
 }
@@ -589,29 +598,61 @@ static void metadata(struct hmb_json *j, const struct pf *p,
 	hmb_json_end(j);
 }
 
-/* Stream @in through the firmware model into the Trace Event file. */
-static int pf_records(struct input *in, struct pf *p, struct hmb_fwmodel *m)
+/*
+ * Stream @in through the firmware model into the Trace Event file: every
+ * record (@all), or those before seq @before (serial order; the first
+ * record at or after it is held for the next call).  With --host, the
+ * join says how far it is done with the records (pf_window), so the
+ * flows it left are bound as their fetch records go out, then dropped.
+ */
+static int pf_advance(struct pf *p, uint32_t before, bool all)
 {
+	struct input *in = p->in;
 	struct hmb_error err = { 0 };
-	struct hmb_record rec;
-	uint64_t gaps_seen = 0;
+	size_t k = 0;
 	int rc;
 
-	while ((rc = input_next(in, &rec, &err)) > 0) {
-		if (in->acct->gaps != gaps_seen) {
-			gaps_seen = in->acct->gaps;
-			lost_slice(p, &in->last_gap);
+	for (;;) {
+		if (!p->held) {
+			rc = p->in_end ? 0 : input_next(in, &p->rec, &err);
+			if (rc < 0) {
+				hmb_ob_flush(p->j.ob);
+				input_report(in, &err);
+				return EXIT_BADINPUT;
+			}
+			if (!rc) {
+				p->in_end = true;
+				break;
+			}
+			p->held = true;
+			if (in->acct->gaps != p->gaps_seen) {
+				p->gaps_seen = in->acct->gaps;
+				lost_slice(p, &in->last_gap);
+			}
 		}
-		hmb_fwm_add(m, &rec);
+		if (!all && (int32_t)(p->rec.hdr.seq - before) >= 0)
+			break;
+		hmb_fwm_add(p->m, &p->rec);
+		p->held = false;
 		if (p->j.ob->err)
 			break;
 	}
-	if (rc < 0) {
-		hmb_ob_flush(p->j.ob);
-		input_report(in, &err);
-		return EXIT_BADINPUT;
-	}
+	/* the flows of the records written are done */
+	for (size_t i = 0; i < p->nflows; i++)
+		if (!all && (int32_t)(p->flows[i].seq - before) >= 0)
+			p->flows[k++] = p->flows[i];
+	p->nflows = k;
 	return 0;
+}
+
+/* hmb_join_src.window_done: the window's flows sorted, records out. */
+static int pf_window(void *ctx, uint32_t before, bool all)
+{
+	struct pf *p = ctx;
+
+	qsort(p->flows, p->nflows, sizeof(*p->flows), cmp_flow);
+	p->rec_rc = pf_advance(p, before, all);
+	return p->rec_rc ? 1 : 0;
 }
 
 /* After the events: the metadata object and the file's end. */
@@ -639,8 +680,10 @@ static int pf_host(struct pf *p, const struct conv *c,
 	int rc;
 
 	p->host_path = c->host;
-	rc = corr_run(corr, c->in, c->host, dict, c->ctrl, 0, NULL, host_cmd,
-		      p);
+	rc = corr_run_src(corr, c->in, c->host, dict, c->ctrl, 0, NULL,
+			  host_cmd, pf_window, p);
+	if (rc == 1 && p->rec_rc)	/* the records failed: said */
+		return p->rec_rc;
 	if (rc < 0)	/* the output failed: said when it is finished */
 		return p->oom ? (errorf("out of memory"), EXIT_BADINPUT) : 0;
 	if (rc)
@@ -655,17 +698,15 @@ static int pf_host(struct pf *p, const struct conv *c,
 			(unsigned long long)p->n_unplaced);
 	if (k->valid)
 		p->corr = corr;
-	p->n_flows_out = p->nflows;
-	qsort(p->flows, p->nflows, sizeof(*p->flows), cmp_flow);
 	return 0;
 }
 
 static int write_perfetto(struct input *in, struct hmb_outbuf *ob,
 			  const struct hmb_dict *dict, const struct conv *c)
 {
-	struct pf p = { .dict = dict };
-	struct hmb_json top;
 	struct hmb_fwmodel m;
+	struct pf p = { .dict = dict, .in = in, .m = &m };
+	struct hmb_json top;
 	struct corr corr;
 	char pname[300];
 	int rc = 0;
@@ -684,8 +725,8 @@ static int write_perfetto(struct input *in, struct hmb_outbuf *ob,
 	meta_name(&p, "process_name", -1, pname, 0);
 	if (c->host)
 		rc = pf_host(&p, c, dict, &corr);
-	if (!rc)
-		rc = pf_records(in, &p, &m);
+	if (!rc)	/* what the join left (all of it without --host) */
+		rc = pf_advance(&p, 0, true);
 	hmb_fwm_finish(&m);
 	free(p.flows);
 	if (!rc)

@@ -80,7 +80,8 @@ struct hmb_join {
 					 * before it are retired */
 	double map_off, map_drift, map_ref;	/* the last window's clock */
 	uint64_t fw_max_first;		/* latest first ts of a fw command */
-	bool fw_seen;
+	bool fw_seen, rec_seen;
+	uint32_t rec_next;		/* seq after the last record read */
 	struct hmb_join_seg *segs_all;	/* the segments of past windows */
 	size_t nall, capall;
 };

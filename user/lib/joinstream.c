@@ -71,10 +71,14 @@ static int fill(struct hmb_join *j, const struct hmb_join_src *s,
 		rc = s->record(s->ctx, &rec, &end);
 		if (rc)
 			return rc;
-		if (end)
+		if (end) {
 			j->fw_end = true;
-		else if (hmb_join_record(j, &rec))
-			return HMB_E_NOMEM;
+		} else {
+			j->rec_next = rec.hdr.seq + 1;
+			j->rec_seen = true;
+			if (hmb_join_record(j, &rec))
+				return HMB_E_NOMEM;
+		}
 	}
 	return 0;
 }
@@ -170,6 +174,32 @@ static void retire(struct hmb_join *j, size_t n_out, bool last)
 	j->all_run = j->all_run && j->tot.place_run;
 }
 
+static void seq_min(uint32_t *s, uint32_t seq)
+{
+	if (jseq_diff(seq, *s) < 0)
+		*s = seq;
+}
+
+/*
+ * The earliest record a later command may still be joined with: the
+ * fetch of a firmware command carried over or still open in the model,
+ * else the next record to read.
+ */
+static uint32_t records_done(const struct hmb_join *j)
+{
+	const uint8_t fetch = 1u << HMB_PHASE_FETCH;
+	uint32_t s = j->rec_next;
+
+	for (size_t i = 0; i < j->nfw; i++)
+		if (j->fw[i].mask & fetch)
+			seq_min(&s, j->fw[i].seq[HMB_PHASE_FETCH]);
+	if (j->fwm_on && j->fwm.tab)
+		for (size_t i = 0; i < HMB_FWM_MAX_INFLIGHT; i++)
+			if (j->fwm.tab[i].used && (j->fwm.tab[i].mask & fetch))
+				seq_min(&s, j->fwm.tab[i].seq[HMB_PHASE_FETCH]);
+	return s;
+}
+
 /* The window's first @n commands in submit order: judged, counted, out. */
 static int emit(struct hmb_join *j, const struct hmb_join_src *s, size_t n)
 {
@@ -233,6 +263,11 @@ int hmb_join_stream(struct hmb_join *j, const struct hmb_join_src *s,
 		if (keep_segments(j))
 			goto nomem;
 		retire(j, n_out, host_end);
+		if (s->window_done) {
+			rc = s->window_done(s->ctx, records_done(j), host_end);
+			if (rc)
+				return rc;
+		}
 		if (host_end)
 			break;
 	}

@@ -121,7 +121,8 @@ int hmb_join_run(struct hmb_join *j, uint32_t ctrl, unsigned int top_n,
  * to choose the one to join (0), or to stop (non-zero).  @cmd gets every
  * host command judged, in submit order within its window; during the
  * call, hmb_join_unmap and hmb_join_placed take its index @i.  Non-zero
- * stops.
+ * stops.  @window_done (may be NULL) is told how far the records are done
+ * with.
  */
 struct hmb_join_src {
 	int (*record)(void *ctx, struct hmb_record *rec, bool *end);
@@ -130,6 +131,14 @@ struct hmb_join_src {
 			 uint32_t *ctrl);
 	int (*cmd)(void *ctx, const struct hmb_join *j, size_t i,
 		   const struct hmb_cmd *c);
+	/*
+	 * Optional: after each window's commands went out.  No command
+	 * handed out later has a firmware record with a seq before
+	 * @before_seq (serial order), so a caller that binds host commands
+	 * to records may write the records before it; @all: none later at
+	 * all (the last window).  Non-zero stops.
+	 */
+	int (*window_done)(void *ctx, uint32_t before_seq, bool all);
 	void *ctx;
 };
 

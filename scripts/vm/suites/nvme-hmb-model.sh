@@ -156,7 +156,7 @@ laps=$(( $(jget head "$R/ring.json") / 65536 ))
 	tap_ok "the consumer's pause until the ring was full: OVERFLOWED seen, $lost records dropped by the controller (seq gaps)" ||
 	tap_fail "OVERFLOWED and records dropped while the consumer paused" "$(cat "$R/ring.json")"
 if hostcmd run nvme-account-check @NVME_ACCOUNT@ @RESULTS@/ring.bin \
-	--slice "$(jget slice "$R/ready.json")" --expect-complete \
+	--slice "$(jget slice "$R/ready.json")" --last --expect-complete \
 	> "$R/check-ring.json" 2> "$R/check-ring.err"; then
 	tap_ok "the dump is exactly what the controller's account says it wrote: $(cut -c1-300 "$R/check-ring.json")"
 else
@@ -191,7 +191,7 @@ else
 	tap_fail "a controller reset sets FROZEN" "$(cat "$R/ring-reset.err" "$R/ring-reset.json")"
 fi
 hostcmd run nvme-account-check @NVME_ACCOUNT@ @RESULTS@/ring-reset.bin \
-	--slice "$(jget slice "$R/ready-reset.json")" --expect-complete \
+	--slice "$(jget slice "$R/ready-reset.json")" --last --expect-complete \
 	> "$R/check-reset.json" 2>&1 &&
 	tap_ok "every record written before the reset was read: $(cut -c1-200 "$R/check-reset.json")" ||
 	tap_fail "dump == account across the reset" "$(cat "$R/check-reset.json")"
@@ -212,7 +212,7 @@ else
 	tap_fail "a shutdown sets FROZEN" "$(cat "$R/ring-shutdown.err" "$R/ring-shutdown.json")"
 fi
 hostcmd run nvme-account-check @NVME_ACCOUNT@ @RESULTS@/ring-shutdown.bin \
-	--slice "$(jget slice "$R/ready-shutdown.json")" --expect-complete > "$R/check-shutdown.json" 2>&1 &&
+	--slice "$(jget slice "$R/ready-shutdown.json")" --last --expect-complete > "$R/check-shutdown.json" 2>&1 &&
 	tap_ok "every record written before the shutdown was read" ||
 	tap_fail "dump == account across the shutdown" "$(cat "$R/check-shutdown.json")"
 echo "$bdf" > /sys/bus/pci/drivers/nvme/bind

@@ -112,9 +112,11 @@ struct {
 /*
  * Per full command id, which n of it may still wait in "cmds".  The
  * agent's sweep deletes entries whose commands it swept (from user space,
- * while programs may hold a pointer to the entry): not preallocated, so a
- * deleted entry is freed after an RCU grace period, never reused under a
- * program that still writes it.
+ * while programs may hold a pointer to the entry): not preallocated.  On
+ * Linux 6.1 that alone does not keep a deleted entry from being reused
+ * under a program that still writes it: the element goes to a per-CPU
+ * free list the next insert takes at once (kernel/bpf/memalloc.c), see
+ * docs/agent.md.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -39,7 +39,7 @@ static __always_inline int blk_issue(struct request *rq)
 	return 0;
 }
 
-static __always_inline int blk_complete(struct request *rq)
+static __always_inline int blk_complete(struct request *rq, __u16 status)
 {
 	__u64 key = (__u64)rq, *tsp, now, delta;
 	struct hmb_cmd_event *e;
@@ -74,6 +74,7 @@ static __always_inline int blk_complete(struct request *rq)
 	e->st.nlb = BPF_CORE_READ(rq, __data_len);
 	e->st.dev = rq_dev(rq);
 	e->st.opc = op;
+	e->st.status = status;	/* blk_status_t: 0 is BLK_STS_OK */
 	e->st.flags = HMB_CF_BLOCK | HMB_CF_HOST_ONLY;
 	bpf_ringbuf_submit(e, 0);
 	count(HMB_C_CMD_EMITTED);
@@ -98,12 +99,12 @@ SEC("tp_btf/block_rq_complete")
 int BPF_PROG(blk_complete_btf, struct request *rq, int error,
 	     unsigned int nr_bytes)
 {
-	return blk_complete(rq);
+	return blk_complete(rq, (__u16)error);
 }
 
 SEC("raw_tp/block_rq_complete")
 int BPF_PROG(blk_complete_raw, struct request *rq, int error,
 	     unsigned int nr_bytes)
 {
-	return blk_complete(rq);
+	return blk_complete(rq, (__u16)error);
 }

@@ -80,6 +80,23 @@ static __always_inline void kseq_advance(struct hmb_cmd_key *key,
 	}
 }
 
+/*
+ * The index entry of @key was deleted while a submission of the same id
+ * on another CPU added a command to it (through the pointer it had looked
+ * up before): put it back, holding that command, unless there is one
+ * again.  Both sides call this after their write, so whichever comes last
+ * sees the other's (the atomics order them), and neither leaves a command
+ * that no entry points to (its completion and records would be lost).
+ */
+static __always_inline void kseq_restore(struct hmb_cmd_key *key,
+					 struct hmb_kseq *old)
+{
+	struct hmb_kseq back = { .first = old->first, .next = old->next };
+
+	if (back.first != back.next)
+		bpf_map_update_elem(&kseq, key, &back, BPF_NOEXIST);
+}
+
 /* Report command (@key, @n) and forget it. */
 static __always_inline void finish(struct hmb_cmd_key *key, __u32 n,
 				   struct hmb_cmd_state *st)
@@ -92,8 +109,12 @@ static __always_inline void finish(struct hmb_cmd_key *key, __u32 n,
 	ks = bpf_map_lookup_elem(&kseq, key);
 	if (ks) {
 		kseq_advance(key, ks);
-		if (ks->first == ks->next)
+		if (ks->first == ks->next) {
 			bpf_map_delete_elem(&kseq, key);
+			/* a submission may have added to it meanwhile */
+			if (__sync_fetch_and_add(&ks->next, 0) != ks->first)
+				kseq_restore(key, ks);
+		}
 	}
 }
 
@@ -160,7 +181,10 @@ static __always_inline void join_setup(struct hmb_cmd_key *key,
 		count(HMB_C_ACTIVE_FULL);
 		return;
 	}
-	ks->next++;
+	__sync_fetch_and_add(&ks->next, 1);
+	/* finish() of this id's last command may have deleted the entry */
+	if (bpf_map_lookup_elem(&kseq, key) != ks)
+		kseq_restore(key, ks);
 }
 
 static __always_inline int handle_setup(struct request *req, void *cmd)

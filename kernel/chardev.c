@@ -148,6 +148,8 @@ static long hmb_set_tail(struct hmb_file *hf,
 	 * mapping before this ioctl; the release orders those reads first.
 	 */
 	hmb_hdr_publish_tail(hdr, arg->tail);
+	/* For the sampler's epoch rule; ordered after the header's tail. */
+	atomic64_set_release(&ring->pub_tail, arg->tail);
 out:
 	spin_unlock(&ring->sync->lock);
 	return ret;

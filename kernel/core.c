@@ -110,8 +110,16 @@ static enum hmb_trace_corrupt_reason hmb_check_header(struct hmb_trace_ring *rin
  * be checked now.
  */
 static bool hmb_sampler_epoch(struct hmb_trace_ring *ring, u32 flags, u64 head,
-			      u64 tail, u32 gen)
+			      u64 tail, u32 gen, u64 pub)
 {
+	/*
+	 * The consumer published @pub through the kernel: a header tail
+	 * below it later in this epoch is a rewrite, even when the producer
+	 * held FROZEN too briefly for the timer to see it.
+	 */
+	if (pub != HMB_NO_TAIL && !ring->snap_frozen &&
+	    hmb_cursor_before(ring->snap_tail, pub))
+		ring->snap_tail = pub;
 	if ((flags & HMB_RING_FLAG_FROZEN) || gen != ring->snap_gen ||
 	    hmb_cursor_before(tail, ring->snap_tail))
 		ring->snap_frozen = true;
@@ -145,10 +153,15 @@ static enum hrtimer_restart hmb_sampler_fn(struct hrtimer *t)
 	struct hmb_ring_hdr *hdr = ring->hdr;
 	enum hmb_trace_corrupt_reason reason;
 	u64 base_ns = (u64)READ_ONCE(ring->poll_interval_us) * NSEC_PER_USEC;
-	u64 head, tail;
+	u64 head, tail, pub;
 	u32 flags, gen;
 	bool active;
 
+	/*
+	 * Taken before the header is read (a full barrier): a tail published
+	 * after this is in the header read below or left for the next run.
+	 */
+	pub = atomic64_xchg(&ring->pub_tail, HMB_NO_TAIL);
 	gen = READ_ONCE(ring->sync->gen);
 	/* Pairs with the release that clears FROZEN after a re-initialisation. */
 	flags = hmb_le32(smp_load_acquire(&hdr->flags));
@@ -157,7 +170,7 @@ static enum hrtimer_restart hmb_sampler_fn(struct hrtimer *t)
 
 	reason = hmb_check_header(ring);
 	if (reason == HMB_CORRUPT_NONE &&
-	    hmb_sampler_epoch(ring, flags, head, tail, gen)) {
+	    hmb_sampler_epoch(ring, flags, head, tail, gen, pub)) {
 		if (hmb_cursor_before(head, ring->snap_head))
 			reason = HMB_CORRUPT_HEAD_BACKWARDS;
 		else
@@ -215,6 +228,7 @@ void hmb_trace_start_sampler(struct hmb_trace_ring *ring)
 	ring->snap_gen = READ_ONCE(ring->sync->gen);
 	ring->snap_head = hmb_hdr_head_acquire(ring->hdr);
 	ring->snap_tail = hmb_hdr_tail(ring->hdr);
+	atomic64_set(&ring->pub_tail, HMB_NO_TAIL);
 	ring->snap_flags = hmb_hdr_flags(ring->hdr);
 	ring->snap_frozen = false;
 	ring->reason = HMB_CORRUPT_NONE;

@@ -124,6 +124,9 @@ struct hmb_bridge_stats {
 
 struct hmb_test_producer;
 
+/* hmb_trace_ring.pub_tail when no tail waits for the sampler */
+#define HMB_NO_TAIL	U64_MAX
+
 /**
  * struct hmb_trace_ring - one registered trace slice.
  * @dev: the class device; its reference count is the ring's lifetime.
@@ -153,6 +156,10 @@ struct hmb_test_producer;
  * @snap_head: head seen by the last timer run.
  * @snap_flags: ring flags seen by the last timer run.
  * @snap_tail: highest tail seen by the timer in this epoch.
+ * @pub_tail: the last tail a consumer stored with SET_TAIL that the timer
+ *	has not taken yet (%HMB_NO_TAIL: none); the timer raises @snap_tail
+ *	to it, so that a re-initialisation it never saw FROZEN still shows
+ *	as tail going backwards.
  * @snap_gen: @sync generation of the epoch the timer follows.
  * @snap_frozen: FROZEN (or a rewrite) seen; waiting for it to clear.
  * @reason: first corruption found by the sampler or the bridge.
@@ -203,6 +210,7 @@ struct hmb_trace_ring {
 	u64 snap_head;
 	u32 snap_flags;
 	u64 snap_tail;
+	atomic64_t pub_tail;
 	u32 snap_gen;
 	bool snap_frozen;
 	enum hmb_trace_corrupt_reason reason;

@@ -107,8 +107,14 @@ if [ "$(id -u)" = 0 ] && command -v fio >/dev/null && [ -r /sys/kernel/btf/vmlin
 		kill -INT "$(pgrep -P "$apid" hmb-trace-agent || echo "$apid")"
 		wait "$apid"
 		c=$(tail -n 1 "$tf")
-		made=$(grep '"type":"summary"' "$out" | sed -n 's/.*"host_complete":\([0-9]*\).*/\1/p')
-		ins=$(grep '"type":"summary"' "$out" | sed -n 's/.*"inserted":\([0-9]*\).*/\1/p')
+		# the summary line: requests counted, commands rows inserted
+		read -r made ins < <(python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    if o.get("type") == "summary":
+        print(o["counters"]["host_complete"],
+              o.get("export", {}).get("inserted", 0))' "$out")
 		lcpu[$key]=$(( ${lcpu[$key]:-0} + $(awk -v u="${c% *}" -v s="${c#* }" 'BEGIN { printf "%d", (u + s) * 1000 + 0.5 }') ))
 		lrows[$key]=$(( ${lrows[$key]:-0} + made ))
 		lins[$key]=$(( ${lins[$key]:-0} + ${ins:-0} ))
@@ -139,7 +145,10 @@ The export's own cost: $ldiff ms of agent CPU for ${lrows[on]} rows, $(us_per "$
 (the difference of the two CPU columns per command, so it carries the noise
 of both), $face.  The agent with \`--export\` makes every command cross the
 BPF ring buffer (without it, in block mode, only top-N candidates do), so
-its extra CPU includes that, not only the sender thread.
+its extra CPU includes that, not only the sender thread.  Block mode has
+no firmware records: the live export's rows here are the commands rows,
+its \`host_open\` clock row and its losses rows; the live \`fw_records\`
+rows (a VM with the module) are not measured.
 EOT
 )
 fi

@@ -14,7 +14,15 @@
 #     (layer agent, counter export_dropped) that reached the store too;
 #   - rows made = requests the agent counted (its host_complete counter);
 #   - a small queue while the server is down does drop rows (the test of
-#     the counting is not vacuous).
+#     the counting is not vacuous);
+#   - the clock table has the agent's host_open row (the host's clocks at
+#     start: realtime - monotonic = the offset the commands rows use);
+#   - every nonzero loss counter of the agent's summary (BPF side and
+#     agent) is a losses row with the same count, and no other bpf row;
+#   - block mode has no firmware records: fw_records gets none.
+# The fw_records rows of a live run need firmware records (a VM with the
+# module and the simulator); the row writer they go through is the
+# offline export's, checked by t01.
 # Needs root, BPF, fio, losetup and clickhouse-server (CI has them all).
 set -u
 agent=${1:?usage: t04-live-export.sh AGENT}
@@ -46,8 +54,31 @@ cleanup() {
 }
 trap cleanup EXIT
 q() { "$CLUSTER" query "$1" "$2"; }
-jnum() {	# FILE KEY: the number after "KEY": in the summary line
-	grep '"type":"summary"' "$1" | sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p" | head -1
+jnum() {	# FILE PATH: a member of the summary line (export.rows, ...)
+	python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    if o.get("type") == "summary":
+        for k in sys.argv[2].split("."):
+            o = o.get(k, {}) if isinstance(o, dict) else {}
+        print(o if o != {} else "")
+        break' "$1" "$2"
+}
+# the summary's nonzero loss counters as "layer counter count" lines, sorted
+want_losses() {
+	python3 -c '
+import json, sys
+BPF = ["ringbuf_reserve_failed", "inflight_map_full", "waiting_map_full",
+       "host_complete_without_submit", "flushed_by_cid_reuse",
+       "host_submit_while_in_flight", "bpf_recursion_misses"]
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    if o.get("type") == "summary":
+        c = o["counters"]
+        out = ["bpf %s %d" % (k, c[k]) for k in BPF if c.get(k)]
+        print("\n".join(sorted(out)))
+        break' "$1"
 }
 
 if ! "$CLUSTER" start "$CH" --shards 2 2>"$work/start.err"; then
@@ -90,12 +121,12 @@ fio_for() {
 # verify TAG: the store against the agent's summary
 verify() {
 	local t=$1 host=$H-$1 made ins drop unexp lr cmp rows uniq maxid lsum hc
-	made=$(jnum "$work/$t.jsonl" rows)
-	ins=$(jnum "$work/$t.jsonl" inserted)
-	drop=$(jnum "$work/$t.jsonl" dropped)
-	unexp=$(jnum "$work/$t.jsonl" not_exported)
-	lr=$(jnum "$work/$t.jsonl" losses_rows)
-	hc=$(jnum "$work/$t.jsonl" host_complete)
+	made=$(jnum "$work/$t.jsonl" export.rows)
+	ins=$(jnum "$work/$t.jsonl" export.inserted)
+	drop=$(jnum "$work/$t.jsonl" export.dropped)
+	unexp=$(jnum "$work/$t.jsonl" export.not_exported)
+	lr=$(jnum "$work/$t.jsonl" export.losses_rows)
+	hc=$(jnum "$work/$t.jsonl" counters.host_complete)
 	diag "$t: agent: rows $made inserted $ins dropped $drop not_exported $unexp losses_rows $lr host_complete $hc"
 	read -r rows uniq maxid < <(q "$CH_URL_2" "SELECT count(), uniqExact(cmd_id), max(cmd_id) + 1 FROM hmb.commands WHERE host = '$host' FORMAT TabSeparated")
 	lsum=$(q "$CH_URL_2" "SELECT sum(count) FROM hmb.losses WHERE host = '$host' AND layer = 'agent' AND counter = 'export_dropped'")
@@ -107,6 +138,20 @@ verify() {
 	check "$t: the $drop dropped rows are in the losses table ($lsum)" \
 		[ "${lsum:-0}" = "$drop" ]
 	check "$t: one row per request the agent counted ($hc)" [ "$made" = "$hc" ]
+	local clk want got fwr
+	clk=$(q "$CH_URL_2" "SELECT count(), any(kind), any(host_ns) - any(monotonic_ns) > 0 FROM hmb.clock WHERE host = '$host' FORMAT TabSeparated")
+	check "$t: clock: the agent's host_open row (got '$clk')" \
+		[ "$clk" = "$(printf '1\thost_open\t1')" ]
+	want=$(want_losses "$work/$t.jsonl")
+	got=$(q "$CH_URL_2" "SELECT layer, counter, count FROM hmb.losses WHERE host = '$host' AND layer = 'bpf' ORDER BY layer, counter FORMAT TSV" | tr '\t' ' ' | sort)
+	diag "$t: bpf loss counters: want [${want//$'\n'/; }] got [${got//$'\n'/; }]"
+	check "$t: every nonzero BPF loss counter of the summary is a losses row with its count" \
+		[ "$got" = "$want" ]
+	fwr=$(q "$CH_URL_2" "SELECT count() FROM hmb.fw_records WHERE host = '$host'")
+	check "$t: block mode: no fw_records rows ($fwr), the summary says 0 made" \
+		[ "$fwr" = 0 ] && [ "$(jnum "$work/$t.jsonl" export.tables.fw_records.rows)" = 0 ]
+	check "$t: losses rows in the summary ($lr) = rows in the store" \
+		[ "$lr" = "$(q "$CH_URL_2" "SELECT count() FROM hmb.losses WHERE host = '$host'")" ]
 }
 
 # 1: a server killed mid-export and restarted; the queue holds the outage
@@ -125,7 +170,7 @@ rc=$?
 apid=
 check "big queue: agent exits 0 after the outage (rc $rc)" [ "$rc" = 0 ]
 check "big queue: the agent retried while the server was down" \
-	[ "$(jnum "$work/big.jsonl" retries)" -gt 0 ]
+	[ "$(jnum "$work/big.jsonl" export.retries)" -gt 0 ]
 verify big
 
 # 2: a small queue: the outage overflows it; drops counted and reported
@@ -142,8 +187,8 @@ wait "$apid"
 rc=$?
 apid=
 check "small queue: agent exits 0 (rc $rc)" [ "$rc" = 0 ]
-check "small queue: rows were dropped while the server was down ($(jnum "$work/small.jsonl" dropped))" \
-	[ "$(jnum "$work/small.jsonl" dropped)" -gt 0 ]
+check "small queue: rows were dropped while the server was down ($(jnum "$work/small.jsonl" export.dropped))" \
+	[ "$(jnum "$work/small.jsonl" export.dropped)" -gt 0 ]
 verify small
 [ $fail = 0 ] || { diag "agent stderr:"; sed 's/^/#   /' "$work"/*.err | tail -20; }
 echo "1..$n"

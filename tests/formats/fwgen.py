@@ -204,13 +204,17 @@ class Workload:
     # ------------------------------------------------ the host's view
 
     def host_commands(self, offset_ns, drift_ppm=0.0, ref=None, seed=3,
-                      skip_first=0, ctrl=0, step_at=None, step_ns=0):
+                      skip_first=0, ctrl=0, step_at=None, step_ns=0,
+                      status_every=0):
         """Host submit/complete of every command, on a host clock with
         host = fw + offset + drift * (fw - ref): submitted 2..15 us before
         the firmware fetched it, completed 3..20 us after cqe_posted.
         The first @skip_first commands are left out (the host recorder
         started later).  With @step_at (firmware ns), the offset steps by
-        @step_ns from there on.  Returns dicts in completion order."""
+        @step_ns from there on.  With @status_every, every such command
+        completes with an error status (0x2 Invalid Field in Command, or
+        0x281 Unrecovered Read Error on reads), else 0.  Returns dicts in
+        completion order."""
         rnd = random.Random(seed)
         ref = self.all[0].ts if ref is None else ref
 
@@ -224,6 +228,9 @@ class Workload:
                         "cid": c["cid"], "opc": c["opc"],
                         "nsid": c["nsid"], "slba": c["slba"],
                         "nlb": c["nlb"],
+                        "status": (0 if not status_every or
+                                   i % status_every != status_every // 3
+                                   else 0x281 if c["opc"] == 2 else 0x2),
                         "submit_ns": host(ph[1]) - rnd.randint(2000, 15000),
                         "complete_ns": host(ph[5]) + rnd.randint(3000, 20000)})
         out.sort(key=lambda h: h["complete_ns"])
@@ -245,6 +252,7 @@ def write_agent_jsonl(path, hosts):
                    "match": "host-only", "flags": 32,
                    "submit_ns": h["submit_ns"],
                    "complete_ns": h["complete_ns"],
+                   "status": h.get("status", 0),
                    "host_total_ns": h["complete_ns"] - h["submit_ns"],
                    "fw": []}
             f.write(json.dumps({"type": "cmd", "cmd": cmd}) + "\n")
@@ -276,5 +284,6 @@ def write_perf_script(path, hosts):
                 f.write("         swapper     0 [000] %s: "
                         "nvme:nvme_complete_rq: nvme%d: disk=nvme%dn1, "
                         "qid=%d, cmdid=%d, res=0x0, retries=0, flags=0x0, "
-                        "status=0x0\n"
-                        % (t, h["ctrl"], h["ctrl"], h["qid"], h["cid"]))
+                        "status=%#x\n"
+                        % (t, h["ctrl"], h["ctrl"], h["qid"], h["cid"],
+                           h.get("status", 0)))

@@ -104,7 +104,7 @@ REF0 = w.all[0].ts
 dump = os.path.join(WORK, "fw.bin")
 w.write(dump)
 OFF = 987_654_321_987
-hosts = w.host_commands(OFF, skip_first=N // 20)
+hosts = w.host_commands(OFF, skip_first=N // 20, status_every=37)
 agent = os.path.join(WORK, "host.jsonl")
 perf = os.path.join(WORK, "host.perf")
 write_agent_jsonl(agent, hosts)
@@ -116,6 +116,13 @@ for label, path in (("agent JSON", agent), ("perf script", perf)):
         continue
     check_join(label, w, hosts, cmds, final)
     check_clock(label, final, OFF)
+    want_st = {(h["qid"], h["cid"], h["submit_ns"]): h["status"]
+               for h in hosts}
+    got_st = {(c["qid"], c["cid"], c["submit_ns"]): c.get("status")
+              for c in cmds}
+    T.ok(got_st == want_st and len(set(want_st.values())) == 3,
+         "%s: every command's completion status as the host events say "
+         "(%d not 0)" % (label, sum(1 for v in got_st.values() if v)))
     T.eq(final["totals"]["outside_window"], 0,
          "%s: no command's firmware events outside its host window" % label)
 

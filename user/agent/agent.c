@@ -106,11 +106,12 @@ static void usage(FILE *f)
 "                         a dump in the daemon's format with its sidecar\n"
 "                         FILE.meta (ring R > 0: FILE.ringR), for\n"
 "                         hmb-trace-analyze correlate/report/convert/stats\n"
-"      --export URL       send every command as a row of the fleet store's\n"
-"                         commands table (ClickHouse HTTP URL, docs/fleet.md)\n"
-"                         while running; rows the queue cannot hold while the\n"
-"                         store is slow or down are dropped, counted, and\n"
-"                         sent as a losses row once it is back\n"
+"      --export URL       send the fleet store's rows while running (ClickHouse\n"
+"                         HTTP URL, docs/fleet.md): every command, firmware\n"
+"                         record and clock estimate, and the loss counters at\n"
+"                         exit; rows the queue cannot hold while the store is\n"
+"                         slow or down are dropped, counted, and sent as a\n"
+"                         losses row once it is back\n"
 "      --export-hostname NAME  host column (default: this host's name)\n"
 "      --export-queue N   rows the export queue holds (default 65536)\n"
 "      --export-wait MS   at exit, how long to keep trying to send what is\n"
@@ -389,6 +390,7 @@ static void from_bpf(const struct hmb_cmd_event *ev, struct hmb_host_cmd *h,
 	h->flags = st->flags;
 	h->qid = ev->qid;
 	h->cid = ev->cid;
+	h->status = st->status;
 	snprintf(h->opc, sizeof(h->opc), "%s", st->flags & HMB_CF_BLOCK ?
 		 block_op_name(st->opc, buf, sizeof(buf)) :
 		 hmb_nvme_opc_name(st->opc, buf, sizeof(buf)));
@@ -725,7 +727,8 @@ static int load_bpf(bool btf)
 			ag.env.ringbuf_mb, strerror(-err));
 		return -1;
 	}
-	ag.skel->rodata->dump_records = ag.env.dump_path && ag.fw_on;
+	ag.skel->rodata->dump_records = (ag.env.dump_path ||
+					 ag.env.export_url) && ag.fw_on;
 	/* without -w the raw records' ring buffer costs one page, not 8 MiB */
 	if (!ag.skel->rodata->dump_records &&
 	    bpf_map__set_max_entries(ag.skel->maps.rawrb,
@@ -773,6 +776,14 @@ static int open_output(void)
 	return 0;
 }
 
+/* hmb_live's on_clock: every estimate, for --export's clock table. */
+static void on_clock(void *ctx, const struct hmb_clock *k,
+		     enum hmb_live_clock_why why)
+{
+	(void)ctx;
+	export_clock(k, why == HMB_LIVE_CLOCK_STEP);
+}
+
 /* hmb_live's on_cmd: every judged command. */
 static void on_cmd(void *ctx, const struct hmb_cmd *c)
 {
@@ -787,6 +798,7 @@ static int start_model(void)
 		.min_lat_ns = ag.env.min_lat_us * 1000,
 		.clock_window = ag.env.clock_window,
 		.on_cmd = on_cmd,
+		.on_clock = on_clock,
 	};
 
 	if (hmb_live_init(&ag.live, &o)) {
@@ -848,6 +860,37 @@ static int run_loop(struct ring_buffer *rb)
 	return 0;
 }
 
+/*
+ * --export: the loss counters of the summary's "losses" line (and the
+ * dump's) as losses rows: layer bpf for what the BPF side could not
+ * track or hand over, agent for what the agent refused.
+ */
+static void export_counters(void)
+{
+	static const int bpf[] = {
+		HMB_C_RB_FAIL, HMB_C_ACTIVE_FULL, HMB_C_DONE_FULL,
+		HMB_C_HOST_NO_SUBMIT, HMB_C_REUSE_FLUSH,
+		HMB_C_ACTIVE_OVERWRITE,
+	};
+	static const int fw[] = {
+		HMB_C_FW_NO_CMD, HMB_C_FW_DUP_PHASE, HMB_C_FW_OUT_OF_WINDOW,
+		HMB_C_FW_UNKNOWN_OP, HMB_C_FW_SHORT, HMB_C_FW_UNMAPPED_RING,
+		HMB_C_FW_READ_FAIL, HMB_C_DUMP_LOST,
+	};
+	uint64_t c[HMB_C_COUNT];
+
+	if (!ag.env.export_url)
+		return;
+	read_counters(c);
+	for (size_t i = 0; i < sizeof(bpf) / sizeof(bpf[0]); i++)
+		export_counter("bpf", counter_names[bpf[i]], c[bpf[i]]);
+	export_counter("bpf", "bpf_recursion_misses", recursion_misses());
+	for (size_t i = 0; ag.fw_on && i < sizeof(fw) / sizeof(fw[0]); i++)
+		export_counter("bpf", counter_names[fw[i]], c[fw[i]]);
+	export_counter("agent", "records_refused", ag.dump.refused);
+	export_counter("agent", "ignored", ag.dump.export_ignored);
+}
+
 /* Late firmware records get their grace period, then the sweep. */
 static void drain(struct ring_buffer *rb)
 {
@@ -861,6 +904,7 @@ static void drain(struct ring_buffer *rb)
 	sweep(true);
 	ring_buffer__consume(rb);
 	hmb_live_flush(&ag.live);
+	export_counters();
 	if (export_stop(ag.env.export_wait_ms))
 		ag.export_failed = true;
 	print_report("summary", true);

@@ -59,6 +59,7 @@ struct agent_dump {
 	struct hmb_dump_writer *w[HMB_MAX_RINGS];
 	uint64_t refused;		/* malformed, or a ring id >= 64 */
 	uint64_t write_errors;		/* records a failed write lost */
+	uint64_t export_ignored;	/* --export: unknown flags, no row */
 	bool failed;			/* a write or close failed: exit 1 */
 };
 
@@ -105,6 +106,10 @@ int dump_close(void);
 /* export.c (--export) */
 int export_start(void);
 void export_cmd(const struct hmb_cmd *c);
+void export_record(unsigned int ring, const struct hmb_record_hdr *h,
+		   const void *payload);
+void export_clock(const struct hmb_clock *k, bool step);
+void export_counter(const char *layer, const char *name, uint64_t count);
 int export_stop(unsigned int wait_ms);
 void export_json(struct hmb_json *j);
 void export_free(void);
@@ -112,6 +117,7 @@ void export_free(void);
 /* print.c */
 extern const char *const counter_names[HMB_C_COUNT];
 void read_counters(uint64_t *c);
+uint64_t recursion_misses(void);
 void print_start(void);
 void print_report(const char *kind, bool final);
 /* hmb_live's on_cmd: every judged command (--per-command). */

@@ -8,7 +8,8 @@
  * BPF side could not hand over (rawrb full) is counted there per ring; it
  * shows in the dump as a seq gap (docs/format.md section 10) and the
  * sidecar's closing line consumer_lost=N says how many of a ring's losses
- * were the agent's own.
+ * were the agent's own.  With --export the same records also go to the
+ * fleet store's fw_records table (export.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -114,6 +115,19 @@ int dump_record(void *ctx, void *data, size_t len)
 		d->refused++;
 		return 0;
 	}
+	if (ag.env.export_url) {
+		/* --export: what the dump writer would refuse is refused here */
+		if (hmb_record_check(&h, 0, &err)) {
+			if (!ag.env.dump_path)	/* else the writer counts it */
+				d->refused++;
+		} else if (hmb_record_kind(&h) != HMB_KIND_DATA) {
+			d->export_ignored++;	/* not a row, as offline */
+		} else {
+			export_record(ev->ring, &h, ev->rec + sizeof(h));
+		}
+	}
+	if (!ag.env.dump_path)
+		return 0;
 	if (!d->w[ev->ring]) {
 		if (d->failed || open_ring(ev->ring)) {
 			d->write_errors++;

@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * export.c - hmb-trace-agent --export URL: every command the command model
- * judges, as a row of the fleet store's commands table (docs/fleet.md),
- * while the agent runs.  The main loop (which drains the BPF ring buffers)
- * only copies the command into a bounded queue and never waits: when the
- * queue is full the row is dropped and counted.  A sender thread takes
+ * export.c - hmb-trace-agent --export URL: the fleet store's rows
+ * (docs/fleet.md) while the agent runs: every command the command model
+ * judges (commands), every firmware record the BPF side hands over
+ * (fw_records, through map "rawrb" as for -w), the host clocks at start
+ * and each clock estimate (clock), and at exit every nonzero loss counter
+ * of the BPF side and of the agent (losses).  The rows are encoded by
+ * libhmbtrace's row writers (hmbtrace_ch.h), the same as the offline
+ * export's.  The main loop (which drains the BPF ring buffers) only copies
+ * a row into a bounded queue and never waits: when the queue is full the
+ * row is dropped and counted.  A sender thread takes
  * rows from the queue and inserts them through libhmbtrace's sinks
  * (hmbtrace_ch.h: batched RowBinary, retried with backoff, exactly once);
  * while the store is unreachable it keeps retrying and the queue fills.
@@ -28,6 +33,8 @@
 
 #define NS_PER_DAY (86400ull * 1000000000ull)
 #define TAKE_MAX 4096
+/* fw_records and clock rows queued: bytes per row of --export-queue */
+#define AUX_BYTES_PER_ROW 256
 
 /* A queued row: the command and the clock bound when it was judged. */
 struct xrow {
@@ -35,29 +42,64 @@ struct xrow {
 	double clock_err;
 };
 
+/* A queued fw_records or clock row. */
+struct xaux {
+	bool is_clock;
+	char ring[24];
+	uint64_t host_ns;		/* record: mapped firmware time */
+	struct hmb_ch_clock clk;	/* clock */
+	struct hmb_record_hdr h;	/* record, then its payload */
+	uint8_t payload[];
+};
+
+/* The tables whose rows the queue may drop. */
+enum { D_CMDS, D_RECS, D_CLOCK, D_COUNT };
+
+static const char *const drop_counter[D_COUNT] = {
+	"export_dropped", "export_dropped_fw_records", "export_dropped_clock",
+};
+
+struct xdrops {
+	uint64_t made, dropped;
+	uint64_t first_ns, last_ns;	/* wall clock, unreported drops */
+	uint64_t unreported;
+};
+
 struct xq {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct xrow *v;
 	size_t cap, head, n;		/* ring of rows */
+	struct xaux **a;		/* ring of fw_records and clock rows */
+	size_t acap, ahead, an;
+	size_t abytes, abytes_max;	/* their size, bounded */
 	bool stop;
 	/* made by the main thread, under mu */
-	uint64_t made, dropped;
-	uint64_t drop_first_ns, drop_last_ns;	/* wall clock, unreported drops */
-	uint64_t drop_unreported;
+	struct xdrops d[D_COUNT];
 };
+
+/* A loss counter the agent reports at exit, for the losses table. */
+struct xcounter {
+	const char *layer, *name;
+	uint64_t count;
+};
+
+#define MAX_COUNTERS (HMB_C_COUNT + 4)
 
 static struct {
 	struct xq q;
 	pthread_t th;
 	bool running;
 	struct hmb_ch_export x;
-	struct hmb_ch_sink cmds, losses;
+	struct hmb_ch_sink cmds, losses, recs, clock;
 	struct hmb_ch_ident id;
 	char host[256], where[1024];
 	int64_t wall_off;
-	uint64_t next_id, loss_id;
+	uint64_t start_real;
+	uint64_t next_id, loss_id, rec_id, clk_id;
 	uint64_t losses_rows;
+	struct xcounter ctr[MAX_COUNTERS];	/* set before stop */
+	unsigned int nctr;
 	int rc;
 } X;
 
@@ -69,6 +111,100 @@ static uint64_t clock_ns(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* A row the full queue cannot take (under mu). */
+static void drop(struct xdrops *d)
+{
+	uint64_t now = clock_ns(CLOCK_REALTIME);
+
+	d->dropped++;
+	if (!d->unreported++)
+		d->first_ns = now;
+	d->last_ns = now;
+}
+
+/* Queue @a (@len bytes, malloc'd) or drop it, counted in table @t. */
+static void push_aux(struct xaux *a, size_t len, int t)
+{
+	struct xq *q = &X.q;
+
+	pthread_mutex_lock(&q->mu);
+	q->d[t].made++;
+	if (!a || q->an == q->acap || q->abytes + len > q->abytes_max) {
+		drop(&q->d[t]);
+		free(a);
+	} else {
+		q->a[(q->ahead + q->an) % q->acap] = a;
+		q->an++;
+		q->abytes += len;
+		pthread_cond_signal(&q->cv);
+	}
+	pthread_mutex_unlock(&q->mu);
+}
+
+/*
+ * A firmware record of ring @ring as the BPF side handed it over (the
+ * caller checked the header against the event's length).  Its firmware
+ * time goes onto the wall clock with the estimate of the moment (0
+ * before the first one).
+ */
+void export_record(unsigned int ring, const struct hmb_record_hdr *h,
+		   const void *payload)
+{
+	size_t len = sizeof(struct xaux) + h->payload_len;
+	struct xaux *a;
+
+	if (!X.running)
+		return;
+	a = malloc(len);
+	if (a) {
+		memset(a, 0, sizeof(*a));
+		snprintf(a->ring, sizeof(a->ring), "nvme-hmb-trace%u", ring);
+		if (ag.live.clk.valid) {
+			struct hmb_cmd_clock k = hmb_cmd_clock_of(&ag.live.clk);
+			double t = k.map(k.ctx, h->ts_ns, h->seq) +
+				   (double)X.wall_off;
+
+			a->host_ns = t > 0 ? (uint64_t)t : 0;
+		}
+		a->h = *h;
+		memcpy(a->payload, payload, h->payload_len);
+	}
+	push_aux(a, len, D_RECS);
+}
+
+/* hmb_live's on_clock: each estimate (and step) as a clock row. */
+void export_clock(const struct hmb_clock *k, bool step)
+{
+	struct xaux *a;
+
+	if (!X.running || !k->valid)
+		return;
+	a = malloc(sizeof(*a));
+	if (a) {
+		memset(a, 0, sizeof(*a));
+		a->is_clock = true;
+		/* the agent's estimate covers every ring it joins */
+		snprintf(a->ring, sizeof(a->ring), "agent");
+		a->clk.kind = step ? "step" : "estimate";
+		a->clk.fw_ns = k->ref > 0 ? (uint64_t)k->ref : 0;
+		a->clk.monotonic_ns = (uint64_t)(k->ref + k->off_ns);
+		a->clk.host_ns = (uint64_t)((int64_t)a->clk.monotonic_ns +
+					    X.wall_off);
+		a->clk.offset_ns = k->off_ns + (double)X.wall_off;
+		a->clk.drift_ppm = k->drift * 1e6;
+		a->clk.err_ns = k->off_err_ns;
+		a->clk.drift_err_ppm = k->drift_err * 1e6;
+	}
+	push_aux(a, sizeof(*a), D_CLOCK);
+}
+
+/* The loss counters the agent reports at exit, before export_stop. */
+void export_counter(const char *layer, const char *name, uint64_t count)
+{
+	if (X.running && count && X.nctr < MAX_COUNTERS)
+		X.ctr[X.nctr++] = (struct xcounter){ layer, name, count };
+}
+
 /* The main loop's side: never blocks on the store. */
 void export_cmd(const struct hmb_cmd *c)
 {
@@ -77,14 +213,9 @@ void export_cmd(const struct hmb_cmd *c)
 	if (!X.running)
 		return;
 	pthread_mutex_lock(&q->mu);
-	q->made++;
+	q->d[D_CMDS].made++;
 	if (q->n == q->cap) {
-		uint64_t now = clock_ns(CLOCK_REALTIME);
-
-		q->dropped++;
-		if (!q->drop_unreported++)
-			q->drop_first_ns = now;
-		q->drop_last_ns = now;
+		drop(&q->d[D_CMDS]);
 	} else {
 		struct xrow *r = &q->v[(q->head + q->n) % q->cap];
 
@@ -103,58 +234,115 @@ static void on_retry(void *ctx, const char *msg)
 		fprintf(stderr, PROG ": %s\n", msg);
 }
 
-/* Rows dropped since the last report, as one losses row. */
+/* Rows dropped since the last report, as one losses row per table. */
 static int report_drops(void)
 {
 	struct xq *q = &X.q;
-	struct hmb_ch_loss l = {
-		.ring = "agent", .layer = "agent", .counter = "export_dropped",
-		.detail = "commands rows dropped: the export queue was full (store slow or unreachable)",
+
+	for (int t = 0; t < D_COUNT; t++) {
+		struct hmb_ch_loss l = {
+			.ring = "agent", .layer = "agent",
+			.counter = drop_counter[t],
+			.detail = "rows dropped: the export queue was full (store slow or unreachable)",
+		};
+
+		pthread_mutex_lock(&q->mu);
+		l.count = q->d[t].unreported;
+		l.host_from = q->d[t].first_ns;
+		l.host_to = q->d[t].last_ns;
+		q->d[t].unreported = 0;
+		pthread_mutex_unlock(&q->mu);
+		if (!l.count)
+			continue;
+		l.id = X.loss_id++;
+		if (hmb_ch_row_loss(&X.losses, &X.id, &l) < 0 ||
+		    hmb_ch_sink_flush(&X.losses)) {
+			/* not in the store: counted back for the next report */
+			pthread_mutex_lock(&q->mu);
+			q->d[t].unreported += l.count;
+			pthread_mutex_unlock(&q->mu);
+			return -1;
+		}
+		X.losses_rows++;
+	}
+	return 0;
+}
+
+/* The agent's loss counters at exit, one row each, over the run. */
+static void report_counters(void)
+{
+	uint64_t now = clock_ns(CLOCK_REALTIME);
+
+	for (unsigned int i = 0; i < X.nctr; i++) {
+		struct hmb_ch_loss l = {
+			.id = X.loss_id++, .ring = "agent",
+			.layer = X.ctr[i].layer, .counter = X.ctr[i].name,
+			.count = X.ctr[i].count, .host_from = X.start_real,
+			.host_to = now, .detail = "the agent's counter at exit",
+		};
+
+		if (hmb_ch_row_loss(&X.losses, &X.id, &l) > 0)
+			X.losses_rows++;
+	}
+}
+
+/* One queued fw_records or clock row into its sink. */
+static void row_aux(const struct xaux *a)
+{
+	if (a->is_clock) {
+		struct hmb_ch_clock c = a->clk;
+
+		c.id = X.clk_id++;
+		c.ring = a->ring;
+		hmb_ch_row_clock(&X.clock, &X.id, &c);
+	} else {
+		hmb_ch_row_record(&X.recs, &X.id, a->ring, X.rec_id++, 0,
+				  a->host_ns, &a->h, a->payload);
+	}
+}
+
+/* The host clocks when the export started: the clock table's first row. */
+static void row_host_open(void)
+{
+	struct hmb_ch_clock c = {
+		.id = X.clk_id++, .ring = "agent", .kind = "host_open",
+		.host_ns = X.start_real,
+		.monotonic_ns = (uint64_t)((int64_t)X.start_real - X.wall_off),
+		.boottime_ns = clock_ns(CLOCK_BOOTTIME),
 	};
 
-	pthread_mutex_lock(&q->mu);
-	l.count = q->drop_unreported;
-	l.host_from = q->drop_first_ns;
-	l.host_to = q->drop_last_ns;
-	q->drop_unreported = 0;
-	pthread_mutex_unlock(&q->mu);
-	if (!l.count)
-		return 0;
-	l.id = X.loss_id++;
-	if (hmb_ch_row_loss(&X.losses, &X.id, &l) < 0 ||
-	    hmb_ch_sink_flush(&X.losses)) {
-		/* not in the store: counted back for the next report */
-		pthread_mutex_lock(&q->mu);
-		q->drop_unreported += l.count;
-		pthread_mutex_unlock(&q->mu);
-		return -1;
-	}
-	X.losses_rows++;
-	return 0;
+	hmb_ch_row_clock(&X.clock, &X.id, &c);
 }
 
 static void *sender(void *arg)
 {
 	struct xrow *batch = malloc(TAKE_MAX * sizeof(*batch));
+	struct xaux **aux = malloc(TAKE_MAX * sizeof(*aux));
 	struct xq *q = &X.q;
 
 	(void)arg;
-	if (!batch || hmb_ch_sink_open(&X.cmds, &X.x, "commands",
-				       hmb_ch_commands_cols, "cmd_id") ||
+	if (!batch || !aux ||
+	    hmb_ch_sink_open(&X.cmds, &X.x, "commands", hmb_ch_commands_cols,
+			     "cmd_id") ||
 	    hmb_ch_sink_open(&X.losses, &X.x, "losses", hmb_ch_losses_cols,
-			     "loss_id")) {
+			     "loss_id") ||
+	    hmb_ch_sink_open(&X.recs, &X.x, "fw_records",
+			     hmb_ch_fw_records_cols, "rec_off") ||
+	    hmb_ch_sink_open(&X.clock, &X.x, "clock", hmb_ch_clock_cols,
+			     "clk_id")) {
 		X.rc = -1;
 		/* rows keep coming: the sinks count them as not exported */
 	}
+	row_host_open();
 	for (;;) {
 		struct timespec until;
-		size_t n = 0;
+		size_t n = 0, na = 0;
 		bool stop;
 
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_sec += 1;
 		pthread_mutex_lock(&q->mu);
-		while (!q->n && !q->stop &&
+		while (!q->n && !q->an && !q->stop &&
 		       pthread_cond_timedwait(&q->cv, &q->mu, &until) == 0)
 			;
 		while (batch && q->n && n < TAKE_MAX) {
@@ -162,21 +350,39 @@ static void *sender(void *arg)
 			q->head = (q->head + 1) % q->cap;
 			q->n--;
 		}
-		stop = q->stop && !q->n;
+		while (aux && q->an && na < TAKE_MAX) {
+			aux[na] = q->a[q->ahead];
+			q->ahead = (q->ahead + 1) % q->acap;
+			q->an--;
+			q->abytes -= sizeof(struct xaux) +
+				     (aux[na]->is_clock ? 0 :
+				      aux[na]->h.payload_len);
+			na++;
+		}
+		stop = q->stop && !q->n && !q->an;
 		pthread_mutex_unlock(&q->mu);
 		for (size_t i = 0; i < n; i++)
 			hmb_ch_row_command(&X.cmds, &X.id, X.next_id++,
 					   &batch[i].c, X.wall_off,
 					   batch[i].clock_err);
+		for (size_t i = 0; i < na; i++) {
+			row_aux(aux[i]);
+			free(aux[i]);
+		}
 		/* what is buffered goes out at least once a second */
-		if (!hmb_ch_sink_flush(&X.cmds))
+		if (!hmb_ch_sink_flush(&X.cmds) &&
+		    !hmb_ch_sink_flush(&X.recs) &&
+		    !hmb_ch_sink_flush(&X.clock))
 			report_drops();
 		if (stop)
 			break;
 	}
-	if (hmb_ch_sink_finish(&X.cmds) || hmb_ch_sink_finish(&X.losses))
+	report_counters();
+	if (hmb_ch_sink_finish(&X.cmds) || hmb_ch_sink_finish(&X.recs) ||
+	    hmb_ch_sink_finish(&X.clock) || hmb_ch_sink_finish(&X.losses))
 		X.rc = -1;
 	free(batch);
+	free(aux);
 	return NULL;
 }
 
@@ -203,6 +409,7 @@ int export_start(void)
 	real = clock_ns(CLOCK_REALTIME);
 	mono = clock_ns(CLOCK_MONOTONIC);
 	X.wall_off = (int64_t)(real - mono);
+	X.start_real = real;
 	/* one agent run: its host and the moment it started */
 	X.id.trace_id = real ^ ((uint64_t)getpid() << 40);
 	X.id.day = (uint16_t)(real / NS_PER_DAY);
@@ -234,7 +441,10 @@ int export_start(void)
 	X.x.on_retry = on_retry;
 	X.q.cap = ag.env.export_queue;
 	X.q.v = calloc(X.q.cap, sizeof(*X.q.v));
-	if (!X.q.v) {
+	X.q.acap = ag.env.export_queue;
+	X.q.a = calloc(X.q.acap, sizeof(*X.q.a));
+	X.q.abytes_max = ag.env.export_queue * AUX_BYTES_PER_ROW;
+	if (!X.q.v || !X.q.a) {
 		fprintf(stderr, PROG ": --export: out of memory for a queue of %zu rows\n",
 			X.q.cap);
 		return -1;
@@ -278,14 +488,27 @@ int export_stop(unsigned int wait_ms)
 	X.running = false;
 	if (X.x.err[0])
 		fprintf(stderr, PROG ": --export: %s\n", X.x.err);
-	if (X.q.dropped || X.cmds.unsent)
-		fprintf(stderr, PROG ": --export: %llu of %llu commands rows not in the store (%llu dropped from the full queue, %llu not exported)\n",
-			(unsigned long long)(X.q.dropped + X.cmds.unsent),
-			(unsigned long long)X.q.made,
-			(unsigned long long)X.q.dropped,
-			(unsigned long long)X.cmds.unsent);
-	return X.rc || X.x.err[0] || X.cmds.unsent || X.q.drop_unreported ?
-		-1 : 0;
+	for (int t = 0; t < D_COUNT; t++) {
+		static const char *const tn[D_COUNT] = {
+			"commands", "fw_records", "clock" };
+		const struct hmb_ch_sink *s = t == D_CMDS ? &X.cmds :
+					      t == D_RECS ? &X.recs : &X.clock;
+		const struct xdrops *d = &X.q.d[t];
+
+		if (d->dropped || s->unsent)
+			fprintf(stderr, PROG ": --export: %llu of %llu %s rows not in the store (%llu dropped from the full queue, %llu not exported)\n",
+				(unsigned long long)(d->dropped + s->unsent),
+				(unsigned long long)d->made, tn[t],
+				(unsigned long long)d->dropped,
+				(unsigned long long)s->unsent);
+	}
+	if (X.losses.unsent)
+		fprintf(stderr, PROG ": --export: %llu losses rows not exported\n",
+			(unsigned long long)X.losses.unsent);
+	return X.rc || X.x.err[0] || X.cmds.unsent || X.recs.unsent ||
+	       X.clock.unsent || X.losses.unsent ||
+	       X.q.d[D_CMDS].unreported || X.q.d[D_RECS].unreported ||
+	       X.q.d[D_CLOCK].unreported ? -1 : 0;
 }
 
 /* The summary's "export" object (after export_stop for final numbers). */
@@ -302,12 +525,31 @@ void export_json(struct hmb_json *j)
 	hmb_json_kv_str(j, "url", X.x.conn ? hmb_ch_url(X.x.conn) : "");
 	hmb_json_kv_str(j, "host", X.host);
 	hmb_json_kv_str(j, "trace_id", id);
-	hmb_json_kv_u64(j, "rows", X.q.made);
-	hmb_json_kv_u64(j, "dropped", X.q.dropped);
-	hmb_json_kv_u64(j, "dropped_unreported", X.q.drop_unreported);
+	hmb_json_kv_u64(j, "rows", X.q.d[D_CMDS].made);
+	hmb_json_kv_u64(j, "dropped", X.q.d[D_CMDS].dropped);
+	hmb_json_kv_u64(j, "dropped_unreported", X.q.d[D_CMDS].unreported);
 	hmb_json_kv_u64(j, "queued", X.q.n);
 	hmb_json_kv_u64(j, "inserted", X.cmds.sent);
 	hmb_json_kv_u64(j, "not_exported", X.cmds.unsent);
+	hmb_json_key(j, "tables");
+	hmb_json_obj(j);
+	for (int t = 0; t < D_COUNT + 1; t++) {
+		static const char *const tn[] = {
+			"commands", "fw_records", "clock", "losses" };
+		const struct hmb_ch_sink *s = t == D_CMDS ? &X.cmds :
+					      t == D_RECS ? &X.recs :
+					      t == D_CLOCK ? &X.clock : &X.losses;
+
+		hmb_json_key_str(j, tn[t]);
+		hmb_json_obj(j);
+		hmb_json_kv_u64(j, "rows", t < D_COUNT ? X.q.d[t].made :
+				s->rows);
+		hmb_json_kv_u64(j, "dropped", t < D_COUNT ? X.q.d[t].dropped : 0);
+		hmb_json_kv_u64(j, "inserted", s->sent);
+		hmb_json_kv_u64(j, "not_exported", s->unsent);
+		hmb_json_end(j);
+	}
+	hmb_json_end(j);
 	hmb_json_kv_u64(j, "losses_rows", X.losses_rows);
 	hmb_json_kv_u64(j, "retries", X.x.retried);
 	hmb_json_key(j, "error");
@@ -323,6 +565,15 @@ void export_free(void)
 {
 	hmb_ch_sink_free(&X.cmds);
 	hmb_ch_sink_free(&X.losses);
+	hmb_ch_sink_free(&X.recs);
+	hmb_ch_sink_free(&X.clock);
+	while (X.q.a && X.q.an) {
+		free(X.q.a[X.q.ahead]);
+		X.q.ahead = (X.q.ahead + 1) % X.q.acap;
+		X.q.an--;
+	}
+	free(X.q.a);
+	X.q.a = NULL;
 	hmb_ch_close(X.x.conn);
 	X.x.conn = NULL;
 	free(X.q.v);

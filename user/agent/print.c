@@ -61,7 +61,7 @@ static const char *const bpf_hist_names[HMB_H_COUNT] = {
  * that CPU (the per-program recursion guard): events lost before the
  * program saw them.
  */
-static uint64_t recursion_misses(void)
+uint64_t recursion_misses(void)
 {
 	struct bpf_program *p;
 	uint64_t sum = 0;

@@ -36,12 +36,6 @@ enum { T_RECORDS, T_LOSSES, T_CLOCK, T_COMMANDS, T_COUNT };
 static const char *const tnames[T_COUNT] = { "fw_records", "losses", "clock",
 					     "commands" };
 
-static const char REC_COLS[] =
-	"day, host, ring, trace_id, rec_off, epoch, seq, fw_ns, host_ns, "
-	"opcode, cpu, flags, payload";
-static const char CLOCK_COLS[] =
-	"day, host, ring, trace_id, clk_id, kind, fw_ns, host_ns, "
-	"monotonic_ns, boottime_ns, offset_ns, drift_ppm, err_ns, drift_err_ppm";
 
 struct exporter {
 	struct hmb_ch_export x;
@@ -144,33 +138,13 @@ void usage_export(FILE *f)
 
 /* ---------------------------------------------------------------- rows */
 
-static void put_key(struct exporter *e, struct hmb_ch_sink *s)
-{
-	hmb_rb_u16(s, e->day);
-	hmb_rb_str(s, e->host);
-	hmb_rb_str(s, e->ring);
-	hmb_rb_u64(s, e->x.trace_id);
-}
-
 /* Returns 0, or -1 when a sink failed (x.err says why). */
 static int row_record(struct exporter *e, const struct hmb_record *rec)
 {
-	struct hmb_ch_sink *s = &e->sink[T_RECORDS];
-	int rc = hmb_ch_sink_admit(s, rec->offset);
-
-	if (rc <= 0)
-		return rc;
-	put_key(e, s);
-	hmb_rb_u64(s, rec->offset);
-	hmb_rb_u32(s, (uint32_t)e->in->epochs);
-	hmb_rb_u32(s, rec->hdr.seq);
-	hmb_rb_u64(s, rec->hdr.ts_ns);
-	hmb_rb_u64(s, 0);		/* host_ns: not mapped offline (no join) */
-	hmb_rb_u16(s, rec->hdr.opcode);
-	hmb_rb_u8(s, rec->hdr.cpu);
-	hmb_rb_u8(s, rec->hdr.flags);
-	hmb_rb_bytes(s, rec->payload, rec->hdr.payload_len);
-	return hmb_ch_sink_commit_row(s);
+	/* host_ns: not mapped offline (no join) */
+	return hmb_ch_row_record(&e->sink[T_RECORDS], &e->id, e->ring,
+				 rec->offset, (uint32_t)e->in->epochs, 0,
+				 &rec->hdr, rec->payload) < 0 ? -1 : 0;
 }
 
 /* A losses row of this dump's ring. */
@@ -228,23 +202,15 @@ static void row_counters(struct exporter *e, uint64_t bad_bytes,
 
 static void row_clock(struct exporter *e)
 {
-	struct hmb_ch_sink *s = &e->sink[T_CLOCK];
 	const struct hmb_sidecar *sc = &e->in->sidecar;
+	struct hmb_ch_clock c = {
+		.id = 0, .ring = e->ring, .kind = "host_open",
+		.host_ns = sc->realtime_ns, .monotonic_ns = sc->monotonic_ns,
+		.boottime_ns = sc->boottime_ns,
+	};
 
-	if (!e->in->have_sidecar || hmb_ch_sink_admit(s, 0) <= 0)
-		return;
-	put_key(e, s);
-	hmb_rb_u64(s, 0);
-	hmb_rb_str(s, "host_open");
-	hmb_rb_u64(s, 0);
-	hmb_rb_u64(s, sc->realtime_ns);
-	hmb_rb_u64(s, sc->monotonic_ns);
-	hmb_rb_u64(s, sc->boottime_ns);
-	hmb_rb_f64(s, 0);
-	hmb_rb_f64(s, 0);
-	hmb_rb_f64(s, 0);
-	hmb_rb_f64(s, 0);
-	hmb_ch_sink_commit_row(s);
+	if (e->in->have_sidecar)
+		hmb_ch_row_clock(&e->sink[T_CLOCK], &e->id, &c);
 }
 
 /*
@@ -766,9 +732,9 @@ int cmd_export(int argc, char **argv)
 		.serial = e.serial, .model = e.model, .fw_rev = e.fw_rev,
 	};
 	for (t = 0; t < T_COUNT; t++) {
-		static const char *const cols[T_COUNT] = { REC_COLS,
+		static const char *const cols[T_COUNT] = { hmb_ch_fw_records_cols,
 							   hmb_ch_losses_cols,
-							   CLOCK_COLS,
+							   hmb_ch_clock_cols,
 							   hmb_ch_commands_cols };
 		static const char *const ids[T_COUNT] = { "rec_off", "loss_id",
 							  "clk_id", "cmd_id" };

@@ -89,6 +89,7 @@ static const struct cmd_field cmd_fields[] = {
 	{ "slba", UINT64_MAX, false },
 	{ "nlb", UINT32_MAX, false },
 	{ "flags", UINT64_MAX, false },
+	{ "status", UINT16_MAX, false },
 };
 
 #define NFIELDS (sizeof(cmd_fields) / sizeof(cmd_fields[0]))
@@ -125,6 +126,7 @@ static int cmd_members(struct host_events *he, struct json_object *o,
 	c->slba = v[6];
 	c->nlb = (uint32_t)v[7];
 	*flags = v[8];
+	c->status = (uint16_t)v[9];
 	if (json_object_object_get_ex(o, "opc", &opc) &&
 	    json_object_is_type(opc, json_type_string))
 		snprintf(c->opc, sizeof(c->opc), "%s",
@@ -378,6 +380,18 @@ static int perf_line(struct host_events *he, struct ptab *pt,
 		}
 		he->v[idx].complete_ns = ts;
 		he->v[idx].line = no;
+		/* "status=%#x": 0x1a, or 0 */
+		p = strstr(p, "status=");
+		if (p) {
+			const char *e;
+
+			if (hmb_strtou64(p + 7, &e, 0, &v) || v > 0xffff) {
+				errorf("%s:%u: cannot read status= of this nvme_complete_rq event",
+				       he->path, no);
+				return EXIT_BADINPUT;
+			}
+			he->v[idx].status = (uint16_t)v;
+		}
 	}
 	return 0;
 }

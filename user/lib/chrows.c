@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * chrows: the fleet store's commands and losses rows (share/fleet/schema.sql,
- * docs/fleet.md) in RowBinary, one encoder per table for every exporter:
+ * chrows: the fleet store's rows (share/fleet/schema.sql, docs/fleet.md:
+ * commands, losses, fw_records, clock) in RowBinary, one encoder per table
+ * for every exporter:
  * hmb-trace-analyze export (offline, from the join) and hmb-trace-agent
  * --export (live, from the command model).
  */
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hmbtrace.h"
 #include "hmbtrace_ch.h"
 #include "hmbtrace_cmd.h"
 
@@ -22,6 +24,14 @@ const char hmb_ch_losses_cols[] =
 	"day, host, ring, trace_id, loss_id, layer, counter, count, "
 	"fw_ns_from, fw_ns_to, host_ns_from, host_ns_to, seq_first, seq_last, "
 	"detail";
+
+const char hmb_ch_fw_records_cols[] =
+	"day, host, ring, trace_id, rec_off, epoch, seq, fw_ns, host_ns, "
+	"opcode, cpu, flags, payload";
+
+const char hmb_ch_clock_cols[] =
+	"day, host, ring, trace_id, clk_id, kind, fw_ns, host_ns, "
+	"monotonic_ns, boottime_ns, offset_ns, drift_ppm, err_ns, drift_err_ppm";
 
 /* The NVMe opcode of a command's name (hmb_nvme_opc_name's); 0xff for a
  * block request's name, which has none. */
@@ -75,7 +85,7 @@ int hmb_ch_row_command(struct hmb_ch_sink *s, const struct hmb_ch_ident *k,
 	hmb_rb_u32(s, c->h.nsid);
 	hmb_rb_u64(s, c->h.slba);
 	hmb_rb_u32(s, c->h.nlb);
-	hmb_rb_u16(s, 0);	/* status: the host side carries none yet */
+	hmb_rb_u16(s, c->h.status);
 	hmb_rb_u64(s, wall(wall_off, (double)c->h.submit_ns));
 	hmb_rb_u64(s, wall(wall_off, (double)c->h.complete_ns));
 	for (size_t i = 0; i < sizeof(ph) / sizeof(ph[0]); i++) {
@@ -87,7 +97,12 @@ int hmb_ch_row_command(struct hmb_ch_sink *s, const struct hmb_ch_ident *k,
 		if (have && off == 0)
 			off = c->fw_host_ns[ph[i]] - (double)c->fw.ts[ph[i]];
 	}
-	hmb_rb_u8(s, 0);	/* bg_in_flight: an empty array for now */
+	/* bg_in_flight: Array(String), LEB128 count then the names */
+	hmb_rb_u8(s, (uint8_t)__builtin_popcount(c->bg_groups ? c->bg : 0));
+	for (unsigned int g = 0; c->bg_groups && g < HMB_CMD_BG_GROUPS; g++)
+		if (c->bg & (1u << g))
+			hmb_rb_bytes(s, c->bg_groups[g],
+				     strnlen(c->bg_groups[g], HMB_DICT_NAME_LEN));
 	hmb_rb_str(s, hmb_match_name(c->match));
 	hmb_rb_f64(s, off);
 	hmb_rb_f64(s, c->placed ? clock_err : 0);
@@ -120,4 +135,56 @@ int hmb_ch_row_loss(struct hmb_ch_sink *s, const struct hmb_ch_ident *k,
 		     l->detail ? strnlen(l->detail, 1024) : 0);
 	hmb_ch_sink_commit_row(s);
 	return 1;
+}
+
+int hmb_ch_row_record(struct hmb_ch_sink *s, const struct hmb_ch_ident *k,
+		      const char *ring, uint64_t rec_off, uint32_t epoch,
+		      uint64_t host_ns, const struct hmb_record_hdr *hdr,
+		      const void *payload)
+{
+	size_t len = hdr->payload_len;
+	int rc = hmb_ch_sink_admit(s, rec_off);
+
+	if (rc <= 0)
+		return rc;
+	if (len > HMB_RECORD_MAX_PAYLOAD)	/* the caller's check failed: clip */
+		len = HMB_RECORD_MAX_PAYLOAD;
+	hmb_rb_u16(s, k->day);
+	hmb_rb_str(s, k->host);
+	hmb_rb_str(s, ring ? ring : "");
+	hmb_rb_u64(s, k->trace_id);
+	hmb_rb_u64(s, rec_off);
+	hmb_rb_u32(s, epoch);
+	hmb_rb_u32(s, hdr->seq);
+	hmb_rb_u64(s, hdr->ts_ns);
+	hmb_rb_u64(s, host_ns);
+	hmb_rb_u16(s, hdr->opcode);
+	hmb_rb_u8(s, hdr->cpu);
+	hmb_rb_u8(s, hdr->flags);
+	hmb_rb_bytes(s, payload, len);
+	return hmb_ch_sink_commit_row(s) ? -1 : 1;
+}
+
+int hmb_ch_row_clock(struct hmb_ch_sink *s, const struct hmb_ch_ident *k,
+		     const struct hmb_ch_clock *c)
+{
+	int rc = hmb_ch_sink_admit(s, c->id);
+
+	if (rc <= 0)
+		return rc;
+	hmb_rb_u16(s, k->day);
+	hmb_rb_str(s, k->host);
+	hmb_rb_str(s, c->ring ? c->ring : "");
+	hmb_rb_u64(s, k->trace_id);
+	hmb_rb_u64(s, c->id);
+	hmb_rb_str(s, c->kind);
+	hmb_rb_u64(s, c->fw_ns);
+	hmb_rb_u64(s, c->host_ns);
+	hmb_rb_u64(s, c->monotonic_ns);
+	hmb_rb_u64(s, c->boottime_ns);
+	hmb_rb_f64(s, c->offset_ns);
+	hmb_rb_f64(s, c->drift_ppm);
+	hmb_rb_f64(s, c->err_ns);
+	hmb_rb_f64(s, c->drift_err_ppm);
+	return hmb_ch_sink_commit_row(s) ? -1 : 1;
 }

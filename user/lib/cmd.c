@@ -121,6 +121,24 @@ enum hmb_match hmb_cmd_classify(const struct hmb_host_cmd *h,
 	return fw->mask ? HMB_M_PARTIAL : HMB_M_UNMATCHED;
 }
 
+bool hmb_cmd_fw_span(const struct hmb_cmd *c, uint64_t *t0, uint64_t *t1)
+{
+	bool any = false;
+
+	for (int p = HMB_PHASE_FETCH; p < HMB_PHASE_COUNT; p++) {
+		uint64_t t = c->fw.ts[p];
+
+		if (!(c->fw.mask & (1u << p)))
+			continue;
+		if (!any || t < *t0)
+			*t0 = t;
+		if (!any || t > *t1)
+			*t1 = t;
+		any = true;
+	}
+	return any;
+}
+
 /* Where the records of a placed command lie on the host clock. */
 static void place(struct hmb_cmd *c, const struct hmb_cmd_clock *clk)
 {

@@ -151,6 +151,15 @@ void hmb_cmd_json_members(struct hmb_json *j, const struct hmb_cmd *c)
 	hmb_json_kv_u64(j, "flags", h->flags);
 	hmb_json_kv_u64(j, "submit_ns", h->submit_ns);
 	hmb_json_kv_u64(j, "complete_ns", h->complete_ns);
+	hmb_json_kv_u64(j, "status", h->status);
+	if (c->bg_groups) {
+		hmb_json_key(j, "bg_in_flight");
+		hmb_json_arr(j);
+		for (unsigned int g = 0; g < HMB_CMD_BG_GROUPS; g++)
+			if (c->bg & (1u << g))
+				hmb_json_str(j, c->bg_groups[g]);
+		hmb_json_end_arr(j);
+	}
 	if (h->line)
 		hmb_json_kv_u64(j, "host_line", h->line);
 	for (int i = 0; i < HMB_X_COUNT; i++) {

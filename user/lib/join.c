@@ -59,7 +59,37 @@ static void on_fw_end(void *ctx, const struct hmb_fwm_cmd *m,
 	}
 }
 
-static const struct hmb_fwm_ops fw_ops = { .cmd_end = on_fw_end };
+static void on_fw_bg(void *ctx, const char *group, uint64_t t0, uint64_t t1,
+		     unsigned int flags, uint8_t cpu)
+{
+	struct hmb_join *j = ctx;
+	int g = -1;
+
+	(void)flags;
+	(void)cpu;
+	for (unsigned int i = 0; i < j->fwm.ngroups; i++)
+		if (!strcmp(j->fwm.groups[i], group))
+			g = (int)i;
+	if (g < 0)
+		return;
+	if (j->nbg == j->capbg) {
+		size_t cap = j->capbg ? j->capbg * 2 : 256;
+		struct jbg *v = realloc(j->bg, cap * sizeof(*v));
+
+		if (!v) {
+			j->oom = true;
+			return;
+		}
+		j->bg = v;
+		j->capbg = cap;
+	}
+	j->bg[j->nbg++] = (struct jbg){ .b = t0, .e = t1, .g = (uint8_t)g };
+}
+
+static const struct hmb_fwm_ops fw_ops = {
+	.cmd_end = on_fw_end,
+	.bg_window = on_fw_bg,
+};
 
 struct hmb_join *hmb_join_new(const struct hmb_dict *dict)
 {
@@ -88,6 +118,7 @@ void hmb_join_free(struct hmb_join *j)
 	free(j->hj);
 	free(j->order);
 	free(j->fw);
+	free(j->bg);
 	free(j->segs);
 	free(j->segs_all);
 	free(j);
@@ -165,6 +196,61 @@ static int cmp_submit(const void *a, const void *b, void *ctx)
 	uint64_t y = j->host[*(const size_t *)b].submit_ns;
 
 	return x < y ? -1 : x > y;
+}
+
+static int cmp_bg(const void *a, const void *b)
+{
+	const struct jbg *x = a, *y = b;
+
+	if (x->g != y->g)
+		return x->g < y->g ? -1 : 1;
+	return x->b < y->b ? -1 : x->b > y->b;
+}
+
+/* The windows by group and begin, each with the latest end so far. */
+static void index_bg(struct hmb_join *j)
+{
+	size_t i = 0;
+
+	if (j->nbg)	/* no window: j->bg is NULL */
+		qsort(j->bg, j->nbg, sizeof(*j->bg), cmp_bg);
+	for (unsigned int g = 0; g <= HMB_FWM_MAX_GROUPS; g++) {
+		uint64_t emax = 0;
+
+		j->bg_first[g] = i;
+		for (; i < j->nbg && j->bg[i].g == g; i++) {
+			if (j->bg[i].e > emax)
+				emax = j->bg[i].e;
+			j->bg[i].emax = emax;
+		}
+	}
+}
+
+/* The groups with a window in flight during @c's firmware span: per
+ * group, some window begun by the span's end and ended at its start or
+ * later. */
+static uint16_t bg_of(const struct hmb_join *j, const struct hmb_cmd *c)
+{
+	uint64_t t0, t1;
+	uint16_t bits = 0;
+
+	if (!j->nbg || !hmb_cmd_fw_span(c, &t0, &t1))
+		return 0;
+	for (unsigned int g = 0; g < HMB_FWM_MAX_GROUPS && g < HMB_CMD_BG_GROUPS; g++) {
+		size_t lo = j->bg_first[g], hi = j->bg_first[g + 1];
+
+		while (lo < hi) {	/* first window begun after t1 */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (j->bg[mid].b <= t1)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo > j->bg_first[g] && j->bg[lo - 1].emax >= t0)
+			bits |= (uint16_t)(1u << g);
+	}
+	return bits;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -539,6 +625,7 @@ int hmb__join_prepare(struct hmb_join *j)
 	free(j->order);
 	hmb_clock_free(&j->clk);
 	qsort(j->fw, j->nfw, sizeof(*j->fw), cmp_fw);
+	index_bg(j);
 	qsort(j->host, j->nhost, sizeof(*j->host), cmp_host);
 	j->hj = malloc(n * sizeof(*j->hj));
 	j->order = malloc(n * sizeof(*j->order));
@@ -595,6 +682,8 @@ void hmb_join_cmd(const struct hmb_join *j, size_t i, struct hmb_cmd *out)
 	}
 	k = hmb__join_clock_of(j, h, &ctx);
 	hmb_cmd_judge(out, hmb__join_placed(j, h) ? &k : NULL);
+	out->bg = bg_of(j, out);
+	out->bg_groups = j->fwm.groups;
 }
 
 int hmb_join_foreach(const struct hmb_join *j,

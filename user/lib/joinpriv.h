@@ -52,6 +52,13 @@ struct jmap {
 	double tol;			/* window widening, at least */
 };
 
+/* A background window of the dump (the firmware model's). */
+struct jbg {
+	uint64_t b, e;		/* firmware ts */
+	uint64_t emax;		/* max e of its group's windows up to it */
+	uint8_t g;		/* group: index into fwm.groups */
+};
+
 struct hmb_join {
 	const struct hmb_dict *dict;
 	struct hmb_fwmodel fwm;
@@ -72,6 +79,9 @@ struct hmb_join {
 	size_t nseg, capseg;
 	struct hmb_join_totals tot;
 	struct hmb_cmd_stats stats;
+	struct jbg *bg;			/* sorted by (g, b) in prepare */
+	size_t nbg, capbg;
+	size_t bg_first[HMB_FWM_MAX_GROUPS + 1];	/* group g: [first[g], first[g+1]) */
 	/* hmb_join_stream: one window of host commands at a time */
 	bool streaming, fw_end, have_cut, have_map, all_run;
 	size_t win;			/* host commands per window */

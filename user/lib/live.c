@@ -35,12 +35,46 @@ void hmb_live_free(struct hmb_live *l)
 	l->pending = NULL;
 }
 
+/* The groups with a window in flight during @c's firmware span. */
+static uint16_t bg_of(const struct hmb_live *l, const struct hmb_cmd *c)
+{
+	uint64_t t0, t1;
+	uint16_t bits = 0;
+
+	if (!hmb_cmd_fw_span(c, &t0, &t1))
+		return 0;
+	for (unsigned int g = 0; g < l->ngroups && g < HMB_CMD_BG_GROUPS; g++) {
+		const struct hmb_live_win *w = &l->win[g];
+		uint64_t stop = w->n > HMB_LIVE_WIN ? w->n - HMB_LIVE_WIN : 0;
+
+		if (w->open && w->open_b <= t1) {
+			bits |= (uint16_t)(1u << g);
+			continue;
+		}
+		/* a group's windows close in order: newest first, until one
+		 * ended before the span */
+		for (uint64_t i = w->n; i > stop; i--) {
+			size_t k = (i - 1) % HMB_LIVE_WIN;
+
+			if (w->e[k] < t0)
+				break;
+			if (w->b[k] <= t1) {
+				bits |= (uint16_t)(1u << g);
+				break;
+			}
+		}
+	}
+	return bits;
+}
+
 /* Judge @c with the estimate (if it has one) and account for it. */
 static void judge(struct hmb_live *l, struct hmb_cmd *c)
 {
 	struct hmb_cmd_clock k = hmb_cmd_clock_of(&l->clk);
 
 	hmb_cmd_judge(c, l->clk.valid ? &k : NULL);
+	c->bg = bg_of(l, c);
+	c->bg_groups = l->groups;
 	hmb_cmd_stats_add(&l->run, c);
 	hmb_cmd_stats_add(&l->iv, c);
 	if (l->o.on_cmd)
@@ -137,6 +171,28 @@ void hmb_live_new_interval(struct hmb_live *l)
 	hmb_cmd_stats_clear(&l->iv);
 }
 
+static void win_close(struct hmb_live_win *w, uint64_t b, uint64_t e)
+{
+	w->b[w->n % HMB_LIVE_WIN] = b;
+	w->e[w->n % HMB_LIVE_WIN] = e;
+	w->n++;
+}
+
+/* The fwmodel's rule for windows (a begin while open closes the open one;
+ * an end without a begin: a window from the start). */
+static void win_edge(struct hmb_live_win *w, uint64_t ts, enum hmb_bg_edge edge)
+{
+	if (edge == HMB_BG_BEGIN) {
+		if (w->open)
+			win_close(w, w->open_b, ts);
+		w->open = true;
+		w->open_b = ts;
+	} else if (edge == HMB_BG_END) {
+		win_close(w, w->open ? w->open_b : 0, ts);
+		w->open = false;
+	}
+}
+
 void hmb_live_bg(struct hmb_live *l, uint64_t ts, uint16_t opcode,
 		 enum hmb_bg_edge edge, const char *group, const void *payload,
 		 size_t len)
@@ -152,6 +208,7 @@ void hmb_live_bg(struct hmb_live *l, uint64_t ts, uint16_t opcode,
 			 group);
 	if (g >= HMB_LIVE_GROUPS)
 		g = HMB_LIVE_GROUPS - 1;
+	win_edge(&l->win[g], ts, edge);
 	memset(r, 0, sizeof(*r));
 	r->ts = ts;
 	r->opcode = opcode;

@@ -27,11 +27,15 @@
 #        part of the slot width) must agree per slot within max(10, 10 %)
 #        requests (on a loaded machine a task can be preempted between the
 #        two tools' programs);
-#      * over all slots, at most 10 % of all requests may sit in a
-#        neighbouring slot
-#        (half the L1 distance), and the cumulative distributions may
-#        differ by at most 10 % at any boundary (a shift, not a different
-#        distribution).
+#      * over all slots, no request may be more than one slot away: the
+#        share that moves to the neighbouring slot is not bounded (it
+#        depends on how close the bulk sits to a boundary: 3 to 60 % of
+#        20000 requests seen on this machine kind with the same build,
+#        within minutes), but a skew below the slot width moves a request
+#        by one slot at most.  So each tool's cumulative count up to slot
+#        k must be at least the other's up to slot k-1, within 0.5 % (a
+#        task preempted between the two programs).  The share moved is
+#        printed.
 # Environment: HMB_LOOP_IOS (default 20000) requests.
 set -u
 agent=${1:?usage: loop-vs-biolatency.sh AGENT}
@@ -137,17 +141,22 @@ tap(a_tot <= fio_ios and short * 1000 <= fio_ios,
 tap(s["completed"] == a_tot, "reported count equals the histogram total")
 keys = sorted(set(ah) | set(bh))
 moved = sum(abs(ah.get(k, 0) - bh.get(k, 0)) for k in keys) // 2
-tol = max(1, a_tot // 10)
-tap(moved <= tol, "histograms agree: %d requests in a neighbouring slot (limit %d = 10 %%)" % (moved, tol))
+print("# %d requests (%.1f %%) in a neighbouring slot" % (moved, 100.0 * moved / max(a_tot, 1)))
 bad = [k for k in keys if k >= 64 and abs(ah.get(k, 0) - bh.get(k, 0)) > max(10, 0.1 * max(ah.get(k, 0), bh.get(k, 0)))]
 tap(not bad, "histograms agree per slot from 64 us up (slots off: %s)" % (bad or "none"))
-# no request more than one slot away: cumulative counts never differ by
-# more than what neighbouring-slot moves explain
-ca = cb = 0; worst = 0
-for k in keys:
+# no request more than one slot away: what one tool counts up to slot k-1
+# the other counts up to slot k (the slots are consecutive powers of two)
+slots = sorted(set(keys) | set(2 * k for k in keys if k))
+tol = max(10, a_tot // 200)
+ca = cb = pa = pb = 0; worst = 0; where = None
+for k in slots:
     ca += ah.get(k, 0); cb += bh.get(k, 0)
-    worst = max(worst, abs(ca - cb))
-tap(worst <= tol, "cumulative distributions within %d requests (max difference %d)" % (tol, worst))
+    short = max(pb - ca, pa - cb)
+    if short > worst:
+        worst, where = short, k
+    pa, pb = ca, cb
+tap(worst <= tol, "no request more than one slot away: within %d (0.5 %%): worst %d%s" % (
+    tol, worst, " at the slot from %d us" % where if where is not None else ""))
 c = s["counters"]
 tap(c["ringbuf_reserve_failed"] == 0, "no ring buffer reservation failed")
 print("# agent/biolatency slots: " + " ".join("%d:%d/%d" % (k, ah.get(k, 0), bh.get(k, 0)) for k in keys))

@@ -224,6 +224,32 @@ struct hmb_ch_ident {
 /* Column lists in RowBinary order of the rows below. */
 extern const char hmb_ch_commands_cols[];
 extern const char hmb_ch_losses_cols[];
+extern const char hmb_ch_fw_records_cols[];
+extern const char hmb_ch_clock_cols[];
+
+struct hmb_record_hdr;
+
+/*
+ * One fw_records row: the record's header and @hdr->payload_len bytes of
+ * @payload (at most HMB_RECORD_MAX_PAYLOAD; the caller has checked it), row id
+ * @rec_off (the dump offset offline, the record's ordinal live), the
+ * ring's name and epoch, and @host_ns, its firmware time on the host's
+ * wall clock (0: not mapped).  Returns what hmb_ch_sink_admit() returns.
+ */
+int hmb_ch_row_record(struct hmb_ch_sink *s, const struct hmb_ch_ident *k,
+		      const char *ring, uint64_t rec_off, uint32_t epoch,
+		      uint64_t host_ns, const struct hmb_record_hdr *hdr,
+		      const void *payload);
+
+/* One clock row (docs/fleet.md: kind host_open, estimate or step). */
+struct hmb_ch_clock {
+	uint64_t id;
+	const char *ring, *kind;
+	uint64_t fw_ns, host_ns, monotonic_ns, boottime_ns;
+	double offset_ns, drift_ppm, err_ns, drift_err_ppm;
+};
+int hmb_ch_row_clock(struct hmb_ch_sink *s, const struct hmb_ch_ident *k,
+		     const struct hmb_ch_clock *c);
 
 /*
  * One commands row: @c as the command model judged it, host times (the

@@ -93,6 +93,12 @@ struct hmb_host_cmd {
 	uint32_t flags;		/* HMB_CMD_F_* */
 	uint32_t line;		/* offline: the input line it came from */
 	uint16_t qid, cid;	/* cid: the full 16-bit command id */
+	/*
+	 * completion status: NVMe commands the CQE's status field as the
+	 * kernel's nvme_complete_rq tracepoint gives it (0: success); block
+	 * requests the block layer's blk_status_t (0: BLK_STS_OK)
+	 */
+	uint16_t status;
 	char opc[16];		/* "read", "write", ... */
 };
 
@@ -115,7 +121,26 @@ struct hmb_cmd {
 	bool across_step;	/* its records lie on both sides of a clock step */
 	int64_t x[HMB_X_COUNT];		/* enum hmb_xphase, -1 if unknown */
 	double fw_host_ns[HMB_PHASE_COUNT];	/* placed: records' host times */
+	/*
+	 * Background groups (gc, thermal, ...) with a window open during the
+	 * command's firmware span (hmb_cmd_fw_span): bit g for group name
+	 * bg_groups[g].  Set by the join and the live model (0 and NULL
+	 * elsewhere); bg_groups lives as long as the model that set it.
+	 */
+	uint16_t bg;
+	const char (*bg_groups)[HMB_DICT_NAME_LEN];
 };
+
+/* Bits of struct hmb_cmd.bg: groups told apart per model. */
+#define HMB_CMD_BG_GROUPS	16
+
+/*
+ * The firmware time a command's records span: its first phase's ts to its
+ * last phase's (fetch to cqe_posted when it has both).  false when it has
+ * no record.  A background window [b, e] (e == 0: still open) is in flight
+ * at the command when b <= t1 and (e == 0 or e >= t0).
+ */
+bool hmb_cmd_fw_span(const struct hmb_cmd *c, uint64_t *t0, uint64_t *t1);
 
 /*
  * How firmware times become host times for one command: the run's clock

@@ -8,7 +8,11 @@
  * clock step is found before the commands around it are placed with the
  * old estimate.  Every judged command goes to the caller's on_cmd (per-
  * command output, an exporter) and into the run's and the interval's
- * struct hmb_cmd_stats.
+ * struct hmb_cmd_stats.  Each judged command carries the background groups
+ * with a window in flight during its firmware span (struct hmb_cmd.bg,
+ * group names in hmb_live.groups): the open window of each group and its
+ * last HMB_LIVE_WIN closed ones are kept for that (an end without a begin
+ * is a window from the start; a begin while one is open closes it).
  *
  * Memory is bounded: the clock's window, at most HMB_LIVE_PENDING commands
  * waiting for placement (more are judged unplaced at once, counted in
@@ -28,6 +32,7 @@ extern "C" {
 #define HMB_LIVE_BG		4096
 #define HMB_LIVE_BG_PAYLOAD	16
 #define HMB_LIVE_GROUPS		16
+#define HMB_LIVE_WIN		64	/* closed windows kept per group */
 
 /* Why hmb_live_opts.on_clock is called. */
 enum hmb_live_clock_why {
@@ -63,6 +68,14 @@ struct hmb_live_bg {
 	uint8_t payload[HMB_LIVE_BG_PAYLOAD];
 };
 
+/* A group's background windows, for struct hmb_cmd.bg. */
+struct hmb_live_win {
+	uint64_t b[HMB_LIVE_WIN], e[HMB_LIVE_WIN];	/* the last closed ones */
+	uint64_t n;			/* closed so far (ring index n % WIN) */
+	uint64_t open_b;		/* the open window's begin */
+	bool open;
+};
+
 struct hmb_live {
 	struct hmb_live_opts o;
 	struct hmb_clock clk;
@@ -76,6 +89,7 @@ struct hmb_live {
 	uint64_t nbg;
 	char groups[HMB_LIVE_GROUPS][HMB_DICT_NAME_LEN];
 	unsigned int ngroups;
+	struct hmb_live_win win[HMB_LIVE_GROUPS];	/* per group */
 };
 
 int hmb_live_init(struct hmb_live *l, const struct hmb_live_opts *o);

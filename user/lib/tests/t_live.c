@@ -4,8 +4,9 @@
  * hmb-trace-agent feeds it, with synthetic commands (TAP): the clock
  * estimate recovers a known offset and drift (offset within 20 us, drift
  * within 10 %), follows an offset step, ignores a few misattributed
- * commands, and the per-command breakdown, top-N and background overlap
- * are right.
+ * commands, and the per-command breakdown, top-N, background overlap and
+ * each judged command's background groups in flight (hmb_cmd.bg) are
+ * right.
  */
 #include <math.h>
 #include <stdio.h>
@@ -519,6 +520,79 @@ static void test_breakdown(void)
 	hmb_live_free(&a);
 }
 
+/* What on_cmd saw of struct hmb_cmd.bg, by cid. */
+static uint16_t bgb_seen[8];
+static const char (*bgbits_names)[HMB_DICT_NAME_LEN];
+
+static void bg_cmd_cb(void *ctx, const struct hmb_cmd *c)
+{
+	(void)ctx;
+	if (c->h.cid < 8)
+		bgb_seen[c->h.cid] = c->bg;
+	bgbits_names = c->bg_groups;
+}
+
+/* A command whose records span firmware [t0, t1] (fetch .. cqe_posted). */
+static void bg_cmd(struct hmb_live *l, uint16_t cid, uint64_t t0, uint64_t t1)
+{
+	struct tcmd ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.h.qid = 1;
+	ev.h.cid = cid;
+	ev.h.submit_ns = 1000000 + cid;
+	ev.h.complete_ns = 2000000 + cid;
+	ev.fw.ts[HMB_PHASE_FETCH] = t0;
+	ev.fw.ts[HMB_PHASE_CQE_POSTED] = t1;
+	ev.fw.mask = (1u << HMB_PHASE_FETCH) | (1u << HMB_PHASE_CQE_POSTED);
+	if (t0 == 0 && t1 == 0)		/* no firmware records */
+		ev.fw.mask = 0;
+	hmb_live_cmd(l, &ev.h, &ev.fw);
+}
+
+/*
+ * struct hmb_cmd.bg: the groups with a window in flight during the
+ * command's firmware span, per the rule of hmb_cmd_fw_span: closed
+ * windows, the open one, an end without a begin (from the start), a
+ * begin while one is open (closes it), and none for a command without
+ * records.
+ */
+static void test_bg_bits(void)
+{
+	struct hmb_live_opts o = { .top_n = 4, .on_cmd = bg_cmd_cb };
+	struct hmb_live l;
+	unsigned int gc, th;
+
+	memset(bgb_seen, 0xff, sizeof(bgb_seen));
+	if (hmb_live_init(&l, &o)) {
+		ok(0, "bg bits: init");
+		return;
+	}
+	hmb_live_bg(&l, 500, 0x201, HMB_BG_END, "gc", NULL, 0);	/* [0, 500] */
+	hmb_live_bg(&l, 1000, 0x200, HMB_BG_BEGIN, "gc", NULL, 0);
+	hmb_live_bg(&l, 2000, 0x201, HMB_BG_END, "gc", NULL, 0);	/* [1000, 2000] */
+	hmb_live_bg(&l, 3000, 0x210, HMB_BG_BEGIN, "thermal", NULL, 0);
+	hmb_live_bg(&l, 3500, 0x210, HMB_BG_BEGIN, "thermal", NULL, 0);	/* [3000, 3500], open from 3500 */
+	hmb_live_bg(&l, 4000, 0x202, HMB_BG_POINT, "gc", NULL, 0);	/* a point: no window */
+	bg_cmd(&l, 0, 100, 400);	/* inside the end-only gc window */
+	bg_cmd(&l, 1, 600, 900);	/* between gc windows */
+	bg_cmd(&l, 2, 900, 1000);	/* ends where gc begins */
+	bg_cmd(&l, 3, 2000, 3000);	/* touches gc's end and thermal's begin */
+	bg_cmd(&l, 4, 3600, 3700);	/* in the open thermal window */
+	bg_cmd(&l, 5, 3900, 4100);	/* across the gc point only: thermal */
+	bg_cmd(&l, 6, 0, 0);		/* no firmware records */
+	hmb_live_flush(&l);
+	gc = bgbits_names && !strcmp(bgbits_names[0], "gc") ? 1u : 0;
+	th = bgbits_names && !strcmp(bgbits_names[1], "thermal") ? 2u : 0;
+	ok(gc && th && bgb_seen[0] == gc && bgb_seen[1] == 0 &&
+	   bgb_seen[2] == gc && bgb_seen[3] == (gc | th) && bgb_seen[4] == th &&
+	   bgb_seen[5] == th && bgb_seen[6] == 0,
+	   "bg bits: per command %x %x %x %x %x %x %x (want 1 0 1 3 2 2 0)",
+	   bgb_seen[0], bgb_seen[1], bgb_seen[2], bgb_seen[3], bgb_seen[4],
+	   bgb_seen[5], bgb_seen[6]);
+	hmb_live_free(&l);
+}
+
 static void test_hist(void)
 {
 	struct hmb_log2_hist h;
@@ -562,5 +636,6 @@ int main(void)
 			   fwd, 400);
 	}
 	test_breakdown();
+	test_bg_bits();
 	return tap_done();
 }

@@ -15,7 +15,8 @@
 # much, slbas by 2^40 a copy so that no copy looks like another to the
 # join), so that both have the same mix per command.  Then
 # HMB_BENCH_RUNS rounds (default 5), the six commands interleaved in each
-# round; medians.  Prints a Markdown table and writes it into
+# round (each run's numbers on stderr as it ends); medians.  Prints a
+# Markdown table and writes it into
 # docs/benchmarks.md between the "bench-join" markers (HMB_BENCH_NO_DOC=1
 # to leave the doc alone).
 set -euo pipefail
@@ -93,6 +94,7 @@ run1() {
 	wall[$k]+="$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }') "
 	cpu[$k]+="$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }') "
 	rss[$k]+="$m "
+	echo "bench-join: $k: wall $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }') s, CPU $u + $s s, peak RSS $m KiB" >&2
 }
 med() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 for ((i = 0; i < runs; i++)); do

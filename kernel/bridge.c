@@ -306,7 +306,12 @@ int hmb_bridge_enable(struct hmb_trace_ring *ring)
 		ring->bridge_gen = READ_ONCE(ring->sync->gen);
 		ring->bridge_tail = tail;
 		ring->bridge_last_head = tail;
-		ring->bridge_flags = hmb_hdr_flags(ring->hdr);
+		/*
+		 * A ring found OVERFLOWED counts as one overflow seen: its
+		 * producer dropped records before the bridge came.
+		 */
+		ring->bridge_flags = hmb_hdr_flags(ring->hdr) &
+				     ~HMB_RING_FLAG_OVERFLOWED;
 		ring->bridge_have_seq = false;
 		ring->bridge_new_epoch = false;
 		ring->bridge_frozen = false;

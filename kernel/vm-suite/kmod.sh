@@ -214,12 +214,11 @@ tap_diag "records/s through the bridge: $((B / SECS))"
 [ "$C" = "$P" ] && tap_ok "perf stat counts every hmb_trace_record ($C)" ||
 	tap_fail "perf stat counts every hmb_trace_record" "perf $C, produced $P"
 [ "$L" = "$D" ] && tap_ok "bridge_lost = producer drops ($L)" || tap_fail "bridge_lost = producer drops" "$L != $D"
-if [ "$D" -gt 0 ]; then
-	[ "$(cat $S/bridge_overflows)" -gt 0 ] && tap_ok "OVERFLOWED transitions seen by the bridge ($(cat $S/bridge_overflows))" ||
-		tap_fail "OVERFLOWED transitions seen by the bridge" "drops $D but 0 overflows"
-else
-	tap_skip "OVERFLOWED transitions seen by the bridge" "the bridge kept up, no drops"
-fi
+# OVERFLOWED is a sampled state (set at a drop, cleared by the next write):
+# at full rate the bridge may or may not look while it is set (the debug
+# kernel once had 55378 drops and 0 overflows seen), so that count is only
+# shown; the drops themselves are counted exactly above.
+tap_diag "OVERFLOWED transitions the bridge saw at full rate: $(cat $S/bridge_overflows) (drops $D)"
 [ "$(cat $S/bridge_corrupt)" = 0 ] && [ "$(cat $S/bridge_ignored)" = 0 ] &&
 	tap_ok "no corrupt or ignored records" || tap_fail "no corrupt or ignored records"
 PM=$(cat $S/producer/wrap_markers); PS=$(cat $S/producer/implicit_skips)
@@ -227,6 +226,30 @@ PM=$(cat $S/producer/wrap_markers); PS=$(cat $S/producer/implicit_skips)
 	[ "$PM" -gt 0 ] && [ "$PS" -gt 0 ] &&
 	tap_ok "bridge passed both wrap cases: $PM wrap markers, $PS implicit skips, every byte" ||
 	tap_fail "bridge passed both wrap cases" "bridge markers $(cat $S/bridge_markers) bytes $(cat $S/bridge_bytes); producer markers $PM skips $PS bytes $(cat $S/producer/bytes)"
+
+# --- a ring the producer overflowed before the bridge came ---------------------
+# With nobody consuming, the producer fills the ring and drops the rest:
+# OVERFLOWED stays set.  The bridge started on it sees one overflow, drains
+# every record, and counts every drop once a later record shows the gap.
+echo 0 > "$S/bridge"
+echo 1 > "$S/producer/reset"
+RB=$(cat "$S/ring_size")
+echo $((RB / 32)) > "$S/producer/produce"
+D0=$(cat $S/producer/dropped); P0=$(cat $S/producer/produced); F0=$(cat $S/flags)
+drained() {
+	_k=0
+	while [ "$(cat $S/tail)" != "$(cat $S/head)" ] && [ $_k -lt 300 ]; do usleep 100000; _k=$((_k + 1)); done
+}
+echo 1 > "$S/bridge"
+drained
+echo 1 > "$S/producer/produce"	# into the drained ring: shows the drops as a gap
+drained
+B=$(cat $S/bridge_records); L=$(cat $S/bridge_lost); O=$(cat $S/bridge_overflows)
+echo 0 > "$S/bridge"
+[ "$D0" -gt 0 ] && [ $((F0 & 1)) = 1 ] && [ "$O" = 1 ] && [ "$B" = $((P0 + 1)) ] && [ "$L" = "$D0" ] &&
+	tap_ok "a ring found OVERFLOWED: the bridge saw 1 overflow, drained $B records, counted $L drops" ||
+	tap_fail "a ring found OVERFLOWED: 1 overflow, every record, every drop" \
+		"producer produced $P0 (+1) dropped $D0 flags $F0; bridge overflows $O records $B lost $L"
 
 # --- the patched nvme.ko (HMB trace slice) loads -----------------------------
 NVKO=${HMB_NVME_KO:-$HMB_REPO/build/nvme-patched/$HMB_KVER/drivers/nvme/host/nvme.ko}

@@ -310,6 +310,78 @@ T.ok(ok and "rd\\" in opcs,
      "(%s)" % sorted(opcs), r.stderr)
 
 # 5. A recorded VM run (dump + the live agent's output) from the VM bench
+# ---- the streaming join's window (hmb_join_stream): reordering inside the
+# window gives the unbounded join's answer; beyond it, counted, not lost.
+
+
+def answer(cmds):
+    return {(c["qid"], c["cid"], c["submit_ns"]):
+            (c["match"], tuple((e["phase"], e["seq"]) for e in c["fw"]))
+            for c in cmds}
+
+
+NW = max(N, 1500) * 4
+w7 = Workload(n_cmds=NW, seed=37, gap=(2000, 6000), gc_every=0,
+              unknown_every=0)
+dump7 = os.path.join(WORK, "fw7.bin")
+w7.write(dump7)
+h7 = w7.host_commands(55_000_000)        # completion order: reordered
+rnd7 = __import__("random").Random(7)     # ... and shuffled within 64 lines
+for i in range(0, len(h7) - 64, 32):
+    blk = h7[i:i + 64]
+    rnd7.shuffle(blk)
+    h7[i:i + 64] = blk
+agent7 = os.path.join(WORK, "host7.jsonl")
+write_agent_jsonl(agent7, h7)
+win = str(NW // 5)
+ru, cu, fu = correlate(dump7, agent7, "--window", "0")
+rw, cw, fw_ = correlate(dump7, agent7, "--window", win, "--late-ms", "5")
+if T.ok(ru.returncode == 0 and rw.returncode == 0,
+        "window: correlate exits 0 unbounded and with --window %s" % win,
+        ru.stderr + rw.stderr):
+    tw, tu = fw_["totals"], fu["totals"]
+    T.ok(tw["windows"] >= 5 and tu["windows"] == 1,
+         "window: %d windows of %s commands, against one" %
+         (tw["windows"], win), {"w": tw["windows"], "u": tu["windows"]})
+    au, aw = answer(cu), answer(cw)
+    diff = [k for k in au if aw.get(k) != au[k]]
+    T.ok(len(aw) == len(au) == len(h7) and not diff,
+         "window: reordering within the window: every command joined with "
+         "the records the unbounded join gives it (%d)" % len(au), diff[:3])
+    keys = ("matched", "partial", "unmatched", "fw_commands",
+            "fw_unmatched", "outside_window")
+    T.ok(all(tw[k] == tu[k] for k in keys) and tw["host_late"] == 0 and
+         tw["fw_late"] == 0, "window: the same totals, nothing late",
+         {k: (tw[k], tu[k]) for k in keys + ("host_late", "fw_late")})
+
+# 40 host commands from the start of the capture moved to the end of the
+# file: about 45 ms late, far beyond a 5 ms window.  Each is still in the output (judged,
+# unmatched: its firmware command was retired), and counted late.
+h8 = w7.host_commands(55_000_000)
+moved = h8[100:140]
+h8 = h8[:100] + h8[140:] + moved
+agent8 = os.path.join(WORK, "host8.jsonl")
+write_agent_jsonl(agent8, h8)
+r8, c8, f8 = correlate(dump7, agent8, "--window", win, "--late-ms", "5")
+if T.eq(r8.returncode, 0, "late: correlate exits 0"):
+    t8 = f8["totals"]
+    a8 = answer(c8)
+    late = [a8.get((h["qid"], h["cid"], h["submit_ns"])) for h in moved]
+    T.ok(t8["host_late"] == 40 and b"came later than the join's window"
+         in r8.stderr, "late: the 40 host commands beyond the window "
+         "counted late (%d) and said on stderr" % t8["host_late"],
+         r8.stderr[-300:])
+    T.ok(len(a8) == len(h8) and all(x is not None for x in late) and
+         t8["commands"] == len(h8) and
+         t8["matched"] + t8["partial"] + t8["unmatched"] == len(h8),
+         "late: none lost: every host command in the output and totals "
+         "(%d)" % len(a8), t8)
+    T.ok(all(x[0] == "unmatched" for x in late) and
+         t8["fw_unmatched"] == 40 and t8["unmatched"] == 40,
+         "late: their firmware commands retired unmatched and counted (%d), "
+         "the late host commands unmatched" % t8["fw_unmatched"],
+         {"late": late[:3], "fw_unmatched": t8["fw_unmatched"]})
+
 vm = os.environ.get("HMB_VM_RUN_DIR")
 if vm and os.path.exists(os.path.join(vm, "fw.bin")) and \
         os.path.exists(os.path.join(vm, "agent.jsonl")):

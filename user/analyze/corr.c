@@ -1,64 +1,106 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * corr.c - a dump and the host's events into libhmbtrace's offline join
- * (correlate.h): the dump through input.c (sidecar, losses), the host
- * events through hostev.c.
+ * corr.c - a dump and the host's events streamed into libhmbtrace's join
+ * (correlate.h, hmb_join_stream): the dump through input.c (sidecar,
+ * losses), the host events through hostev.c a line at a time, so that
+ * memory stays bounded by the join's window, not by the trace.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyze.h"
 #include "correlate.h"
 
-static int load_fw(struct corr *c, const char *path)
-{
-	struct input_opts iopts = { .max_gaps = 0 };
-	struct hmb_error err = { 0 };
-	struct hmb_record rec;
+struct corr_src {
+	struct corr *c;
 	struct input in;
-	int rc;
+	bool in_open;
+	struct hostev_reader *r;	/* NULL once closed */
+	FILE *f;
+	char *line;
+	size_t cap, pos;		/* next of c->host.v to hand out */
+	long want_ctrl;
+	corr_cmd_fn fn;
+	int (*window_fn)(void *ctx, uint32_t before, bool all);
+	void *ctx;
+};
 
-	if (input_open(&in, path, &iopts))
-		return EXIT_BADINPUT;
-	while ((rc = input_next(&in, &rec, &err)) > 0)
-		if (hmb_join_record(c->j, &rec)) {
-			input_close(&in);
-			errorf("out of memory");
-			return EXIT_BADINPUT;
-		}
-	c->fw_lost = in.acct->lost;
-	if (rc < 0)
-		input_report(&in, &err);
-	input_close(&in);
-	return rc < 0 ? EXIT_BADINPUT : 0;
-}
-
-/* The host commands into the join; the file's copy is freed. */
-static int load_host(struct corr *c, const char *path)
+static int src_record(void *ctx, struct hmb_record *rec, bool *end)
 {
-	int rc = hostev_load(&c->host, path);
+	struct corr_src *s = ctx;
+	struct hmb_error err = { 0 };
+	int rc = input_next(&s->in, rec, &err);
 
-	if (rc)
-		return rc;
-	for (size_t i = 0; i < c->host.n; i++)
-		if (hmb_join_host(c->j, &c->host.v[i])) {
-			errorf("out of memory");
-			return EXIT_BADINPUT;
-		}
-	free(c->host.v);
-	c->host.v = NULL;
-	c->host.cap = 0;
+	if (rc < 0) {
+		input_report(&s->in, &err);
+		return EXIT_BADINPUT;
+	}
+	*end = rc == 0;
+	if (*end)
+		s->c->fw_lost = s->in.acct->lost;
 	return 0;
 }
 
-static int pick_ctrl(const struct corr *c, const char *host, long ctrl,
-		     uint32_t *out)
+/* The end of the host file: the reader's last word (perf: the pairing). */
+static int host_close(struct corr_src *s, int rc)
 {
-	const uint32_t *ctrls;
-	unsigned int n = hmb_join_ctrls(c->j, &ctrls);
+	if (s->f && s->f != stdin)
+		fclose(s->f);
+	s->f = NULL;
+	rc = hostev_close(s->r, rc);
+	s->r = NULL;
+	return rc;
+}
 
-	if (ctrl >= 0) {
-		*out = (uint32_t)ctrl;
+static int src_host(void *ctx, struct hmb_host_cmd *h, bool *end)
+{
+	struct corr_src *s = ctx;
+	struct host_events *he = &s->c->host;
+	ssize_t len;
+	int rc;
+
+	/*
+	 * Agent lines are whole commands: handed out as read.  perf script
+	 * pairs a setup with a completion that may come much later: read to
+	 * the end first (memory grows with the trace for perf input).
+	 */
+	while (s->r && (s->pos == he->n || he->fmt == HOST_FMT_PERF)) {
+		if (s->pos == he->n) {
+			he->taken += he->n;
+			he->n = 0;
+			s->pos = 0;
+		}
+		len = getline(&s->line, &s->cap, s->f);
+		if (len < 0) {
+			rc = 0;
+			if (ferror(s->f)) {
+				errorf("%s: read error: %s", he->path,
+				       strerror(errno));
+				rc = EXIT_BADINPUT;
+			}
+			rc = host_close(s, rc);
+			if (rc)
+				return rc;
+			break;
+		}
+		rc = hostev_line(s->r, s->line, (size_t)len);
+		if (rc)
+			return host_close(s, rc);
+	}
+	*end = s->pos == he->n;
+	if (!*end)
+		*h = he->v[s->pos++];
+	return 0;
+}
+
+static int src_pick(void *ctx, const uint32_t *ctrls, unsigned int n,
+		    uint32_t *out)
+{
+	struct corr_src *s = ctx;
+
+	if (s->want_ctrl >= 0) {
+		*out = (uint32_t)s->want_ctrl;
 		return 0;
 	}
 	if (n == 1) {
@@ -66,15 +108,47 @@ static int pick_ctrl(const struct corr *c, const char *host, long ctrl,
 		return 0;
 	}
 	errorf("%s: commands of %u controllers; say which one the dump belongs to with --ctrl N (nvmeN)",
-	       host, n);
+	       s->c->host.path, n);
 	return EXIT_USAGE;
 }
 
-int corr_run(struct corr *c, const char *dump, const char *host,
-	     const struct hmb_dict *dict, long ctrl, unsigned int top_n)
+static int src_cmd(void *ctx, const struct hmb_join *j, size_t i,
+		   const struct hmb_cmd *c)
 {
+	struct corr_src *s = ctx;
+
+	return s->fn ? s->fn(s->ctx, j, i, c) : 0;
+}
+
+int corr_run(struct corr *c, const char *dump, const char *host,
+	     const struct hmb_dict *dict, long ctrl, unsigned int top_n,
+	     const struct corr_win *win, corr_cmd_fn fn, void *ctx)
+{
+	return corr_run_src(c, dump, host, dict, ctrl, top_n, win, fn, NULL,
+			    ctx);
+}
+
+static int src_window(void *ctx, uint32_t before, bool all)
+{
+	struct corr_src *s = ctx;
+
+	return s->window_fn ? s->window_fn(s->ctx, before, all) : 0;
+}
+
+int corr_run_src(struct corr *c, const char *dump, const char *host,
+		 const struct hmb_dict *dict, long ctrl, unsigned int top_n,
+		 const struct corr_win *win, corr_cmd_fn fn,
+		 int (*window_fn)(void *ctx, uint32_t before, bool all),
+		 void *ctx)
+{
+	struct input_opts iopts = { .max_gaps = 0 };
+	struct corr_src s = { .c = c, .want_ctrl = ctrl, .fn = fn,
+			      .window_fn = window_fn, .ctx = ctx };
+	const struct hmb_join_src src = {
+		.record = src_record, .host = src_host, .pick_ctrl = src_pick,
+		.cmd = src_cmd, .window_done = src_window, .ctx = &s,
+	};
 	struct hmb_error err = { 0 };
-	uint32_t id = 0;
 	int rc;
 
 	memset(c, 0, sizeof(*c));
@@ -84,15 +158,42 @@ int corr_run(struct corr *c, const char *dump, const char *host,
 		errorf("out of memory");
 		return EXIT_BADINPUT;
 	}
-	rc = load_fw(c, dump);
-	if (!rc)
-		rc = load_host(c, host);
-	if (!rc)
-		rc = pick_ctrl(c, host, ctrl, &id);
-	if (!rc && hmb_join_run(c->j, id, top_n, &err)) {
-		errorf("%s", err.msg);
-		rc = EXIT_BADINPUT;
+	if (win)
+		hmb_join_set_window(c->j, win->cmds, win->late_ns);
+	if (input_open(&s.in, dump, &iopts)) {
+		corr_free(c);
+		return EXIT_BADINPUT;
 	}
+	s.r = hostev_open(&c->host, host);
+	if (!s.r) {
+		input_close(&s.in);
+		corr_free(c);
+		return EXIT_BADINPUT;
+	}
+	s.f = strcmp(host, "-") ? fopen(host, "re") : stdin;
+	if (!s.f) {
+		errorf("%s: cannot open: %s", host, strerror(errno));
+		rc = host_close(&s, EXIT_BADINPUT);
+	} else {
+		rc = hmb_join_stream(c->j, &src, top_n, &err);
+		if (rc == HMB_E_NOMEM) {
+			errorf("%s", err.msg);
+			rc = EXIT_BADINPUT;
+		}
+		if (s.r)
+			host_close(&s, rc ? rc : EXIT_BADINPUT);
+	}
+	if (!rc && ctrl < 0) {
+		const uint32_t *ctrls;
+		unsigned int n = hmb_join_ctrls(c->j, &ctrls);
+
+		/* the first window had one controller, a later one more */
+		if (n > 1)
+			fprintf(stderr, PROG ": %s: commands of %u controllers after the first window; nvme%u joined, the others counted as other_ctrl (say which with --ctrl N)\n",
+				host, n, hmb_join_ctrl(c->j));
+	}
+	input_close(&s.in);
+	free(s.line);
 	if (rc)
 		corr_free(c);
 	return rc;

@@ -78,12 +78,26 @@ static void print_text(FILE *f, const struct corr *c,
 		hmb_cmd_print(f, &s->top[i], (int)i + 1, dict);
 }
 
+/* Reordering beyond the window: said on stderr, counted in the totals. */
+static void print_late(const struct corr *c)
+{
+	const struct hmb_join_totals *t = hmb_join_totals(c->j);
+
+	if (t->host_late || t->fw_late)
+		fprintf(stderr, PROG ": %s: %llu host and %llu firmware commands came later than the join's window allows (--late-ms): judged, likely unmatched\n",
+			c->host.path, (unsigned long long)t->host_late,
+			(unsigned long long)t->fw_late);
+}
+
 /* ---------------------------------------------------------------- JSON */
 
-static int cmd_line(void *ctx, const struct hmb_cmd *c)
+static int cmd_line(void *ctx, const struct hmb_join *jn, size_t i,
+		    const struct hmb_cmd *c)
 {
 	struct hmb_json *j = ctx;
 
+	(void)jn;
+	(void)i;
 	hmb_json_obj(j);
 	hmb_json_kv_str(j, "type", "cmd");
 	hmb_json_key(j, "cmd");
@@ -111,6 +125,9 @@ static void final_totals(struct hmb_json *j, const struct corr *c)
 	hmb_json_kv_u64(j, "host_block_skipped", c->host.block);
 	hmb_json_kv_u64(j, "host_incomplete", c->host.incomplete);
 	hmb_json_kv_u64(j, "host_unpaired", c->host.unpaired);
+	hmb_json_kv_u64(j, "windows", t->windows);
+	hmb_json_kv_u64(j, "host_late", t->host_late);
+	hmb_json_kv_u64(j, "fw_late", t->fw_late);
 	hmb_json_end(j);
 }
 
@@ -144,30 +161,20 @@ static void final_clock(struct hmb_json *j, const struct corr *c)
 	hmb_json_end(j);
 }
 
-static int print_json(FILE *f, const struct corr *c)
+/* The final line, after the "cmd" lines the join streamed through @j. */
+static void print_final(struct hmb_json *j, const struct corr *c)
 {
-	struct hmb_outbuf ob;
-	struct hmb_json j;
-
-	if (hmb_ob_open_file(&ob, f, "output", 1 << 16)) {
-		errorf("out of memory");
-		return EXIT_BADINPUT;
-	}
-	hmb_json_init(&j, &ob);
-	if (!hmb_join_foreach(c->j, cmd_line, &j)) {
-		hmb_json_obj(&j);
-		hmb_json_kv_str(&j, "type", "final");
-		hmb_json_kv_str(&j, "host_format",
-				c->host.fmt == HOST_FMT_AGENT ? "agent" : "perf");
-		hmb_json_kv_u64(&j, "ctrl", hmb_join_ctrl(c->j));
-		final_totals(&j, c);
-		final_clock(&j, c);
-		hmb_json_end(&j);
-		hmb_json_nl(&j);
-	}
-	/* a write error is reported by the caller, from the stream */
-	hmb_ob_close(&ob);
-	return 0;
+	if (j->ob->err)
+		return;
+	hmb_json_obj(j);
+	hmb_json_kv_str(j, "type", "final");
+	hmb_json_kv_str(j, "host_format",
+			c->host.fmt == HOST_FMT_AGENT ? "agent" : "perf");
+	hmb_json_kv_u64(j, "ctrl", hmb_join_ctrl(c->j));
+	final_totals(j, c);
+	final_clock(j, c);
+	hmb_json_end(j);
+	hmb_json_nl(j);
 }
 
 void usage_correlate(FILE *f)
@@ -196,6 +203,10 @@ void usage_correlate(FILE *f)
 "                       HOST_EVENTS covers several\n"
 "      --top N          slowest commands to show (text; default 10)\n"
 "      --dict FILE      event dictionary (default: the shipped one)\n"
+"      --window N       join N host commands at a time (default 65536; 0: the\n"
+"                       whole input at once, memory growing with it)\n"
+"      --late-ms MS     reordering a window absorbs, in host ms (default 100):\n"
+"                       a command later than that is counted late, not lost\n"
 "  -o, --output PATH    write to PATH instead of stdout\n"
 "  -h, --help           this help\n"
 "\n"
@@ -215,6 +226,8 @@ static const struct option corr_opts[] = {
 	{ "ctrl", required_argument, NULL, 'C' },
 	{ "top", required_argument, NULL, 'T' },
 	{ "dict", required_argument, NULL, 'D' },
+	{ "window", required_argument, NULL, 'W' },
+	{ "late-ms", required_argument, NULL, 'L' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
@@ -228,6 +241,9 @@ int cmd_correlate(int argc, char **argv)
 	FILE *out = stdout;
 	bool json = false;
 	long ctrl = -1;
+	struct corr_win win = { 0 };
+	struct hmb_outbuf ob;
+	struct hmb_json j;
 	struct corr c;
 	uint64_t v;
 	int opt, rc;
@@ -252,6 +268,16 @@ int cmd_correlate(int argc, char **argv)
 		case 'D':
 			dict_path = optarg;
 			break;
+		case 'W':
+			if (parse_count("window", optarg, 0, 1u << 30, &v))
+				return EXIT_USAGE;
+			win.cmds = v ? (size_t)v : SIZE_MAX;
+			break;
+		case 'L':
+			if (parse_count("late-ms", optarg, 1, 3600000, &v))
+				return EXIT_USAGE;
+			win.late_ns = v * 1000000ull;
+			break;
 		case 'o':
 			out_path = optarg;
 			break;
@@ -269,34 +295,45 @@ int cmd_correlate(int argc, char **argv)
 	}
 	if (dict_open(dict_path, &dict))
 		return EXIT_BADINPUT;
-	rc = corr_run(&c, argv[optind], argv[optind + 1], dict, ctrl, top);
-	if (rc) {
-		hmb_dict_free(dict);
-		return rc;
-	}
 	if (out_path && strcmp(out_path, "-") != 0) {
 		out = fopen(out_path, "w");
 		if (!out) {
 			errorf("%s: cannot create: %s", out_path, strerror(errno));
-			corr_free(&c);
 			hmb_dict_free(dict);
 			return EXIT_BADINPUT;
 		}
 	}
-	if (json)
-		rc = print_json(out, &c);
-	else
+	if (json && hmb_ob_open_file(&ob, out, "output", 1 << 16)) {
+		errorf("out of memory");
+		rc = EXIT_BADINPUT;
+		goto out;
+	}
+	hmb_json_init(&j, &ob);
+	/* JSON: every command written as the join hands it out */
+	rc = corr_run(&c, argv[optind], argv[optind + 1], dict, ctrl, top,
+		      &win, json ? cmd_line : NULL, &j);
+	if (json) {
+		if (!rc)
+			print_final(&j, &c);
+		/* a write error is reported below, from the stream */
+		hmb_ob_close(&ob);
+	} else if (!rc) {
 		print_text(out, &c, dict);
+	}
+	if (!rc)
+		print_late(&c);
 	if (fflush(out) || ferror(out)) {
 		errorf("%s: write error: %s", out == stdout ? "<stdout>" : out_path,
 		       strerror(errno));
-		rc = EXIT_BADINPUT;
+		rc = rc ? rc : EXIT_BADINPUT;
 	}
+out:
 	if (out != stdout && fclose(out) && !rc) {
 		errorf("%s: write error: %s", out_path, strerror(errno));
 		rc = EXIT_BADINPUT;
 	}
-	corr_free(&c);
+	if (!rc)
+		corr_free(&c);
 	hmb_dict_free(dict);
 	return rc;
 }

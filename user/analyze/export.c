@@ -8,10 +8,10 @@
  *               an unreadable tail);
  *   clock       the host's clocks when the daemon opened the dump (sidecar);
  *   commands    with --host: every host command joined with its firmware
- *               records by libhmbtrace's offline join (hmb_join_foreach),
+ *               records by libhmbtrace's offline join (hmb_join_stream),
  *               as `correlate` joins and judges them.
  * Streaming: memory is one batch buffer per table, whatever the input size;
- * the join (--host) holds the trace's commands (about 200 bytes each).
+ * the join (--host) holds one window of commands (hmb_join_stream).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -213,11 +213,18 @@ static void row_clock(struct exporter *e)
 		hmb_ch_row_clock(&e->sink[T_CLOCK], &e->id, &c);
 }
 
-/* hmb_join_foreach callback: one commands row.  0, or -1 on a failed sink. */
-static int row_command(void *ctx, const struct hmb_cmd *c)
+/*
+ * corr_run's callback: one commands row, as the join hands the command
+ * out (the clock error is its window's).  0, or -1 on a failed sink.
+ */
+static int row_command(void *ctx, const struct hmb_join *j, size_t i,
+		       const struct hmb_cmd *c)
 {
 	struct exporter *e = ctx;
+	const struct hmb_clock *k = hmb_join_clock(j);
 
+	(void)i;
+	e->clock_err = k->valid ? k->off_err_ns : 0;
 	return hmb_ch_row_command(&e->sink[T_COMMANDS], &e->id, e->cmd_id++,
 				  c, e->wall_off, e->clock_err) < 0 ? -1 : 0;
 }
@@ -227,23 +234,22 @@ static int export_commands(struct exporter *e, const char *file,
 			   const char *host, const char *dict_path, long ctrl)
 {
 	struct hmb_dict *dict = NULL;
-	const struct hmb_clock *k;
 	struct corr c;
 	int rc;
 
 	if (dict_open(dict_path, &dict))
 		return EXIT_USAGE;
-	rc = corr_run(&c, file, host, dict, ctrl, 0);
+	if (e->in->have_sidecar)
+		e->wall_off = (int64_t)(e->in->sidecar.realtime_ns -
+					e->in->sidecar.monotonic_ns);
+	/* a failed sink stops the rows; the sink says so itself */
+	rc = corr_run(&c, file, host, dict, ctrl, 0, NULL, row_command, e);
+	if (rc < 0)
+		rc = 0;
 	if (rc) {
 		hmb_dict_free(dict);
 		return rc;
 	}
-	if (e->in->have_sidecar)
-		e->wall_off = (int64_t)(e->in->sidecar.realtime_ns -
-					e->in->sidecar.monotonic_ns);
-	k = hmb_join_clock(c.j);
-	e->clock_err = k->valid ? k->off_err_ns : 0;
-	hmb_join_foreach(c.j, row_command, e);
 	corr_free(&c);
 	hmb_dict_free(dict);
 	return 0;

@@ -476,7 +476,7 @@ int hostev_close(struct hostev_reader *r, int rc)
 		}
 		he->n = k;
 	}
-	if (!rc && !he->n) {
+	if (!rc && !he->n && !he->taken) {
 		errorf("%s: no NVMe commands found (want hmb-trace-agent -j --per-command output, or perf script of nvme:nvme_setup_cmd and nvme:nvme_complete_rq)",
 		       he->path);
 		rc = EXIT_BADINPUT;

@@ -22,6 +22,7 @@ struct host_events {
 	enum host_fmt fmt;
 	struct hmb_host_cmd *v;	/* host commands, in file order */
 	size_t n, cap;
+	uint64_t taken;		/* commands handed out and cleared from v */
 	/* what was read but is not a usable command, by reason */
 	uint64_t lines;
 	uint64_t block;		/* agent block-layer fallback: no NVMe ids */

@@ -47,9 +47,21 @@ struct pf {
 	uint64_t lost_clamped;
 	/* --host: flows from host submit to the fetch record */
 	const struct corr *corr;
-	struct flow *flows;	/* sorted by (seq, ts) of the fetch record */
-	size_t nflows;
+	struct flow *flows;	/* sorted by (seq, ts) of the fetch record;
+				 * those of records not written yet */
+	size_t nflows, capflows;
 	uint64_t n_host, n_flows_out;
+	uint64_t n_seen;	/* host commands the join handed out */
+	uint64_t n_unplaced;	/* ... in a window without a clock */
+	const char *host_path;
+	/* the records, written as the join is done with them */
+	struct input *in;
+	struct hmb_fwmodel *m;
+	struct hmb_record rec;	/* read, not yet written */
+	bool held, in_end;
+	uint64_t gaps_seen;
+	int rec_rc;		/* pf_advance's failure, for pf_host */
+	bool host_named, oom;
 };
 
 struct flow {
@@ -469,7 +481,19 @@ static void host_submit(struct pf *p, const struct hmb_cmd *c, size_t i,
 	hmb_json_kv_u64(j, "qid", c->h.qid);
 	hmb_json_kv_u64(j, "cid", c->h.cid);
 	hmb_json_end(j);
-	if (c->fw.mask & (1u << HMB_PHASE_FETCH)) {
+	if ((c->fw.mask & (1u << HMB_PHASE_FETCH)) &&
+	    p->nflows == p->capflows) {
+		size_t cap = p->capflows ? p->capflows * 2 : 4096;
+		struct flow *v = realloc(p->flows, cap * sizeof(*v));
+
+		if (v) {
+			p->flows = v;
+			p->capflows = cap;
+		} else {
+			p->oom = true;
+		}
+	}
+	if ((c->fw.mask & (1u << HMB_PHASE_FETCH)) && p->nflows < p->capflows) {
 		struct flow *f = &p->flows[p->nflows++];
 
 		kv_id(j, "bind_id", i + 1);
@@ -477,6 +501,7 @@ static void host_submit(struct pf *p, const struct hmb_cmd *c, size_t i,
 		f->seq = c->fw.seq[HMB_PHASE_FETCH];
 		f->ts = c->fw.ts[HMB_PHASE_FETCH];
 		f->id = (uint32_t)(i + 1);
+		p->n_flows_out++;
 	}
 	hmb_json_end(j);
 }
@@ -485,40 +510,41 @@ static void host_submit(struct pf *p, const struct hmb_cmd *c, size_t i,
  * The host's commands, on the firmware time line through the clock
  * estimate: async slices in process "host", and a zero-length "submit"
  * slice per command from which a flow arrow goes to its fetch record.
+ * corr_run's callback: written as the join hands each command out (its
+ * window's clock; commands of a window without one are left out).
  */
-static int host_events(struct pf *p, const struct corr *corr)
+static int host_cmd(void *ctx, const struct hmb_join *j, size_t i,
+		    const struct hmb_cmd *c)
 {
-	const struct hmb_join *j = corr->j;
-	size_t n = hmb_join_count(j);
-	struct hmb_cmd c;
-	char name[300];
+	struct pf *p = ctx;
+	size_t id = (size_t)p->n_seen++;
+	uint64_t t0, t1;
 
-	p->flows = calloc(n ? n : 1, sizeof(*p->flows));
-	if (!p->flows) {
-		errorf("out of memory");
-		return -1;
+	(void)i;
+	if (c->h.ctrl != hmb_join_ctrl(j))
+		return 0;
+	if (!hmb_join_clock(j)->valid) {
+		p->n_unplaced++;
+		return 0;
 	}
-	snprintf(name, sizeof(name), "host nvme%u (%s, times mapped to the firmware clock)",
-		 hmb_join_ctrl(j), corr->host.path);
-	meta_name_pid(p, PID_HOST, "process_name", -1, name, 0);
-	meta_name_pid(p, PID_HOST, "thread_name", TID_SUBMIT, "host submit", 0);
-	for (size_t i = 0; i < n; i++) {
-		uint64_t t0, t1;
+	if (!p->host_named) {
+		char name[300];
 
-		hmb_join_cmd(j, i, &c);
-		if (c.h.ctrl != hmb_join_ctrl(j))
-			continue;
-		t0 = to_fw(j, i, c.h.submit_ns);
-		t1 = to_fw(j, i, c.h.complete_ns);
-		if (t1 < t0)
-			t1 = t0;
-		p->n_host++;
-		host_slice(p, &c, i, t0, t1);
-		host_submit(p, &c, i, t0);
+		snprintf(name, sizeof(name), "host nvme%u (%s, times mapped to the firmware clock)",
+			 hmb_join_ctrl(j), p->host_path);
+		meta_name_pid(p, PID_HOST, "process_name", -1, name, 0);
+		meta_name_pid(p, PID_HOST, "thread_name", TID_SUBMIT,
+			      "host submit", 0);
+		p->host_named = true;
 	}
-	p->n_flows_out = p->nflows;
-	qsort(p->flows, p->nflows, sizeof(*p->flows), cmp_flow);
-	return 0;
+	t0 = to_fw(j, i, c->h.submit_ns);
+	t1 = to_fw(j, i, c->h.complete_ns);
+	if (t1 < t0)
+		t1 = t0;
+	p->n_host++;
+	host_slice(p, c, id, t0, t1);
+	host_submit(p, c, id, t0);
+	return p->j.ob->err || p->oom ? -1 : 0;
 }
 
 static const struct hmb_fwm_ops pf_ops = {
@@ -572,37 +598,116 @@ static void metadata(struct hmb_json *j, const struct pf *p,
 	hmb_json_end(j);
 }
 
-/* Stream @in through the firmware model into the Trace Event file. */
-static int pf_records(struct input *in, struct pf *p, struct hmb_fwmodel *m)
+/*
+ * Stream @in through the firmware model into the Trace Event file: every
+ * record (@all), or those before seq @before (serial order; the first
+ * record at or after it is held for the next call).  With --host, the
+ * join says how far it is done with the records (pf_window), so the
+ * flows it left are bound as their fetch records go out, then dropped.
+ */
+static int pf_advance(struct pf *p, uint32_t before, bool all)
 {
+	struct input *in = p->in;
 	struct hmb_error err = { 0 };
-	struct hmb_record rec;
-	uint64_t gaps_seen = 0;
+	size_t k = 0;
 	int rc;
 
-	while ((rc = input_next(in, &rec, &err)) > 0) {
-		if (in->acct->gaps != gaps_seen) {
-			gaps_seen = in->acct->gaps;
-			lost_slice(p, &in->last_gap);
+	for (;;) {
+		if (!p->held) {
+			rc = p->in_end ? 0 : input_next(in, &p->rec, &err);
+			if (rc < 0) {
+				hmb_ob_flush(p->j.ob);
+				input_report(in, &err);
+				return EXIT_BADINPUT;
+			}
+			if (!rc) {
+				p->in_end = true;
+				break;
+			}
+			p->held = true;
+			if (in->acct->gaps != p->gaps_seen) {
+				p->gaps_seen = in->acct->gaps;
+				lost_slice(p, &in->last_gap);
+			}
 		}
-		hmb_fwm_add(m, &rec);
+		if (!all && (int32_t)(p->rec.hdr.seq - before) >= 0)
+			break;
+		hmb_fwm_add(p->m, &p->rec);
+		p->held = false;
 		if (p->j.ob->err)
 			break;
 	}
-	if (rc < 0) {
-		hmb_ob_flush(p->j.ob);
-		input_report(in, &err);
-		return EXIT_BADINPUT;
-	}
+	/* the flows of the records written are done */
+	for (size_t i = 0; i < p->nflows; i++)
+		if (!all && (int32_t)(p->flows[i].seq - before) >= 0)
+			p->flows[k++] = p->flows[i];
+	p->nflows = k;
+	return 0;
+}
+
+/* hmb_join_src.window_done: the window's flows sorted, records out. */
+static int pf_window(void *ctx, uint32_t before, bool all)
+{
+	struct pf *p = ctx;
+
+	qsort(p->flows, p->nflows, sizeof(*p->flows), cmp_flow);
+	p->rec_rc = pf_advance(p, before, all);
+	return p->rec_rc ? 1 : 0;
+}
+
+/* After the events: the metadata object and the file's end. */
+static void metadata_end(struct hmb_json *top, const struct pf *p,
+			 const struct input *in, const struct hmb_fwmodel *m)
+{
+	hmb_json_next_line(top);	/* after the last event, no comma */
+	hmb_json_end_arr(top);
+	hmb_json_next_line(top);
+	metadata(top, p, in, m);
+	hmb_ob_reserve(top->ob, 1);
+	hmb_ob_putc(top->ob, '\n');	/* white space: no comma */
+	hmb_json_end(top);
+	hmb_json_nl(top);
+}
+
+/*
+ * --host: the join streamed into the host's events (host_cmd), then its
+ * flows sorted for the records.  0, or an exit code (said).
+ */
+static int pf_host(struct pf *p, const struct conv *c,
+		   const struct hmb_dict *dict, struct corr *corr)
+{
+	const struct hmb_clock *k;
+	int rc;
+
+	p->host_path = c->host;
+	rc = corr_run_src(corr, c->in, c->host, dict, c->ctrl, 0, NULL,
+			  host_cmd, pf_window, p);
+	if (rc == 1 && p->rec_rc)	/* the records failed: said */
+		return p->rec_rc;
+	if (rc < 0)	/* the output failed: said when it is finished */
+		return p->oom ? (errorf("out of memory"), EXIT_BADINPUT) : 0;
+	if (rc)
+		return rc;
+	k = hmb_join_clock(corr->j);
+	if (p->n_unplaced)
+		fprintf(stderr, PROG ": %s: no clock estimate (%llu matched commands, %zu needed)%s: %llu host commands left out\n",
+			c->host, (unsigned long long)
+			hmb_join_stats(corr->j)->tot.matched, k->min_points,
+			hmb_join_totals(corr->j)->windows > 1 ?
+			" in some of the join's windows" : "",
+			(unsigned long long)p->n_unplaced);
+	if (k->valid)
+		p->corr = corr;
 	return 0;
 }
 
 static int write_perfetto(struct input *in, struct hmb_outbuf *ob,
-			  const struct hmb_dict *dict, const struct corr *corr)
+			  const struct hmb_dict *dict, const struct conv *c)
 {
-	struct pf p = { .dict = dict, .corr = corr };
-	struct hmb_json top;
 	struct hmb_fwmodel m;
+	struct pf p = { .dict = dict, .in = in, .m = &m };
+	struct hmb_json top;
+	struct corr corr;
 	char pname[300];
 	int rc = 0;
 
@@ -618,22 +723,18 @@ static int write_perfetto(struct input *in, struct hmb_outbuf *ob,
 	hmb_json_init(&p.j, ob);
 	snprintf(pname, sizeof(pname), "SSD firmware (%s)", in->name);
 	meta_name(&p, "process_name", -1, pname, 0);
-	if (corr && host_events(&p, corr))
-		rc = EXIT_BADINPUT;
-	if (!rc)
-		rc = pf_records(in, &p, &m);
+	if (c->host)
+		rc = pf_host(&p, c, dict, &corr);
+	if (!rc)	/* what the join left (all of it without --host) */
+		rc = pf_advance(&p, 0, true);
 	hmb_fwm_finish(&m);
 	free(p.flows);
+	if (!rc)
+		metadata_end(&top, &p, in, &m);
+	if (c->host && !rc)
+		corr_free(&corr);
 	if (rc)
 		return rc;
-	hmb_json_next_line(&top);	/* after the last event, no comma */
-	hmb_json_end_arr(&top);
-	hmb_json_next_line(&top);
-	metadata(&top, &p, in, &m);
-	hmb_ob_reserve(ob, 1);
-	hmb_ob_putc(ob, '\n');		/* white space: no comma */
-	hmb_json_end(&top);
-	hmb_json_nl(&top);
 	hmb_ob_flush(ob);
 	if (ob->err) {
 		errorf("%s: write error: %s", ob->name, strerror(ob->err));
@@ -646,7 +747,6 @@ static int write_perfetto(struct input *in, struct hmb_outbuf *ob,
 int perfetto_convert(const struct conv *c, const struct conv_format *f)
 {
 	struct hmb_dict *dict = NULL;
-	struct corr corr, *cp = NULL;
 	struct hmb_outbuf ob;
 	struct input in;
 	int rc;
@@ -658,29 +758,13 @@ int perfetto_convert(const struct conv *c, const struct conv_format *f)
 	}
 	if (dict_open(c->dict_path, &dict))
 		return EXIT_BADINPUT;
-	if (c->host) {
-		rc = corr_run(&corr, c->in, c->host, dict, c->ctrl, 0);
-		if (rc) {
-			hmb_dict_free(dict);
-			return rc;
-		}
-		if (hmb_join_clock(corr.j)->valid)
-			cp = &corr;
-		else
-			fprintf(stderr, PROG ": %s: no clock estimate (%llu matched commands, %zu needed): host commands left out\n",
-				c->host, (unsigned long long)
-				hmb_join_stats(corr.j)->tot.matched,
-				hmb_join_clock(corr.j)->min_points);
-	}
 	rc = input_open(&in, c->in, &c->iopts);
 	if (!rc) {
 		rc = ob_create(&ob, c->out, OUTBUF_SIZE);
 		if (!rc)
-			rc = ob_finish(&ob, write_perfetto(&in, &ob, dict, cp));
+			rc = ob_finish(&ob, write_perfetto(&in, &ob, dict, c));
 		input_close(&in);
 	}
-	if (c->host)
-		corr_free(&corr);
 	hmb_dict_free(dict);
 	return rc;
 }

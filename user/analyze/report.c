@@ -639,15 +639,18 @@ static void losses(struct hmb_outbuf *ob, const struct input *in)
 }
 
 struct host_hists {
-	uint32_t ctrl;
 	struct lhist h[HMB_X_COUNT];
 };
 
-static int host_hist_add(void *ctx, const struct hmb_cmd *c)
+/* corr_run's callback: every command of the joined controller, as it
+ * comes out of the join. */
+static int host_hist_add(void *ctx, const struct hmb_join *j, size_t i,
+			 const struct hmb_cmd *c)
 {
 	struct host_hists *hh = ctx;
 
-	if (c->h.ctrl != hh->ctrl)
+	(void)i;
+	if (c->h.ctrl != hmb_join_ctrl(j))
 		return 0;
 	for (int x = 0; x < HMB_X_COUNT; x++)
 		if (c->x[x] >= 0)
@@ -708,7 +711,7 @@ static void host_section(struct hmb_outbuf *ob, const struct corr *c)
 {
 	const struct hmb_cmd_stats *s = hmb_join_stats(c->j);
 	const struct hmb_cmd_totals *t = &s->tot;
-	struct host_hists *hh = calloc(1, sizeof(*hh));
+	const struct host_hists *hh = c->priv;
 
 	hmb_ob_lit(ob, "<h2 id=\"host\">Host and firmware</h2>\n<p id=\"host-summary\">");
 	esc(ob, c->host.path);
@@ -723,16 +726,11 @@ static void host_section(struct hmb_outbuf *ob, const struct corr *c)
 		      (unsigned long long)t->unmatched,
 		      (unsigned long long)hmb_join_totals(c->j)->fw_unmatched);
 	host_clock(ob, hmb_join_clock(c->j), t);
-	if (!hh)
-		return;
-	hh->ctrl = hmb_join_ctrl(c->j);
-	hmb_join_foreach(c->j, host_hist_add, hh);
 	hmb_ob_lit(ob, "<div class=\"grid\">\n");
 	for (int x = 0; x < HMB_X_COUNT; x++)
 		if (hh->h[x].n)
 			latency_chart(ob, &hh->h[x], hmb_xphase_title(x));
 	hmb_ob_lit(ob, "</div>\n");
-	free(hh);
 	host_slowest(ob, s);
 }
 
@@ -965,11 +963,18 @@ int cmd_report(int argc, char **argv)
 	if (dict_open(dict_path, &dict))
 		return EXIT_BADINPUT;
 	if (host) {
-		rc = corr_run(&corr, argv[optind], host, dict, ctrl, top_n);
+		/* the histograms are bounded: the join streams into them */
+		struct host_hists *hh = calloc(1, sizeof(*hh));
+
+		rc = hh ? corr_run(&corr, argv[optind], host, dict, ctrl,
+				   top_n, NULL, host_hist_add, hh) :
+			  (errorf("out of memory"), EXIT_BADINPUT);
 		if (rc) {
+			free(hh);
 			hmb_dict_free(dict);
 			return rc;
 		}
+		corr.priv = hh;
 	}
 	if (input_open(&in, argv[optind], &iopts)) {
 		if (host)
@@ -986,8 +991,10 @@ int cmd_report(int argc, char **argv)
 			unlink(out);
 	}
 	input_close(&in);
-	if (host)
+	if (host) {
+		free(corr.priv);
 		corr_free(&corr);
+	}
 	hmb_dict_free(dict);
 	return rc;
 }

@@ -20,6 +20,14 @@ static void on_fw_end(void *ctx, const struct hmb_fwm_cmd *m,
 	struct jfw *f;
 
 	(void)why;
+	if (j->streaming) {
+		/* reordering beyond the window: counted, still a candidate */
+		if (j->have_cut && hmb__join_stream_map(j, m->first_ts) < j->cut)
+			j->tot.fw_late++;
+		if (!j->fw_seen || m->first_ts > j->fw_max_first)
+			j->fw_max_first = m->first_ts;
+		j->fw_seen = true;
+	}
 	if (j->nfw == j->capfw) {
 		size_t cap = j->capfw ? j->capfw * 2 : 4096;
 		struct jfw *v = realloc(j->fw, cap * sizeof(*v));
@@ -112,6 +120,7 @@ void hmb_join_free(struct hmb_join *j)
 	free(j->fw);
 	free(j->bg);
 	free(j->segs);
+	free(j->segs_all);
 	free(j);
 }
 
@@ -404,6 +413,36 @@ static double fit(const struct hmb_join *j, const struct jfw *f,
 }
 
 /*
+ * The first firmware command with @h's keys that may fit @h under @mp.
+ * On one clock (the coarse offset or one segment: increasing in firmware
+ * time) the commands of a key are in firmware time order, and those whose
+ * first record maps before the submit less the tolerance cannot fit: a
+ * binary search skips them (fit() would refuse each).  Otherwise the
+ * key's first.
+ */
+static size_t fw_first_fit(const struct hmb_join *j,
+			   const struct hmb_host_cmd *h, const struct jmap *mp)
+{
+	size_t lo = fw_lower(j, host_key(h)), hi;
+	double from = (double)h->submit_ns - mp->tol;
+
+	if (mp->k || mp->g2 || mp->split || (mp->g && mp->g->drift <= -1))
+		return lo;
+	hi = fw_lower(j, host_key(h) + 1);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		double m = mp->g ? hmb__seg_map(mp->g, j->fw[mid].first) :
+			   (double)j->fw[mid].first + j->coarse_off;
+
+		if (m < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
  * The unused firmware command with @h's keys whose records, mapped by
  * @mp, lie in @h's host window (widened by the tolerance) and whose fetch
  * is closest to the submit; -1 if none.
@@ -414,7 +453,7 @@ long hmb__join_closest(const struct hmb_join *j, const struct hmb_host_cmd *h,
 	double best = 0;
 	long bj = -1;
 
-	for (size_t k = fw_lower(j, host_key(h));
+	for (size_t k = fw_first_fit(j, h, mp);
 	     k < j->nfw && fw_key(&j->fw[k]) == host_key(h); k++) {
 		const struct jfw *f = &j->fw[k];
 		bool past;
@@ -534,7 +573,7 @@ static int chunk(struct hmb_join *j, size_t *set, size_t ns,
 }
 
 /* This controller's commands in time order, cut into chunks. */
-static int chunks(struct hmb_join *j)
+int hmb__join_chunks(struct hmb_join *j)
 {
 	size_t *set = malloc((j->nhost ? j->nhost : 1) * sizeof(*set));
 	size_t n = 0, pos = 0;
@@ -567,16 +606,24 @@ static int chunks(struct hmb_join *j)
 	return rc;
 }
 
-/* The firmware commands finished, both sides sorted and indexed. */
-static int prepare(struct hmb_join *j)
+/*
+ * The firmware commands finished (streamed: at the end of the dump), both
+ * sides sorted and indexed.
+ */
+int hmb__join_prepare(struct hmb_join *j)
 {
 	size_t n = j->nhost ? j->nhost : 1;
 
-	hmb_fwm_finish(&j->fwm);
-	j->fwm_on = false;
+	if (j->fwm_on && (!j->streaming || j->fw_end)) {
+		hmb_fwm_finish(&j->fwm);
+		j->fwm_on = false;
+	}
 	j->fwst = j->fwm.st;
 	if (j->oom)
 		return -1;
+	free(j->hj);
+	free(j->order);
+	hmb_clock_free(&j->clk);
 	qsort(j->fw, j->nfw, sizeof(*j->fw), cmp_fw);
 	index_bg(j);
 	qsort(j->host, j->nhost, sizeof(*j->host), cmp_host);
@@ -601,8 +648,8 @@ int hmb_join_run(struct hmb_join *j, uint32_t ctrl, unsigned int top_n,
 		return hmb__err(err, HMB_E_INVAL, 0, 0, "join: run twice");
 	j->ran = true;
 	j->ctrl = ctrl;
-	if (hmb_cmd_stats_init(&j->stats, top_n, 0) || prepare(j) ||
-	    chunks(j) || hmb__join_run_estimate(j) || hmb__join_segments(j))
+	if (hmb_cmd_stats_init(&j->stats, top_n, 0) || hmb__join_prepare(j) ||
+	    hmb__join_chunks(j) || hmb__join_run_estimate(j) || hmb__join_segments(j))
 		return hmb__err(err, HMB_E_NOMEM, 0, 0,
 				"join: out of memory (%zu host, %zu firmware commands)",
 				j->nhost, j->nfw);

@@ -82,6 +82,18 @@ struct hmb_join {
 	struct jbg *bg;			/* sorted by (g, b) in prepare */
 	size_t nbg, capbg;
 	size_t bg_first[HMB_FWM_MAX_GROUPS + 1];	/* group g: [first[g], first[g+1]) */
+	/* hmb_join_stream: one window of host commands at a time */
+	bool streaming, fw_end, have_cut, have_map, all_run;
+	size_t win;			/* host commands per window */
+	uint64_t late_ns;		/* reordering the window absorbs */
+	double cut;			/* host ns: firmware commands mapped
+					 * before it are retired */
+	double map_off, map_drift, map_ref;	/* the last window's clock */
+	uint64_t fw_max_first;		/* latest first ts of a fw command */
+	bool fw_seen, rec_seen;
+	uint32_t rec_next;		/* seq after the last record read */
+	struct hmb_join_seg *segs_all;	/* the segments of past windows */
+	size_t nall, capall;
 };
 
 /* Record seqs wrap at 2^32: their order is serial-number arithmetic. */
@@ -101,6 +113,11 @@ HMB_HIDDEN long hmb__join_closest(const struct hmb_join *j,
 				  const struct hmb_host_cmd *h,
 				  const struct jmap *mp);
 HMB_HIDDEN void hmb__join_pair(struct hmb_join *j, size_t i, long f);
+HMB_HIDDEN int hmb__join_prepare(struct hmb_join *j);
+HMB_HIDDEN int hmb__join_chunks(struct hmb_join *j);
+
+/* joinstream.c: host time of firmware time @fw by the last window's clock */
+HMB_HIDDEN double hmb__join_stream_map(const struct hmb_join *j, uint64_t fw);
 
 /* joinseg.c */
 HMB_HIDDEN double hmb__seg_map(const struct hmb_join_seg *g, uint64_t fw);

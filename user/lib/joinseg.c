@@ -593,8 +593,7 @@ void hmb__join_place(struct hmb_join *j)
 {
 	struct hmb_cmd c;
 
-	j->tot.host_cmds = j->nhost;
-	j->tot.fw_cmds = j->nfw;
+	j->tot.host_cmds += j->nhost;
 	for (size_t i = 0; i < j->nhost; i++) {
 		hmb_join_cmd(j, i, &c);
 		if (c.h.ctrl != j->ctrl)
@@ -602,6 +601,9 @@ void hmb__join_place(struct hmb_join *j)
 		else
 			hmb_cmd_stats_add(&j->stats, &c);
 	}
+	if (j->streaming)	/* counted as they are retired */
+		return;
+	j->tot.fw_cmds = j->nfw;
 	for (size_t k = 0; k < j->nfw; k++) {
 		j->tot.fw_complete += jfw_whole(&j->fw[k]);
 		j->tot.fw_unmatched += j->fw[k].host < 0;

@@ -7,7 +7,8 @@
  * command judged by the command model (hmb_cmd_judge, hmbtrace_cmd.h) as
  * the agent judges it.  hmb-trace-analyze correlate, report --host and
  * convert --to perfetto --host are front ends over it; an exporter reads
- * its commands as a stream of struct hmb_cmd (hmb_join_foreach).
+ * its commands as a stream of struct hmb_cmd (hmb_join_stream, a window
+ * at a time; or hmb_join_foreach after hmb_join_run).
  *
  * The two clocks are unknown to each other and command ids are reused,
  * so the join runs in passes, per chunk of host time:
@@ -30,10 +31,24 @@
  * the run's estimate, or with its segment's when the run saw more than
  * one step or no single line fits it.
  *
- * Memory grows with the trace: every firmware command (about 100 bytes)
- * and every host command (about 80 bytes) is held until the join is
- * freed.  Entry points for untrusted input: hmb_join_record (records,
- * through hmb_fwm_add) and hmb_join_host (host commands as parsed).
+ * hmb_join_run holds every firmware command (about 100 bytes) and every
+ * host command (about 80 bytes) until the join is freed.  hmb_join_stream
+ * bounds that: it pulls both inputs (each in time order, up to bounded
+ * reordering) a window at a time -- the next window of host commands, and
+ * the dump up to where its firmware commands, mapped with the last
+ * window's clock, pass the window's last completion by the reordering
+ * bound -- joins the window with the passes above, hands its commands out
+ * judged, and frees them; only the firmware commands not yet joined that
+ * a later host command may still claim (mapped no earlier than the
+ * window's latest submit less the bound) stay for the next window.  A
+ * host command that arrives with its submit before that point, or a
+ * firmware command mapped before it, is counted late (totals), and still
+ * judged or counted unmatched: nothing is dropped silently.  Input that
+ * fits one window gives hmb_join_run's answer exactly.
+ *
+ * Entry points for untrusted input: hmb_join_record (records, through
+ * hmb_fwm_add), hmb_join_host (host commands as parsed) and the sources
+ * of hmb_join_stream.
  */
 #ifndef HMBTRACE_JOIN_H
 #define HMBTRACE_JOIN_H
@@ -56,7 +71,13 @@ struct hmb_join_totals {
 	uint64_t fw_unmatched;	/* ... joined with no host command */
 	unsigned int segment_steps;	/* offset steps between segments */
 	bool place_run;		/* placed with the run's estimate, not the
-				 * segments' */
+				 * segments' (streamed: in every window) */
+	/* hmb_join_stream only */
+	uint64_t windows;	/* windows joined */
+	uint64_t host_late;	/* host commands that came after their
+				 * window was gone (judged, likely unmatched) */
+	uint64_t fw_late;	/* firmware commands mapped before the part
+				 * of the trace already joined */
 };
 
 /* A stretch of host time with one offset and drift (host = fw + off +
@@ -89,6 +110,61 @@ unsigned int hmb_join_ctrls(const struct hmb_join *j, const uint32_t **ctrls);
  */
 int hmb_join_run(struct hmb_join *j, uint32_t ctrl, unsigned int top_n,
 		 struct hmb_error *err);
+
+/*
+ * The streaming join's inputs and output.  @record and @host give the
+ * next data record of the dump (in stream order, after the caller's
+ * accounting) and the next host command (complete, submit <= complete; in
+ * completion or submit order); each returns 0 with *end false and the
+ * item, 0 with *end true at the end of its input, or non-zero to stop.
+ * @pick_ctrl is called once, with the controllers of the first window,
+ * to choose the one to join (0), or to stop (non-zero).  @cmd gets every
+ * host command judged, in submit order within its window; during the
+ * call, hmb_join_unmap and hmb_join_placed take its index @i.  Non-zero
+ * stops.  @window_done (may be NULL) is told how far the records are done
+ * with.
+ */
+struct hmb_join_src {
+	int (*record)(void *ctx, struct hmb_record *rec, bool *end);
+	int (*host)(void *ctx, struct hmb_host_cmd *h, bool *end);
+	int (*pick_ctrl)(void *ctx, const uint32_t *ctrls, unsigned int n,
+			 uint32_t *ctrl);
+	int (*cmd)(void *ctx, const struct hmb_join *j, size_t i,
+		   const struct hmb_cmd *c);
+	/*
+	 * Optional: after each window's commands went out.  No command
+	 * handed out later has a firmware record with a seq before
+	 * @before_seq (serial order), so a caller that binds host commands
+	 * to records may write the records before it; @all: none later at
+	 * all (the last window).  Non-zero stops.
+	 */
+	int (*window_done)(void *ctx, uint32_t before_seq, bool all);
+	void *ctx;
+};
+
+#define HMB_JOIN_WINDOW		65536u		/* host commands */
+#define HMB_JOIN_LATE_NS	100000000ull	/* 100 ms of host time */
+
+/*
+ * The window of hmb_join_stream (before it): @host_cmds host commands at
+ * a time (0: HMB_JOIN_WINDOW; SIZE_MAX: the whole input, as
+ * hmb_join_run), absorbing reordering of up to @late_ns of host time (0:
+ * HMB_JOIN_LATE_NS) between the inputs and within each.
+ */
+void hmb_join_set_window(struct hmb_join *j, size_t host_cmds,
+			 uint64_t late_ns);
+/*
+ * Join the two inputs a window at a time (see above), judging every host
+ * command as hmb_join_run does, keeping the @top_n slowest in stats.
+ * Memory stays within about 300 bytes per host command of a window plus
+ * the firmware commands carried between windows.  0; the first non-zero
+ * return of a callback; or HMB_E_NOMEM (with @err filled).  Call once,
+ * instead of hmb_join_record, hmb_join_host and hmb_join_run.  After it,
+ * the totals, stats, segments (of every window) and the clock (the last
+ * window's) stay; the per-command functions do not.
+ */
+int hmb_join_stream(struct hmb_join *j, const struct hmb_join_src *src,
+		    unsigned int top_n, struct hmb_error *err);
 
 /* After hmb_join_run: */
 size_t hmb_join_count(const struct hmb_join *j);	/* host commands */

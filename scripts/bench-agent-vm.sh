@@ -7,35 +7,46 @@
 # with HMB_BENCH_SECS (default 10) of fio per mode.  Writes its table into
 # docs/benchmarks.md between the "bench-agent-vm" markers
 # (HMB_BENCH_NO_DOC=1 leaves the doc alone).  HMB_BENCH_ROUNDS (default 3)
-# boots, each figure the median over them.
+# boots, the one with the median ratio shown; HMB_BENCH_FROM=FILE redoes
+# the table from the rounds of an earlier run.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/lib/bench-doc.sh"
 secs=${HMB_BENCH_SECS:-10}
 rounds=${HMB_BENCH_ROUNDS:-3}
 case $rounds in ''|*[!0-9]*|0) echo "bench-agent-vm: HMB_BENCH_ROUNDS must be a positive integer, not '$rounds'" >&2; exit 2;; esac
-make -s -C "$top" all >&2
-make -s -C "$top/kernel" module nvme-patched >&2
-# One boot per round: under TCG on shared cores one run differs from the
-# next by a third or more, so the table has the median of each figure and
-# every round's two ratios.
 runs=$top/build/vm/runs
-res=$runs/agent-bench-rounds.txt
-: > "$res"
-for r in $(seq 1 "$rounds"); do
-	"$top/scripts/vm/vm-run" --run-dir "$runs/agent-bench-$r" \
-		--env "HMB_AGENT_BENCH_SECS=$secs" agent-bench >&2
-	one=$runs/agent-bench-$r/results/agent-bench/bench.txt
-	[ -f "$one" ] || { echo "bench-agent-vm: round $r: no $one" >&2; exit 1; }
-	sed "s/^/$r /" "$one" >> "$res"
-done
-# get KEY: the median of KEY over the rounds (the lower middle one of an
-# even count); each: KEY of every round, comma-separated
-get() {
-	awk -v k="$1" '{ split($2, kv, "="); if (kv[1] == k) print kv[2] }' "$res" |
-		sort -g | awk '{ v[NR] = $1 } END { if (!NR) exit 1; m = v[int((NR + 1) / 2)]
-			if (m == int(m)) printf "%d\n", m; else printf "%.2f\n", m }'
+res=${HMB_BENCH_FROM:-$runs/agent-bench-rounds.txt}
+# One boot per round: under TCG on shared cores one run differs from the
+# next by a third or more.  The table shows the boot whose ratio is the
+# median of the rounds (nvme + firmware and block each), every boot's
+# ratio beside it.  HMB_BENCH_FROM=FILE: no boot, the table from the
+# rounds FILE of an earlier run ("ROUND KEY=VALUE" lines).
+if [ -z "${HMB_BENCH_FROM:-}" ]; then
+	make -s -C "$top" all >&2
+	make -s -C "$top/kernel" module nvme-patched >&2
+	: > "$res"
+	for r in $(seq 1 "$rounds"); do
+		"$top/scripts/vm/vm-run" --run-dir "$runs/agent-bench-$r" \
+			--env "HMB_AGENT_BENCH_SECS=$secs" agent-bench >&2
+		one=$runs/agent-bench-$r/results/agent-bench/bench.txt
+		[ -f "$one" ] || { echo "bench-agent-vm: round $r: no $one" >&2; exit 1; }
+		sed "s/^/$r /" "$one" >> "$res"
+	done
+fi
+[ -s "$res" ] || { echo "bench-agent-vm: no rounds in $res" >&2; exit 1; }
+rounds=$(awk '{ r[$1] = 1 } END { print length(r) }' "$res")
+secs=$(sed -n 's/^[0-9]* secs=//p' "$res" | head -1)
+# median_round KEY: the round whose KEY is the median (the lower middle
+# one of an even count)
+median_round() {
+	awk -v k="$1" '{ split($2, kv, "="); if (kv[1] == k) print kv[2], $1 }' "$res" |
+		sort -g | awk '{ r[NR] = $2 } END { if (!NR) exit 1; print r[int((NR + 1) / 2)] }'
 }
+mr=$(median_round ratio5) mb=$(median_round ratio_blk)
+# get KEY [ROUND]: KEY of ROUND (default: the nvme + firmware median's);
+# each KEY: KEY of every round, comma-separated
+get() { awk -v k="$1" -v r="${2:-$mr}" '$1 == r { split($2, kv, "="); if (kv[1] == k) print kv[2] }' "$res"; }
 each() { awk -v k="$1" '{ split($2, kv, "="); if (kv[1] == k) o = o (o == "" ? "" : ", ") kv[2] }
 	END { print o }' "$res"; }
 props=$(sed -n 's/^# vm-nvme-hmb: //p' "$top/user/agent/vm-suite/agent-bench.sh")
@@ -48,7 +59,8 @@ shared 2-core machine. The real HMB path: the VM bench's HMB-capable NVMe
 controller (\`$props\`) writes the firmware records of every command it
 serves into the trace slice of the patched nvme.ko, the module's bridge
 emits them as \`hmb_trace:hmb_trace_record\`. fio 4k randread, libaio QD32,
-${secs} s per mode on the NVMe disk; the agent and biolatency attached at
+${secs} s per mode on the NVMe disk, in each of ${rounds} boots (the figures below
+are those of the boot whose ratio is the median); the agent and biolatency attached at
 the same time, so both tools' programs run for the very same I/Os.
 Method, the same for both tools in the same run: \`kernel.bpf_stats_enabled=1\`,
 \`bpftool prog show\` (run_time_ns, run_cnt) read before and after fio, each
@@ -72,9 +84,9 @@ Agent per command with five firmware records / biolatency per I/O:
 **$(get ratio5)** (goal <= 2.0; the boots: $(each ratio5)); with the records per
 command measured: $(get ratio_all).
 
-Block-layer fallback (\`-m block\`) next to biolatency, $(get blk_ios) I/Os:
-agent $(get blk_agent_ns) ns per I/O, biolatency $(get blk_bio_ns) ns per I/O,
-**ratio $(get ratio_blk)** (goal <= 1.0; the boots: $(each ratio_blk)).
+Block-layer fallback (\`-m block\`) next to biolatency, $(get blk_ios "$mb") I/Os:
+agent $(get blk_agent_ns "$mb") ns per I/O, biolatency $(get blk_bio_ns "$mb") ns per I/O,
+**ratio $(get ratio_blk "$mb")** (goal <= 1.0; the boots: $(each ratio_blk)).
 
 Reproduce: \`HMB_BENCH_SECS=$secs HMB_BENCH_ROUNDS=$rounds scripts/bench-agent-vm.sh\` (or \`make bench\`).
 <!-- bench-agent-vm:end -->

@@ -19,6 +19,7 @@
 #     every record the controller made is emitted or counted lost, the
 #     agent carries on and exits 0; no WARNING, BUG or Oops.
 # vm-timeout: 700
+# vm-alone: yes
 # vm-nvme: patched hmb_trace_kb=1024
 # vm-nvme-hmb: hmpre=2048, hmmin=256, hmmaxd=16, hmb-bg-rate=0, hmb-clock-drift-ppm=200, hmb-clock-offset=1000000000
 set -u

@@ -393,7 +393,7 @@ int hmb_consumer_set_fd(struct hmb_consumer *c, int fd, off_t map_off,
 static size_t walk_copied(const uint8_t *p, size_t n, unsigned long *k,
 			  size_t *lastoff)
 {
-	size_t i = 0, last = 0;
+	size_t i = 0, last = 0, step = 0;
 	unsigned long cnt = 0;
 
 	while (n - i >= HMB_RECORD_HDR_SIZE) {
@@ -411,8 +411,20 @@ static size_t walk_copied(const uint8_t *p, size_t n, unsigned long *k,
 		if (sz > n - i)
 			break;
 		last = i;
-		i += sz;
 		cnt++;
+		/*
+		 * A record the size of the one before (a firmware logging one
+		 * kind of event) steps by that size, so that the next position
+		 * does not wait for this length's load; the compare is a
+		 * predicted branch.
+		 */
+		if (__builtin_expect(sz == step, 1)) {
+			__asm__("" : "+r"(step));
+			i += step;
+		} else {
+			i += sz;
+			step = sz;
+		}
 	}
 	*k = cnt;
 	*lastoff = last;

@@ -24,6 +24,7 @@
 #     on the VM host that the guest reaches through a relay (hostcmd), held
 #     to the agent's summary (scripts/vm/host/fleet-live).
 # vm-timeout: 700
+# vm-alone: yes
 # vm-nvme: patched hmb_trace_kb=1024
 # vm-nvme-hmb: hmpre=2048, hmmin=256, hmmaxd=16, hmb-bg-rate=0, hmb-clock-drift-ppm=200, hmb-clock-offset=1000000000
 set -u

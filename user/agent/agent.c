@@ -94,8 +94,8 @@ static void usage(FILE *f)
 "      --dict FILE        event dictionary (default: the built-in\n"
 "                         share/hmb-events.dict)\n"
 "      --ring-ctrl RING=CTRL  records of ring RING belong to controller\n"
-"                         nvmeCTRL (repeatable; default: every ring -> the -d\n"
-"                         controller, else nvme0)\n"
+"                         nvmeCTRL (repeatable, one controller per agent;\n"
+"                         default: every ring -> the -d controller, else nvme0)\n"
 "      --fw-grace MS      wait this long after completion for firmware records\n"
 "                         (default 1000)\n"
 "      --clock-window N   matched commands the clock estimate uses (default\n"
@@ -180,6 +180,12 @@ static void ring_ctrl_arg(struct env *e, const char *arg)
 	    r >= HMB_MAX_RINGS)
 		usage_error("invalid --ring-ctrl '%s' (RING=CTRL, RING < %d)",
 			    arg, HMB_MAX_RINGS);
+	/* One clock estimate and one set of background windows per agent:
+	 * the firmware records it joins come from one controller. */
+	for (unsigned int i = 0; i < HMB_MAX_RINGS; i++)
+		if (e->ring_ctrl[i] && e->ring_ctrl[i] != c + 1)
+			usage_error("--ring-ctrl '%s': ring %u already belongs to nvme%u; one agent estimates one firmware clock, so its rings belong to one controller (run one agent per controller, -d nvmeN)",
+				    arg, i, e->ring_ctrl[i] - 1);
 	e->ring_ctrl[r] = (unsigned int)c + 1;
 	e->ring_ctrl_set = true;
 }
@@ -604,6 +610,14 @@ static int choose_disk_mode(bool *use_block)
 	const struct env *e = &ag.env;
 
 	if (resolve_nvme(e->disk, &ag.ctrl, &ag.nsid) == 0) {
+		for (unsigned int r = 0; r < HMB_MAX_RINGS; r++) {
+			if (!e->ring_ctrl[r] ||
+			    e->ring_ctrl[r] == (unsigned int)ag.ctrl + 1)
+				continue;
+			fprintf(stderr, PROG ": --ring-ctrl gives ring %u to nvme%u, but -d %s is nvme%d: the agent joins only -d's commands, so those records would match nothing\n",
+				r, e->ring_ctrl[r] - 1, e->disk, ag.ctrl);
+			return -1;
+		}
 		if (e->mode != MODE_BLOCK) {
 			ag.use_nvme = true;
 			return 0;

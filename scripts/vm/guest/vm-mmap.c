@@ -21,6 +21,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hmbtrace_util.h"
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -32,14 +34,12 @@ static void usage(void)
 	exit(2);
 }
 
+/* one number parser: libhmbtrace's (decimal, or hex after 0x) */
 static uint64_t num(const char *s, const char *what)
 {
-	char *end;
-	unsigned long long v;
+	uint64_t v;
 
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s || *end || s[0] == '-') {
+	if (hmb_parse_u64(s, 0, 0, UINT64_MAX, &v)) {
 		fprintf(stderr, "vm-mmap: bad %s '%s'\n", what, s);
 		exit(2);
 	}

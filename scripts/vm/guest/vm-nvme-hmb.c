@@ -41,6 +41,7 @@
 #include <linux/nvme_ioctl.h>
 
 #include "hmbtrace.h"
+#include "hmbtrace_util.h"
 
 #define PAGE		4096u	/* CC.MPS 0: Linux's controller page size */
 #define FID_HMB		0x0d
@@ -89,12 +90,9 @@ static void usage(void)
 
 static uint64_t num(const char *s, const char *what)
 {
-	char *end;
-	unsigned long long v;
+	uint64_t v;
 
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s || *end || s[0] == '-') {
+	if (hmb_parse_u64(s, 0, 0, UINT64_MAX, &v)) {
 		fprintf(stderr, "%s: bad %s '%s'\n", prog, what, s);
 		exit(2);
 	}

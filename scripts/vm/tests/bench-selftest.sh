@@ -48,5 +48,11 @@ check "never: queued after the hang, recorded as not run" grep -q '^not ok - nev
 no_qemu() { ! pgrep -f "[q]emu-system-x86_64 .*-initrd $run/initrd" >/dev/null; }
 check "no QEMU left running for this run" no_qemu
 check "the /dev/shm file is gone" sh -c "! ls /dev/shm/hmb-vm-* 2>/dev/null | grep -q \"\$(sed -n 's|.*mem-path=\\(/dev/shm/[^,]*\\),.*|\\1|p' '$run/qemu-cmd')\""
+# A suite marked '# vm-alone: yes' is refused beside another, before any boot.
+out=$("$top/scripts/vm/vm-run" --tap-dir "$run/alone" agent-e2e "$fx/good.sh" 2>&1)
+rc=$?
+check "vm-alone: a suite that needs its own boot is refused beside another (exit $rc)" \
+	sh -c "[ $rc -eq 2 ] && printf '%s' \"\$1\" | grep -q 'agent-e2e: each needs a boot of its own'" sh "$out"
+check "vm-alone: nothing was booted for it" test ! -e "$run/alone"
 echo "1..$n"
 [ $failed -eq 0 ]

@@ -22,6 +22,15 @@ for v in 0 3 2048 abc -4; do
 done
 check "--help lists --ringbuf-mb" sh -c "'$agent' --help | grep -q -- --ringbuf-mb"
 
+# One agent, one firmware clock: its rings belong to one controller.
+"$agent" --ring-ctrl 0=0 --ring-ctrl 1=1 >/dev/null 2>"$tmp/err"
+rc=$?
+check "--ring-ctrl to two controllers: exit 2 ($rc)" [ "$rc" = 2 ]
+check "--ring-ctrl to two controllers: the error says why" grep -q -- "--ring-ctrl '1=1': ring 0 already belongs to nvme0" "$tmp/err"
+"$agent" --ring-ctrl 0=0 --ring-ctrl 1=0 --ring-ctrl 0=0 --help >/dev/null 2>"$tmp/err"
+rc=$?
+check "--ring-ctrl: several rings to one controller are accepted ($rc)" [ "$rc" = 0 ]
+
 # A running agent's ring buffer has the size asked for.
 "$agent" -m block --ringbuf-mb 2 1 3 >"$tmp/out" 2>"$tmp/agent.err" &
 apid=$!

@@ -23,6 +23,7 @@
 # saw the same I/Os.  scripts/bench-agent-vm.sh runs it longer and writes
 # docs/benchmarks.md from $HMB_RESULTS/bench.txt.
 # vm-timeout: 500
+# vm-alone: yes
 # vm-nvme: patched hmb_trace_kb=1024
 # vm-nvme-hmb: hmpre=2048, hmmin=256, hmmaxd=16, hmb-bg-rate=0
 set -u

@@ -17,6 +17,7 @@
 # counted.  fw.bin, agent-fw.bin and agent.jsonl stay in the results
 # directory: HMB_VM_RUN_DIR for tests/formats/test_correlate.py.
 # vm-timeout: 900
+# vm-alone: yes
 # vm-qemu-trace: yes
 # vm-shm-size: 16M
 set -u

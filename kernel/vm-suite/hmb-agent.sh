@@ -44,6 +44,8 @@ C=$HMB_NVME_CTRL
 	tap_done
 }
 hmb_load || { tap_fail "insmod nvme-hmb-trace.ko" "$(dmesg | tail -5)"; tap_done; }
+# the VM host's ClickHouse for the live export at the end, started now
+ch_relay_prepare "$R/fleet"
 dev=$(hmb_wait_ring nvme-pci)
 S=$HMB_CLASS/$dev
 [ -n "$dev" ] && echo 1 > "$S/bridge" &&
@@ -195,6 +197,7 @@ if ch_relay_start "$R/fleet" 8123; then
 		tap_fail "fio for the live export" "$(cat "$R/fio-export.err")"
 	agent_stop "$R/agent3.jsonl"
 	kill "$CH_RELAY_PID"
+	CH_RELAY_PID=
 	hostcmd run fleet-live check "$CH_RELAY_CH" @REPO@ @RESULTS@/agent3.jsonl \
 		"@RESULTS@/$wdump" > "$R/fleet-check.txt" 2> "$R/fleet-check.err"
 	tab=$(printf '\t')
@@ -207,10 +210,10 @@ if ch_relay_start "$R/fleet" 8123; then
 	grep -q . "$R/fleet-check.txt" ||
 		tap_fail "fleet-live check on the VM host" "$(cat "$R/fleet-check.err")"
 	tap_diag "relayed $(ls "$R/fleet" | grep -c '[.]q$') requests; $(sed -n 's/.*"export":{\([^{]*\).*/\1/p' "$R/agent3.jsonl" | tail -1)"
-	hostcmd run fleet-live stop "$CH_RELAY_CH" @REPO@ > /dev/null 2>&1
 else
-	tap_fail "a clickhouse-server on the VM host (fleet-live start)" "$(cat "$R/fleet/start.out")"
+	tap_fail "a clickhouse-server on the VM host (fleet-live serve)" "$(cat "$R/fleet/start.out")"
 fi
+ch_relay_stop
 
 echo 0 > "$S/bridge"
 rmmod nvme_hmb_trace && tap_ok "rmmod nvme_hmb_trace" || tap_fail "rmmod nvme_hmb_trace"

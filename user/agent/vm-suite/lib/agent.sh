@@ -128,22 +128,43 @@ agent_check_losses() {
 		tap_fail "agent's firmware record count" "agent $A_fw_records bridge $1"
 }
 
+# ch_relay_prepare DIR: have the VM host's fleet-live serve a one-shard
+# ClickHouse cluster in DIR/ch (DIR under $HMB_RESULTS) from now on (hostcmd
+# start fleet-ch), so that it is up when ch_relay_start needs it; it stops
+# at ch_relay_stop, or with vm-run's cleanup if the suite ends first.
+# CH_RELAY_CH is DIR/ch as the host names it (for fleet-live check).
+ch_relay_prepare() {
+	CH_RELAY_CH=@RESULTS@${1#"$HMB_RESULTS"}/ch
+	hostcmd start fleet-ch fleet-live serve "$CH_RELAY_CH" @REPO@ > /dev/null
+}
+
+# ch_relay_stop: stop the relay's httpd and the host's cluster.
+ch_relay_stop() {
+	kill "$CH_RELAY_PID" 2>/dev/null
+	hostcmd stop fleet-ch > /dev/null 2>&1
+}
+
 # ch_relay_start DIR PORT: a ClickHouse for hmb-trace-agent --export
-# http://127.0.0.1:PORT/cgi-bin/ch, although the guest has no network: the
-# VM host's fleet-live starts a one-shard cluster in DIR/ch (DIR under
-# $HMB_RESULTS), and busybox httpd on the loopback runs a CGI that writes
-# each request into DIR (REQ.q the URL's query string, REQ.body the body),
-# has fleet-live relay it to that server (hostcmd) and answers with the
-# server's status and answer.  CH_RELAY_CH is DIR/ch as the host names it
-# (for fleet-live check and stop); CH_RELAY_PID the httpd.  1 if the
-# cluster does not start.
+# http://127.0.0.1:PORT/cgi-bin/ch, although the guest has no network: it
+# waits for the cluster of ch_relay_prepare DIR (DIR.../ch.url, 300 s at
+# most), then busybox httpd on the loopback runs a CGI that writes each
+# request into DIR (REQ.q the URL's query string, REQ.body the body), has
+# fleet-live relay it to that server (hostcmd) and answers with the
+# server's status and answer.  CH_RELAY_PID is the httpd.  1 if the
+# cluster is not up (DIR/start.out says why).
 ch_relay_start() {
 	_dir=$1
 	_www=/tmp/ch-relay-www
 	_hdir=@RESULTS@${_dir#"$HMB_RESULTS"}
-	CH_RELAY_CH=$_hdir/ch
 	mkdir -p "$_www/cgi-bin" "$_dir"
-	hostcmd run fleet-live start "$CH_RELAY_CH" @REPO@ > "$_dir/start.out" 2>&1 || return 1
+	_i=0
+	while [ ! -s "$_dir/ch.url" ] && [ $_i -lt 3000 ]; do
+		usleep 100000; _i=$((_i + 1))
+	done
+	if [ ! -s "$_dir/ch.url" ]; then
+		hostcmd wait fleet-ch 1 > "$_dir/start.out" 2>&1
+		return 1
+	fi
 	cat > "$_www/cgi-bin/ch" <<EOF
 #!/bin/sh
 # one request, relayed as it came (hostcmd serialises them)

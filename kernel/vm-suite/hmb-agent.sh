@@ -192,9 +192,10 @@ if ch_relay_start "$R/fleet" 8123; then
 	# fio already running when the agent attaches: the command in flight
 	# then is a loss the agent counts (its records without a command, its
 	# completion without a submission), so that the losses rows have
-	# something to hold to the summary
+	# something to hold to the summary; at most 300 IOPS each way, so that
+	# the agent's start under TCG is not held up by the I/O
 	fio --name=export --filename="$HMB_NVME_DEV" --direct=1 --ioengine=psync \
-		--rw=randrw --bs=4k --size=64M --time_based --runtime=120 \
+		--rw=randrw --bs=4k --size=64M --time_based --runtime=120 --rate_iops=300 \
 		--output-format=terse > "$R/fio-export.txt" 2> "$R/fio-export.err" &
 	fpid=$!
 	agent_start "$R/agent3.jsonl" -N 5 -w "$R/agent3-fw.bin" \

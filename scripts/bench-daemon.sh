@@ -14,6 +14,9 @@
 #                 written by dd (a copy into dd's buffer, a copy out)
 #   dd zero       dd if=/dev/zero of=DIR/x bs=256K, as many bytes: the
 #                 issue's yardstick, writing only
+# and then, per mix, the same number of rounds of the read side alone:
+# the daemon (copy) draining into /dev/null against dd reading the ring
+# file into /dev/null, interleaved.
 # Before each daemon run the ring's tail is put back to where the fill
 # left it, so every run drains the same records; every output is deleted
 # after its run and the directory synced (not timed).  Wall time (date)
@@ -103,6 +106,33 @@ for dir in $dirs; do
 	done
 done
 
+# The read side alone: the daemon draining into /dev/null against dd
+# reading the same ring file into /dev/null (nothing written), interleaved.
+hdr_u64() { python3 -c 'import struct,sys; print(struct.unpack_from("<Q",open(sys.argv[1],"rb").read(64),int(sys.argv[2]))[0])' "$1" "$2"; }
+for k in 64 mix; do
+	ring=${ring_of[$k]}
+	for r in $(seq "$rounds"); do
+		reset_tail "$ring"
+		timed "$res/null-$k-daemon" "$daemon" -r "$ring" -o /dev/null --once -q 2>/dev/null
+		[ "$(hdr_u64 "$ring" 24)" = "$(hdr_u64 "$ring" 16)" ] || {
+			echo "bench-daemon: the daemon left records in the ring (tail != head)" >&2
+			exit 1
+		}
+		timed "$res/null-$k-dd" dd if="$ring" of=/dev/null bs=256K status=none
+	done
+done
+null_row() {	# null_row K
+	local k=$1 wd cd wr cr name="64-byte records"
+	[ "$k" = mix ] && name="default mix"
+	wd=$(awk '{ print $1 }' "$res/null-$k-daemon" | median)
+	cd=$(awk '{ print $2 }' "$res/null-$k-daemon" | median)
+	wr=$(awk '{ print $1 }' "$res/null-$k-dd" | median)
+	cr=$(awk '{ print $2 }' "$res/null-$k-dd" | median)
+	awk -v n="$name" -v wd="$wd" -v cd="$cd" -v wr="$wr" -v cr="$cr" 'BEGIN {
+		printf "| %s | %.3f s / %.2f s | %.3f s / %.2f s | %.2f / %.2f |\n", n, wd, cd, wr, cr,
+			(wd > 0 ? wr / wd : 0), (cd > 0 ? cr / cd : 0) }'
+}
+
 fmt_row() {	# fmt_row DIR K
 	local dir=$1 k=$2 key fs w c
 	key=$(echo "$dir" | tr / _)-$k
@@ -142,6 +172,13 @@ EOF
 			fmt_row "$dir" "$k"
 		done
 	done
+	echo
+	echo "The read side alone, the same rounds: drained into /dev/null (\`hmb-trace-daemon -r RING -o /dev/null --once\`) against \`dd if=RING of=/dev/null bs=256K\`, interleaved; medians of wall / CPU time."
+	echo
+	echo "| records | daemon -> /dev/null | dd ring -> /dev/null | daemon vs dd (wall / CPU) |"
+	echo "|---|---|---|---|"
+	null_row 64
+	null_row mix
 	echo
 	echo "Reproduce: \`HMB_BENCH_RING=$ringsz HMB_BENCH_ROUNDS=$rounds scripts/bench-daemon.sh\` (or \`make bench\`; directories: HMB_BENCH_DIRS)."
 	echo "<!-- bench-daemon:end -->"

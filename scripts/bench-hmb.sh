@@ -9,14 +9,9 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/lib/bench-doc.sh"
+. "$top/scripts/lib/bench-vm.sh"
 secs=${HMB_BENCH_SECS:-10}
-make -s -C "$top" all >&2
-make -s -C "$top/kernel" module nvme-patched >&2
-"$top/scripts/vm/vm-run" --env "HMB_BENCH_SECS=$secs" hmb-bench >&2
-res=$top/build/vm/runs/hmb-bench/results/hmb-bench/bench.txt
-[ -f "$res" ] || { echo "bench-hmb: no $res" >&2; exit 1; }
-get() { sed -n "s/^$1=//p" "$res"; }
-props=$(sed -n 's/^# vm-nvme-hmb: //p' "$top/kernel/vm-suite/hmb-bench.sh")
+bench_vm bench-hmb hmb-bench HMB_BENCH_SECS kernel/vm-suite/hmb-bench.sh
 table=$(cat <<EOT
 <!-- bench-hmb:begin -->
 ## The HMB path: the controller model with the bridge vs with the daemon

@@ -176,6 +176,13 @@ static int check_reinit(struct daemon *d)
 /* Stop on a corrupt ring: the good prefix has been written and published. */
 static void ring_corrupt(struct daemon *d, const struct hmb_error *err)
 {
+	if (err->code == HMB_E_IO) {
+		/* pread of a ring file cut short: what SIGBUS is to the map */
+		log_msg(LOG_ERR, "ring file %s gone: %s", d->src.path, err->msg);
+		d->exit_code = EXIT_GONE;
+		d->exit_reason = "ring gone";
+		return;
+	}
 	log_msg(LOG_ERR, "ring corrupt: %s", err->msg);
 	d->exit_code = EXIT_CORRUPT;
 	d->exit_reason = "corrupt";
@@ -610,6 +617,11 @@ int main(int argc, char **argv)
 		source_close(&d->src);
 		return r == HMB_E_RING_VERSION || r == HMB_E_RING_MAGIC ? EXIT_VERSION :
 		       EXIT_ERR;
+	}
+	if (d->src.kind == SRC_RING_FILE &&
+	    hmb_consumer_set_fd(d->c, d->src.fd, 0, &err)) {
+		log_msg(LOG_ERR, "ring %s: %s", d->src.path, err.msg);
+		return EXIT_ERR;
 	}
 	d->buf = malloc(d->o.batch);
 	if (!d->buf) {

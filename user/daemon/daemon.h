@@ -47,7 +47,7 @@ enum source_kind { SRC_RING_FILE, SRC_DEVICE };
 struct source {
 	enum source_kind kind;
 	const char *path;
-	int fd;				/* device fd; -1 for a ring file */
+	int fd;				/* the device or the ring file */
 	void *map;
 	size_t map_len;
 	uint32_t ring_size;

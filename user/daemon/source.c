@@ -87,7 +87,8 @@ static int open_ring_file(struct source *s, int *err_exit)
 		s->map = NULL;
 		goto err_close;
 	}
-	close(fd);
+	/* Kept: the records are read with pread (hmb_consumer_set_fd). */
+	s->fd = fd;
 	memcpy(&hdr, s->map, sizeof(hdr));
 	if (hmb_ring_hdr_check(&hdr, s->map_len, &err)) {
 		if (err.code == HMB_E_RING_VERSION)
@@ -98,6 +99,8 @@ static int open_ring_file(struct source *s, int *err_exit)
 		*err_exit = EXIT_VERSION;
 		munmap(s->map, s->map_len);
 		s->map = NULL;
+		close(fd);
+		s->fd = -1;
 		return -1;
 	}
 	s->ring_size = hdr.ring_size;

@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -30,6 +32,8 @@ struct hmb_consumer {
 	size_t map_len;
 	const volatile struct hmb_ring_hdr *hdr;
 	const uint8_t *area;	/* volatile cast away: only memcpy'd from */
+	int fd;			/* ring file read with pread, or -1 */
+	off_t fd_area;		/* file offset of the record area */
 	uint32_t ring_size;
 	uint64_t mask;
 	uint64_t cursor;	/* local, unpublished */
@@ -221,6 +225,7 @@ int hmb_consumer_open(struct hmb_consumer **out, const volatile void *base,
 	c->map_len = map_len;
 	c->hdr = base;
 	c->area = (const uint8_t *)c->base + HMB_RECORD_AREA_OFF;
+	c->fd = -1;
 	c->publish = publish;
 	c->pub_ctx = pub_ctx;
 	rc = load_header(c, &head, &tail, err);
@@ -320,6 +325,113 @@ int hmb_consumer_poll(struct hmb_consumer *c, uint64_t *avail,
 }
 
 /*
+ * Copy up to @n bytes of the record area at ring offset @off (cursor @cur)
+ * into @dst: with pread(2) on the ring file when hmb_consumer_set_fd() gave
+ * one, else from the mapping.  Either way a private copy, checked
+ * afterwards.  Returns the bytes copied: all @n from the mapping; from the
+ * file at least @need of them (a file cut short gives fewer: the records
+ * wholly before its end are still read), else a negative HMB_E_IO.
+ */
+static ssize_t copy_out(const struct hmb_consumer *c, uint8_t *dst,
+			uint64_t off, size_t n, size_t need, uint64_t cur,
+			struct hmb_error *err)
+{
+	size_t got = 0;
+
+	if (c->fd < 0) {
+		memcpy(dst, c->area + off, n);
+		return (ssize_t)n;
+	}
+	while (got < n) {
+		ssize_t r = pread(c->fd, dst + got, n - got,
+				  c->fd_area + (off_t)(off + got));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return hmb__err(err, HMB_E_IO, errno, cur,
+					"reading the ring file at ring offset 0x%" PRIx64 ": %s",
+					off + got, strerror(errno));
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	if (got < need)
+		return hmb__err(err, HMB_E_IO, ENXIO, cur,
+				"the ring file ends at ring offset 0x%" PRIx64
+				", inside the record at cursor %" PRIu64 " (cut short?)",
+				off + got, cur);
+	return (ssize_t)got;
+}
+
+int hmb_consumer_set_fd(struct hmb_consumer *c, int fd, off_t map_off,
+			struct hmb_error *err)
+{
+	struct stat st;
+
+	if (!c || fd < 0 || map_off < 0)
+		return hmb__err(err, HMB_E_INVAL, 0, 0, "no consumer or ring file given");
+	if (fstat(fd, &st))
+		return hmb__err(err, HMB_E_IO, errno, 0, "fstat of the ring file: %s",
+				strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return hmb__err(err, HMB_E_INVAL, 0, 0,
+				"the ring's file is not a regular file (pread would not see the mapping's bytes)");
+	c->fd = fd;
+	c->fd_area = map_off + HMB_RECORD_AREA_OFF;
+	return 0;
+}
+
+/*
+ * The common case of consume(), a few ns a record: data records (flags 0
+ * or TRUNCATED only) lying wholly in the copied bytes @p[0, @n), whose
+ * end is at or before both the lap's end and the head.  Returns the bytes
+ * they take, *@k their number and *@lastoff the offset of the last one;
+ * stops at anything else, which the general path then takes (and
+ * refuses, if it must).  The checks are check_rec()'s, on the copy.
+ */
+static size_t walk_copied(const uint8_t *p, size_t n, unsigned long *k,
+			  size_t *lastoff)
+{
+	size_t i = 0, last = 0, step = 0;
+	unsigned long cnt = 0;
+
+	while (n - i >= HMB_RECORD_HDR_SIZE) {
+		__le32 magic;
+		__le16 plen;
+		size_t sz;
+
+		memcpy(&magic, p + i, sizeof(magic));
+		memcpy(&plen, p + i + 20, sizeof(plen));
+		if (hmb_le32(magic) != HMB_RECORD_MAGIC ||
+		    (p[i + 19] & ~HMB_REC_FLAG_TRUNCATED) ||
+		    hmb_le16(plen) > HMB_RECORD_MAX_PAYLOAD)
+			break;
+		sz = HMB_RECORD_SIZE(hmb_le16(plen));
+		if (sz > n - i)
+			break;
+		last = i;
+		cnt++;
+		/*
+		 * A record the size of the one before (a firmware logging one
+		 * kind of event) steps by that size, so that the next position
+		 * does not wait for this length's load; the compare is a
+		 * predicted branch.
+		 */
+		if (__builtin_expect(sz == step, 1)) {
+			__asm__("" : "+r"(step));
+			i += step;
+		} else {
+			i += sz;
+			step = sz;
+		}
+	}
+	*k = cnt;
+	*lastoff = last;
+	return i;
+}
+
+/*
  * Copy validated records from the cursor up to the last polled head into
  * @buf, at most @max_recs of them.  @last gets the cursor of the last
  * record stored.  See hmb_consumer_read() for the contract.
@@ -345,6 +457,7 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 		uint64_t rem = rs - off;	/* bytes left in this lap */
 		uint64_t left = head - cur;	/* bytes up to head */
 		struct hmb_record_hdr h;
+		ssize_t got;
 		uint64_t s;
 
 		if (rem < HMB_RECORD_HDR_SIZE) {
@@ -368,8 +481,27 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 			/* One record wanted: do not copy a whole chunk. */
 			if (max_recs == 1)
 				n = HMB_RECORD_HDR_SIZE;
-			memcpy(buf + out, c->area + off, n);
-			ck_end = cur + n;
+			got = copy_out(c, buf + out, off, n, HMB_RECORD_HDR_SIZE,
+				       cur, err);
+			if (got < 0) {
+				rc = (int)got;
+				break;
+			}
+			ck_end = cur + (uint64_t)got;
+		}
+		if (max_recs == ~0UL) {
+			unsigned long k;
+			size_t lo, adv;
+
+			adv = walk_copied(buf + out, ck_end - cur, &k, &lo);
+			if (k) {
+				*last = cur + lo;
+				out += adv;
+				nrec += k;
+				c->n.records += k;
+				cur += adv;
+				continue;
+			}
 		}
 		/* Validate the copy, never the ring. */
 		memcpy(&h, buf + out, sizeof(h));
@@ -409,8 +541,12 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 			if (max_recs == 1 && refilled != cur)
 				n = s;
 			refilled = cur;
-			memcpy(buf + out, c->area + off, n);
-			ck_end = cur + n;
+			got = copy_out(c, buf + out, off, n, s, cur, err);
+			if (got < 0) {
+				rc = (int)got;
+				break;
+			}
+			ck_end = cur + (uint64_t)got;
 			continue;
 		}
 		out += s;

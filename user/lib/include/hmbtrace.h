@@ -165,6 +165,21 @@ int hmb_consumer_read(struct hmb_consumer *c, void *buf, size_t buflen,
 		      size_t *len, struct hmb_error *err);
 
 /*
+ * Read the ring's records with pread(2) on @fd, the regular file the
+ * mapping given to hmb_consumer_open() maps from file offset @map_off,
+ * instead of copying them from the mapping: the same private copy, checked
+ * the same way, without faulting the whole ring into this process's page
+ * tables (a ring file is read once, front to back, like any file).  The
+ * header (head, tail, flags) is still read and the tail still published
+ * through the mapping.  A ring file cut short under the consumer makes
+ * hmb_consumer_read() fail with HMB_E_IO (sys_errno ENXIO) where the
+ * mapping would raise SIGBUS.  @fd stays the caller's; keep it open while
+ * the consumer is.  Not for a character device (HMB_E_INVAL).
+ */
+int hmb_consumer_set_fd(struct hmb_consumer *c, int fd, off_t map_off,
+			struct hmb_error *err);
+
+/*
  * One-copy alternative to hmb_consumer_read() (docs/format.md 9.5): check
  * the records from the local cursor up to the polled head where they lie
  * -- each header copied out and checked on the copy, exactly as read()

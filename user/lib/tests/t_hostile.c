@@ -6,6 +6,7 @@
  * an mmap with a PROT_NONE page after it, so an overrun faults (and ASan
  * watches the consumer's own buffers).  Ends with a seeded fuzz loop.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -324,6 +325,79 @@ static bool rc2_differs(struct gring *g, int rc, size_t len)
 	return rc2 != rc || pos != len;
 }
 
+/*
+ * The same ring drained with its records read by pread(2) from a file
+ * holding the same bytes (hmb_consumer_set_fd; the header still comes from
+ * the mapping): the same code and the same bytes as the drain() that gave
+ * @rc and @len.  @fd is a memfd reused from call to call.
+ */
+static bool pread_differs(struct gring *g, int fd, int rc, size_t len)
+{
+	static uint8_t buf[sizeof(drained)];
+	struct hmb_consumer *c;
+	struct hmb_error e;
+	uint64_t avail;
+	size_t len2 = 0;
+	int rc2;
+
+	if (pwrite(fd, g->ring, g->len, 0) != (ssize_t)g->len ||
+	    ftruncate(fd, (off_t)g->len))
+		return true;
+	rc2 = hmb_consumer_open(&c, g->ring, g->len, NULL, NULL, &e);
+	if (rc2)
+		return rc2 != rc || len;
+	rc2 = hmb_consumer_set_fd(c, fd, 0, &e);
+	if (!rc2)
+		rc2 = hmb_consumer_poll(c, &avail, &e);
+	if (!rc2)
+		rc2 = hmb_consumer_read(c, buf, sizeof(buf), &len2, &e);
+	hmb_consumer_close(c);
+	return rc2 != rc || len2 != len || memcmp(buf, drained, len);
+}
+
+/*
+ * pread of a ring file cut short under the consumer: HMB_E_IO with
+ * ENXIO and the good prefix, never a read past the end; a pipe is refused.
+ */
+static void test_pread_truncated(void)
+{
+	static const int lens[] = { 8, 16, 200, 24, 1000, 40 };
+	struct hmb_producer p;
+	struct hmb_consumer *c;
+	struct hmb_error e;
+	struct gring g;
+	uint64_t avail;
+	size_t len = 0;
+	int fd, pfd[2], rc;
+
+	gr_fill(&g, &p, 4096, lens, 6);
+	fd = memfd_create("t_hostile", 0);
+	if (fd < 0 || pwrite(fd, g.ring, g.len, 0) != (ssize_t)g.len)
+		abort();
+	hmb_consumer_open(&c, g.ring, g.len, NULL, NULL, &e);
+	ok(hmb_consumer_set_fd(c, fd, 0, &e) == 0, "set_fd on a memfd");
+	/* The file ends inside the fifth record (ring offset 40+48+232+56). */
+	if (ftruncate(fd, HMB_RECORD_AREA_OFF + 376 + 100))
+		abort();
+	hmb_consumer_poll(c, &avail, &e);
+	rc = hmb_consumer_read(c, drained, sizeof(drained), &len, &e);
+	ok(rc == HMB_E_IO && e.sys_errno == ENXIO,
+	   "ring file cut short: HMB_E_IO, ENXIO (%d, %d: %s)", rc,
+	   e.sys_errno, e.msg);
+	ok(len == 376 && hmb_consumer_cursor(c) == 376,
+	   "the four whole records before the cut are read, the cursor stops at the fifth (%zu)",
+	   len);
+	if (pipe(pfd))
+		abort();
+	ok(hmb_consumer_set_fd(c, pfd[0], 0, &e) == HMB_E_INVAL,
+	   "set_fd refuses a pipe: %s", e.msg);
+	hmb_consumer_close(c);
+	close(pfd[0]);
+	close(pfd[1]);
+	close(fd);
+	gr_free(&g);
+}
+
 /* Random bytes and cursors: must never fault, always a known answer. */
 static void test_fuzz(void)
 {
@@ -334,7 +408,8 @@ static void test_fuzz(void)
 		HMB_E_REC_CROSS_LAP, HMB_E_REC_BEYOND_HEAD,
 		HMB_E_MARKER_PAYLOAD };
 	uint64_t seed = (uint64_t)time(NULL), s = seed;
-	unsigned iters = 20000, bad = 0, errs = 0, mismatch = 0;
+	unsigned iters = 20000, bad = 0, errs = 0, mismatch = 0, pmis = 0;
+	int fd = memfd_create("t_hostile-fuzz", 0);
 	struct hmb_error e;
 	struct gring g;
 	size_t len;
@@ -378,6 +453,8 @@ static void test_fuzz(void)
 		rc = drain(&g, g.len, &len, &e, NULL);
 		if (rc2_differs(&g, rc, len))
 			mismatch++;
+		if (pread_differs(&g, fd, rc, len))
+			pmis++;
 		for (k = 0; k < (int)(sizeof(known) / sizeof(known[0])); k++)
 			if (rc == known[k])
 				break;
@@ -390,6 +467,9 @@ static void test_fuzz(void)
 	   iters, errs);
 	ok(mismatch == 0, "fuzz: record-at-a-time reading agrees with batch "
 	   "reading (%u differ)", mismatch);
+	ok(fd >= 0 && pmis == 0, "fuzz: records read with pread from a file "
+	   "agree with records copied from the mapping (%u differ)", pmis);
+	close(fd);
 	gr_free(&g);
 }
 
@@ -399,6 +479,7 @@ int main(void)
 	test_poll_faults();
 	test_record_faults();
 	test_cross_lap();
+	test_pread_truncated();
 	test_fuzz();
 	return tap_done();
 }

@@ -17,7 +17,12 @@
 #   - three controller resets during I/O with the bridge and the agent on:
 #     the bridge carries on across the 3 re-initialisations (bridge_epochs),
 #     every record the controller made is emitted or counted lost, the
-#     agent carries on and exits 0; no WARNING, BUG or Oops.
+#     agent carries on and exits 0; no WARNING, BUG or Oops;
+#   - the live export (--export, with -w): every firmware record the agent
+#     received a fw_records row equal to its -w dump's, its clock estimates
+#     and loss counters as clock and losses rows, in a real clickhouse-server
+#     on the VM host that the guest reaches through a relay (hostcmd), held
+#     to the agent's summary (scripts/vm/host/fleet-live).
 # vm-timeout: 700
 # vm-alone: yes
 # vm-nvme: patched hmb_trace_kb=1024
@@ -173,6 +178,53 @@ late=$(awk -v a="${after:-0}" '/"match":"matched"/ && match($0, /"complete_ns":[
 [ -n "$A_matched" ] && [ "$A_matched" -gt 1000 ] && [ -n "$after" ] && [ "$late" -gt 100 ] &&
 	tap_ok "the agent carried on across the resets: $A_matched of $A_commands commands matched, $late of them completed more than 1 s after the last reset" ||
 	tap_fail "the agent carried on across the resets" "matched '$A_matched' of '$A_commands'; $late completed more than 1 s after the last reset (done at '$after')"
+# --- the live export to the fleet store (issue 14 item 3) ---------------------
+# hmb-trace-agent -w --export: its fw_records rows (the records -w gets),
+# clock estimate rows and losses rows go to a real clickhouse-server on the
+# VM host (ch_relay_start); fleet-live check holds the store to the agent's
+# summary and to its own -w dump
+rid=${dev##*[!0-9]}
+wdump=agent3-fw.bin
+[ "$rid" = 0 ] || wdump=agent3-fw.bin.ring$rid
+# the VM host's ClickHouse, started only now: its start takes the host's
+# CPU for seconds, which under TCG widens the host windows of the commands
+# around the clock step checked above
+ch_relay_prepare "$R/fleet"
+if ch_relay_start "$R/fleet" 8123; then
+	# fio already running when the agent attaches: the command in flight
+	# then is a loss the agent counts (its records without a command, its
+	# completion without a submission), so that the losses rows have
+	# something to hold to the summary; at most 300 IOPS each way, so that
+	# the agent's start under TCG is not held up by the I/O
+	fio --name=export --filename="$HMB_NVME_DEV" --direct=1 --ioengine=psync \
+		--rw=randrw --bs=4k --size=64M --time_based --runtime=120 --rate_iops=300 \
+		--output-format=terse > "$R/fio-export.txt" 2> "$R/fio-export.err" &
+	fpid=$!
+	agent_start "$R/agent3.jsonl" -N 5 -w "$R/agent3-fw.bin" \
+		--export http://127.0.0.1:8123/cgi-bin/ch --export-hostname vm 1 || tap_done
+	sleep 3
+	kill -INT $fpid
+	wait $fpid
+	agent_stop "$R/agent3.jsonl"
+	kill "$CH_RELAY_PID"
+	CH_RELAY_PID=
+	hostcmd run fleet-live check "$CH_RELAY_CH" @REPO@ @RESULTS@/agent3.jsonl \
+		"@RESULTS@/$wdump" > "$R/fleet-check.txt" 2> "$R/fleet-check.err"
+	tab=$(printf '\t')
+	while IFS=$tab read -r kind desc diag; do
+		case $kind in
+		ok) tap_ok "live export: $desc" ;;
+		*) tap_fail "live export: $desc" "$diag" ;;
+		esac
+	done < "$R/fleet-check.txt"
+	grep -q . "$R/fleet-check.txt" ||
+		tap_fail "fleet-live check on the VM host" "$(cat "$R/fleet-check.err")"
+	tap_diag "relayed $(ls "$R/fleet" | grep -c '[.]q$') requests; $(sed -n 's/.*"export":{\([^{]*\).*/\1/p' "$R/agent3.jsonl" | tail -1)"
+else
+	tap_fail "a clickhouse-server on the VM host (fleet-live serve)" "$(cat "$R/fleet/start.out")"
+fi
+ch_relay_stop
+
 echo 0 > "$S/bridge"
 rmmod nvme_hmb_trace && tap_ok "rmmod nvme_hmb_trace" || tap_fail "rmmod nvme_hmb_trace"
 hmb_dmesg_check

@@ -136,6 +136,33 @@ r3 = run([BIN, "correlate", dump, agent, "-j"])
 T.ok(r2.returncode == 0 and not r2.stdout and os.path.exists(outp) and
      open(outp, "rb").read() == r3.stdout,
      "-o FILE: the same output in FILE, nothing on stdout", r2.stderr)
+# the final line's per-phase histograms: each command's phase in its slot
+r, cmds, final = correlate(dump, agent)
+want = {}
+for c in cmds:
+    for key in ("host_total", "host_submit_to_fw_fetch",
+                "fw_fetch_to_cqe_posted", "fw_cqe_posted_to_host_complete"):
+        if key + "_ns" in c:
+            us = c[key + "_ns"] // 1000
+            sl = min(us.bit_length() - 1 if us > 0 else 0, 26)
+            h = want.setdefault(key, {})
+            h[sl] = h.get(sl, 0) + 1
+got = {k: {i: b["count"] for i, b in enumerate(v) if b["count"]}
+       for k, v in (final or {}).get("hists_us", {}).items()}
+T.ok(r.returncode == 0 and len(want) == 4 and got == want,
+     "-j: the final line's hists_us hold every command's phases in their "
+     "log2 slots (%s)" % ", ".join("%s %d" % (k, sum(v.values()))
+                                   for k, v in sorted(got.items())),
+     "want %s\ngot %s" % (want, got))
+r4 = run([BIN, "correlate", dump, agent, "-j", "--no-commands"])
+last = r3.stdout.decode().splitlines()[-1:]
+T.ok(r4.returncode == 0 and r4.stdout.decode().splitlines() == last and
+     json.loads(last[0])["type"] == "final",
+     "-j --no-commands: the final line only, the same as with the commands",
+     r4.stderr)
+r4 = run([BIN, "correlate", dump, agent, "--no-commands"])
+T.ok(r4.returncode == 2 and b"--format json" in r4.stderr and not r4.stdout,
+     "--no-commands without json: exit 2, says why", r4.stderr)
 
 # 2. Drift over a long enough run (span > 100 ms)
 w = Workload(n_cmds=max(N, 4000), seed=32, gap=(20000, 60000), gc_every=0,

@@ -161,6 +161,20 @@ static void final_clock(struct hmb_json *j, const struct corr *c)
 	hmb_json_end(j);
 }
 
+/* The log2 histogram of each phase, as the agent's summary has them. */
+static void final_hists(struct hmb_json *j, const struct corr *c)
+{
+	const struct hmb_cmd_stats *s = hmb_join_stats(c->j);
+
+	hmb_json_key(j, "hists_us");
+	hmb_json_obj(j);
+	for (int x = 0; x < HMB_X_COUNT; x++) {
+		hmb_json_key_str(j, hmb_xphase_name((enum hmb_xphase)x));
+		hmb_hist_json(j, &s->xh[x]);
+	}
+	hmb_json_end(j);
+}
+
 /* The final line, after the "cmd" lines the join streamed through @j. */
 static void print_final(struct hmb_json *j, const struct corr *c)
 {
@@ -173,6 +187,7 @@ static void print_final(struct hmb_json *j, const struct corr *c)
 	hmb_json_kv_u64(j, "ctrl", hmb_join_ctrl(c->j));
 	final_totals(j, c);
 	final_clock(j, c);
+	final_hists(j, c);
 	hmb_json_end(j);
 	hmb_json_nl(j);
 }
@@ -198,7 +213,9 @@ void usage_correlate(FILE *f)
 "  -f, --format FMT     text (default): summary, clock, log2 histograms and\n"
 "                       the slowest commands; json: one {\"type\":\"cmd\"} line\n"
 "                       per host command, then one {\"type\":\"final\"} line\n"
+"                       (totals, clock, the log2 histogram of each phase)\n"
 "  -j, --json           same as --format json\n"
+"      --no-commands    json: the final line only, no line per command\n"
 "      --ctrl N         the host controller (nvmeN) of the dump, when\n"
 "                       HOST_EVENTS covers several\n"
 "      --top N          slowest commands to show (text; default 10)\n"
@@ -217,12 +234,14 @@ void usage_correlate(FILE *f)
 "\n"
 "  perf record -e nvme:nvme_setup_cmd -e nvme:nvme_complete_rq -a -- sleep 10\n"
 "  perf script --ns > host.txt\n"
-"  " PROG " correlate fw.bin host.txt --format json | jq 'select(.type==\"final\")'\n");
+"  " PROG " correlate fw.bin host.txt --format json | jq 'select(.type==\"final\")'\n"
+"  " PROG " correlate fw.bin host.jsonl -j --no-commands | jq .hists_us.host_total\n");
 }
 
 static const struct option corr_opts[] = {
 	{ "format", required_argument, NULL, 'f' },
 	{ "json", no_argument, NULL, 'j' },
+	{ "no-commands", no_argument, NULL, 'N' },
 	{ "ctrl", required_argument, NULL, 'C' },
 	{ "top", required_argument, NULL, 'T' },
 	{ "dict", required_argument, NULL, 'D' },
@@ -239,7 +258,7 @@ int cmd_correlate(int argc, char **argv)
 	struct hmb_dict *dict = NULL;
 	unsigned int top = 10;
 	FILE *out = stdout;
-	bool json = false;
+	bool json = false, per_cmd = true;
 	long ctrl = -1;
 	struct corr_win win = { 0 };
 	struct hmb_outbuf ob;
@@ -255,6 +274,9 @@ int cmd_correlate(int argc, char **argv)
 		case 'j':
 			if (format_opt(opt, optarg, &json))
 				return EXIT_USAGE;
+			break;
+		case 'N':
+			per_cmd = false;
 			break;
 		case 'C':
 			if (parse_ctrl(optarg, &ctrl))
@@ -289,6 +311,10 @@ int cmd_correlate(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	if (!per_cmd && !json) {
+		errorf("correlate: --no-commands is for --format json (the text summary has no line per command)");
+		return EXIT_USAGE;
+	}
 	if (argc - optind != 2) {
 		errorf("correlate: expected FW_DUMP and HOST_EVENTS (try '" PROG " correlate --help')");
 		return EXIT_USAGE;
@@ -311,7 +337,7 @@ int cmd_correlate(int argc, char **argv)
 	hmb_json_init(&j, &ob);
 	/* JSON: every command written as the join hands it out */
 	rc = corr_run(&c, argv[optind], argv[optind + 1], dict, ctrl, top,
-		      &win, json ? cmd_line : NULL, &j);
+		      &win, json && per_cmd ? cmd_line : NULL, &j);
 	if (json) {
 		if (!rc)
 			print_final(&j, &c);

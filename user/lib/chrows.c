@@ -110,18 +110,33 @@ int hmb_ch_row_command(struct hmb_ch_sink *s, const struct hmb_ch_ident *k,
 	return 1;
 }
 
-int hmb_ch_row_loss(struct hmb_ch_sink *s, const struct hmb_ch_ident *k,
-		    const struct hmb_ch_loss *l)
+/*
+ * The columns the fw_records, losses and clock rows start with (day,
+ * host, ring, trace_id, the row's id), once the sink admits the row: 1, or
+ * the sink's verdict (0: already in the store, -1: error).
+ */
+static int row_head(struct hmb_ch_sink *s, const struct hmb_ch_ident *k,
+		    const char *ring, uint64_t id)
 {
-	int rc = hmb_ch_sink_admit(s, l->id);
+	int rc = hmb_ch_sink_admit(s, id);
 
 	if (rc <= 0)
 		return rc;
 	hmb_rb_u16(s, k->day);
 	hmb_rb_str(s, k->host);
-	hmb_rb_str(s, l->ring ? l->ring : "");
+	hmb_rb_str(s, ring ? ring : "");
 	hmb_rb_u64(s, k->trace_id);
-	hmb_rb_u64(s, l->id);
+	hmb_rb_u64(s, id);
+	return 1;
+}
+
+int hmb_ch_row_loss(struct hmb_ch_sink *s, const struct hmb_ch_ident *k,
+		    const struct hmb_ch_loss *l)
+{
+	int rc = row_head(s, k, l->ring, l->id);
+
+	if (rc <= 0)
+		return rc;
 	hmb_rb_str(s, l->layer);
 	hmb_rb_str(s, l->counter);
 	hmb_rb_u64(s, l->count);
@@ -143,17 +158,12 @@ int hmb_ch_row_record(struct hmb_ch_sink *s, const struct hmb_ch_ident *k,
 		      const void *payload)
 {
 	size_t len = hdr->payload_len;
-	int rc = hmb_ch_sink_admit(s, rec_off);
+	int rc = row_head(s, k, ring, rec_off);
 
 	if (rc <= 0)
 		return rc;
 	if (len > HMB_RECORD_MAX_PAYLOAD)	/* the caller's check failed: clip */
 		len = HMB_RECORD_MAX_PAYLOAD;
-	hmb_rb_u16(s, k->day);
-	hmb_rb_str(s, k->host);
-	hmb_rb_str(s, ring ? ring : "");
-	hmb_rb_u64(s, k->trace_id);
-	hmb_rb_u64(s, rec_off);
 	hmb_rb_u32(s, epoch);
 	hmb_rb_u32(s, hdr->seq);
 	hmb_rb_u64(s, hdr->ts_ns);
@@ -168,15 +178,10 @@ int hmb_ch_row_record(struct hmb_ch_sink *s, const struct hmb_ch_ident *k,
 int hmb_ch_row_clock(struct hmb_ch_sink *s, const struct hmb_ch_ident *k,
 		     const struct hmb_ch_clock *c)
 {
-	int rc = hmb_ch_sink_admit(s, c->id);
+	int rc = row_head(s, k, c->ring, c->id);
 
 	if (rc <= 0)
 		return rc;
-	hmb_rb_u16(s, k->day);
-	hmb_rb_str(s, k->host);
-	hmb_rb_str(s, c->ring ? c->ring : "");
-	hmb_rb_u64(s, k->trace_id);
-	hmb_rb_u64(s, c->id);
 	hmb_rb_str(s, c->kind);
 	hmb_rb_u64(s, c->fw_ns);
 	hmb_rb_u64(s, c->host_ns);

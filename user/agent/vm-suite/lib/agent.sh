@@ -127,3 +127,66 @@ agent_check_losses() {
 		tap_ok "agent's firmware record count ($A_fw_records) within the bridge's ($1)" ||
 		tap_fail "agent's firmware record count" "agent $A_fw_records bridge $1"
 }
+
+# ch_relay_prepare DIR: have the VM host's fleet-live serve a one-shard
+# ClickHouse cluster in DIR/ch (DIR under $HMB_RESULTS) from now on (hostcmd
+# start fleet-ch), so that it is up when ch_relay_start needs it; it stops
+# at ch_relay_stop, or with vm-run's cleanup if the suite ends first.
+# CH_RELAY_CH is DIR/ch as the host names it (for fleet-live check).
+ch_relay_prepare() {
+	CH_RELAY_CH=@RESULTS@${1#"$HMB_RESULTS"}/ch
+	hostcmd start fleet-ch fleet-live serve "$CH_RELAY_CH" @REPO@ > /dev/null
+}
+
+# ch_relay_stop: stop the relay's httpd and the host's cluster.
+ch_relay_stop() {
+	kill "$CH_RELAY_PID" 2>/dev/null
+	hostcmd stop fleet-ch > /dev/null 2>&1
+}
+
+# ch_relay_start DIR PORT: a ClickHouse for hmb-trace-agent --export
+# http://127.0.0.1:PORT/cgi-bin/ch, although the guest has no network: it
+# waits for the cluster of ch_relay_prepare DIR (DIR.../ch.url, 300 s at
+# most), then busybox httpd on the loopback runs a CGI that writes each
+# request into DIR (REQ.q the URL's query string, REQ.body the body), has
+# fleet-live relay it to that server (hostcmd) and answers with the
+# server's status and answer.  CH_RELAY_PID is the httpd.  1 if the
+# cluster is not up (DIR/start.out says why).
+ch_relay_start() {
+	_dir=$1
+	_www=/tmp/ch-relay-www
+	_hdir=@RESULTS@${_dir#"$HMB_RESULTS"}
+	mkdir -p "$_www/cgi-bin" "$_dir"
+	_i=0
+	while [ ! -s "$_dir/ch.url" ] && [ $_i -lt 3000 ]; do
+		usleep 100000; _i=$((_i + 1))
+	done
+	if [ ! -s "$_dir/ch.url" ]; then
+		hostcmd wait fleet-ch 1 > "$_dir/start.out" 2>&1
+		return 1
+	fi
+	cat > "$_www/cgi-bin/ch" <<EOF
+#!/bin/sh
+# one request, relayed as it came (hostcmd serialises them)
+exec 2>>"$_dir/cgi.err"
+n=\$(flock "$_dir/.lock" sh -c 'n=\$(cat "$_dir/.n" 2>/dev/null || echo 0); echo \$((n + 1)) | tee "$_dir/.n"')
+req=\$(printf '%06d' "\$n")
+printf '%s\n' "\${QUERY_STRING:-}" > "$_dir/\$req.q"
+head -c "\${CONTENT_LENGTH:-0}" > "$_dir/\$req.body"
+if hostcmd run fleet-live relay "$CH_RELAY_CH" "$_hdir/\$req" > "$_dir/\$req.ans"; then
+	st=\$(head -1 "$_dir/\$req.ans")
+else
+	st=502
+	echo "fleet-live relay failed" >> "$_dir/\$req.ans"
+fi
+# busybox httpd passes a reply that starts with a status line through
+printf 'HTTP/1.0 %s relayed\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n' "\$st"
+tail -n +2 "$_dir/\$req.ans"
+rm -f "$_dir/\$req.body"
+EOF
+	chmod +x "$_www/cgi-bin/ch"
+	ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
+	httpd -f -p "127.0.0.1:$2" -h "$_www" &
+	CH_RELAY_PID=$!
+	usleep 300000
+}

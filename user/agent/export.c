@@ -311,6 +311,9 @@ static void row_host_open(void)
 		.boottime_ns = clock_ns(CLOCK_BOOTTIME),
 	};
 
+	pthread_mutex_lock(&X.q.mu);
+	X.q.d[D_CLOCK].made++;	/* written by the sender, never queued */
+	pthread_mutex_unlock(&X.q.mu);
 	hmb_ch_row_clock(&X.clock, &X.id, &c);
 }
 

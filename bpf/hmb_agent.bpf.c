@@ -110,25 +110,30 @@ struct {
 } cmds SEC(".maps");
 
 /*
- * Per full command id, which n of it may still wait in "cmds".  The
- * agent's sweep deletes entries whose commands it swept (from user space,
- * while programs may hold a pointer to the entry): not preallocated.  On
- * Linux 6.1 that alone does not keep a deleted entry from being reused
- * under a program that still writes it: the element goes to a per-CPU
- * free list the next insert takes at once (kernel/bpf/memalloc.c), see
+ * Per full command id, which n of it may still wait in "cmds".
+ * Preallocated: since Linux 6.1 (commit 0fd7c5d43339, SLAB_TYPESAFE_BY_RCU
+ * for hash maps without preallocation) a deleted element of either kind
+ * may be reused at once by the next insert, also under a program that
+ * still holds a pointer to it, so BPF_F_NO_PREALLOC bought no safety on
+ * any kernel the agent runs on (the join re-checks instead, see
+ * join_setup() and finish()); it only cost an allocation per command id
+ * (bpf_mem_alloc refills and frees in irq_work), measured in
  * docs/agent.md.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 262144);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct hmb_cmd_key);
 	__type(value, struct hmb_kseq);
 } kseq SEC(".maps");
 
+/*
+ * opcode -> how to read its records; an array (its lookup is inlined, one
+ * per record), entries the agent did not fill have known == 0.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 65536);
 	__type(key, __u32);
 	__type(value, struct hmb_evdesc);
 } evdesc SEC(".maps");
@@ -141,10 +146,15 @@ struct {
 	__type(value, struct hmb_ring_seq);
 } ring_seq SEC(".maps");
 
-/* controller instance -> seq gaps seen on its ring(s) */
+/*
+ * controller instance -> seq gaps seen on its ring(s); an array (looked up
+ * at every submission and record), instances from HMB_MAX_CTRLS - 1 on
+ * share its last slot: a gap of one of them counts for all of them, which
+ * only makes the ring-order match of their records more careful.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 256);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, HMB_MAX_CTRLS);
 	__type(key, __u32);
 	__type(value, __u32);
 } ctrl_gaps SEC(".maps");

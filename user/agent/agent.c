@@ -588,6 +588,7 @@ static int fill_evdesc(void)
 					   e->key_off[HMB_KEY_CID]),
 			.min_len = e->min_len,
 			.slba_off = HMB_NO_OFF,
+			.known = 1,
 		};
 		const struct hmb_dict_field *sf = hmb_dict_field(e, "slba");
 		__u32 op = e->opcode;
@@ -761,6 +762,14 @@ static int load_bpf(bool btf)
 		return -1;
 	if (ag.use_nvme)
 		map_rings();
+	/*
+	 * Block mode with --top 0 and no --min-latency, --per-command or
+	 * --export: no command needs to cross the ring buffer (the report's
+	 * histogram and counters are the program's), so none does.
+	 */
+	if (!ag.use_nvme && !ag.skel->rodata->emit_all && !ag.env.top_n &&
+	    !ag.env.min_lat_us)
+		ag.skel->bss->emit_floor_ns = UINT64_MAX;
 	err = hmb_agent__attach(ag.skel);
 	if (err) {
 		fprintf(stderr, PROG ": cannot attach the BPF programs: %s\n",

@@ -11,8 +11,8 @@
  * entry is deleted: then the entry is put back for that command, and if
  * the program already made a new one meanwhile, the command is not indexed
  * and is reported by the sweep later, its records counted as unmatched
- * (the map is not preallocated; on Linux 6.1 that does not keep a deleted
- * entry from being reused at once, see the map's comment in hmb_agent.bpf.c).
+ * (a deleted entry may be reused at once, preallocated or not, see the
+ * map's comment in hmb_agent.bpf.c).
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -164,7 +164,7 @@ static int load_dump(int targ_opc, bool dump, __u32 rawrb_size)
 			.phase = (__u8)e->phase, .bg_edge = (__u8)e->bg_edge,
 			.sqid_off = (__u16)(e->key_off[HMB_KEY_SQID] < 0 ? 0 : e->key_off[HMB_KEY_SQID]),
 			.cid_off = (__u16)(e->key_off[HMB_KEY_CID] < 0 ? 0 : e->key_off[HMB_KEY_CID]),
-			.min_len = e->min_len,
+			.min_len = e->min_len, .known = 1,
 		};
 		__u32 op = e->opcode;
 

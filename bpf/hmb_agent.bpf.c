@@ -53,6 +53,9 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+/* One load of a variable user space writes while the program runs. */
+#define READ_ONCE(x)	(*(const volatile typeof(x) *)&(x))
+
 /* Options, set by the agent before load. */
 const volatile bool fw_enabled = false;	/* hmb_trace_record attached */
 const volatile bool emit_all = false;	/* send every command (NVMe mode) */
@@ -66,6 +69,12 @@ const volatile bool dump_records = false;	/* -w: every record to "rawrb" */
 /* Written by the agent while running. */
 struct hmb_clk clk = {};
 __u64 emit_floor_ns = 0;	/* block mode: top-N floor of this interval */
+/*
+ * Odd while the agent's sweep deletes entries of "kseq" (user/agent/
+ * sweep.c), bumped before and after: a submission that saw it change
+ * re-checks that its index entry still exists.
+ */
+__u32 kseq_epoch = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -110,19 +119,22 @@ struct {
 } cmds SEC(".maps");
 
 /*
- * Per full command id, which n of it may still wait in "cmds".
- * Preallocated: since Linux 6.1 (commit 0fd7c5d43339, SLAB_TYPESAFE_BY_RCU
- * for hash maps without preallocation) a deleted element of either kind
- * may be reused at once by the next insert, also under a program that
- * still holds a pointer to it, so BPF_F_NO_PREALLOC bought no safety on
- * any kernel the agent runs on (the join re-checks instead, see
- * join_setup() and finish()); it only cost an allocation per command id
- * (bpf_mem_alloc refills and frees in irq_work), measured in
- * docs/agent.md.
+ * Per full command id, which n of it may still wait in "cmds".  The
+ * programs never delete an entry: on Linux 6.1 and later a deleted hash
+ * element (preallocated or not, commit 0fd7c5d43339) may be reused at once
+ * by the next insert, also under a program on another CPU that still
+ * writes through its pointer, which left a command of the id without an
+ * index entry and the id's next uses colliding with it (the rare orphans
+ * of docs/agent.md).  A full id comes round again 16 uses of its tag
+ * later, so the entries stay few (16 x queue depth per queue).  Only the
+ * agent's sweep deletes entries, and only when the index fills up (many
+ * queues), under kseq_epoch.  Not preallocated: an allocation per new id,
+ * none per command.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 262144);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct hmb_cmd_key);
 	__type(value, struct hmb_kseq);
 } kseq SEC(".maps");

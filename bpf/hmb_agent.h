@@ -64,6 +64,7 @@ enum hmb_counter {
 	HMB_C_FW_BY_ORDER,	/* attached by slba or ring order, not by window */
 	HMB_C_DUMP_SENT,	/* -w: records handed to user space (map "rawrb") */
 	HMB_C_DUMP_LOST,	/* -w: records not handed over (rawrb full, unreadable) */
+	HMB_C_IDS_NEW,		/* full command ids entered into the index (kseq) */
 	HMB_C_COUNT
 };
 

@@ -101,12 +101,11 @@ static __always_inline void kseq_advance(struct hmb_cmd_key *key,
 }
 
 /*
- * The index entry of @key was deleted while a submission of the same id
- * on another CPU added a command to it (through the pointer it had looked
- * up before): put it back, holding that command, unless there is one
- * again.  Both sides call this after their write, so whichever comes last
- * sees the other's (the atomics order them), and neither leaves a command
- * that no entry points to (its completion and records would be lost).
+ * The agent's sweep deleted the index entry of @key (kseq_epoch moved)
+ * while this submission added a command to it through the pointer it had
+ * looked up before: put it back, holding that command, unless there is one
+ * again.  The sweep checks for such a command after its delete too, so
+ * whichever of the two comes last sees the other's write.
  */
 static __always_inline void kseq_restore(struct hmb_cmd_key *key,
 					 struct hmb_kseq *old)
@@ -117,7 +116,10 @@ static __always_inline void kseq_restore(struct hmb_cmd_key *key,
 		bpf_map_update_elem(&kseq, key, &back, BPF_NOEXIST);
 }
 
-/* Report command (@key, @n) and forget it. */
+/*
+ * Report command (@key, @n) and forget it.  The index entry of @key stays
+ * (see the map "kseq"): only its range moves past the commands gone.
+ */
 static __always_inline void finish(struct hmb_cmd_key *key, __u32 n,
 				   struct hmb_cmd_state *st)
 {
@@ -127,15 +129,8 @@ static __always_inline void finish(struct hmb_cmd_key *key, __u32 n,
 	emit_cmd(key, st);
 	bpf_map_delete_elem(&cmds, &wk);
 	ks = bpf_map_lookup_elem(&kseq, key);
-	if (ks) {
+	if (ks)
 		kseq_advance(key, ks);
-		if (ks->first == ks->next) {
-			bpf_map_delete_elem(&kseq, key);
-			/* a submission may have added to it meanwhile */
-			if (__sync_fetch_and_add(&ks->next, 0) != ks->first)
-				kseq_restore(key, ks);
-		}
-	}
 }
 
 static __always_inline __u32 *gaps_slot(__u32 ctrl)
@@ -159,6 +154,7 @@ static __always_inline void join_setup(struct hmb_cmd_key *key,
 	struct hmb_wait_key wk = { .k = *key };
 	struct hmb_cmd_state *old;
 	struct hmb_kseq *ks;
+	__u32 epoch = READ_ONCE(kseq_epoch);
 
 	if ((targ_nsid && st->nsid != targ_nsid) ||
 	    (targ_opc >= 0 && st->opc != (__u8)targ_opc))
@@ -178,6 +174,7 @@ static __always_inline void join_setup(struct hmb_cmd_key *key,
 			count(HMB_C_DONE_FULL);
 			return;
 		}
+		count(HMB_C_IDS_NEW);
 	}
 	kseq_advance(key, ks);
 	if (ks->next != ks->first) {
@@ -209,8 +206,9 @@ static __always_inline void join_setup(struct hmb_cmd_key *key,
 		return;
 	}
 	__sync_fetch_and_add(&ks->next, 1);
-	/* finish() of this id's last command may have deleted the entry */
-	if (bpf_map_lookup_elem(&kseq, key) != ks)
+	/* the agent's sweep may have deleted the entry meanwhile */
+	if (((epoch & 1) || READ_ONCE(kseq_epoch) != epoch) &&
+	    bpf_map_lookup_elem(&kseq, key) != ks)
 		kseq_restore(key, ks);
 }
 

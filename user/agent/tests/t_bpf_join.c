@@ -304,6 +304,21 @@ static unsigned int map_count(struct bpf_map *m)
 	return n;
 }
 
+/* The index entry of (@qid, @cid), whatever the controller: 0 if found. */
+static int kseq_of(__u16 qid, __u16 cid, struct hmb_kseq *ks)
+{
+	struct hmb_cmd_key k, *prev = NULL, next;
+	int fd = bpf_map__fd(skel->maps.kseq);
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		k = next;
+		prev = &k;
+		if (k.qid == qid && k.cid == cid)
+			return bpf_map_lookup_elem(fd, &k, ks);
+	}
+	return -1;
+}
+
 static const struct hmb_cmd_event *only_cmd(void)
 {
 	return nev == 1 && evs[0].type == HMB_EV_CMD ? &evs[0].cmd : NULL;
@@ -542,6 +557,32 @@ int main(int argc, char **argv)
 	   (unsigned long long)hist_total(HMB_H_HOST_TOTAL),
 	   (unsigned long long)hist_total(HMB_H_FW_TOTAL),
 	   (unsigned long long)hist_total(HMB_H_FW_TO_MEDIA_END));
+	/*
+	 * I: a reported command's id keeps its index entry (never deleted
+	 * by the programs: on 6.1 a deleted element may be reused under
+	 * another CPU's pointer); the id's next use is its n = 1.
+	 */
+	{
+		struct hmb_kseq ks = { 0 };
+		__u64 ids = counter(HMB_C_IDS_NEW);
+		int found = kseq_of(1, 0x40c0, &ks);
+
+		ok(ids >= 2 && !found && ks.first == 1 && ks.next == 1,
+		   "index: a reported command's id stays indexed (%llu ids, first %u next %u)",
+		   (unsigned long long)ids, ks.first, ks.next);
+		nev = 0;
+		setup(1, 0x40c0, 90000000, 2);
+		complete(1, 0x40c0, 90100000);
+		fw_cmd(1, 0x40c0, 90000);
+		c = only_cmd();
+		found = kseq_of(1, 0x40c0, &ks);
+		ok(c && c->cid == 0x40c0 && c->st.fw_mask == 0x3e &&
+		   c->st.submit_ns == 90000000 && counter(HMB_C_IDS_NEW) == ids &&
+		   !found && ks.first == 2 && ks.next == 2,
+		   "index: the id's next use joins as its second command, no new entry (first %u next %u)",
+		   ks.first, ks.next);
+		nev = 0;
+	}
 	unload();
 
 	/* F: an opcode filter hides commands but still joins their records. */

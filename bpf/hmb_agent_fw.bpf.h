@@ -279,8 +279,9 @@ static __always_inline void join_fw(__u32 ring,
 	/* Candidates, oldest first; the one in flight is the newest. */
 	wk.k = key;
 	ks = bpf_map_lookup_elem(&kseq, &key);
-	first = ks ? ks->first : 0;
-	nwait = ks ? ks->next - ks->first : 0;
+	first = ks ? READ_ONCE(ks->first) : 0;
+	/* next read after first: first never passes it */
+	nwait = ks ? READ_ONCE(ks->next) - first : 0;
 	if (nwait > HMB_MAX_WAIT)
 		nwait = HMB_MAX_WAIT;
 	if (!nwait) {

@@ -83,20 +83,31 @@ static __always_inline void emit_cmd(const struct hmb_cmd_key *key,
 	count(HMB_C_CMD_EMITTED);
 }
 
-/* Move ks->first past the commands of @key already reported. */
+/*
+ * Move ks->first past the commands of @key already reported.  Programs on
+ * two CPUs may advance the same entry at once (a report on one, the id's
+ * next submission on the other): each step is a compare-and-swap from the
+ * value it checked, so first never passes next.  (A plain increment did:
+ * both saw the same reported command and both stepped past it, first
+ * went one beyond next, and from then on the id's commands were out of
+ * its range for good, their records all counted as duplicate phases.)
+ */
 static __always_inline void kseq_advance(struct hmb_cmd_key *key,
 					 struct hmb_kseq *ks)
 {
 	struct hmb_wait_key wk = { .k = *key };
+	__u32 f;
 
 #pragma unroll
 	for (int i = 0; i < HMB_MAX_WAIT; i++) {
-		if (ks->first == ks->next)
+		f = READ_ONCE(ks->first);
+		if (f == READ_ONCE(ks->next))
 			break;
-		wk.n = ks->first;
+		wk.n = f;
 		if (bpf_map_lookup_elem(&cmds, &wk))
 			break;
-		ks->first++;
+		/* another CPU may have moved it meanwhile: look again */
+		__sync_val_compare_and_swap(&ks->first, f, f + 1);
 	}
 }
 
@@ -154,7 +165,7 @@ static __always_inline void join_setup(struct hmb_cmd_key *key,
 	struct hmb_wait_key wk = { .k = *key };
 	struct hmb_cmd_state *old;
 	struct hmb_kseq *ks;
-	__u32 epoch = READ_ONCE(kseq_epoch);
+	__u32 epoch = READ_ONCE(kseq_epoch), f;
 
 	if ((targ_nsid && st->nsid != targ_nsid) ||
 	    (targ_opc >= 0 && st->opc != (__u8)targ_opc))
@@ -188,9 +199,10 @@ static __always_inline void join_setup(struct hmb_cmd_key *key,
 			count(HMB_C_ACTIVE_OVERWRITE);
 		}
 	}
-	if (ks->next - ks->first >= HMB_MAX_WAIT) {
+	f = READ_ONCE(ks->first);
+	if (ks->next - f >= HMB_MAX_WAIT) {
 		/* Too many uses of this id waiting: the oldest gives up. */
-		wk.n = ks->first;
+		wk.n = f;
 		old = bpf_map_lookup_elem(&cmds, &wk);
 		if (old) {
 			old->flags |= HMB_CF_REUSED;
@@ -198,7 +210,7 @@ static __always_inline void join_setup(struct hmb_cmd_key *key,
 			bpf_map_delete_elem(&cmds, &wk);
 			count(HMB_C_REUSE_FLUSH);
 		}
-		ks->first++;
+		__sync_val_compare_and_swap(&ks->first, f, f + 1);
 	}
 	wk.n = ks->next;
 	if (bpf_map_update_elem(&cmds, &wk, st, BPF_NOEXIST)) {

@@ -799,6 +799,7 @@ static int load_bpf(bool btf)
 			strerror(-err));
 		return -1;
 	}
+	bridge_start();
 	return 0;
 }
 
@@ -933,6 +934,7 @@ static void export_counters(void)
 	export_counter("bpf", "bpf_recursion_misses", recursion_misses());
 	for (size_t i = 0; ag.fw_on && i < sizeof(fw) / sizeof(fw[0]); i++)
 		export_counter("bpf", counter_names[fw[i]], c[fw[i]]);
+	bridge_export();
 	export_counter("agent", "records_refused", ag.dump.refused);
 	export_counter("agent", "ignored", ag.dump.export_ignored);
 }

@@ -110,6 +110,13 @@ bool tp_btf_exists(const char *tp, const char *mod);
 int resolve_nvme(const char *dev, int *ctrl, unsigned int *nsid);
 int block_devt(const char *dev, __u32 *devt);
 
+/* agent.c */
+int handle_event(void *ctx, void *data, size_t len);	/* a BPF event */
+uint64_t mono_ns(void);				/* CLOCK_MONOTONIC */
+
+/* mapsweep.c: the join's maps kept (@all: everything left, at exit) */
+void sweep(bool all);
+
 /* bridge.c: the kernel bridge's losses on the agent's rings */
 const char *bridge_counter_name(int i);
 int ring_sysfs_u64(unsigned int ring, const char *attr, uint64_t *v);

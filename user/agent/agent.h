@@ -32,7 +32,7 @@ enum mode { MODE_AUTO, MODE_NVME, MODE_BLOCK };
 /* The kernel bridge's loss counters the agent reports (bridge.c). */
 enum bridge_counter {
 	BRIDGE_C_LOST,		/* records missing by seq: never emitted */
-	BRIDGE_C_IGNORED,	/* unknown flag bits: not emitted (D4) */
+	BRIDGE_C_IGNORED,	/* unknown flag bits: skipped, not emitted */
 	BRIDGE_C_CORRUPT,	/* times the bridge stopped on a corrupt ring */
 	BRIDGE_C_COUNT
 };

@@ -54,6 +54,7 @@ struct hmb_reader {
 	uint64_t size_seen;	/* dump bytes the file held at the last look */
 	uint64_t windows;	/* windows walked */
 	uint64_t cost[2];	/* CPU ns per KiB reading [0] / mapping [1] */
+	bool pair_walk;		/* the fast walk's method (hmb__fast_walk) */
 	/* a failed reader keeps failing the same way */
 	int failed;
 	struct hmb_error ferr;
@@ -439,107 +440,6 @@ static int bus_guard(bool on)
 	return rc;
 }
 
-/*
- * The common case, a few ns a record: data records (flags 0 or TRUNCATED)
- * in seq order, wholly inside the buffer, starting before @iend.  Stops at
- * the first record that is anything else and returns its index; the caller
- * takes that one the general way.
- *
- * The next record's position depends on this one's length: a chain of a
- * load and two adds per record, which bounds the walk.  Inside a run of
- * records of one size (a firmware logging one kind of event) the walk
- * steps by that size, so the positions no longer wait for the loads, and
- * checks that each length is the size it stepped by; a mismatch leaves
- * the run (one mispredicted branch).  Runs start after four equal sizes,
- * so a mix of sizes seldom pays for a run it leaves at once.
- */
-#ifndef PREFETCH_AHEAD
-#define PREFETCH_AHEAD 2048
-#endif
-
-static size_t fast_run(struct hmb_acct *a, const uint8_t *m, size_t i,
-		       size_t iend)
-{
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	const uint64_t bad_flags = (uint64_t)(0xffu & ~HMB_REC_FLAG_TRUNCATED)
-				   << 24;
-	uint64_t records = 0, pbytes = 0, trunc = 0, *ops = a->opcodes;
-	uint32_t seq = a->max_seq + 1, size, sz = 0, same = 0;
-	size_t i0 = i, last = i;
-	uint64_t w0, w2;
-	uint16_t len16;
-	uint32_t plen;
-
-/* Load and check the header at i, count the record; break if it is not ours. */
-#define FAST_REC()							\
-	memcpy(&w0, m + i, 8);		/* magic, seq */		\
-	memcpy(&w2, m + i + 16, 8);	/* opcode, cpu, flags, len */	\
-	memcpy(&len16, m + i + 20, 2);	/* a load of its own: see below */ \
-	plen = len16;							\
-	if (w0 != (HMB_RECORD_MAGIC | (uint64_t)seq << 32) ||		\
-	    (w2 & bad_flags) || plen > HMB_RECORD_MAX_PAYLOAD)		\
-		break;							\
-	ops[w2 & 0xffff]++;						\
-	trunc += (w2 >> 25) & 1;					\
-	pbytes += plen;							\
-	seq++;								\
-	records++;							\
-	last = i;							\
-	size = HMB_RECORD_SIZE(plen)
-
-	/*
-	 * The chain is the length's own 16-bit load and the size's add, and,
-	 * add (not a shift of the 64-bit word that holds the length too).  i
-	 * need not be a multiple of 8: a window starts on a page of the file,
-	 * the dump anywhere in it.
-	 */
-#define NEXT(i, plen) ((i) + HMB_RECORD_SIZE(plen))
-
-	while (i < iend) {
-		FAST_REC();
-		i = NEXT(i, plen);
-		/* No branch on the size itself: mixed sizes would mispredict. */
-		same = size == sz ? same + 1 : 0;
-		sz = size;
-		if (same < 4)
-			continue;
-		while (i < iend) {
-			uint32_t step = sz;
-
-			FAST_REC();
-			/* Hide that step == size on the path below. */
-			__asm__("" : "+r"(step));
-			if (__builtin_expect(size != sz, 0)) {
-				i = NEXT(i, plen);
-				sz = size;
-				same = 0;
-				break;
-			}
-			i += step;
-		}
-		if (same)
-			break;	/* the inner loop met a record not ours */
-	}
-#undef FAST_REC
-#undef NEXT
-	if (records) {
-		uint64_t ts;
-
-		memcpy(&ts, m + last + 8, 8);
-		a->records += records;
-		a->payload_bytes += pbytes;
-		a->truncated += trunc;
-		a->bytes += i - i0;
-		a->max_seq = seq - 1;
-		a->max_seq_ts = ts;
-		a->last_ts_ns = ts;
-	}
-#else
-	(void)a; (void)m; (void)iend;
-#endif
-	return i;
-}
-
 #define WALK_MORE 1	/* a record runs past the mapped end of the file */
 #define WALK_NO_GUARD 2	/* no SIGBUS handler: do not walk the mapping */
 #define AT_STOP 3	/* the next record starts at or after @stop */
@@ -567,7 +467,8 @@ static int walk_window(struct hmb_reader *r, struct hmb_acct *a,
 		struct hmb_record rec;
 
 		if (a->have_seq && a->records && p < fend)
-			p = moff + fast_run(a, m, p - moff, fend - moff);
+			p = moff + hmb__fast_walk(a, m, p - moff, fend - moff,
+						   &r->pair_walk);
 		if (p >= lim)
 			break;
 		rc = hmb__parse_dump_rec(m + (p - moff), end - p, p, r->name,
@@ -638,7 +539,7 @@ static void sync_stream(struct hmb_reader *r, uint64_t pos)
 
 /*
  * The stream's way: records from the read buffer, the common ones through
- * fast_run().  Returns 0 at the end of the file, AT_STOP, AT_UNTIL or a
+ * hmb__fast_walk().  Returns 0 at the end of the file, AT_STOP, AT_UNTIL or a
  * negative HMB_E_* code (the reader then fails).
  */
 static int stream_acct(struct hmb_reader *r, struct hmb_acct *a,
@@ -667,7 +568,8 @@ static int stream_acct(struct hmb_reader *r, struct hmb_acct *a,
 
 			if (lim - off < iend - r->pos)
 				iend = r->pos + (size_t)(lim - off);
-			r->pos = fast_run(a, r->buf, r->pos, iend);
+			r->pos = hmb__fast_walk(a, r->buf, r->pos, iend,
+						&r->pair_walk);
 			if (hmb_reader_offset(r) != off)
 				continue;
 		}

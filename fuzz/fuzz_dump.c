@@ -18,7 +18,7 @@
 
 extern const char hmb_analyze_dict[], hmb_analyze_dict_end[];
 
-#define GEN_MAX (160 * 1024)
+#define GEN_MAX (96 * 1024)
 
 /*
  * A dump of valid-looking records, two input bytes a record (the input

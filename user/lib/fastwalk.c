@@ -326,6 +326,13 @@ static size_t pair_block(struct hmb_acct *a, const uint8_t *m, size_t i,
 		ops[bops[k]]++;
 	chain_flush(a, &B, m, c0);
 	*reps += B.reps;
+	if (!b_done) {
+		/* A got there first: B on alone. */
+		p = fast_run(a, m, B.i, end, false, &B.reps);
+		*reps += B.reps;
+		*stopped = p < end;
+		return p;
+	}
 	*stopped = B.i < end;
 	return B.i;
 }

@@ -53,7 +53,10 @@ struct hmb_reader {
 	size_t window;		/* bytes mapped at a time; 0: never map */
 	uint64_t size_seen;	/* dump bytes the file held at the last look */
 	uint64_t windows;	/* windows walked */
-	uint64_t cost[2];	/* CPU ns per KiB reading [0] / mapping [1] */
+	uint64_t cost[2];	/* CPU ns per KiB of the last probe reading [0]
+				 * and mapping [1] */
+	unsigned int probing;	/* probe windows left in this round */
+	bool map_better;	/* the last round's verdict */
 	bool pair_walk;		/* the fast walk's method (hmb__fast_walk) */
 	/* a failed reader keeps failing the same way */
 	int failed;
@@ -619,20 +622,46 @@ static uint64_t cpu_ns(void)
  * Which way takes the next window: mapping it costs page-table work per
  * page, reading it a copy per byte, and which is cheaper depends on the
  * page cache (large folios map for much less).  Both are measured on the
- * file itself: windows 0-3 alternate, then the cheaper way (CPU time per
- * byte, a running average) goes on, and every 64th window tries the
- * other.  A window that measures (*probe) is an eighth of the size: a
- * probe of the dearer way costs little.
+ * file itself, in rounds of probes: smaller windows (probe_size(): a probe
+ * of the dearer way costs little), one read then one mapped, and the
+ * cheaper (CPU time per byte) takes the windows until the next round.
+ * The first round is two pairs, read, map, read, map, the verdict from the
+ * second (the first window each way pays for what that way sets up, such
+ * as the read buffer's first faults); later rounds start at windows 8, 16,
+ * 32 and every 64th.  Probes are compared with probes only: a running
+ * average over probes and whole windows kept whichever way had gone first
+ * (on the 64-byte dump in large folios, reading at 74 ns a KiB after a
+ * first mapped probe of 197, where whole mapped windows cost 41).
  */
-static bool use_map(const struct hmb_reader *r, bool *probe)
+static bool use_map(struct hmb_reader *r, bool *probe)
 {
 	uint64_t w = r->windows;
-	bool better = r->cost[1] < r->cost[0];
 
-	*probe = w < 4 || w % 64 == 0;
-	if (w < 4)
+	if (w < 4) {
+		*probe = true;
 		return w & 1;
-	return w % 64 == 0 ? !better : better;
+	}
+	if (w == 8 || w == 16 || w == 32 || w % 64 == 0)
+		r->probing = 2;
+	*probe = r->probing > 0;
+	if (r->probing)
+		return r->probing-- == 1;
+	return r->map_better;
+}
+
+/*
+ * A probe's window: an eighth of @win, and 2 MiB at least in a window of
+ * four times that.  Less than 2 MiB mapped costs several times more a byte
+ * where the page cache holds the file in 2 MiB folios (faulting in the
+ * 64-byte dump took 24 ms in windows of 1 MiB, 3.8 ms in windows of 2 MiB
+ * and 3.2 ms in windows of 8 MiB), and would make mapping look dear.
+ */
+static size_t probe_size(size_t win)
+{
+	const size_t floor = 2u << 20;
+	size_t p = (win / 8 + 4095) & ~(size_t)4095;
+
+	return win >= 4 * floor && p < floor ? floor : p;
 }
 
 /*
@@ -688,11 +717,14 @@ static int file_acct(struct hmb_reader *r, struct hmb_acct *a, uint64_t stop,
 			return 1;
 		t0 = cpu_ns();
 		win = r->window;
-		if (win && use_map(r, &probe)) {
+		if (win) {
+			map = use_map(r, &probe);
+			if (probe)
+				win = probe_size(win);
+		}
+		if (map) {
 			uint64_t p = pos;
 
-			if (probe)
-				win = (win / 8 + 4095) & ~(size_t)4095;
 			sync_stream(r, pos);
 			rc = map_window(r, a, &p, size, stop, win, err);
 			sync_stream(r, p);
@@ -709,8 +741,6 @@ static int file_acct(struct hmb_reader *r, struct hmb_acct *a, uint64_t stop,
 			r->eof = false;	/* the file may have grown */
 			if (!win)
 				win = MAP_WINDOW_DEFAULT;
-			else if (probe)
-				win = (win / 8 + 4095) & ~(size_t)4095;
 			rc = stream_acct(r, a, stop, pos + win, err);
 			if (rc == HMB_E_TRUNC_HDR || rc == HMB_E_TRUNC_PAYLOAD)
 				rc = cut_or_shrunk(r, rc, err);
@@ -720,10 +750,10 @@ static int file_acct(struct hmb_reader *r, struct hmb_acct *a, uint64_t stop,
 				return 0;
 		}
 		done = hmb_reader_offset(r) - pos;
-		if (done >= 16384) {
-			uint64_t c = (cpu_ns() - t0) * 1024 / done;
-
-			r->cost[map] = r->cost[map] ? (3 * r->cost[map] + c) / 4 : c;
+		if (probe && done >= 16384) {
+			r->cost[map] = (cpu_ns() - t0) * 1024 / done;
+			if (map)	/* a round ends with its mapped probe */
+				r->map_better = r->cost[1] < r->cost[0];
 		}
 		r->windows++;
 	}

@@ -20,7 +20,7 @@
 #
 # babeltrace2 (issue 13 item 3): 1 M records converted with convert --to ctf,
 # read by babeltrace2 to its dummy sink (and as text to /dev/null), against
-# stats on the dump, HMB_BENCH_CTF_RUNS paired rounds (default 3): once for
+# stats on the dump, HMB_BENCH_CTF_RUNS paired rounds (default 5): once for
 # opaque 64-byte records (hmb-fwsim -p fixed:32, opcodes the dictionary
 # does not name) and once for the shipped dictionary's events.  Goal:
 # stats >= 100x faster than the dummy sink.
@@ -35,7 +35,7 @@ sim=$top/build/bin/hmb-fwsim
 fixed_mib=${HMB_BENCH_FIXED_MIB:-256}
 mix_mib=${HMB_BENCH_MIX_MIB:-512}
 runs=${HMB_BENCH_RUNS:-11}
-ctf_runs=${HMB_BENCH_CTF_RUNS:-3}
+ctf_runs=${HMB_BENCH_CTF_RUNS:-5}
 nctf=${HMB_BENCH_CTF_RECORDS:-1000000}
 dir=${HMB_BENCH_DIR:-$top/build/bench}
 

@@ -53,6 +53,9 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+/* One load of a variable user space writes while the program runs. */
+#define READ_ONCE(x)	(*(const volatile typeof(x) *)&(x))
+
 /* Options, set by the agent before load. */
 const volatile bool fw_enabled = false;	/* hmb_trace_record attached */
 const volatile bool emit_all = false;	/* send every command (NVMe mode) */
@@ -66,6 +69,12 @@ const volatile bool dump_records = false;	/* -w: every record to "rawrb" */
 /* Written by the agent while running. */
 struct hmb_clk clk = {};
 __u64 emit_floor_ns = 0;	/* block mode: top-N floor of this interval */
+/*
+ * Odd while the agent's sweep deletes entries of "kseq" (user/agent/
+ * sweep.c), bumped before and after: a submission that saw it change
+ * re-checks that its index entry still exists.
+ */
+__u32 kseq_epoch = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -111,12 +120,16 @@ struct {
 
 /*
  * Per full command id, which n of it may still wait in "cmds".  The
- * agent's sweep deletes entries whose commands it swept (from user space,
- * while programs may hold a pointer to the entry): not preallocated.  On
- * Linux 6.1 that alone does not keep a deleted entry from being reused
- * under a program that still writes it: the element goes to a per-CPU
- * free list the next insert takes at once (kernel/bpf/memalloc.c), see
- * docs/agent.md.
+ * programs never delete an entry: on Linux 6.1 and later a deleted hash
+ * element (preallocated or not, commit 0fd7c5d43339) may be reused at once
+ * by the next insert, also under a program on another CPU that still
+ * writes through its pointer, which left a command of the id without an
+ * index entry and the id's next uses colliding with it (the rare orphans
+ * of docs/agent.md).  A full id comes round again 16 uses of its tag
+ * later, so the entries stay few (16 x queue depth per queue).  Only the
+ * agent's sweep deletes entries, and only when the index fills up (many
+ * queues), under kseq_epoch.  Not preallocated: an allocation per new id,
+ * none per command.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -126,9 +139,13 @@ struct {
 	__type(value, struct hmb_kseq);
 } kseq SEC(".maps");
 
+/*
+ * opcode -> how to read its records; an array (its lookup is inlined, one
+ * per record), entries the agent did not fill have known == 0.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 65536);
 	__type(key, __u32);
 	__type(value, struct hmb_evdesc);
 } evdesc SEC(".maps");
@@ -141,10 +158,15 @@ struct {
 	__type(value, struct hmb_ring_seq);
 } ring_seq SEC(".maps");
 
-/* controller instance -> seq gaps seen on its ring(s) */
+/*
+ * controller instance -> seq gaps seen on its ring(s); an array (looked up
+ * at every submission and record), instances from HMB_MAX_CTRLS - 1 on
+ * share its last slot: a gap of one of them counts for all of them, which
+ * only makes the ring-order match of their records more careful.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 256);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, HMB_MAX_CTRLS);
 	__type(key, __u32);
 	__type(value, __u32);
 } ctrl_gaps SEC(".maps");

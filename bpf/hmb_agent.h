@@ -12,6 +12,8 @@
 #include "hmbtrace_hist.h"
 #define HMB_MAX_SLOTS		HMB_HIST_SLOTS	/* log2 usec slots */
 #define HMB_MAX_RINGS		64
+/* Map "ctrl_gaps": one slot per controller instance, the last shared by the rest. */
+#define HMB_MAX_CTRLS		256
 #define HMB_BG_PAYLOAD		16
 
 /* Command phases: the same numbering as enum hmb_phase (hmbtrace_dict.h). */
@@ -57,11 +59,12 @@ enum hmb_counter {
 	HMB_C_FW_UNMAPPED_RING,	/* ring without a controller mapping */
 	HMB_C_CMD_EMITTED,	/* per-command events sent */
 	HMB_C_CMD_FILTERED,	/* commands not reported (filters) */
-	HMB_C_CMD_BELOW_MIN,	/* completed below --min-latency: not sent */
+	HMB_C_CMD_BELOW_MIN,	/* below --min-latency or the top-N floor: not sent */
 	HMB_C_ACTIVE_OVERWRITE,	/* submitted again while in flight: lost completion */
 	HMB_C_FW_BY_ORDER,	/* attached by slba or ring order, not by window */
 	HMB_C_DUMP_SENT,	/* -w: records handed to user space (map "rawrb") */
 	HMB_C_DUMP_LOST,	/* -w: records not handed over (rawrb full, unreadable) */
+	HMB_C_IDS_NEW,		/* full command ids entered into the index (kseq) */
 	HMB_C_COUNT
 };
 
@@ -73,7 +76,7 @@ struct hmb_evdesc {
 	__u16 cid_off;
 	__u16 min_len;
 	__u16 slba_off;		/* fetch: its u64 slba field, HMB_NO_OFF if none */
-	__u16 pad;
+	__u16 known;		/* 1: the opcode is in the dictionary */
 };
 #define HMB_NO_OFF		0xffff
 

@@ -21,25 +21,45 @@ static __always_inline void blk_issue_key(__u64 key)
 }
 
 
-static __always_inline __u32 rq_dev(struct request *rq)
+/*
+ * @btf (a constant): @rq is a tp_btf argument, whose fields the program
+ * loads directly (no helper call per field); raw_tp: BPF_CORE_READ.
+ */
+static __always_inline __u32 rq_dev(struct request *rq, bool btf)
 {
-	struct gendisk *disk = BPF_CORE_READ(rq, q, disk);
+	struct gendisk *disk;
 
+	if (btf) {
+		disk = rq->q->disk;
+		if (!disk)
+			return 0;
+		return ((__u32)disk->major << 20) | (__u32)disk->first_minor;
+	}
+	disk = BPF_CORE_READ(rq, q, disk);
 	if (!disk)
 		return 0;
 	return ((__u32)BPF_CORE_READ(disk, major) << 20) |
 	       (__u32)BPF_CORE_READ(disk, first_minor);
 }
 
-static __always_inline int blk_issue(struct request *rq)
+static __always_inline __u32 rq_op(struct request *rq, bool btf)
 {
-	if (targ_dev && rq_dev(rq) != targ_dev)
+	return (btf ? rq->cmd_flags : BPF_CORE_READ(rq, cmd_flags)) & 0xff;
+}
+
+static __always_inline int blk_issue(struct request *rq, bool btf)
+{
+	/* 6.12's verifier may type a tracepoint argument as maybe NULL */
+	if (!rq)
+		return 0;
+	if (targ_dev && rq_dev(rq, btf) != targ_dev)
 		return 0;
 	blk_issue_key((__u64)rq);
 	return 0;
 }
 
-static __always_inline int blk_complete(struct request *rq, __u16 status)
+static __always_inline int blk_complete(struct request *rq, __u16 status,
+					bool btf)
 {
 	__u64 key = (__u64)rq, *tsp, now, delta;
 	struct hmb_cmd_event *e;
@@ -51,16 +71,21 @@ static __always_inline int blk_complete(struct request *rq, __u16 status)
 	now = bpf_ktime_get_ns();
 	delta = now - *tsp;
 	count(HMB_C_HOST_COMPLETE);
-	op = BPF_CORE_READ(rq, cmd_flags) & 0xff;
-	if (targ_opc >= 0 && op != (__u32)targ_opc) {
-		count(HMB_C_CMD_FILTERED);
-		goto out;
+	/* the request's operation only if filtered by it or sent */
+	if (targ_opc >= 0) {
+		op = rq_op(rq, btf);
+		if (op != (__u32)targ_opc) {
+			count(HMB_C_CMD_FILTERED);
+			goto out;
+		}
 	}
 	hist_add(HMB_H_HOST_TOTAL, delta);
 	if (!emit_all && (delta < min_lat_ns || delta < emit_floor_ns)) {
 		count(HMB_C_CMD_BELOW_MIN);
 		goto out;
 	}
+	if (targ_opc < 0)
+		op = rq_op(rq, btf);
 	e = bpf_ringbuf_reserve(&rb, sizeof(*e), 0);
 	if (!e) {
 		count(HMB_C_RB_FAIL);
@@ -70,9 +95,9 @@ static __always_inline int blk_complete(struct request *rq, __u16 status)
 	e->type = HMB_EV_CMD;
 	e->st.submit_ns = *tsp;
 	e->st.complete_ns = now;
-	e->st.slba = BPF_CORE_READ(rq, __sector);
-	e->st.nlb = BPF_CORE_READ(rq, __data_len);
-	e->st.dev = rq_dev(rq);
+	e->st.slba = btf ? rq->__sector : BPF_CORE_READ(rq, __sector);
+	e->st.nlb = btf ? rq->__data_len : BPF_CORE_READ(rq, __data_len);
+	e->st.dev = rq_dev(rq, btf);
 	e->st.opc = op;
 	e->st.status = status;	/* blk_status_t: 0 is BLK_STS_OK */
 	e->st.flags = HMB_CF_BLOCK | HMB_CF_HOST_ONLY;
@@ -86,25 +111,25 @@ out:
 SEC("tp_btf/block_rq_issue")
 int BPF_PROG(blk_issue_btf, struct request *rq)
 {
-	return blk_issue(rq);
+	return blk_issue(rq, true);
 }
 
 SEC("raw_tp/block_rq_issue")
 int BPF_PROG(blk_issue_raw, struct request *rq)
 {
-	return blk_issue(rq);
+	return blk_issue(rq, false);
 }
 
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(blk_complete_btf, struct request *rq, int error,
 	     unsigned int nr_bytes)
 {
-	return blk_complete(rq, (__u16)error);
+	return blk_complete(rq, (__u16)error, true);
 }
 
 SEC("raw_tp/block_rq_complete")
 int BPF_PROG(blk_complete_raw, struct request *rq, int error,
 	     unsigned int nr_bytes)
 {
-	return blk_complete(rq, (__u16)error);
+	return blk_complete(rq, (__u16)error, false);
 }

@@ -169,9 +169,10 @@ struct hmb_ord_ctx {
 	int res;
 };
 
-static long hmb_ord_step(__u32 i, void *data)
+/* Candidate @i: 1 if it decides (x->res set if it is the one), 0 if not. */
+static __always_inline long ord_step(__u32 i, struct hmb_ord_ctx *x,
+				     struct hmb_cmd_state **found)
 {
-	struct hmb_ord_ctx *x = data;
 	struct hmb_cmd_state *st;
 	__u32 ph = x->ph & 7;
 
@@ -184,6 +185,7 @@ static long hmb_ord_step(__u32 i, void *data)
 	if (ph == HMB_PH_FETCH) {
 		if ((st->opc == 0x01 || st->opc == 0x02) && st->slba == x->slba) {
 			x->res = i;
+			*found = st;
 			return 1;
 		}
 		return 0;
@@ -191,22 +193,41 @@ static long hmb_ord_step(__u32 i, void *data)
 	if (st->fw_mask & (1 << HMB_PH_CQE_POSTED))
 		return 0;
 	/* the oldest still expecting records decides, one way or the other */
-	if ((st->fw_mask & (1 << HMB_PH_FETCH)) && st->gaps0 == x->gaps)
+	if ((st->fw_mask & (1 << HMB_PH_FETCH)) && st->gaps0 == x->gaps) {
 		x->res = i;
+		*found = st;
+	}
 	return 1;
 }
 
+static long hmb_ord_step(__u32 i, void *data)
+{
+	struct hmb_cmd_state *found;
+
+	/* from the second candidate on: the first was looked at inline */
+	return ord_step(i + 1, data, &found);
+}
+
+/*
+ * The oldest candidate decides most records: it is looked at here, and
+ * its state handed back in *@found (NULL if another or none decides), the
+ * others through bpf_loop().
+ */
 static __always_inline int pick_known(const struct hmb_wait_key *wk,
 				      __u32 first, __u32 nwait, __u32 ph,
-				      bool has_slba, __u64 slba, __u32 gaps)
+				      bool has_slba, __u64 slba, __u32 gaps,
+				      struct hmb_cmd_state **found)
 {
 	struct hmb_ord_ctx x = { .wk = *wk, .first = first, .nwait = nwait,
 				 .ph = ph, .slba = slba, .gaps = gaps,
 				 .has_slba = has_slba, .res = -1 };
 
+	*found = NULL;
 	if (ph == HMB_PH_FETCH && !has_slba)
 		return -1;
-	bpf_loop(HMB_MAX_WAIT, hmb_ord_step, &x, 0);
+	if (ord_step(0, &x, found))
+		return x.res;
+	bpf_loop(HMB_MAX_WAIT - 1, hmb_ord_step, &x, 0);
 	return x.res;
 }
 
@@ -214,20 +235,16 @@ static __always_inline int pick_known(const struct hmb_wait_key *wk,
 static __always_inline void note_seq(__u32 ring, __u32 seq)
 {
 	struct hmb_ring_seq *rs = bpf_map_lookup_elem(&ring_seq, &ring);
-	__u32 *ctrlp, *g, ctrl, one = 1;
+	__u32 *ctrlp, *g;
 
 	if (!rs)
 		return;
 	if (rs->have && seq != rs->next) {
 		ctrlp = bpf_map_lookup_elem(&ring_ctrl, &ring);
 		if (ctrlp && *ctrlp) {
-			ctrl = *ctrlp - 1;
-			g = bpf_map_lookup_elem(&ctrl_gaps, &ctrl);
+			g = gaps_slot(*ctrlp - 1);
 			if (g)
 				__sync_fetch_and_add(g, 1);
-			else
-				bpf_map_update_elem(&ctrl_gaps, &ctrl, &one,
-						    BPF_NOEXIST);
 		}
 	}
 	rs->next = seq + 1;
@@ -245,7 +262,7 @@ static __always_inline void join_fw(__u32 ring,
 {
 	struct hmb_cmd_key key = {};
 	struct hmb_wait_key wk = {};
-	struct hmb_cmd_state *st;
+	struct hmb_cmd_state *st = NULL;
 	struct hmb_kseq *ks;
 	__u32 *ctrlp, first, nwait;
 	int which = -1, any = 0;
@@ -262,8 +279,9 @@ static __always_inline void join_fw(__u32 ring,
 	/* Candidates, oldest first; the one in flight is the newest. */
 	wk.k = key;
 	ks = bpf_map_lookup_elem(&kseq, &key);
-	first = ks ? ks->first : 0;
-	nwait = ks ? ks->next - ks->first : 0;
+	first = ks ? READ_ONCE(ks->first) : 0;
+	/* next read after first: first never passes it */
+	nwait = ks ? READ_ONCE(ks->next) - first : 0;
 	if (nwait > HMB_MAX_WAIT)
 		nwait = HMB_MAX_WAIT;
 	if (!nwait) {
@@ -271,7 +289,7 @@ static __always_inline void join_fw(__u32 ring,
 		return;
 	}
 	which = pick_known(&wk, first, nwait, ph, has_slba, slba,
-			   gaps_of(key.ctrl));
+			   gaps_of(key.ctrl), &st);
 	if (which >= 0) {
 		count(HMB_C_FW_BY_ORDER);
 	} else if (clk.valid) {
@@ -290,7 +308,8 @@ static __always_inline void join_fw(__u32 ring,
 		return;
 	}
 	wk.n = first + which;
-	st = bpf_map_lookup_elem(&cmds, &wk);
+	if (!st)
+		st = bpf_map_lookup_elem(&cmds, &wk);
 	if (!st)
 		return;
 	if (!(st->flags & HMB_CF_FILTERED))
@@ -377,7 +396,7 @@ static __always_inline void handle_fw(__u32 ring, struct hmb_record_hdr *h,
 	note_seq(ring, h->seq);
 	op = h->opcode;
 	d = bpf_map_lookup_elem(&evdesc, &op);
-	if (!d) {
+	if (!d || !d->known) {
 		fw_unmatched(HMB_C_FW_UNKNOWN_OP, ring, h, 0, 0, 0);
 		return;
 	}

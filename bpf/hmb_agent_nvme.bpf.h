@@ -8,8 +8,16 @@
 
 /* ---------------------------------------------------------------- NVMe */
 
+/*
+ * The key of @req.  With @sqe (NVME_CMD_HEAD bytes), the head of the
+ * command @cmd is copied there in one read, the command id taken from it:
+ * one helper call instead of one per field.  @btf (a constant): @req is a
+ * tp_btf argument, whose fields the program loads directly; the PDU after
+ * it is not a field of it, read with a helper either way.
+ */
 static __always_inline int nvme_key(struct request *req, void *cmd,
-				    struct hmb_cmd_key *key)
+				    struct hmb_cmd_key *key, __u8 *sqe,
+				    bool btf)
 {
 	struct nvme_request___hmb *nr;
 	struct nvme_ctrl___hmb *ctrl;
@@ -29,12 +37,24 @@ static __always_inline int nvme_key(struct request *req, void *cmd,
 		return -1;
 	key->ctrl = BPF_CORE_READ(ctrl, instance);
 	/* nvme_req_qid(): 0 for the admin queue, hctx->queue_num + 1 else. */
-	queuedata = BPF_CORE_READ(req, q, queuedata);
-	key->qid = queuedata ? BPF_CORE_READ(req, mq_hctx, queue_num) + 1 : 0;
+	if (btf) {
+		queuedata = req->q->queuedata;
+		key->qid = queuedata ? req->mq_hctx->queue_num + 1 : 0;
+	} else {
+		queuedata = BPF_CORE_READ(req, q, queuedata);
+		key->qid = queuedata ?
+			   BPF_CORE_READ(req, mq_hctx, queue_num) + 1 : 0;
+	}
 	if (!cmd)
 		cmd = BPF_CORE_READ(nr, cmd);
-	if (bpf_probe_read_kernel(&cid, sizeof(cid), cmd + NVME_CMD_CID_OFF))
+	if (sqe) {
+		if (bpf_probe_read_kernel(sqe, NVME_CMD_HEAD, cmd))
+			return -1;
+		__builtin_memcpy(&cid, sqe + NVME_CMD_CID_OFF, sizeof(cid));
+	} else if (bpf_probe_read_kernel(&cid, sizeof(cid),
+					 cmd + NVME_CMD_CID_OFF)) {
 		return -1;
+	}
 	key->cid = cid;
 	return 0;
 }
@@ -63,30 +83,40 @@ static __always_inline void emit_cmd(const struct hmb_cmd_key *key,
 	count(HMB_C_CMD_EMITTED);
 }
 
-/* Move ks->first past the commands of @key already reported. */
+/*
+ * Move ks->first past the commands of @key already reported.  Programs on
+ * two CPUs may advance the same entry at once (a report on one, the id's
+ * next submission on the other): each step is a compare-and-swap from the
+ * value it checked, so first never passes next.  (A plain increment did:
+ * both saw the same reported command and both stepped past it, first
+ * went one beyond next, and from then on the id's commands were out of
+ * its range for good, their records all counted as duplicate phases.)
+ */
 static __always_inline void kseq_advance(struct hmb_cmd_key *key,
 					 struct hmb_kseq *ks)
 {
 	struct hmb_wait_key wk = { .k = *key };
+	__u32 f;
 
 #pragma unroll
 	for (int i = 0; i < HMB_MAX_WAIT; i++) {
-		if (ks->first == ks->next)
+		f = READ_ONCE(ks->first);
+		if (f == READ_ONCE(ks->next))
 			break;
-		wk.n = ks->first;
+		wk.n = f;
 		if (bpf_map_lookup_elem(&cmds, &wk))
 			break;
-		ks->first++;
+		/* another CPU may have moved it meanwhile: look again */
+		__sync_val_compare_and_swap(&ks->first, f, f + 1);
 	}
 }
 
 /*
- * The index entry of @key was deleted while a submission of the same id
- * on another CPU added a command to it (through the pointer it had looked
- * up before): put it back, holding that command, unless there is one
- * again.  Both sides call this after their write, so whichever comes last
- * sees the other's (the atomics order them), and neither leaves a command
- * that no entry points to (its completion and records would be lost).
+ * The agent's sweep deleted the index entry of @key (kseq_epoch moved)
+ * while this submission added a command to it through the pointer it had
+ * looked up before: put it back, holding that command, unless there is one
+ * again.  The sweep checks for such a command after its delete too, so
+ * whichever of the two comes last sees the other's write.
  */
 static __always_inline void kseq_restore(struct hmb_cmd_key *key,
 					 struct hmb_kseq *old)
@@ -97,7 +127,10 @@ static __always_inline void kseq_restore(struct hmb_cmd_key *key,
 		bpf_map_update_elem(&kseq, key, &back, BPF_NOEXIST);
 }
 
-/* Report command (@key, @n) and forget it. */
+/*
+ * Report command (@key, @n) and forget it.  The index entry of @key stays
+ * (see the map "kseq"): only its range moves past the commands gone.
+ */
 static __always_inline void finish(struct hmb_cmd_key *key, __u32 n,
 				   struct hmb_cmd_state *st)
 {
@@ -107,31 +140,32 @@ static __always_inline void finish(struct hmb_cmd_key *key, __u32 n,
 	emit_cmd(key, st);
 	bpf_map_delete_elem(&cmds, &wk);
 	ks = bpf_map_lookup_elem(&kseq, key);
-	if (ks) {
+	if (ks)
 		kseq_advance(key, ks);
-		if (ks->first == ks->next) {
-			bpf_map_delete_elem(&kseq, key);
-			/* a submission may have added to it meanwhile */
-			if (__sync_fetch_and_add(&ks->next, 0) != ks->first)
-				kseq_restore(key, ks);
-		}
-	}
 }
 
-/* Join core: a command was submitted (also driven by the test program). */
+static __always_inline __u32 *gaps_slot(__u32 ctrl)
+{
+	__u32 i = ctrl < HMB_MAX_CTRLS ? ctrl : HMB_MAX_CTRLS - 1;
+
+	return bpf_map_lookup_elem(&ctrl_gaps, &i);
+}
+
 static __always_inline __u32 gaps_of(__u32 ctrl)
 {
-	__u32 *g = bpf_map_lookup_elem(&ctrl_gaps, &ctrl);
+	__u32 *g = gaps_slot(ctrl);
 
 	return g ? *g : 0;
 }
 
+/* Join core: a command was submitted (also driven by the test program). */
 static __always_inline void join_setup(struct hmb_cmd_key *key,
 				       struct hmb_cmd_state *st)
 {
 	struct hmb_wait_key wk = { .k = *key };
 	struct hmb_cmd_state *old;
 	struct hmb_kseq *ks;
+	__u32 epoch = READ_ONCE(kseq_epoch), f;
 
 	if ((targ_nsid && st->nsid != targ_nsid) ||
 	    (targ_opc >= 0 && st->opc != (__u8)targ_opc))
@@ -151,6 +185,7 @@ static __always_inline void join_setup(struct hmb_cmd_key *key,
 			count(HMB_C_DONE_FULL);
 			return;
 		}
+		count(HMB_C_IDS_NEW);
 	}
 	kseq_advance(key, ks);
 	if (ks->next != ks->first) {
@@ -164,9 +199,10 @@ static __always_inline void join_setup(struct hmb_cmd_key *key,
 			count(HMB_C_ACTIVE_OVERWRITE);
 		}
 	}
-	if (ks->next - ks->first >= HMB_MAX_WAIT) {
+	f = READ_ONCE(ks->first);
+	if (ks->next - f >= HMB_MAX_WAIT) {
 		/* Too many uses of this id waiting: the oldest gives up. */
-		wk.n = ks->first;
+		wk.n = f;
 		old = bpf_map_lookup_elem(&cmds, &wk);
 		if (old) {
 			old->flags |= HMB_CF_REUSED;
@@ -174,7 +210,7 @@ static __always_inline void join_setup(struct hmb_cmd_key *key,
 			bpf_map_delete_elem(&cmds, &wk);
 			count(HMB_C_REUSE_FLUSH);
 		}
-		ks->first++;
+		__sync_val_compare_and_swap(&ks->first, f, f + 1);
 	}
 	wk.n = ks->next;
 	if (bpf_map_update_elem(&cmds, &wk, st, BPF_NOEXIST)) {
@@ -182,19 +218,22 @@ static __always_inline void join_setup(struct hmb_cmd_key *key,
 		return;
 	}
 	__sync_fetch_and_add(&ks->next, 1);
-	/* finish() of this id's last command may have deleted the entry */
-	if (bpf_map_lookup_elem(&kseq, key) != ks)
+	/* the agent's sweep may have deleted the entry meanwhile */
+	if (((epoch & 1) || READ_ONCE(kseq_epoch) != epoch) &&
+	    bpf_map_lookup_elem(&kseq, key) != ks)
 		kseq_restore(key, ks);
 }
 
-static __always_inline int handle_setup(struct request *req, void *cmd)
+static __always_inline int handle_setup(struct request *req, void *cmd,
+					bool btf)
 {
 	struct hmb_cmd_state *st;
 	struct hmb_cmd_key key = {};
+	__u8 sqe[NVME_CMD_HEAD] __attribute__((aligned(8)));
 	__u32 zero = 0;
-	__u8 opc = 0;
+	__u8 opc;
 
-	if (!cmd || nvme_key(req, cmd, &key))
+	if (!cmd || nvme_key(req, cmd, &key, sqe, btf))
 		return 0;
 	if (targ_ctrl >= 0 && key.ctrl != (__u32)targ_ctrl)
 		return 0;	/* another controller: not ours at all */
@@ -203,14 +242,14 @@ static __always_inline int handle_setup(struct request *req, void *cmd)
 		return 0;
 	__builtin_memset(st, 0, sizeof(*st));
 	st->submit_ns = bpf_ktime_get_ns();
-	bpf_probe_read_kernel(&opc, 1, cmd + NVME_CMD_OPCODE_OFF);
-	bpf_probe_read_kernel(&st->nsid, 4, cmd + NVME_CMD_NSID_OFF);
+	opc = sqe[NVME_CMD_OPCODE_OFF];
+	__builtin_memcpy(&st->nsid, sqe + NVME_CMD_NSID_OFF, 4);
 	st->opc = opc;
 	if (opc == 0x01 || opc == 0x02) {	/* write, read */
-		__u16 nlb = 0;
+		__u16 nlb;
 
-		bpf_probe_read_kernel(&st->slba, 8, cmd + NVME_CMD_SLBA_OFF);
-		bpf_probe_read_kernel(&nlb, 2, cmd + NVME_CMD_NLB_OFF);
+		__builtin_memcpy(&st->slba, sqe + NVME_CMD_SLBA_OFF, 8);
+		__builtin_memcpy(&nlb, sqe + NVME_CMD_NLB_OFF, 2);
 		st->nlb = (__u32)nlb + 1;
 	}
 	join_setup(&key, st);
@@ -247,13 +286,13 @@ static __always_inline void join_complete(struct hmb_cmd_key *key,
 		finish(key, wk.n, st);
 }
 
-static __always_inline int handle_complete(struct request *req)
+static __always_inline int handle_complete(struct request *req, bool btf)
 {
 	struct hmb_cmd_key key = {};
 	struct nvme_request___hmb *nr;
 	__u64 now = bpf_ktime_get_ns();
 
-	if (nvme_key(req, NULL, &key))
+	if (nvme_key(req, NULL, &key, NULL, btf))
 		return 0;
 	if (targ_ctrl >= 0 && key.ctrl != (__u32)targ_ctrl)
 		return 0;
@@ -265,23 +304,23 @@ static __always_inline int handle_complete(struct request *req)
 SEC("tp_btf/nvme_setup_cmd")
 int BPF_PROG(nvme_setup_btf, struct request *req, void *cmd)
 {
-	return handle_setup(req, cmd);
+	return handle_setup(req, cmd, true);
 }
 
 SEC("raw_tp/nvme_setup_cmd")
 int BPF_PROG(nvme_setup_raw, struct request *req, void *cmd)
 {
-	return handle_setup(req, cmd);
+	return handle_setup(req, cmd, false);
 }
 
 SEC("tp_btf/nvme_complete_rq")
 int BPF_PROG(nvme_complete_btf, struct request *req)
 {
-	return handle_complete(req);
+	return handle_complete(req, true);
 }
 
 SEC("raw_tp/nvme_complete_rq")
 int BPF_PROG(nvme_complete_raw, struct request *req)
 {
-	return handle_complete(req);
+	return handle_complete(req, false);
 }

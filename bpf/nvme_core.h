@@ -18,6 +18,7 @@
 #define NVME_CMD_NSID_OFF	4	/* u32 */
 #define NVME_CMD_SLBA_OFF	40	/* u64 (read/write) */
 #define NVME_CMD_NLB_OFF	48	/* u16, 0-based (read/write) */
+#define NVME_CMD_HEAD		56	/* the bytes read at setup: through cdw13 */
 
 struct nvme_ctrl___hmb {
 	int instance;			/* N of /dev/nvmeN */

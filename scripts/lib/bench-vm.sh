@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-# Sourced by the scripts/bench-*.sh that run a VM suite (bench-hmb.sh,
-# bench-agent-vm.sh), after bench-doc.sh and with $top set.
+# Sourced by the scripts/bench-*.sh that run a VM suite once (bench-hmb.sh;
+# bench-agent-vm.sh runs its suite in rounds itself), after bench-doc.sh
+# and with $top set.
 #
 # bench_vm NAME SUITE ENVVAR SUITEFILE: build the tree, the module and the
 # patched nvme driver, run the VM suite SUITE with ENVVAR=$secs; sets res

@@ -453,6 +453,35 @@ static uint64_t mono_ns(void)
 }
 
 /*
+ * The program keeps an entry per full command id it has seen in "kseq"
+ * (never deleting one under another CPU's pointer, see the map).  Only
+ * when the index is three quarters full (many queues) does the sweep
+ * delete the ids with no command left, bumping kseq_epoch around it so
+ * that a submission racing a delete re-checks its entry.
+ */
+static void sweep_ids(int cmds_fd)
+{
+	struct bpf_map *m = ag.skel->maps.kseq;
+	unsigned int max = bpf_map__max_entries(m);
+	volatile __u32 *epoch = &ag.skel->bss->kseq_epoch;
+	uint64_t c[HMB_C_COUNT], live;
+	struct hmb_sweep_ids ids;
+	int err;
+
+	read_counters(c);
+	live = c[HMB_C_IDS_NEW] - ag.ids_swept.removed + ag.ids_swept.restored;
+	if (live < (uint64_t)max / 4 * 3)
+		return;
+	__atomic_add_fetch(epoch, 1, __ATOMIC_SEQ_CST);		/* odd */
+	err = hmb_sweep_stale_ids(bpf_map__fd(m), cmds_fd, max, &ids);
+	__atomic_add_fetch(epoch, 1, __ATOMIC_SEQ_CST);		/* even */
+	if (!err) {
+		ag.ids_swept.removed += ids.removed;
+		ag.ids_swept.restored += ids.restored;
+	}
+}
+
+/*
  * Commands completed longer than the grace period ago whose firmware
  * records never came (or all of them, at exit), and commands that never
  * completed: take them out of the maps and count them.
@@ -463,7 +492,6 @@ static void sweep(bool all)
 	size_t n = 0, cap = 65536 + 1024;
 	uint64_t now = mono_ns(), grace = (uint64_t)ag.env.grace_ms * 1000000;
 	struct hmb_cmd_event ev;
-	struct hmb_sweep_ids ids;
 	int fd;
 
 	if (!ag.fw_on)
@@ -500,12 +528,7 @@ static void sweep(bool all)
 			handle_event(NULL, &ev, sizeof(ev));
 	}
 	free(keys);
-	/* The ids whose last commands were just taken: out of the index. */
-	if (!hmb_sweep_stale_ids(bpf_map__fd(ag.skel->maps.kseq), fd,
-				 bpf_map__max_entries(ag.skel->maps.kseq), &ids)) {
-		ag.ids_swept.removed += ids.removed;
-		ag.ids_swept.restored += ids.restored;
-	}
+	sweep_ids(fd);
 }
 
 /* Publish the clock estimate to the BPF window check, or withdraw it. */
@@ -588,6 +611,7 @@ static int fill_evdesc(void)
 					   e->key_off[HMB_KEY_CID]),
 			.min_len = e->min_len,
 			.slba_off = HMB_NO_OFF,
+			.known = 1,
 		};
 		const struct hmb_dict_field *sf = hmb_dict_field(e, "slba");
 		__u32 op = e->opcode;
@@ -761,6 +785,14 @@ static int load_bpf(bool btf)
 		return -1;
 	if (ag.use_nvme)
 		map_rings();
+	/*
+	 * Block mode with --top 0 and no --min-latency, --per-command or
+	 * --export: no command needs to cross the ring buffer (the report's
+	 * histogram and counters are the program's), so none does.
+	 */
+	if (!ag.use_nvme && !ag.skel->rodata->emit_all && !ag.env.top_n &&
+	    !ag.env.min_lat_us)
+		ag.skel->bss->emit_floor_ns = UINT64_MAX;
 	err = hmb_agent__attach(ag.skel);
 	if (err) {
 		fprintf(stderr, PROG ": cannot attach the BPF programs: %s\n",

@@ -43,6 +43,7 @@ const char *const counter_names[HMB_C_COUNT] = {
 	[HMB_C_ACTIVE_OVERWRITE] = "host_submit_while_in_flight",
 	[HMB_C_DUMP_SENT] = "dump_records_sent",
 	[HMB_C_DUMP_LOST] = "dump_records_lost",
+	[HMB_C_IDS_NEW] = "command_ids_indexed",
 };
 
 static const char *const bpf_hist_names[HMB_H_COUNT] = {

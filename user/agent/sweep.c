@@ -3,16 +3,16 @@
  * sweep.c - upkeep of the BPF join's maps from user space: stale entries
  * of the command-id index "kseq".
  *
- * The BPF side deletes a kseq entry when the last command of its id is
- * reported there.  Commands the agent's sweep takes out of "cmds" (late or
- * lost firmware records) leave their entry behind; with many queues those
- * fill the index and every new id is refused (HMB_C_DONE_FULL) for good.
- * Here they go.  A program may submit a command of the same id while its
- * entry is deleted: then the entry is put back for that command, and if
- * the program already made a new one meanwhile, the command is not indexed
- * and is reported by the sweep later, its records counted as unmatched
- * (the map is not preallocated; on Linux 6.1 that does not keep a deleted
- * entry from being reused at once, see the map's comment in hmb_agent.bpf.c).
+ * The programs never delete a kseq entry (a deleted hash element may be
+ * reused at once under another CPU's pointer, see the map's comment in
+ * hmb_agent.bpf.c), so ids accumulate: at most 16 x the queue depth per
+ * queue, but with many queues enough to fill the index, after which every
+ * new id is refused (HMB_C_DONE_FULL).  When the index is three quarters
+ * full the agent deletes here the ids with no command left.  A program
+ * may submit a command of the same id while its entry is deleted: the
+ * program re-checks its entry when kseq_epoch moved and puts it back, and
+ * the delete here is followed by the same check, so whichever comes last
+ * sees the other's command.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -21,9 +21,11 @@ struct hmb_sweep_ids {
 /*
  * Delete the entries of the BPF map "kseq" (fd @kseq_fd, at most @max
  * entries) none of whose commands [first, next) is still in "cmds"
- * (@cmds_fd): the sweep took them, and without this the index of command
- * ids fills up for good once enough distinct ids (queues x command ids)
- * have been used.  Returns 0, or -errno when no memory could be had.
+ * (@cmds_fd).  The programs never delete an entry, so without this the
+ * index of command ids fills up for good once enough distinct ids
+ * (queues x command ids) have been used; the agent calls it when the
+ * index is three quarters full, with the program's kseq_epoch odd.
+ * Returns 0, or -errno when no memory could be had.
  */
 int hmb_sweep_stale_ids(int kseq_fd, int cmds_fd, unsigned int max,
 			struct hmb_sweep_ids *res);

@@ -8,6 +8,8 @@
  * Needs root and BPF; SKIPs otherwise.  TAP.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,10 +35,20 @@ static union {
 	struct hmb_fw_event fw;
 } evs[MAXEV];
 static int nev;
+/* Set: on_event() only counts the commands reported matched. */
+static int *count_matched;
 
 static int on_event(void *ctx, void *data, size_t len)
 {
+	const struct hmb_cmd_event *c = data;
+
 	(void)ctx;
+	if (count_matched) {
+		if (len >= sizeof(*c) && c->type == HMB_EV_CMD &&
+		    c->st.fw_mask == 0x3e && !c->st.flags)
+			(*count_matched)++;
+		return 0;
+	}
 	if (nev < MAXEV && len <= sizeof(evs[0]))
 		memcpy(&evs[nev++], data, len);
 	return 0;
@@ -164,7 +176,7 @@ static int load_dump(int targ_opc, bool dump, __u32 rawrb_size)
 			.phase = (__u8)e->phase, .bg_edge = (__u8)e->bg_edge,
 			.sqid_off = (__u16)(e->key_off[HMB_KEY_SQID] < 0 ? 0 : e->key_off[HMB_KEY_SQID]),
 			.cid_off = (__u16)(e->key_off[HMB_KEY_CID] < 0 ? 0 : e->key_off[HMB_KEY_CID]),
-			.min_len = e->min_len,
+			.min_len = e->min_len, .known = 1,
 		};
 		__u32 op = e->opcode;
 
@@ -304,10 +316,128 @@ static unsigned int map_count(struct bpf_map *m)
 	return n;
 }
 
+/* The index entry of (@qid, @cid), whatever the controller: 0 if found. */
+static int kseq_of(__u16 qid, __u16 cid, struct hmb_kseq *ks)
+{
+	struct hmb_cmd_key k, *prev = NULL, next;
+	int fd = bpf_map__fd(skel->maps.kseq);
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		k = next;
+		prev = &k;
+		if (k.qid == qid && k.cid == cid)
+			return bpf_map_lookup_elem(fd, &k, ks);
+	}
+	return -1;
+}
+
 static const struct hmb_cmd_event *only_cmd(void)
 {
 	return nev == 1 && evs[0].type == HMB_EV_CMD ? &evs[0].cmd : NULL;
 }
+
+/*
+ * J: two CPUs at once on one command id.  One thread submits and
+ * completes the id's uses, each right after the other thread has taken
+ * the records of the use before; the other delivers each use's five
+ * records, whose cqe_posted reports it, so that report races the next
+ * submission of the id (both move the id's index entry).  Every use must
+ * be reported matched, no record lost to the join, and the index entry
+ * must end with first == next == the uses.
+ */
+#define TWO_CPU_USES	20000
+static volatile int host_done = -1, fw_done = -1;
+
+/* Run on @cpu only, or (-1) on every CPU again. */
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (cpu < 0 ? c < nr_cpus : c == cpu)
+			CPU_SET(c, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void drive_quiet(__u64 a0, __u64 a2, __u64 a3, __u64 a4, __u64 a5,
+			__u64 a6, __u64 a7, __u64 a8, __u64 a9, __u64 a10)
+{
+	__u64 args[11] = { a0, 0, a2, a3, a4, a5, a6, a7, a8, a9, a10 };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = args,
+		    .ctx_size_in = sizeof(args));
+
+	bpf_prog_test_run_opts(prog_fd, &o);
+}
+
+static void *two_cpu_fw(void *arg)
+{
+	__u32 sq = 0;
+
+	(void)arg;
+	pin(1);
+	for (int i = 0; i < TWO_CPU_USES; i++) {
+		__u64 ts = 1000000ULL * (__u64)(i + 1);
+
+		while (__atomic_load_n(&host_done, __ATOMIC_ACQUIRE) < i)
+			;
+		drive_quiet(3, 0x100, 3, 0x7001, ts, sq++, 24, 0, (__u64)i, 1);
+		drive_quiet(3, 0x101, 3, 0x7001, ts + 2000, sq++, 8, 0, 0, 0);
+		drive_quiet(3, 0x102, 3, 0x7001, ts + 50000, sq++, 8, 0, 0, 0);
+		drive_quiet(3, 0x103, 3, 0x7001, ts + 53000, sq++, 8, 0, 0, 0);
+		drive_quiet(3, 0x104, 3, 0x7001, ts + 54000, sq++, 8, 0, 0, 0);
+		__atomic_store_n(&fw_done, i, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static void test_two_cpus(void)
+{
+	struct hmb_kseq ks = { 0 };
+	pthread_t t;
+	int i, matched = 0, found;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		skip("one CPU online", "two CPUs on one id");
+		return;
+	}
+	if (load(-1)) {
+		ok(0, "reload for the two-CPU run");
+		return;
+	}
+	pin(0);
+	if (pthread_create(&t, NULL, two_cpu_fw, NULL)) {
+		ok(0, "two CPUs: thread: %s", strerror(errno));
+		unload();
+		return;
+	}
+	for (i = 0; i < TWO_CPU_USES; i++) {
+		__u64 t0 = 1000000ULL * (__u64)(i + 1) - 500;
+
+		/* the use before's records are being taken on the other CPU */
+		while (__atomic_load_n(&fw_done, __ATOMIC_ACQUIRE) < i - 2)
+			;
+		drive_quiet(1, 3, 0x7001, t0, 2, 1, (__u64)i, 0, 0, 0);
+		drive_quiet(2, 3, 0x7001, t0 + 60000, 0, 0, 0, 0, 0, 0);
+		__atomic_store_n(&host_done, i, __ATOMIC_RELEASE);
+	}
+	pthread_join(t, NULL);
+	pin(-1);
+	/* the events: counted, not kept */
+	count_matched = &matched;
+	ring_buffer__consume(rb);
+	count_matched = NULL;
+	found = kseq_of(3, 0x7001, &ks);
+	ok(matched == TWO_CPU_USES && counter(HMB_C_FW_DUP_PHASE) == 0 &&
+	   counter(HMB_C_FW_NO_CMD) == 0 && counter(HMB_C_FW_OUT_OF_WINDOW) == 0 &&
+	   !found && ks.first == TWO_CPU_USES && ks.next == TWO_CPU_USES,
+	   "two CPUs on one id: %d uses, %d reported matched; records unmatched: duplicate phase %llu, no command %llu; index first %u next %u",
+	   TWO_CPU_USES, matched,
+	   (unsigned long long)counter(HMB_C_FW_DUP_PHASE),
+	   (unsigned long long)counter(HMB_C_FW_NO_CMD), ks.first, ks.next);
+	unload();
+}
+
 
 int main(int argc, char **argv)
 {
@@ -542,6 +672,32 @@ int main(int argc, char **argv)
 	   (unsigned long long)hist_total(HMB_H_HOST_TOTAL),
 	   (unsigned long long)hist_total(HMB_H_FW_TOTAL),
 	   (unsigned long long)hist_total(HMB_H_FW_TO_MEDIA_END));
+	/*
+	 * I: a reported command's id keeps its index entry (never deleted
+	 * by the programs: on 6.1 a deleted element may be reused under
+	 * another CPU's pointer); the id's next use is its n = 1.
+	 */
+	{
+		struct hmb_kseq ks = { 0 };
+		__u64 ids = counter(HMB_C_IDS_NEW);
+		int found = kseq_of(1, 0x40c0, &ks);
+
+		ok(ids >= 2 && !found && ks.first == 1 && ks.next == 1,
+		   "index: a reported command's id stays indexed (%llu ids, first %u next %u)",
+		   (unsigned long long)ids, ks.first, ks.next);
+		nev = 0;
+		setup(1, 0x40c0, 90000000, 2);
+		complete(1, 0x40c0, 90100000);
+		fw_cmd(1, 0x40c0, 90000);
+		c = only_cmd();
+		found = kseq_of(1, 0x40c0, &ks);
+		ok(c && c->cid == 0x40c0 && c->st.fw_mask == 0x3e &&
+		   c->st.submit_ns == 90000000 && counter(HMB_C_IDS_NEW) == ids &&
+		   !found && ks.first == 2 && ks.next == 2,
+		   "index: the id's next use joins as its second command, no new entry (first %u next %u)",
+		   ks.first, ks.next);
+		nev = 0;
+	}
 	unload();
 
 	/* F: an opcode filter hides commands but still joins their records. */
@@ -557,6 +713,7 @@ int main(int argc, char **argv)
 		unload();
 	}
 	test_dump();
+	test_two_cpus();
 	/*
 	 * H: the maps' limits.  A full index of command ids is counted
 	 * (waiting_map_full), the sweep's stale ids leave it so that new ids

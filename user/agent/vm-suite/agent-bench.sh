@@ -186,6 +186,12 @@ phase blk -m block
 grep -q '"mode":"block host-only"' "$R/agent-blk.jsonl" &&
 	tap_ok "blk: the agent ran in block mode" ||
 	tap_fail "blk: the agent ran in block mode" "$(head -1 "$R/agent-blk.jsonl")"
+# -N 0 in block mode: no top list, nothing for user space to see per I/O
+k_hc=$(agent_counter blk host_complete) k_sent=$(agent_counter blk cmd_events_sent)
+k_below=$(agent_counter blk cmd_below_min_latency)
+[ "${k_hc:-0}" -gt 0 ] && [ "$k_sent" = 0 ] && [ "$k_below" = "$k_hc" ] &&
+	tap_ok "blk: with --top 0 no I/O crosses the ring buffer ($k_below of $k_hc kept in the kernel)" ||
+	tap_fail "blk: with --top 0 no I/O crosses the ring buffer" "host_complete $k_hc cmd_events_sent $k_sent cmd_below_min_latency $k_below"
 k_all_t=$(sum blk agent . 4) k_cmp_c=$(sum blk agent complete 5) k_miss=$(sum blk agent . 6)
 kb_all_t=$(sum blk bio . 4) kb_cmp_c=$(sum blk bio complete 5) kb_miss=$(sum blk bio . 6)
 kios=$(awk -F';' '{ print int($6 / 4) }' "$R/fio-blk.txt")

@@ -47,11 +47,13 @@
  * The records of a run from i on, each of @size bytes and the next seq
  * from @seq on; returns where the first that is not stands (or the first
  * at or past @iend).  Adds their TRUNCATED bits (bit 25) to *@tbits and
- * their payload lengths to *@pbytes.
+ * their payload lengths to *@pbytes; *@n is how many (from the seq: no
+ * division by the size at the end of every run).
  */
 static inline __attribute__((always_inline)) size_t
 run_span(const uint8_t *m, size_t i, size_t iend, uint32_t size, uint32_t seq,
-	 uint64_t *ops, uint64_t *tbits, uint64_t *pbytes, bool mapped)
+	 uint64_t *ops, uint64_t *tbits, uint64_t *pbytes, uint64_t *n,
+	 bool mapped)
 {
 	uint64_t expect = HMB_RECORD_MAGIC | (uint64_t)seq << 32;
 	uint64_t t = 0, pb = 0;
@@ -77,6 +79,7 @@ run_span(const uint8_t *m, size_t i, size_t iend, uint32_t size, uint32_t seq,
 	}
 	*tbits += t;
 	*pbytes += pb;
+	*n = (uint32_t)((expect >> 32) - seq);
 	return i;
 }
 #endif
@@ -129,16 +132,14 @@ static size_t fast_run(struct hmb_acct *a, const uint8_t *m, size_t i,
 			continue;
 		{
 			uint64_t tbits = 0, n;
-			size_t i1 = i;
 
 			/* A constant flag each: two loops, no test in them. */
 			if (mapped)
 				i = run_span(m, i, iend, size, seq, ops, &tbits,
-					     &pbytes, true);
+					     &pbytes, &n, true);
 			else
 				i = run_span(m, i, iend, size, seq, ops, &tbits,
-					     &pbytes, false);
-			n = (i - i1) / size;
+					     &pbytes, &n, false);
 			records += n;
 			trunc += tbits >> 25;
 			seq += (uint32_t)n;

@@ -29,6 +29,14 @@
 
 enum mode { MODE_AUTO, MODE_NVME, MODE_BLOCK };
 
+/* The kernel bridge's loss counters the agent reports (bridge.c). */
+enum bridge_counter {
+	BRIDGE_C_LOST,		/* records missing by seq: never emitted */
+	BRIDGE_C_IGNORED,	/* unknown flag bits: not emitted (D4) */
+	BRIDGE_C_CORRUPT,	/* times the bridge stopped on a corrupt ring */
+	BRIDGE_C_COUNT
+};
+
 struct env {
 	const char *disk;
 	enum mode mode;
@@ -85,6 +93,11 @@ struct agent {
 	struct hmb_sweep_ids ids_swept;
 	struct hmb_log2_hist bpf_hist_run[HMB_H_COUNT];
 	struct agent_dump dump;
+	/* bridge.c: the rings' sysfs counters when the programs attached */
+	struct {
+		bool have[HMB_MAX_RINGS];
+		uint64_t base[HMB_MAX_RINGS][BRIDGE_C_COUNT];
+	} bridge;
 	bool export_failed;		/* a row did not reach the store */
 };
 
@@ -96,6 +109,20 @@ bool tp_exists(const char *cat, const char *ev);
 bool tp_btf_exists(const char *tp, const char *mod);
 int resolve_nvme(const char *dev, int *ctrl, unsigned int *nsid);
 int block_devt(const char *dev, __u32 *devt);
+
+/* agent.c */
+int handle_event(void *ctx, void *data, size_t len);	/* a BPF event */
+uint64_t mono_ns(void);				/* CLOCK_MONOTONIC */
+
+/* mapsweep.c: the join's maps kept (@all: everything left, at exit) */
+void sweep(bool all);
+
+/* bridge.c: the kernel bridge's losses on the agent's rings */
+const char *bridge_counter_name(int i);
+int ring_sysfs_u64(unsigned int ring, const char *attr, uint64_t *v);
+void bridge_start(void);
+void bridge_totals(uint64_t *tot);	/* BRIDGE_C_COUNT deltas since start */
+void bridge_export(void);		/* a losses row per ring and counter */
 
 /* dump.c (-w) */
 int dump_open(void);
@@ -109,7 +136,10 @@ void export_cmd(const struct hmb_cmd *c);
 void export_record(unsigned int ring, const struct hmb_record_hdr *h,
 		   const void *payload);
 void export_clock(const struct hmb_clock *k, bool step);
+/* A loss row at exit: @ring names the ring, or "agent" for the whole run. */
 void export_counter(const char *layer, const char *name, uint64_t count);
+void export_counter_ring(const char *layer, const char *name,
+			 const char *ring, uint64_t count);
 int export_stop(unsigned int wait_ms);
 void export_json(struct hmb_json *j);
 void export_free(void);

@@ -44,23 +44,11 @@ static void dump_path(unsigned int ring, char *buf, size_t len)
 /* The ring's size from sysfs (0 when the ring is not there). */
 static uint32_t ring_size_of(unsigned int ring)
 {
-	char path[128], buf[32];
-	unsigned long v = 0;
-	ssize_t n;
-	int fd;
+	uint64_t v;
 
-	snprintf(path, sizeof(path),
-		 "/sys/class/nvme-hmb-trace/nvme-hmb-trace%u/ring_size", ring);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (ring_sysfs_u64(ring, "ring_size", &v) || v > UINT32_MAX)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	v = strtoul(buf, NULL, 0);
-	return v <= UINT32_MAX ? (uint32_t)v : 0;
+	return (uint32_t)v;
 }
 
 static int open_ring(unsigned int ring)

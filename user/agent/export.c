@@ -80,11 +80,11 @@ struct xq {
 
 /* A loss counter the agent reports at exit, for the losses table. */
 struct xcounter {
-	const char *layer, *name;
+	const char *layer, *name, *ring;
 	uint64_t count;
 };
 
-#define MAX_COUNTERS (HMB_C_COUNT + 4)
+#define MAX_COUNTERS (HMB_C_COUNT + 4 + BRIDGE_C_COUNT * HMB_MAX_RINGS)
 
 static struct {
 	struct xq q;
@@ -199,10 +199,16 @@ void export_clock(const struct hmb_clock *k, bool step)
 }
 
 /* The loss counters the agent reports at exit, before export_stop. */
-void export_counter(const char *layer, const char *name, uint64_t count)
+void export_counter_ring(const char *layer, const char *name,
+			 const char *ring, uint64_t count)
 {
 	if (X.running && count && X.nctr < MAX_COUNTERS)
-		X.ctr[X.nctr++] = (struct xcounter){ layer, name, count };
+		X.ctr[X.nctr++] = (struct xcounter){ layer, name, ring, count };
+}
+
+void export_counter(const char *layer, const char *name, uint64_t count)
+{
+	export_counter_ring(layer, name, "agent", count);
 }
 
 /* The main loop's side: never blocks on the store. */
@@ -275,7 +281,7 @@ static void report_counters(void)
 
 	for (unsigned int i = 0; i < X.nctr; i++) {
 		struct hmb_ch_loss l = {
-			.id = X.loss_id++, .ring = "agent",
+			.id = X.loss_id++, .ring = X.ctr[i].ring,
 			.layer = X.ctr[i].layer, .counter = X.ctr[i].name,
 			.count = X.ctr[i].count, .host_from = X.start_real,
 			.host_to = now, .detail = "the agent's counter at exit",

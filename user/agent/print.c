@@ -326,6 +326,15 @@ static void report_json(const char *kind, const char *ts, uint64_t nio,
 	hmb_json_kv_u64(j, "bpf_recursion_misses", recursion_misses());
 	hmb_json_kv_u64(j, "stale_ids_removed", ag.ids_swept.removed);
 	hmb_json_kv_u64(j, "stale_ids_restored", ag.ids_swept.restored);
+	if (ag.fw_on) {
+		uint64_t b[BRIDGE_C_COUNT];
+
+		bridge_totals(b);
+		for (int i = 0; i < BRIDGE_C_COUNT; i++) {
+			hmb_json_key_str(j, bridge_counter_name(i));
+			hmb_json_u64(j, b[i]);
+		}
+	}
 	hmb_json_end(j);
 	if (ag.env.dump_path) {
 		uint64_t recs, bytes, lost;
@@ -386,9 +395,17 @@ static void report_losses(const uint64_t *c)
 	fprintf(ag.out, ", submitted while in flight %llu, missed by the kernel's recursion guard %llu",
 		(unsigned long long)c[HMB_C_ACTIVE_OVERWRITE],
 		(unsigned long long)recursion_misses());
-	if (ag.fw_on)
+	if (ag.fw_on) {
+		uint64_t b[BRIDGE_C_COUNT];
+
+		bridge_totals(b);
 		fprintf(ag.out, "; stale command ids removed by the sweep %lu (%lu put back for a racing submission)",
 			ag.ids_swept.removed, ag.ids_swept.restored);
+		fprintf(ag.out, "; kernel bridge: records lost %llu, ignored %llu, stopped on corruption %llu",
+			(unsigned long long)b[BRIDGE_C_LOST],
+			(unsigned long long)b[BRIDGE_C_IGNORED],
+			(unsigned long long)b[BRIDGE_C_CORRUPT]);
+	}
 	if (ag.fw_on)
 		fprintf(ag.out, "\nfw records %llu: matched %llu (by slba or ring order %llu), background %llu, unmatched: no command %llu, duplicate phase %llu, outside window %llu, unknown opcode %llu, short %llu, unmapped ring %llu, read failed %llu; markers %llu",
 			(unsigned long long)c[HMB_C_FW_RECORDS],

@@ -40,7 +40,7 @@ agent_summary() {
 	_tot=$(printf '%s' "$_summ" | sed -n 's/.*"totals":{\([^}]*\)}.*"counters":{\([^}]*\)}.*/\1,\2/p')
 	_clk=$(printf '%s' "$_summ" | sed -n 's/.*"clock":{\([^}]*\)}.*/\1/p')
 	for _k in commands matched partial unmatched placed in_window_err fw_records \
-		ringbuf_reserve_failed host_complete; do
+		ringbuf_reserve_failed host_complete bridge_lost bridge_ignored bridge_corrupt; do
 		eval "A_$_k=\$(printf '%s' \"\$_tot\" | sed -n 's/.*\"$_k\":\([0-9-]*\).*/\1/p' | head -1)"
 	done
 	for _k in offset_ns offset_err_ns ref_fw_ns drift_ppm steps step_seq step_ns step_err_ns; do

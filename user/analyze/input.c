@@ -17,6 +17,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -125,6 +126,26 @@ int parse_text_json(const char *arg, bool *json)
 	return 0;
 }
 
+/*
+ * The accounting (its 512 KiB of opcode counts) on a transparent huge page
+ * where the kernel gives one (THP "madvise" or "always"): zeroing it then
+ * takes one fault instead of 129, about 0.3 ms of the ~2.5 ms that stats
+ * takes on a small file here (docs/benchmarks.md).  Freed with free().
+ */
+static struct hmb_acct *alloc_acct(void)
+{
+	const size_t huge = 2u << 20;
+	void *p;
+
+	if (sizeof(struct hmb_acct) > huge ||
+	    posix_memalign(&p, huge, huge))
+		return malloc(sizeof(struct hmb_acct));
+#ifdef MADV_HUGEPAGE
+	madvise(p, huge, MADV_HUGEPAGE);
+#endif
+	return p;
+}
+
 int input_open(struct input *in, const char *path,
 	       const struct input_opts *opts)
 {
@@ -183,7 +204,7 @@ int input_open(struct input *in, const char *path,
 		}
 	}
 
-	in->acct = malloc(sizeof(*in->acct));
+	in->acct = alloc_acct();
 	in->gaps = calloc(in->max_gaps ? in->max_gaps : 1, sizeof(*in->gaps));
 	if (!in->acct || !in->gaps) {
 		errorf("%s: out of memory", in->name);

@@ -38,6 +38,21 @@ HMB_HIDDEN int hmb__parse_dump_rec(const uint8_t *p, size_t avail,
 				   struct hmb_error *err);
 
 /*
+ * The fast walk of hmb_reader_acct() (fastwalk.c): count the data records
+ * (flags 0 or TRUNCATED) in seq order after @a's last one that start in
+ * m[@i..@iend), wholly inside @m (a record starting before @iend must fit),
+ * as hmb_acct_add() would; stop at the first record that is anything else
+ * and return its index (the caller takes it the general way).  @a must
+ * have counted a record already (have_seq and records).  @mapped: @m is a
+ * mapping of the file (not a buffer just read).  *@pair is the walk's
+ * choice of method, kept by the caller from one call to the next (false
+ * at first).
+ */
+HMB_HIDDEN size_t hmb__fast_walk(struct hmb_acct *a, const uint8_t *m,
+				 size_t i, size_t iend, bool mapped,
+				 bool *pair);
+
+/*
  * Next record of a consumer, copied into the consumer's own buffer
  * (used by the ring-image reader).  Returns 1, 0 (nothing before head) or
  * a negative HMB_E_* code.  rec->offset is the record's cursor.

@@ -53,7 +53,12 @@ struct hmb_reader {
 	size_t window;		/* bytes mapped at a time; 0: never map */
 	uint64_t size_seen;	/* dump bytes the file held at the last look */
 	uint64_t windows;	/* windows walked */
-	uint64_t cost[2];	/* CPU ns per KiB reading [0] / mapping [1] */
+	uint64_t cost[2];	/* CPU ns per KiB of the last probe reading [0]
+				 * and mapping [1] */
+	unsigned int probing;	/* probe windows left in this round */
+	bool map_better;	/* the last round's verdict */
+	uint64_t next_round;	/* window of the next round (0: 8) */
+	bool pair_walk;		/* the fast walk's method (hmb__fast_walk) */
 	/* a failed reader keeps failing the same way */
 	int failed;
 	struct hmb_error ferr;
@@ -439,107 +444,6 @@ static int bus_guard(bool on)
 	return rc;
 }
 
-/*
- * The common case, a few ns a record: data records (flags 0 or TRUNCATED)
- * in seq order, wholly inside the buffer, starting before @iend.  Stops at
- * the first record that is anything else and returns its index; the caller
- * takes that one the general way.
- *
- * The next record's position depends on this one's length: a chain of a
- * load and two adds per record, which bounds the walk.  Inside a run of
- * records of one size (a firmware logging one kind of event) the walk
- * steps by that size, so the positions no longer wait for the loads, and
- * checks that each length is the size it stepped by; a mismatch leaves
- * the run (one mispredicted branch).  Runs start after four equal sizes,
- * so a mix of sizes seldom pays for a run it leaves at once.
- */
-#ifndef PREFETCH_AHEAD
-#define PREFETCH_AHEAD 2048
-#endif
-
-static size_t fast_run(struct hmb_acct *a, const uint8_t *m, size_t i,
-		       size_t iend)
-{
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	const uint64_t bad_flags = (uint64_t)(0xffu & ~HMB_REC_FLAG_TRUNCATED)
-				   << 24;
-	uint64_t records = 0, pbytes = 0, trunc = 0, *ops = a->opcodes;
-	uint32_t seq = a->max_seq + 1, size, sz = 0, same = 0;
-	size_t i0 = i, last = i;
-	uint64_t w0, w2;
-	uint16_t len16;
-	uint32_t plen;
-
-/* Load and check the header at i, count the record; break if it is not ours. */
-#define FAST_REC()							\
-	memcpy(&w0, m + i, 8);		/* magic, seq */		\
-	memcpy(&w2, m + i + 16, 8);	/* opcode, cpu, flags, len */	\
-	memcpy(&len16, m + i + 20, 2);	/* a load of its own: see below */ \
-	plen = len16;							\
-	if (w0 != (HMB_RECORD_MAGIC | (uint64_t)seq << 32) ||		\
-	    (w2 & bad_flags) || plen > HMB_RECORD_MAX_PAYLOAD)		\
-		break;							\
-	ops[w2 & 0xffff]++;						\
-	trunc += (w2 >> 25) & 1;					\
-	pbytes += plen;							\
-	seq++;								\
-	records++;							\
-	last = i;							\
-	size = HMB_RECORD_SIZE(plen)
-
-	/*
-	 * The chain is the length's own 16-bit load and the size's add, and,
-	 * add (not a shift of the 64-bit word that holds the length too).  i
-	 * need not be a multiple of 8: a window starts on a page of the file,
-	 * the dump anywhere in it.
-	 */
-#define NEXT(i, plen) ((i) + HMB_RECORD_SIZE(plen))
-
-	while (i < iend) {
-		FAST_REC();
-		i = NEXT(i, plen);
-		/* No branch on the size itself: mixed sizes would mispredict. */
-		same = size == sz ? same + 1 : 0;
-		sz = size;
-		if (same < 4)
-			continue;
-		while (i < iend) {
-			uint32_t step = sz;
-
-			FAST_REC();
-			/* Hide that step == size on the path below. */
-			__asm__("" : "+r"(step));
-			if (__builtin_expect(size != sz, 0)) {
-				i = NEXT(i, plen);
-				sz = size;
-				same = 0;
-				break;
-			}
-			i += step;
-		}
-		if (same)
-			break;	/* the inner loop met a record not ours */
-	}
-#undef FAST_REC
-#undef NEXT
-	if (records) {
-		uint64_t ts;
-
-		memcpy(&ts, m + last + 8, 8);
-		a->records += records;
-		a->payload_bytes += pbytes;
-		a->truncated += trunc;
-		a->bytes += i - i0;
-		a->max_seq = seq - 1;
-		a->max_seq_ts = ts;
-		a->last_ts_ns = ts;
-	}
-#else
-	(void)a; (void)m; (void)iend;
-#endif
-	return i;
-}
-
 #define WALK_MORE 1	/* a record runs past the mapped end of the file */
 #define WALK_NO_GUARD 2	/* no SIGBUS handler: do not walk the mapping */
 #define AT_STOP 3	/* the next record starts at or after @stop */
@@ -567,7 +471,8 @@ static int walk_window(struct hmb_reader *r, struct hmb_acct *a,
 		struct hmb_record rec;
 
 		if (a->have_seq && a->records && p < fend)
-			p = moff + fast_run(a, m, p - moff, fend - moff);
+			p = moff + hmb__fast_walk(a, m, p - moff, fend - moff,
+						   true, &r->pair_walk);
 		if (p >= lim)
 			break;
 		rc = hmb__parse_dump_rec(m + (p - moff), end - p, p, r->name,
@@ -638,7 +543,7 @@ static void sync_stream(struct hmb_reader *r, uint64_t pos)
 
 /*
  * The stream's way: records from the read buffer, the common ones through
- * fast_run().  Returns 0 at the end of the file, AT_STOP, AT_UNTIL or a
+ * hmb__fast_walk().  Returns 0 at the end of the file, AT_STOP, AT_UNTIL or a
  * negative HMB_E_* code (the reader then fails).
  */
 static int stream_acct(struct hmb_reader *r, struct hmb_acct *a,
@@ -667,7 +572,8 @@ static int stream_acct(struct hmb_reader *r, struct hmb_acct *a,
 
 			if (lim - off < iend - r->pos)
 				iend = r->pos + (size_t)(lim - off);
-			r->pos = fast_run(a, r->buf, r->pos, iend);
+			r->pos = hmb__fast_walk(a, r->buf, r->pos, iend,
+						false, &r->pair_walk);
 			if (hmb_reader_offset(r) != off)
 				continue;
 		}
@@ -717,20 +623,65 @@ static uint64_t cpu_ns(void)
  * Which way takes the next window: mapping it costs page-table work per
  * page, reading it a copy per byte, and which is cheaper depends on the
  * page cache (large folios map for much less).  Both are measured on the
- * file itself: windows 0-3 alternate, then the cheaper way (CPU time per
- * byte, a running average) goes on, and every 64th window tries the
- * other.  A window that measures (*probe) is an eighth of the size: a
- * probe of the dearer way costs little.
+ * file itself, in rounds of probes: smaller windows (probe_size(): a probe
+ * of the dearer way costs little), one read then one mapped, and the
+ * cheaper (CPU time per byte) takes the windows until the next round.
+ * The first round is two pairs, read, map, read, map, the verdict from the
+ * second (the first window each way pays for what that way sets up, such
+ * as the read buffer's first faults); the next round comes about twice
+ * as far on, four times where one way cost under 2/3 of the other (the
+ * dearer way's probes are what the rounds cost: ~1.5 ms of 32 on the
+ * default-mix dump, which maps for twice what it reads for), and 64
+ * windows on at most.  Probes are compared with probes only: a running
+ * average over probes and whole windows kept whichever way had gone first
+ * (on the 64-byte dump in large folios, reading at 74 ns a KiB after a
+ * first mapped probe of 197, where whole mapped windows cost 41).
  */
-static bool use_map(const struct hmb_reader *r, bool *probe)
+static bool use_map(struct hmb_reader *r, bool *probe)
 {
 	uint64_t w = r->windows;
-	bool better = r->cost[1] < r->cost[0];
 
-	*probe = w < 4 || w % 64 == 0;
-	if (w < 4)
+	if (w < 4) {
+		*probe = true;
 		return w & 1;
-	return w % 64 == 0 ? !better : better;
+	}
+	if (!r->probing && w >= (r->next_round ? r->next_round : 8)) {
+		r->probing = 2;
+		r->next_round = UINT64_MAX;	/* set when the round ends */
+	}
+	*probe = r->probing > 0;
+	if (r->probing)
+		return r->probing-- == 1;
+	return r->map_better;
+}
+
+/* A round of probes ended with window r->windows: the verdict, the next. */
+static void end_round(struct hmb_reader *r)
+{
+	uint64_t lo = r->cost[0], hi = r->cost[1], n = r->windows + 1, gap;
+
+	r->map_better = r->cost[1] < r->cost[0];
+	if (lo > hi) {
+		lo = r->cost[1];
+		hi = r->cost[0];
+	}
+	gap = 3 * lo < 2 * hi ? 3 * n : n;
+	r->next_round = n + (gap < 64 ? gap : 64);
+}
+
+/*
+ * A probe's window: an eighth of @win, and 2 MiB at least in a window of
+ * four times that.  Less than 2 MiB mapped costs several times more a byte
+ * where the page cache holds the file in 2 MiB folios (faulting in the
+ * 64-byte dump took 24 ms in windows of 1 MiB, 3.8 ms in windows of 2 MiB
+ * and 3.2 ms in windows of 8 MiB), and would make mapping look dear.
+ */
+static size_t probe_size(size_t win)
+{
+	const size_t floor = 2u << 20;
+	size_t p = (win / 8 + 4095) & ~(size_t)4095;
+
+	return win >= 4 * floor && p < floor ? floor : p;
 }
 
 /*
@@ -786,11 +737,14 @@ static int file_acct(struct hmb_reader *r, struct hmb_acct *a, uint64_t stop,
 			return 1;
 		t0 = cpu_ns();
 		win = r->window;
-		if (win && use_map(r, &probe)) {
+		if (win) {
+			map = use_map(r, &probe);
+			if (probe)
+				win = probe_size(win);
+		}
+		if (map) {
 			uint64_t p = pos;
 
-			if (probe)
-				win = (win / 8 + 4095) & ~(size_t)4095;
 			sync_stream(r, pos);
 			rc = map_window(r, a, &p, size, stop, win, err);
 			sync_stream(r, p);
@@ -807,8 +761,6 @@ static int file_acct(struct hmb_reader *r, struct hmb_acct *a, uint64_t stop,
 			r->eof = false;	/* the file may have grown */
 			if (!win)
 				win = MAP_WINDOW_DEFAULT;
-			else if (probe)
-				win = (win / 8 + 4095) & ~(size_t)4095;
 			rc = stream_acct(r, a, stop, pos + win, err);
 			if (rc == HMB_E_TRUNC_HDR || rc == HMB_E_TRUNC_PAYLOAD)
 				rc = cut_or_shrunk(r, rc, err);
@@ -818,10 +770,10 @@ static int file_acct(struct hmb_reader *r, struct hmb_acct *a, uint64_t stop,
 				return 0;
 		}
 		done = hmb_reader_offset(r) - pos;
-		if (done >= 16384) {
-			uint64_t c = (cpu_ns() - t0) * 1024 / done;
-
-			r->cost[map] = r->cost[map] ? (3 * r->cost[map] + c) / 4 : c;
+		if (probe && done >= 16384) {
+			r->cost[map] = (cpu_ns() - t0) * 1024 / done;
+			if (map)	/* a round ends with its mapped probe */
+				end_round(r);
 		}
 		r->windows++;
 	}

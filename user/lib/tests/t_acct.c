@@ -20,6 +20,9 @@
 #include "hmbtrace.h"
 #include "tap.h"
 
+/* fastwalk.c's counts of second chains taken and dropped (not exported). */
+extern uint64_t hmb__pair_taken, hmb__pair_dropped;
+
 static char dir[] = "/tmp/hmbacct.XXXXXX";
 
 static char *path(const char *name)
@@ -100,6 +103,69 @@ static size_t make_dump(uint8_t *buf, size_t cap, uint32_t *gap_seq_out,
 				   kind == 6 ? HMB_REC_FLAG_TRUNCATED : 0, plen);
 		}
 		i++;
+	}
+	return off;
+}
+
+/*
+ * Mixed sizes for the paired walk (fastwalk.c: two chains, the second
+ * starting at the first record magic past a block's middle): payload sizes
+ * at random, a gap, a record with unknown flags, a TRUNCATED one and a
+ * replay now and then.  With @fakes, payloads of 64 bytes or more are
+ * filled with fake records: the magic at every 32 bytes, lengths that end
+ * exactly where the real record ends, and seqs that lead into the real
+ * record after it (the last fake has that record's seq minus one, so a
+ * chain started on a fake walks on into the real records), or start at
+ * that record's seq (what the first chain expects where it lands), or are
+ * random.  So the second chain mostly starts inside a payload, and must
+ * be dropped, never counted.
+ */
+static size_t make_mixed(uint8_t *buf, size_t cap, bool fakes, uint32_t x)
+{
+	static const uint16_t sizes[] = { 8, 16, 24, 40, 64, 100, 512, 4064 };
+	size_t off = 0;
+	uint32_t seq = 1;
+
+	while (off + 8192 < cap) {
+		uint16_t plen, op;
+		uint8_t flags = 0;
+		unsigned int kind;
+		size_t start = off, p, end;
+		uint32_t nf, fs;
+
+		x = x * 1103515245u + 12345u;
+		plen = sizes[(x >> 8) % 8];
+		kind = (x >> 16) % 64;
+		op = (x >> 24) % 5;
+		if (kind == 0)
+			seq += 1 + (x >> 22) % 3;		/* a gap */
+		else if (kind == 1)
+			flags = 0x40;				/* ignored */
+		else if (kind == 2)
+			flags = HMB_REC_FLAG_TRUNCATED;
+		if (kind == 3 && seq > 5)
+			off = emit(buf, off, seq - 3, op, 0, plen);	/* replay */
+		else
+			off = emit(buf, off, seq++, op, flags, plen);
+		if (!fakes || plen < 64)
+			continue;
+		/* Fake records of 32 bytes, the last one up to the end. */
+		end = off;
+		nf = (uint32_t)((end - start - 32) / 32);
+		fs = (x & 0x300) == 0x100 ? seq - nf :
+		     (x & 0x300) == 0x200 ? seq : x;
+		for (p = start + 32; p < end; p += 32, fs++) {
+			size_t size = end - p < 64 ? end - p : 32;
+			struct hmb_record_hdr h = {
+				.magic = HMB_RECORD_MAGIC, .seq = fs,
+				.ts_ns = fs, .opcode = 9,
+				.payload_len = (uint16_t)(size - 32),
+			};
+
+			memcpy(buf + p, &h, sizeof(h));
+			if (size > 32)
+				break;
+		}
 	}
 	return off;
 }
@@ -350,6 +416,37 @@ int main(void)
 	}
 	put("empty.bin", "", 0);
 	check_file("empty.bin", 0, "empty file");
+
+	/*
+	 * The paired walk: mixed sizes take it; fake records in payloads
+	 * make it drop the second chain.  Both ways must count exactly as
+	 * the reference, and both must have been taken.
+	 */
+	{
+		static uint8_t mixed[(6 << 20) + 100];
+		uint64_t t0 = hmb__pair_taken, d0 = hmb__pair_dropped;
+		size_t mlen = make_mixed(mixed, 6 << 20, false, 777);
+
+		put("mixed.bin", mixed, mlen);
+		check_file("mixed.bin", 0, "mixed sizes");
+		memmove(mixed + 100, mixed, mlen);
+		memset(mixed, 'x', 100);
+		put("mixed100.bin", mixed, mlen + 100);
+		check_file("mixed100.bin", 100, "mixed sizes at file offset 100");
+		ok(hmb__pair_taken - t0 > 100,
+		   "mixed sizes: %llu blocks walked two records at a time, %llu dropped",
+		   (unsigned long long)(hmb__pair_taken - t0),
+		   (unsigned long long)(hmb__pair_dropped - d0));
+		t0 = hmb__pair_taken;
+		d0 = hmb__pair_dropped;
+		mlen = make_mixed(mixed, 6 << 20, true, 4242);
+		put("fakes.bin", mixed, mlen);
+		check_file("fakes.bin", 0, "fake records in payloads");
+		ok(hmb__pair_dropped - d0 > 100,
+		   "fake records in payloads: %llu second chains dropped, %llu taken",
+		   (unsigned long long)(hmb__pair_dropped - d0),
+		   (unsigned long long)(hmb__pair_taken - t0));
+	}
 
 	/* A pipe: the stream's way, same counts. */
 	{

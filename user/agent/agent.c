@@ -642,13 +642,19 @@ static void set_autoload(bool btf)
 	bpf_program__set_autoload(s->progs.hmb_test_drive, false);
 }
 
+unsigned int ring_ctrl_of(unsigned int ring)
+{
+	if (ag.env.ring_ctrl_set)
+		return ag.env.ring_ctrl[ring];
+	return (unsigned int)(ag.ctrl >= 0 ? ag.ctrl : 0) + 1;
+}
+
 static void map_rings(void)
 {
 	int fd = bpf_map__fd(ag.skel->maps.ring_ctrl);
 
 	for (__u32 r = 0; r < HMB_MAX_RINGS; r++) {
-		__u32 v = ag.env.ring_ctrl_set ? ag.env.ring_ctrl[r] :
-			  (__u32)(ag.ctrl >= 0 ? ag.ctrl : 0) + 1;
+		__u32 v = ring_ctrl_of(r);
 
 		bpf_map_update_elem(fd, &r, &v, BPF_ANY);
 	}

@@ -113,6 +113,8 @@ int block_devt(const char *dev, __u32 *devt);
 /* agent.c */
 int handle_event(void *ctx, void *data, size_t len);	/* a BPF event */
 uint64_t mono_ns(void);				/* CLOCK_MONOTONIC */
+/* Ring @ring's controller instance + 1 (0: none), as the programs map it. */
+unsigned int ring_ctrl_of(unsigned int ring);
 
 /* mapsweep.c: the join's maps kept (@all: everything left, at exit) */
 void sweep(bool all);

@@ -49,19 +49,12 @@ int ring_sysfs_u64(unsigned int ring, const char *attr, uint64_t *v)
 	return 0;
 }
 
-/* Is @ring one of this agent's (mapped to its controller)? */
-static bool ours(unsigned int ring)
-{
-	if (!ag.env.ring_ctrl_set)
-		return true;
-	return ag.env.ring_ctrl[ring] == (unsigned int)(ag.ctrl >= 0 ? ag.ctrl : 0) + 1;
-}
-
 void bridge_start(void)
 {
 	for (unsigned int r = 0; r < HMB_MAX_RINGS; r++) {
 		ag.bridge.have[r] = false;
-		if (!ag.fw_on || !ours(r))
+		/* mapped rings are all the agent's controller's */
+		if (!ag.fw_on || !ring_ctrl_of(r))
 			continue;
 		for (int i = 0; i < BRIDGE_C_COUNT; i++)
 			if (ring_sysfs_u64(r, names[i], &ag.bridge.base[r][i]))

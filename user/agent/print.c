@@ -165,9 +165,7 @@ void print_start(void)
 			fprintf(ag.out, ", rings ->");
 			for (int i = 0; i < 4; i++)
 				fprintf(ag.out, " %d:nvme%d", i,
-					ag.env.ring_ctrl_set ?
-					(int)ag.env.ring_ctrl[i] - 1 :
-					(ag.ctrl >= 0 ? ag.ctrl : 0));
+					(int)ring_ctrl_of(i) - 1);
 			fprintf(ag.out, " ...");
 		}
 		fprintf(ag.out, ")... Hit Ctrl-C to end.\n");

@@ -4,7 +4,8 @@
 # the fixture suites (good, exit3, empty, hang, never) and checks that each
 # outcome is recorded the way scripts/tap-run would: a non-zero exit without
 # "not ok" and a suite with no results are failures, a hung suite is killed
-# at its vm-timeout and recorded with the console tail, the suites queued
+# at its vm-timeout and recorded with the console tail and the guest's own
+# report of what it was doing (guest/hang-report), the suites queued
 # after it are "not run", and nothing is left behind (QEMU, /dev/shm file).
 # The fixtures' own TAP goes to a scratch directory, not build/test-results.
 set -u
@@ -44,6 +45,9 @@ check "hang: the result before the hang is kept" grep -q '^ok 1 - before the han
 check "hang: killed at its vm-timeout (8 s)" \
 	grep -q '^not ok - hang: did not finish: suite hang timed out after 8 s' "$taps/vm-hang.tap"
 check "hang: the console tail is attached" grep -q '^# console: selftest: hanging now' "$taps/vm-hang.tap"
+check "hang: the guest's report names the hanging process and its kernel stack" \
+	sh -c "grep -q '^# hang: pid [0-9]* \[S .*sleep 1000' '$taps/vm-hang.tap' && grep -q '^# hang:     \[<' '$taps/vm-hang.tap'"
+check "hang: the report has the kernel log after sysrq w" grep -q '^# hang: dmesg: .*Show Blocked State' "$taps/vm-hang.tap"
 check "never: queued after the hang, recorded as not run" grep -q '^not ok - never: not run' "$taps/vm-never.tap"
 no_qemu() { ! pgrep -f "[q]emu-system-x86_64 .*-initrd $run/initrd" >/dev/null; }
 check "no QEMU left running for this run" no_qemu

@@ -56,6 +56,7 @@ void hmb_clock_reset(struct hmb_clock *c)
 	c->first = 0;
 	c->valid = false;
 	c->streak = 0;
+	c->have_prior = false;	/* only a detected step carries the drift */
 }
 
 double hmb_clock_offset_at(const struct hmb_clock *c, uint64_t fw_ns)

@@ -331,7 +331,6 @@ void hmb_clock_add(struct hmb_clock *c, uint64_t submit, uint64_t complete,
 				c->have_prev = true;
 				c->have_prior = c->have_drift &&
 						c->drift_err > 0;
-				c->prior_drift = c->drift;
 				c->prior_err = c->drift_err;
 				c->prev_off = c->off_ns;
 				c->prev_drift = c->drift;
@@ -486,7 +485,7 @@ static void combine_prior(struct hmb_clock *c, double *b)
 	}
 	wn = 1 / (c->drift_err * c->drift_err);
 	wp = 1 / (c->prior_err * c->prior_err);
-	*b = (*b * wn + c->prior_drift * wp) / (wn + wp);
+	*b = (*b * wn + c->prev_drift * wp) / (wn + wp);
 	c->drift_err = 1 / sqrt(wn + wp);
 }
 

@@ -52,13 +52,13 @@ struct hmb_clock {
 	double drift_err;	/* bound on |b - true b| from the halves */
 	bool have_drift;	/* b was estimated (kept across a step) */
 	/*
-	 * The drift and its bound as they were at the last step: a step does
-	 * not change the drift, so the window after it (short at first)
-	 * refines this one instead of replacing it, until its own bound is
-	 * under a third of this one's.
+	 * The bound of the drift as it was at the last step (the drift itself
+	 * is prev_drift below): a step does not change the drift, so the
+	 * window after it (short at first) refines that one instead of
+	 * replacing it, until its own bound is under a third of prior_err.
 	 */
 	bool have_prior;
-	double prior_drift, prior_err;
+	double prior_err;
 	/*
 	 * The estimate before the last step, for the records before it.  The
 	 * step lies between two records: step_seq is the first record on the

@@ -107,15 +107,19 @@ struct {
 } dump_lost SEC(".maps");
 
 /*
- * Every command from submission to report, under (key, n).  One map, so
- * that no command is ever copied from one map to another while the bridge
- * attaches a record to it on another CPU.
+ * Every command from submission to report, in place in one slot (see
+ * hmb_agent.h): no insert and no delete per command, and every lookup is
+ * an array access the verifier inlines.  One slot per command, so that no
+ * command is ever copied from one place to another while the bridge
+ * attaches a record to it on another CPU.  Mapped into the agent, whose
+ * sweep takes out the commands whose records never came.
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct hmb_wait_key);
-	__type(value, struct hmb_cmd_state);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, HMB_CMD_SLOTS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct hmb_cmd_slot);
 } cmds SEC(".maps");
 
 /*
@@ -233,6 +237,42 @@ static __always_inline void hist_add(__u32 id, __u64 delta_ns)
 	__sync_fetch_and_add(&h->slots[slot], 1);
 }
 
+/*
+ * The slot of command (@ctrl, @qidcid = qid << 16 | cid, @n) in "cmds", or
+ * -1.  A global function: verified once, not at each of the many places
+ * that look a command up (pick() alone has 96).
+ */
+__noinline int cmd_slot_find(__u32 ctrl, __u32 qidcid, __u32 n)
+{
+	struct hmb_cmd_key k = { .ctrl = ctrl, .qid = qidcid >> 16,
+				 .cid = (__u16)qidcid };
+	__u64 tag = hmb_slot_tag(&k, n);
+	__u32 h = hmb_slot_home(&k, n), i;
+	struct hmb_cmd_slot *s;
+
+#pragma unroll
+	for (int p = 0; p < HMB_CMD_PROBE; p++) {
+		i = (h + p) & (HMB_CMD_SLOTS - 1);
+		s = bpf_map_lookup_elem(&cmds, &i);
+		if (s && READ_ONCE(s->tag) == tag)
+			return i;
+	}
+	return -1;
+}
+
+/* Command (@k, @n) in "cmds", or NULL. */
+static __always_inline struct hmb_cmd_slot *
+cmd_find(const struct hmb_cmd_key *k, __u32 n)
+{
+	int i = cmd_slot_find(k->ctrl, (__u32)k->qid << 16 | k->cid, n);
+	__u32 idx;
+
+	if (i < 0)
+		return NULL;
+	idx = (__u32)i & (HMB_CMD_SLOTS - 1);
+	return bpf_map_lookup_elem(&cmds, &idx);
+}
+
 #include "hmb_agent_nvme.bpf.h"
 #include "hmb_agent_fw.bpf.h"
 #include "hmb_agent_blk.bpf.h"
@@ -244,7 +284,8 @@ static __always_inline void hist_add(__u32 id, __u64 delta_ns)
  * nor the module.  args[0]: 1 setup (ctrl, qid, cid, ts, opc, nsid,
  * slba), 2 complete (ctrl, qid, cid, ts, status), 3 firmware record (ring,
  * opcode, sqid, cid, ts, seq, payload_len, flags, slba, has the slba),
- * 4 block-mode issue (request key).
+ * 4 block-mode issue (request key), 5 biolatency's completion work for
+ * bench_bpf_join (request key).
  */
 SEC("raw_tp")
 int hmb_test_drive(struct bpf_raw_tracepoint_args *ctx)
@@ -288,6 +329,9 @@ int hmb_test_drive(struct bpf_raw_tracepoint_args *ctx)
 		break;
 	case 4:
 		blk_issue_key(ctx->args[1]);
+		break;
+	case 5:
+		blk_done_key(ctx->args[1]);
 		break;
 	}
 	return 0;

@@ -88,17 +88,11 @@ struct hmb_cmd_key {
 };
 
 /*
- * Commands per full command id: the n-th submission of a key lives under
- * (key, n) in map "cmds" from submission until it is reported (host
- * completion and cqe_posted both seen, or swept); "kseq" holds the range
- * [first, next) of n that may still be there.
+ * Commands per full command id: the n-th submission of a key is command
+ * (key, n); "kseq" holds the range [first, next) of n that may still wait
+ * in "cmds".
  */
 #define HMB_MAX_WAIT		32
-
-struct hmb_wait_key {
-	struct hmb_cmd_key k;
-	__u32 n;
-};
 
 struct hmb_kseq {
 	__u32 first;
@@ -138,9 +132,70 @@ struct hmb_cmd_state {
 	__u32 gaps0;		/* its controller's ring seq gaps at submission */
 };
 
-/* struct hmb_cmd_state.sync: the side that sets the second bit emits. */
+/*
+ * struct hmb_cmd_state.sync: the side that sets the second of HOST and FW
+ * reports the command; whoever sets DONE first (the program reporting it,
+ * or the agent's sweep taking it out of "cmds") reports it and frees its
+ * slot, so a command is reported once.
+ */
 #define HMB_SYNC_HOST		1U	/* host completion seen */
 #define HMB_SYNC_FW		2U	/* cqe_posted record attached */
+#define HMB_SYNC_DONE		4U	/* being reported */
+
+/*
+ * Map "cmds": an array of HMB_CMD_SLOTS slots, each holding one command
+ * from submission until it is reported, updated in place (no insert, no
+ * delete).  Command (key, n) sits in slot hmb_slot_home(key, n) or in one
+ * of the HMB_CMD_PROBE - 1 after it (modulo the size), the first that was
+ * free when it was submitted; its tag names it.  A slot's tag is 0 while
+ * it is free, hmb_slot_tag(key, n) while it holds that command, and that
+ * with HMB_TAG_BUSY while its owner writes it (at submission, or while
+ * the agent's sweep takes it out): a busy slot matches no lookup.  The
+ * program and the agent (the array is mapped into its memory) change a
+ * tag only by an atomic exchange or compare-and-swap.
+ */
+#define HMB_CMD_SLOTS		65536	/* a power of 2: the index is masked */
+#define HMB_CMD_PROBE		8
+#define HMB_TAG_VALID		(1ULL << 63)
+#define HMB_TAG_BUSY		(1ULL << 62)
+
+struct hmb_cmd_slot {
+	__u64 tag;
+	struct hmb_cmd_key k;	/* the command's key and n, for the sweep */
+	__u32 n;
+	__u32 pad;
+	struct hmb_cmd_state st;
+};
+
+/*
+ * The tag of command (@k, @n): the controller instance modulo 2^14 and n
+ * modulo 2^16 are enough to tell apart the commands that can be in the
+ * table at once (a key has at most HMB_MAX_WAIT; two controllers whose
+ * instances differ by a multiple of 16384 would have to collide in the
+ * same slots too).
+ */
+static inline __u64 hmb_slot_tag(const struct hmb_cmd_key *k, __u32 n)
+{
+	return HMB_TAG_VALID | (__u64)(k->ctrl & 0x3fff) << 48 |
+	       (__u64)k->qid << 32 | (__u64)k->cid << 16 | (n & 0xffff);
+}
+
+/*
+ * Where command (@k, @n) looks first (mask it): a hash of the key, plus n
+ * modulo HMB_MAX_WAIT, so that the uses of a key take turns in a few
+ * neighbouring slots (warm in the cache when the key comes round again)
+ * and its HMB_MAX_WAIT commands that may wait at once never collide.
+ */
+static inline __u32 hmb_slot_home(const struct hmb_cmd_key *k, __u32 n)
+{
+	__u32 h = k->ctrl * 0x9e3779b1u ^
+		  ((__u32)k->qid << 16 | k->cid) * 0x85ebca6bu;
+
+	h ^= h >> 16;
+	h *= 0x7feb352du;
+	h ^= h >> 15;
+	return h + (n & (HMB_MAX_WAIT - 1));
+}
 
 enum hmb_ev_type {
 	HMB_EV_CMD = 1,		/* struct hmb_cmd_event */

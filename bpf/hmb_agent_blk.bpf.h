@@ -22,6 +22,21 @@ static __always_inline void blk_issue_key(__u64 key)
 
 
 /*
+ * Biolatency's work at a completion, for bench_bpf_join's comparison only
+ * (the test program, never attached): its start time looked up, the
+ * latency into the histogram, the entry deleted.
+ */
+static __always_inline void blk_done_key(__u64 key)
+{
+	__u64 *tsp = bpf_map_lookup_elem(&blk_start, &key);
+
+	if (!tsp)
+		return;
+	hist_add(HMB_H_HOST_TOTAL, bpf_ktime_get_ns() - *tsp);
+	bpf_map_delete_elem(&blk_start, &key);
+}
+
+/*
  * @btf (a constant): @rq is a tp_btf argument, whose fields the program
  * loads directly (no helper call per field); raw_tp: BPF_CORE_READ.
  */

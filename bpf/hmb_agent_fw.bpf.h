@@ -122,18 +122,19 @@ static __always_inline bool fits(const struct hmb_cmd_state *st, __u32 ph,
  * candidate lacked the phase.  Written out: Linux 6.1's verifier refuses
  * some loop shapes that newer ones accept.
  */
-static __always_inline int pick(struct hmb_wait_key *wk, __u32 first,
+static __always_inline int pick(const struct hmb_cmd_key *key, __u32 first,
 				__u32 nwait, __u32 ph, __s64 host, __u64 tol,
 				bool noclk, int *any)
 {
+	struct hmb_cmd_slot *s;
 	struct hmb_cmd_state *st;
 	int res = -1;
 
 #define HMB_PICK(i)							\
 	if (res < 0 && (i) < nwait) {					\
-		wk->n = first + (i);					\
-		st = bpf_map_lookup_elem(&cmds, wk);			\
-		if (st && !(st->fw_mask & (1 << ph))) {			\
+		s = cmd_find(key, first + (i));				\
+		if (s && !(s->st.fw_mask & (1 << ph))) {		\
+			st = &s->st;					\
 			*any = 1;					\
 			if (noclk || fits(st, ph, host, tol))		\
 				res = (i);				\
@@ -159,7 +160,7 @@ static __always_inline int pick(struct hmb_wait_key *wk, __u32 first,
  * took the test program past the verifier's million instructions.
  */
 struct hmb_ord_ctx {
-	struct hmb_wait_key wk;
+	struct hmb_cmd_key key;
 	__u64 slba;
 	__u32 first;
 	__u32 nwait;
@@ -171,21 +172,24 @@ struct hmb_ord_ctx {
 
 /* Candidate @i: 1 if it decides (x->res set if it is the one), 0 if not. */
 static __always_inline long ord_step(__u32 i, struct hmb_ord_ctx *x,
-				     struct hmb_cmd_state **found)
+				     struct hmb_cmd_slot **found)
 {
+	struct hmb_cmd_slot *s;
 	struct hmb_cmd_state *st;
 	__u32 ph = x->ph & 7;
 
 	if (i >= x->nwait)
 		return 1;
-	x->wk.n = x->first + i;
-	st = bpf_map_lookup_elem(&cmds, &x->wk);
-	if (!st || (st->fw_mask & (1 << ph)))
+	s = cmd_find(&x->key, x->first + i);
+	if (!s)
+		return 0;
+	st = &s->st;
+	if (st->fw_mask & (1 << ph))
 		return 0;
 	if (ph == HMB_PH_FETCH) {
 		if ((st->opc == 0x01 || st->opc == 0x02) && st->slba == x->slba) {
 			x->res = i;
-			*found = st;
+			*found = s;
 			return 1;
 		}
 		return 0;
@@ -195,14 +199,14 @@ static __always_inline long ord_step(__u32 i, struct hmb_ord_ctx *x,
 	/* the oldest still expecting records decides, one way or the other */
 	if ((st->fw_mask & (1 << HMB_PH_FETCH)) && st->gaps0 == x->gaps) {
 		x->res = i;
-		*found = st;
+		*found = s;
 	}
 	return 1;
 }
 
 static long hmb_ord_step(__u32 i, void *data)
 {
-	struct hmb_cmd_state *found;
+	struct hmb_cmd_slot *found;
 
 	/* from the second candidate on: the first was looked at inline */
 	return ord_step(i + 1, data, &found);
@@ -213,12 +217,12 @@ static long hmb_ord_step(__u32 i, void *data)
  * its state handed back in *@found (NULL if another or none decides), the
  * others through bpf_loop().
  */
-static __always_inline int pick_known(const struct hmb_wait_key *wk,
+static __always_inline int pick_known(const struct hmb_cmd_key *key,
 				      __u32 first, __u32 nwait, __u32 ph,
 				      bool has_slba, __u64 slba, __u32 gaps,
-				      struct hmb_cmd_state **found)
+				      struct hmb_cmd_slot **found)
 {
-	struct hmb_ord_ctx x = { .wk = *wk, .first = first, .nwait = nwait,
+	struct hmb_ord_ctx x = { .key = *key, .first = first, .nwait = nwait,
 				 .ph = ph, .slba = slba, .gaps = gaps,
 				 .has_slba = has_slba, .res = -1 };
 
@@ -261,8 +265,8 @@ static __always_inline void join_fw(__u32 ring,
 				    __u64 slba)
 {
 	struct hmb_cmd_key key = {};
-	struct hmb_wait_key wk = {};
-	struct hmb_cmd_state *st = NULL;
+	struct hmb_cmd_slot *s = NULL;
+	struct hmb_cmd_state *st;
 	struct hmb_kseq *ks;
 	__u32 *ctrlp, first, nwait;
 	int which = -1, any = 0;
@@ -277,7 +281,6 @@ static __always_inline void join_fw(__u32 ring,
 	key.qid = sqid;
 	key.cid = cid;
 	/* Candidates, oldest first; the one in flight is the newest. */
-	wk.k = key;
 	ks = bpf_map_lookup_elem(&kseq, &key);
 	first = ks ? READ_ONCE(ks->first) : 0;
 	/* next read after first: first never passes it */
@@ -288,30 +291,30 @@ static __always_inline void join_fw(__u32 ring,
 		fw_unmatched(HMB_C_FW_NO_CMD, ring, h, sqid, cid, key.ctrl);
 		return;
 	}
-	which = pick_known(&wk, first, nwait, ph, has_slba, slba,
-			   gaps_of(key.ctrl), &st);
+	which = pick_known(&key, first, nwait, ph, has_slba, slba,
+			   gaps_of(key.ctrl), &s);
 	if (which >= 0) {
 		count(HMB_C_FW_BY_ORDER);
 	} else if (clk.valid) {
 		host = fw_to_host(h->ts_ns);
-		which = pick(&wk, first, nwait, ph, host, clk.tight_ns, false,
+		which = pick(&key, first, nwait, ph, host, clk.tight_ns, false,
 			     &any);
 		if (which < 0)
-			which = pick(&wk, first, nwait, ph, host, clk.tol_ns,
+			which = pick(&key, first, nwait, ph, host, clk.tol_ns,
 				     false, &any);
 	} else {
-		which = pick(&wk, first, nwait, ph, 0, 0, true, &any);
+		which = pick(&key, first, nwait, ph, 0, 0, true, &any);
 	}
 	if (which < 0) {
 		fw_unmatched(any ? HMB_C_FW_OUT_OF_WINDOW : HMB_C_FW_DUP_PHASE,
 			     ring, h, sqid, cid, key.ctrl);
 		return;
 	}
-	wk.n = first + which;
-	if (!st)
-		st = bpf_map_lookup_elem(&cmds, &wk);
-	if (!st)
+	if (!s)
+		s = cmd_find(&key, first + which);
+	if (!s)
 		return;
+	st = &s->st;
 	if (!(st->flags & HMB_CF_FILTERED))
 		fw_phase_hists(st, ph, h->ts_ns);
 	st->fw_ts[ph] = h->ts_ns;
@@ -324,7 +327,7 @@ static __always_inline void join_fw(__u32 ring,
 		__u32 old = __sync_fetch_and_or(&st->sync, HMB_SYNC_FW);
 
 		if (old & HMB_SYNC_HOST)
-			finish(&key, wk.n, st);
+			finish(&key, s);
 	}
 }
 

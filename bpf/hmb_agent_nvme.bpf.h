@@ -95,7 +95,6 @@ static __always_inline void emit_cmd(const struct hmb_cmd_key *key,
 static __always_inline void kseq_advance(struct hmb_cmd_key *key,
 					 struct hmb_kseq *ks)
 {
-	struct hmb_wait_key wk = { .k = *key };
 	__u32 f;
 
 #pragma unroll
@@ -103,8 +102,7 @@ static __always_inline void kseq_advance(struct hmb_cmd_key *key,
 		f = READ_ONCE(ks->first);
 		if (f == READ_ONCE(ks->next))
 			break;
-		wk.n = f;
-		if (bpf_map_lookup_elem(&cmds, &wk))
+		if (cmd_find(key, f))
 			break;
 		/* another CPU may have moved it meanwhile: look again */
 		__sync_val_compare_and_swap(&ks->first, f, f + 1);
@@ -128,20 +126,54 @@ static __always_inline void kseq_restore(struct hmb_cmd_key *key,
 }
 
 /*
- * Report command (@key, @n) and forget it.  The index entry of @key stays
- * (see the map "kseq"): only its range moves past the commands gone.
+ * Report the command in slot @s and free the slot, unless the agent's
+ * sweep is taking it out (it set HMB_SYNC_DONE first: then the sweep
+ * reports it and frees the slot).
  */
-static __always_inline void finish(struct hmb_cmd_key *key, __u32 n,
-				   struct hmb_cmd_state *st)
+static __always_inline void cmd_report(struct hmb_cmd_key *key,
+				       struct hmb_cmd_slot *s)
 {
-	struct hmb_wait_key wk = { .k = *key, .n = n };
+	if (__sync_fetch_and_or(&s->st.sync, HMB_SYNC_DONE) & HMB_SYNC_DONE)
+		return;
+	emit_cmd(key, &s->st);
+	__sync_lock_test_and_set(&s->tag, 0);
+}
+
+/*
+ * Report the command in slot @s and forget it.  The index entry of @key
+ * stays (see the map "kseq"): only its range moves past the commands gone.
+ */
+static __always_inline void finish(struct hmb_cmd_key *key,
+				   struct hmb_cmd_slot *s)
+{
 	struct hmb_kseq *ks;
 
-	emit_cmd(key, st);
-	bpf_map_delete_elem(&cmds, &wk);
+	cmd_report(key, s);
 	ks = bpf_map_lookup_elem(&kseq, key);
 	if (ks)
 		kseq_advance(key, ks);
+}
+
+/*
+ * A free slot for command (@k, @n), claimed (its tag busy), or NULL when
+ * the HMB_CMD_PROBE slots it may use are all taken.
+ */
+static __always_inline struct hmb_cmd_slot *
+cmd_claim(const struct hmb_cmd_key *k, __u32 n)
+{
+	__u64 busy = hmb_slot_tag(k, n) | HMB_TAG_BUSY;
+	__u32 h = hmb_slot_home(k, n), i;
+	struct hmb_cmd_slot *s;
+
+#pragma unroll
+	for (int p = 0; p < HMB_CMD_PROBE; p++) {
+		i = (h + p) & (HMB_CMD_SLOTS - 1);
+		s = bpf_map_lookup_elem(&cmds, &i);
+		if (s && !READ_ONCE(s->tag) &&
+		    !__sync_val_compare_and_swap(&s->tag, 0, busy))
+			return s;
+	}
+	return NULL;
 }
 
 static __always_inline __u32 *gaps_slot(__u32 ctrl)
@@ -162,10 +194,9 @@ static __always_inline __u32 gaps_of(__u32 ctrl)
 static __always_inline void join_setup(struct hmb_cmd_key *key,
 				       struct hmb_cmd_state *st)
 {
-	struct hmb_wait_key wk = { .k = *key };
-	struct hmb_cmd_state *old;
+	struct hmb_cmd_slot *old, *s;
 	struct hmb_kseq *ks;
-	__u32 epoch = READ_ONCE(kseq_epoch), f;
+	__u32 epoch = READ_ONCE(kseq_epoch), f, n;
 
 	if ((targ_nsid && st->nsid != targ_nsid) ||
 	    (targ_opc >= 0 && st->opc != (__u8)targ_opc))
@@ -190,33 +221,35 @@ static __always_inline void join_setup(struct hmb_cmd_key *key,
 	kseq_advance(key, ks);
 	if (ks->next != ks->first) {
 		/* The newest of this key never completed: report it. */
-		wk.n = ks->next - 1;
-		old = bpf_map_lookup_elem(&cmds, &wk);
-		if (old && !old->complete_ns) {
-			old->flags |= HMB_CF_NO_COMPLETE;
-			emit_cmd(key, old);
-			bpf_map_delete_elem(&cmds, &wk);
+		old = cmd_find(key, ks->next - 1);
+		if (old && !old->st.complete_ns) {
+			old->st.flags |= HMB_CF_NO_COMPLETE;
+			cmd_report(key, old);
 			count(HMB_C_ACTIVE_OVERWRITE);
 		}
 	}
 	f = READ_ONCE(ks->first);
 	if (ks->next - f >= HMB_MAX_WAIT) {
 		/* Too many uses of this id waiting: the oldest gives up. */
-		wk.n = f;
-		old = bpf_map_lookup_elem(&cmds, &wk);
+		old = cmd_find(key, f);
 		if (old) {
-			old->flags |= HMB_CF_REUSED;
-			emit_cmd(key, old);
-			bpf_map_delete_elem(&cmds, &wk);
+			old->st.flags |= HMB_CF_REUSED;
+			cmd_report(key, old);
 			count(HMB_C_REUSE_FLUSH);
 		}
 		__sync_val_compare_and_swap(&ks->first, f, f + 1);
 	}
-	wk.n = ks->next;
-	if (bpf_map_update_elem(&cmds, &wk, st, BPF_NOEXIST)) {
+	n = ks->next;
+	s = cmd_claim(key, n);
+	if (!s) {
 		count(HMB_C_ACTIVE_FULL);
 		return;
 	}
+	s->k = *key;
+	s->n = n;
+	__builtin_memcpy(&s->st, st, sizeof(*st));
+	/* published: lookups find it from here on */
+	__sync_lock_test_and_set(&s->tag, hmb_slot_tag(key, n));
 	__sync_fetch_and_add(&ks->next, 1);
 	/* the agent's sweep may have deleted the entry meanwhile */
 	if (((epoch & 1) || READ_ONCE(kseq_epoch) != epoch) &&
@@ -260,22 +293,21 @@ static __always_inline int handle_setup(struct request *req, void *cmd,
 static __always_inline void join_complete(struct hmb_cmd_key *key,
 					  __u64 now, __u16 status)
 {
-	struct hmb_wait_key wk = { .k = *key };
-	struct hmb_cmd_state *st = NULL;
+	struct hmb_cmd_slot *s = NULL;
+	struct hmb_cmd_state *st;
 	struct hmb_kseq *ks;
 	__u32 old;
 
 	count(HMB_C_HOST_COMPLETE);
 	ks = bpf_map_lookup_elem(&kseq, key);
-	if (ks && ks->next != ks->first) {
+	if (ks && ks->next != ks->first)
 		/* the one in flight is the newest submission of the key */
-		wk.n = ks->next - 1;
-		st = bpf_map_lookup_elem(&cmds, &wk);
-	}
-	if (!st || st->complete_ns) {
+		s = cmd_find(key, ks->next - 1);
+	if (!s || s->st.complete_ns) {
 		count(HMB_C_HOST_NO_SUBMIT);
 		return;
 	}
+	st = &s->st;
 	st->status = status;
 	st->complete_ns = now;
 	if (!(st->flags & HMB_CF_FILTERED))
@@ -283,7 +315,7 @@ static __always_inline void join_complete(struct hmb_cmd_key *key,
 	/* Whoever sets the second of the two bits reports the command. */
 	old = __sync_fetch_and_or(&st->sync, HMB_SYNC_HOST);
 	if (!fw_enabled || (old & HMB_SYNC_FW))
-		finish(key, wk.n, st);
+		finish(key, s);
 }
 
 static __always_inline int handle_complete(struct request *req, bool btf)

@@ -91,6 +91,8 @@ struct agent {
 	uint64_t counters_prev[HMB_C_COUNT];
 	/* stale entries of the command-id index removed by the sweep */
 	struct hmb_sweep_ids ids_swept;
+	/* the program's command table "cmds", mapped (sweep.c) */
+	struct hmb_cmd_slot *cmd_slots;
 	struct hmb_log2_hist bpf_hist_run[HMB_H_COUNT];
 	struct agent_dump dump;
 	/* bridge.c: the rings' sysfs counters when the programs attached */

@@ -5,9 +5,6 @@
  * of "cmds" and reported, and, when the command-id index fills up, its
  * ids with no command left (sweep.c's hmb_sweep_stale_ids()).
  */
-#include <stdlib.h>
-#include <string.h>
-
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -21,7 +18,7 @@
  * delete the ids with no command left, bumping kseq_epoch around it so
  * that a submission racing a delete re-checks its entry.
  */
-static void sweep_ids(int cmds_fd)
+static void sweep_ids(void)
 {
 	struct bpf_map *m = ag.skel->maps.kseq;
 	unsigned int max = bpf_map__max_entries(m);
@@ -35,7 +32,7 @@ static void sweep_ids(int cmds_fd)
 	if (live < (uint64_t)max / 4 * 3)
 		return;
 	__atomic_add_fetch(epoch, 1, __ATOMIC_SEQ_CST);		/* odd */
-	err = hmb_sweep_stale_ids(bpf_map__fd(m), cmds_fd, max, &ids);
+	err = hmb_sweep_stale_ids(bpf_map__fd(m), ag.cmd_slots, max, &ids);
 	__atomic_add_fetch(epoch, 1, __ATOMIC_SEQ_CST);		/* even */
 	if (!err) {
 		ag.ids_swept.removed += ids.removed;
@@ -50,38 +47,25 @@ static void sweep_ids(int cmds_fd)
  */
 void sweep(bool all)
 {
-	struct hmb_wait_key key, next, *prev = NULL, *keys;
-	size_t n = 0, cap = 65536 + 1024;
 	uint64_t now = mono_ns(), grace = (uint64_t)ag.env.grace_ms * 1000000;
 	struct hmb_cmd_event ev;
-	int fd;
 
-	if (!ag.fw_on)
+	if (!ag.fw_on || !ag.cmd_slots)
 		return;
-	keys = malloc(cap * sizeof(*keys));
-	if (!keys)
-		return;
-	fd = bpf_map__fd(ag.skel->maps.cmds);
-	while (n < cap && !bpf_map_get_next_key(fd, prev, &next)) {
-		struct hmb_cmd_state st;
+	for (unsigned int i = 0; i < HMB_CMD_SLOTS; i++) {
+		struct hmb_cmd_slot *s = &ag.cmd_slots[i];
+		__u64 tag = __atomic_load_n(&s->tag, __ATOMIC_ACQUIRE), sub, cpl;
 
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &st))
+		if (!(tag & HMB_TAG_VALID) || (tag & HMB_TAG_BUSY))
 			continue;
-		if (st.complete_ns ? (all || st.complete_ns + grace < now) :
-		    ((all && st.submit_ns + grace < now) ||
-		     st.submit_ns + 30000000000ULL < now))
-			keys[n++] = key;
-	}
-	for (size_t i = 0; i < n; i++) {
-		memset(&ev, 0, sizeof(ev));
-		if (bpf_map_lookup_and_delete_elem(fd, &keys[i], &ev.st))
+		sub = __atomic_load_n(&s->st.submit_ns, __ATOMIC_RELAXED);
+		cpl = __atomic_load_n(&s->st.complete_ns, __ATOMIC_RELAXED);
+		if (!(cpl ? (all || cpl + grace < now) :
+		      ((all && sub + grace < now) ||
+		       sub + 30000000000ULL < now)))
+			continue;
+		if (!hmb_cmd_take(s, tag, &ev))
 			continue;	/* reported meanwhile */
-		ev.type = HMB_EV_CMD;
-		ev.ctrl = keys[i].k.ctrl;
-		ev.qid = keys[i].k.qid;
-		ev.cid = keys[i].k.cid;
 		/* the program moves kseq past it at the key's next use */
 		ev.st.flags |= HMB_CF_SWEPT;
 		if (!ev.st.complete_ns)
@@ -89,6 +73,5 @@ void sweep(bool all)
 		if (!(ev.st.flags & HMB_CF_FILTERED))
 			handle_event(NULL, &ev, sizeof(ev));
 	}
-	free(keys);
-	sweep_ids(fd);
+	sweep_ids();
 }

@@ -292,14 +292,19 @@ static void unload(void)
 /* What the agent's sweep does to "cmds": take every command out. */
 static unsigned int take_all_cmds(void)
 {
-	int fd = bpf_map__fd(skel->maps.cmds);
-	struct hmb_wait_key k;
-	struct hmb_cmd_state st;
+	struct hmb_cmd_slot *slots = hmb_cmds_map(bpf_map__fd(skel->maps.cmds));
+	struct hmb_cmd_event ev;
 	unsigned int n = 0;
 
-	while (!bpf_map_get_next_key(fd, NULL, &k) &&
-	       !bpf_map_lookup_and_delete_elem(fd, &k, &st))
-		n++;
+	if (!slots) {
+		printf("# mmap cmds: %s\n", strerror(errno));
+		return 0;
+	}
+	for (unsigned int i = 0; i < HMB_CMD_SLOTS; i++)
+		n += hmb_cmd_take(&slots[i],
+				  __atomic_load_n(&slots[i].tag, __ATOMIC_ACQUIRE),
+				  &ev);
+	hmb_cmds_unmap(slots);
 	return n;
 }
 
@@ -334,6 +339,127 @@ static int kseq_of(__u16 qid, __u16 cid, struct hmb_kseq *ks)
 static const struct hmb_cmd_event *only_cmd(void)
 {
 	return nev == 1 && evs[0].type == HMB_EV_CMD ? &evs[0].cmd : NULL;
+}
+
+/*
+ * K: the command table "cmds" in place.  Nine keys whose commands look
+ * first in the same slot: eight take that slot and the seven after it
+ * (each found again there by its completion and records), the ninth finds
+ * no room and is counted.  Then the two ways a command leaves: taken by
+ * the sweep (mapped, hmb_cmd_take()) while its records have not come, so
+ * they find nothing and the program reports it no second time; reported
+ * by the program, after which the sweep cannot take it any more.
+ */
+static void test_slots(void)
+{
+	struct hmb_cmd_key k = { .ctrl = 0 }, same[HMB_CMD_PROBE + 1];
+	struct hmb_cmd_slot *slots;
+	struct hmb_cmd_event ev;
+	unsigned int nsame = 0, home, placed = 0, matched = 0;
+	__u64 tag;
+
+	if (load(-1)) {
+		ok(0, "reload for the command table");
+		return;
+	}
+	slots = hmb_cmds_map(bpf_map__fd(skel->maps.cmds));
+	if (!slots) {
+		ok(0, "mmap cmds: %s", strerror(errno));
+		unload();
+		return;
+	}
+	k.qid = 6;
+	k.cid = 0;
+	home = hmb_slot_home(&k, 0) & (HMB_CMD_SLOTS - 1);
+	for (__u32 q = 6; q < 4096 && nsame <= HMB_CMD_PROBE; q++)
+		for (__u32 c = 0; c < 65536 && nsame <= HMB_CMD_PROBE; c++) {
+			k.qid = (__u16)q;
+			k.cid = (__u16)c;
+			if ((hmb_slot_home(&k, 0) & (HMB_CMD_SLOTS - 1)) == home)
+				same[nsame++] = k;
+		}
+	if (nsame <= HMB_CMD_PROBE) {
+		ok(0, "found %u keys with one home slot, not %d", nsame,
+		   HMB_CMD_PROBE + 1);
+		hmb_cmds_unmap(slots);
+		unload();
+		return;
+	}
+	for (unsigned int i = 0; i <= HMB_CMD_PROBE; i++)
+		setup(same[i].qid, same[i].cid, 1000000 + i, 2);
+	for (unsigned int i = 0; i < HMB_CMD_PROBE; i++)
+		placed += slots[(home + i) & (HMB_CMD_SLOTS - 1)].tag ==
+			  hmb_slot_tag(&same[i], 0);
+	ok(placed == HMB_CMD_PROBE && counter(HMB_C_ACTIVE_FULL) == 1,
+	   "slots: %d commands with one home slot fill it and the %d after it in turn (%u), a %dth is counted as inflight_map_full (%llu)",
+	   HMB_CMD_PROBE, HMB_CMD_PROBE - 1, placed, HMB_CMD_PROBE + 1,
+	   (unsigned long long)counter(HMB_C_ACTIVE_FULL));
+	for (unsigned int i = 0; i < HMB_CMD_PROBE; i++) {
+		complete(same[i].qid, same[i].cid, 2000000 + i);
+		fw_cmd(same[i].qid, same[i].cid, 10000 + 100000 * i);
+	}
+	complete(same[HMB_CMD_PROBE].qid, same[HMB_CMD_PROBE].cid, 3000000);
+	for (int i = 0; i < nev; i++)
+		matched += evs[i].type == HMB_EV_CMD &&
+			   evs[i].cmd.st.fw_mask == 0x3e &&
+			   evs[i].cmd.st.flags == 0;
+	placed = 0;
+	for (unsigned int i = 0; i < HMB_CMD_PROBE; i++)
+		placed += slots[(home + i) & (HMB_CMD_SLOTS - 1)].tag != 0;
+	ok(nev == HMB_CMD_PROBE && matched == HMB_CMD_PROBE && placed == 0 &&
+	   counter(HMB_C_HOST_NO_SUBMIT) == 1,
+	   "slots: each found again by its completion and its records, reported matched (%u of %d), the slots free again; the 9th's completion finds no command",
+	   matched, HMB_CMD_PROBE);
+	nev = 0;
+
+	/* taken by the sweep before its records came */
+	k.qid = 7;
+	k.cid = 0x1234;
+	setup(7, 0x1234, 5000000, 2);
+	complete(7, 0x1234, 5100000);
+	tag = hmb_slot_tag(&k, 0);
+	{
+		struct hmb_cmd_slot *sl = hmb_cmd_find(slots, &k, 0);
+		int took = sl && hmb_cmd_take(sl, tag, &ev);
+
+		ok(took && ev.type == HMB_EV_CMD && ev.qid == 7 &&
+		   ev.cid == 0x1234 && ev.st.submit_ns == 5000000 &&
+		   ev.st.complete_ns == 5100000 && sl->tag == 0 &&
+		   !hmb_cmd_find(slots, &k, 0),
+		   "sweep: takes a completed command out of the mapped table, its slot free");
+		fw_cmd(7, 0x1234, 20000);
+		for (int i = 0; i < nev; i++)
+			took += evs[i].type == HMB_EV_CMD;
+		ok(took == 1 && nev == 5 &&
+		   counter(HMB_C_FW_MATCHED) == 5 * HMB_CMD_PROBE,
+		   "sweep: its 5 late records find no command (%d events, %llu records matched in all), it is not reported a second time",
+		   nev, (unsigned long long)counter(HMB_C_FW_MATCHED));
+		nev = 0;
+		/* reported by the program: the sweep can no longer take it */
+		setup(7, 0x1234, 6000000, 2);
+		sl = hmb_cmd_find(slots, &k, 1);
+		tag = hmb_slot_tag(&k, 1);
+		complete(7, 0x1234, 6100000);
+		fw_cmd(7, 0x1234, 30000);
+		took = sl && hmb_cmd_take(sl, tag, &ev);
+		ok(sl && !took && nev == 1 && evs[0].cmd.st.fw_mask == 0x3e &&
+		   sl->tag == 0,
+		   "sweep: a command the program reported is not taken again");
+		nev = 0;
+		/* the program's report loses to the sweep's DONE bit */
+		setup(7, 0x1234, 7000000, 2);
+		sl = hmb_cmd_find(slots, &k, 2);
+		if (sl)
+			__atomic_fetch_or(&sl->st.sync, HMB_SYNC_DONE,
+					  __ATOMIC_SEQ_CST);
+		complete(7, 0x1234, 7100000);
+		fw_cmd(7, 0x1234, 40000);
+		ok(sl && nev == 0 && sl->tag == hmb_slot_tag(&k, 2),
+		   "sweep: a command whose report the sweep has won is not reported by the program, nor its slot freed");
+		nev = 0;
+	}
+	hmb_cmds_unmap(slots);
+	unload();
 }
 
 /*
@@ -713,6 +839,7 @@ int main(int argc, char **argv)
 		unload();
 	}
 	test_dump();
+	test_slots();
 	test_two_cpus();
 	/*
 	 * H: the maps' limits.  A full index of command ids is counted
@@ -725,6 +852,7 @@ int main(int argc, char **argv)
 		ok(0, "reload with small kseq and blk_start maps");
 	} else {
 		struct hmb_sweep_ids r = { 0 };
+		struct hmb_cmd_slot *slots;
 		unsigned int k, taken;
 
 		for (k = 0; k < 64; k++) {
@@ -742,8 +870,10 @@ int main(int argc, char **argv)
 		ok(taken == 64, "limits: the sweep takes the 64 commands whose records never came (%u)",
 		   taken);
 		/* (OK evaluates its condition twice: no side effects in it) */
-		k = hmb_sweep_stale_ids(bpf_map__fd(skel->maps.kseq),
-					bpf_map__fd(skel->maps.cmds), 64, &r);
+		slots = hmb_cmds_map(bpf_map__fd(skel->maps.cmds));
+		k = slots ? hmb_sweep_stale_ids(bpf_map__fd(skel->maps.kseq),
+						slots, 64, &r) : -errno;
+		hmb_cmds_unmap(slots);
 		ok(k == 0 && r.removed == 64 && map_count(skel->maps.kseq) == 0,
 		   "limits: the sweep removes the 64 stale ids from the index (removed %lu, left %u)",
 		   r.removed, map_count(skel->maps.kseq));

@@ -77,8 +77,17 @@ struct hmb_evdesc {
 	__u16 min_len;
 	__u16 slba_off;		/* fetch: its u64 slba field, HMB_NO_OFF if none */
 	__u16 known;		/* 1: the opcode is in the dictionary */
+	__u16 keys_read;	/* HMB_KEYS_*: how the keys are read at once */
+	__u16 pad;
 };
 #define HMB_NO_OFF		0xffff
+/*
+ * struct hmb_evdesc.keys_read: where the fields sit so that one read of
+ * the payload gets them (one kernel read instead of two or three per
+ * record; the shipped dictionary's layout).
+ */
+#define HMB_KEYS_4		1	/* cid right after sqid: 4 bytes at sqid_off */
+#define HMB_KEYS_16		2	/* and slba 8 after sqid: 16 bytes */
 
 /* Key of the join: the controller instance, queue and full command id. */
 struct hmb_cmd_key {

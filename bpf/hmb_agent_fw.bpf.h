@@ -416,16 +416,42 @@ static __always_inline void handle_fw(__u32 ring, struct hmb_record_hdr *h,
 		count(HMB_C_FW_OTHER);
 		return;
 	}
-	if (!test &&
-	    (bpf_probe_read_kernel(&sqid, 2, payload + (d->sqid_off & 0xfff)) ||
-	     bpf_probe_read_kernel(&cid, 2, payload + (d->cid_off & 0xfff)))) {
-		count(HMB_C_FW_READ_FAIL);
-		return;
+	if (test) {
+		/* the keys come from the test program's arguments */
+	} else if (d->keys_read & HMB_KEYS_4) {
+		/*
+		 * sqid, cid (and a fetch's slba) in one kernel read; the
+		 * dictionary's min_len covers sqid and cid, the slba is read
+		 * only when the payload holds it.
+		 */
+		__u64 kb[2] = { 0, 0 };
+		const void *at = payload + (d->sqid_off & 0xfff);
+
+		if (ph == HMB_PH_FETCH && (d->keys_read & HMB_KEYS_16) &&
+		    h->payload_len >= (__u32)(d->sqid_off & 0xfff) + 16) {
+			if (bpf_probe_read_kernel(kb, 16, at)) {
+				count(HMB_C_FW_READ_FAIL);
+				return;
+			}
+			slba = kb[1];
+			has_slba = true;
+		} else if (bpf_probe_read_kernel(kb, 4, at)) {
+			count(HMB_C_FW_READ_FAIL);
+			return;
+		}
+		sqid = (__u16)kb[0];
+		cid = (__u16)(kb[0] >> 16);
+	} else {
+		if (bpf_probe_read_kernel(&sqid, 2, payload + (d->sqid_off & 0xfff)) ||
+		    bpf_probe_read_kernel(&cid, 2, payload + (d->cid_off & 0xfff))) {
+			count(HMB_C_FW_READ_FAIL);
+			return;
+		}
+		if (ph == HMB_PH_FETCH && d->slba_off != HMB_NO_OFF &&
+		    h->payload_len >= (__u32)(d->slba_off & 0xfff) + 8)
+			has_slba = !bpf_probe_read_kernel(&slba, 8, payload +
+							  (d->slba_off & 0xfff));
 	}
-	if (!test && ph == HMB_PH_FETCH && d->slba_off != HMB_NO_OFF &&
-	    h->payload_len >= (__u32)(d->slba_off & 0xfff) + 8)
-		has_slba = !bpf_probe_read_kernel(&slba, 8, payload +
-						  (d->slba_off & 0xfff));
 	join_fw(ring, h, ph, sqid, cid, has_slba, slba);
 }
 

@@ -539,6 +539,12 @@ static int fill_evdesc(void)
 
 		if (e->phase == HMB_PHASE_FETCH && sf && sf->size == 8)
 			d.slba_off = sf->offset;
+		if (e->key_off[HMB_KEY_SQID] >= 0 &&
+		    e->key_off[HMB_KEY_CID] == e->key_off[HMB_KEY_SQID] + 2) {
+			d.keys_read = HMB_KEYS_4;
+			if (d.slba_off == d.sqid_off + 8)
+				d.keys_read |= HMB_KEYS_16;
+		}
 
 		if (bpf_map_update_elem(fd, &op, &d, BPF_ANY)) {
 			fprintf(stderr, PROG ": cannot load event 0x%04x into the BPF map: %s\n",

@@ -58,5 +58,14 @@ rc=$?
 check "vm-alone: a suite that needs its own boot is refused beside another (exit $rc)" \
 	sh -c "[ $rc -eq 2 ] && printf '%s' \"\$1\" | grep -q 'agent-e2e: each needs a boot of its own'" sh "$out"
 check "vm-alone: nothing was booted for it" test ! -e "$run/alone"
+# A guest whose kernel panics before init says it is ready (here: its init
+# exits at once) is booted once more, and both failures are reported.
+out=$("$top/scripts/vm/vm-run" --run-dir "$run/panic" --tap-dir "$run/panic/taps" \
+	--append rdinit=/bin/busybox "$fx/good.sh" 2>&1)
+rc=$?
+check "early panic: the suite fails (exit $rc), the boot was tried twice" \
+	sh -c "[ $rc -ne 0 ] && [ \$(printf '%s' \"\$1\" | grep -c 'booting (') -eq 1 ] && printf '%s' \"\$1\" | grep -q 'retrying once'" sh "$out"
+check "early panic: the TAP says the guest stopped before it was ready, with the kernel's panic line" \
+	grep -q '^not ok - good: not run: the guest stopped before it was ready.*Kernel panic' "$run/panic/taps/vm-good.tap"
 echo "1..$n"
 [ $failed -eq 0 ]

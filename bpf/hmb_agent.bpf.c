@@ -240,14 +240,17 @@ static __always_inline void hist_add(__u32 id, __u64 delta_ns)
 /*
  * The slot of command (@ctrl, @qidcid = qid << 16 | cid, @n) in "cmds", or
  * -1.  A global function: verified once, not at each of the many places
- * that look a command up (pick() alone has 96).
+ * that look a command up (pick() alone has 96).  A key's commands sit
+ * from its home on in the order they took their slots, so a lookup
+ * usually stops at the first or second; one that finds nothing walks
+ * all HMB_CMD_PROBE.
  */
 __noinline int cmd_slot_find(__u32 ctrl, __u32 qidcid, __u32 n)
 {
 	struct hmb_cmd_key k = { .ctrl = ctrl, .qid = qidcid >> 16,
 				 .cid = (__u16)qidcid };
 	__u64 tag = hmb_slot_tag(&k, n);
-	__u32 h = hmb_slot_home(&k, n), i;
+	__u32 h = hmb_slot_home(&k), i;
 	struct hmb_cmd_slot *s;
 
 #pragma unroll

@@ -154,17 +154,20 @@ struct hmb_cmd_state {
 /*
  * Map "cmds": an array of HMB_CMD_SLOTS slots, each holding one command
  * from submission until it is reported, updated in place (no insert, no
- * delete).  Command (key, n) sits in slot hmb_slot_home(key, n) or in one
- * of the HMB_CMD_PROBE - 1 after it (modulo the size), the first that was
- * free when it was submitted; its tag names it.  A slot's tag is 0 while
- * it is free, hmb_slot_tag(key, n) while it holds that command, and that
- * with HMB_TAG_BUSY while its owner writes it (at submission, or while
- * the agent's sweep takes it out): a busy slot matches no lookup.  The
- * program and the agent (the array is mapped into its memory) change a
- * tag only by an atomic exchange or compare-and-swap.
+ * delete).  Command (key, n) sits in the first slot that was free when it
+ * was submitted among hmb_slot_home(key) and the HMB_CMD_PROBE - 1 after
+ * it (modulo the size); its tag names it.  The home does not depend on n:
+ * a key's next use takes the slot its predecessor left, still warm in the
+ * cache, and the HMB_MAX_WAIT commands a key may have waiting fit in its
+ * probe run with room to spare.  A slot's tag is 0 while it is free,
+ * hmb_slot_tag(key, n) while it holds that command, and that with
+ * HMB_TAG_BUSY while its owner writes it (at submission, or while the
+ * agent's sweep takes it out): a busy slot matches no lookup.  The program
+ * and the agent (the array is mapped into its memory) change a tag only
+ * by an atomic exchange or compare-and-swap.
  */
 #define HMB_CMD_SLOTS		65536	/* a power of 2: the index is masked */
-#define HMB_CMD_PROBE		8
+#define HMB_CMD_PROBE		(HMB_MAX_WAIT + 8)
 #define HMB_TAG_VALID		(1ULL << 63)
 #define HMB_TAG_BUSY		(1ULL << 62)
 
@@ -189,13 +192,8 @@ static inline __u64 hmb_slot_tag(const struct hmb_cmd_key *k, __u32 n)
 	       (__u64)k->qid << 32 | (__u64)k->cid << 16 | (n & 0xffff);
 }
 
-/*
- * Where command (@k, @n) looks first (mask it): a hash of the key, plus n
- * modulo HMB_MAX_WAIT, so that the uses of a key take turns in a few
- * neighbouring slots (warm in the cache when the key comes round again)
- * and its HMB_MAX_WAIT commands that may wait at once never collide.
- */
-static inline __u32 hmb_slot_home(const struct hmb_cmd_key *k, __u32 n)
+/* Where the commands of key @k look first (an integer hash; mask it). */
+static inline __u32 hmb_slot_home(const struct hmb_cmd_key *k)
 {
 	__u32 h = k->ctrl * 0x9e3779b1u ^
 		  ((__u32)k->qid << 16 | k->cid) * 0x85ebca6bu;
@@ -203,7 +201,7 @@ static inline __u32 hmb_slot_home(const struct hmb_cmd_key *k, __u32 n)
 	h ^= h >> 16;
 	h *= 0x7feb352du;
 	h ^= h >> 15;
-	return h + (n & (HMB_MAX_WAIT - 1));
+	return h;
 }
 
 enum hmb_ev_type {

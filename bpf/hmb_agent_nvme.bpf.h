@@ -91,9 +91,11 @@ static __always_inline void emit_cmd(const struct hmb_cmd_key *key,
  * both saw the same reported command and both stepped past it, first
  * went one beyond next, and from then on the id's commands were out of
  * its range for good, their records all counted as duplicate phases.)
+ * @gone: a command just reported (not looked for: a lookup that finds
+ * nothing walks the key's whole probe run), or ~0.
  */
 static __always_inline void kseq_advance(struct hmb_cmd_key *key,
-					 struct hmb_kseq *ks)
+					 struct hmb_kseq *ks, __u32 gone)
 {
 	__u32 f;
 
@@ -102,7 +104,7 @@ static __always_inline void kseq_advance(struct hmb_cmd_key *key,
 		f = READ_ONCE(ks->first);
 		if (f == READ_ONCE(ks->next))
 			break;
-		if (cmd_find(key, f))
+		if (f != gone && cmd_find(key, f))
 			break;
 		/* another CPU may have moved it meanwhile: look again */
 		__sync_val_compare_and_swap(&ks->first, f, f + 1);
@@ -147,11 +149,12 @@ static __always_inline void finish(struct hmb_cmd_key *key,
 				   struct hmb_cmd_slot *s)
 {
 	struct hmb_kseq *ks;
+	__u32 n = s->n;	/* before the slot is freed */
 
 	cmd_report(key, s);
 	ks = bpf_map_lookup_elem(&kseq, key);
 	if (ks)
-		kseq_advance(key, ks);
+		kseq_advance(key, ks, n);
 }
 
 /*
@@ -162,7 +165,7 @@ static __always_inline struct hmb_cmd_slot *
 cmd_claim(const struct hmb_cmd_key *k, __u32 n)
 {
 	__u64 busy = hmb_slot_tag(k, n) | HMB_TAG_BUSY;
-	__u32 h = hmb_slot_home(k, n), i;
+	__u32 h = hmb_slot_home(k), i;
 	struct hmb_cmd_slot *s;
 
 #pragma unroll
@@ -218,7 +221,7 @@ static __always_inline void join_setup(struct hmb_cmd_key *key,
 		}
 		count(HMB_C_IDS_NEW);
 	}
-	kseq_advance(key, ks);
+	kseq_advance(key, ks, ~0U);
 	if (ks->next != ks->first) {
 		/* The newest of this key never completed: report it. */
 		old = cmd_find(key, ks->next - 1);

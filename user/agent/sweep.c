@@ -57,7 +57,7 @@ struct hmb_cmd_slot *hmb_cmd_find(struct hmb_cmd_slot *slots,
 				  const struct hmb_cmd_key *k, __u32 n)
 {
 	__u64 tag = hmb_slot_tag(k, n);
-	__u32 h = hmb_slot_home(k, n);
+	__u32 h = hmb_slot_home(k);
 
 	for (int p = 0; p < HMB_CMD_PROBE; p++) {
 		struct hmb_cmd_slot *s = &slots[(h + (__u32)p) & (HMB_CMD_SLOTS - 1)];

@@ -342,10 +342,10 @@ static const struct hmb_cmd_event *only_cmd(void)
 }
 
 /*
- * K: the command table "cmds" in place.  Nine keys whose commands look
- * first in the same slot: eight take that slot and the seven after it
- * (each found again there by its completion and records), the ninth finds
- * no room and is counted.  Then the two ways a command leaves: taken by
+ * K: the command table "cmds" in place.  HMB_CMD_PROBE + 1 keys whose
+ * commands look first in the same slot: HMB_CMD_PROBE take that slot and
+ * the ones after it (each found again there by its completion and
+ * records), the last finds no room and is counted.  Then the two ways a command leaves: taken by
  * the sweep (mapped, hmb_cmd_take()) while its records have not come, so
  * they find nothing and the program reports it no second time; reported
  * by the program, after which the sweep cannot take it any more.
@@ -370,12 +370,12 @@ static void test_slots(void)
 	}
 	k.qid = 6;
 	k.cid = 0;
-	home = hmb_slot_home(&k, 0) & (HMB_CMD_SLOTS - 1);
+	home = hmb_slot_home(&k) & (HMB_CMD_SLOTS - 1);
 	for (__u32 q = 6; q < 4096 && nsame <= HMB_CMD_PROBE; q++)
 		for (__u32 c = 0; c < 65536 && nsame <= HMB_CMD_PROBE; c++) {
 			k.qid = (__u16)q;
 			k.cid = (__u16)c;
-			if ((hmb_slot_home(&k, 0) & (HMB_CMD_SLOTS - 1)) == home)
+			if ((hmb_slot_home(&k) & (HMB_CMD_SLOTS - 1)) == home)
 				same[nsame++] = k;
 		}
 	if (nsame <= HMB_CMD_PROBE) {
@@ -391,8 +391,8 @@ static void test_slots(void)
 		placed += slots[(home + i) & (HMB_CMD_SLOTS - 1)].tag ==
 			  hmb_slot_tag(&same[i], 0);
 	ok(placed == HMB_CMD_PROBE && counter(HMB_C_ACTIVE_FULL) == 1,
-	   "slots: %d commands with one home slot fill it and the %d after it in turn (%u), a %dth is counted as inflight_map_full (%llu)",
-	   HMB_CMD_PROBE, HMB_CMD_PROBE - 1, placed, HMB_CMD_PROBE + 1,
+	   "slots: %d commands with one home slot fill it and the %d after it in turn (%u), one more is counted as inflight_map_full (%llu)",
+	   HMB_CMD_PROBE, HMB_CMD_PROBE - 1, placed,
 	   (unsigned long long)counter(HMB_C_ACTIVE_FULL));
 	for (unsigned int i = 0; i < HMB_CMD_PROBE; i++) {
 		complete(same[i].qid, same[i].cid, 2000000 + i);
@@ -408,7 +408,7 @@ static void test_slots(void)
 		placed += slots[(home + i) & (HMB_CMD_SLOTS - 1)].tag != 0;
 	ok(nev == HMB_CMD_PROBE && matched == HMB_CMD_PROBE && placed == 0 &&
 	   counter(HMB_C_HOST_NO_SUBMIT) == 1,
-	   "slots: each found again by its completion and its records, reported matched (%u of %d), the slots free again; the 9th's completion finds no command",
+	   "slots: each found again by its completion and its records, reported matched (%u of %d), the slots free again; the one more's completion finds no command",
 	   matched, HMB_CMD_PROBE);
 	nev = 0;
 

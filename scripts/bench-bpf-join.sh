@@ -21,13 +21,14 @@ bin=$top/build/tests/agent/bench_bpf_join
 [ "$(id -u)" = 0 ] || { echo "bench-bpf-join: needs root (BPF)" >&2; exit 1; }
 make -s -C "$top/user/agent" "$bin" >&2
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+tab=$(mktemp)
+trap 'rm -f "$out" "$tab"' EXIT
 for r in $(seq 1 "$runs"); do
 	"$bin" "$top/share/hmb-events.dict" "$rounds" --json >> "$out"
 	echo "bench-bpf-join: run $r: $(tail -n 1 "$out")" >&2
 done
 python3 - "$out" "$runs" "$rounds" "$(uname -r)" "$(nproc)" \
-	"$(cut -d' ' -f1-3 /proc/loadavg)" <<'EOF' | bench_doc bench-bpf-join
+	"$(cut -d' ' -f1-3 /proc/loadavg)" > "$tab" <<'EOF'
 import json, statistics, sys
 path, runs, rounds, kernel, cpus, load = sys.argv[1:7]
 rows = [json.loads(l) for l in open(path) if l.strip()]
@@ -51,6 +52,7 @@ print("| completion (`nvme_complete_rq`'s join) | %.0f |" % med("complete_ns"))
 print("| firmware record | %.0f |" % med("record_ns"))
 print("| a command with five records | **%.0f** |" % med("command_5_records_ns"))
 print("| biolatency's work per I/O (issue + completion) | %.0f |" % med("biolatency_io_ns"))
+print("| a run of the test program doing nothing (in every figure above) | %.0f |" % med("empty_run_ns"))
 print("\nA command with five records / biolatency per I/O: **%.2f** "
       "(the runs: %s). Not the goal's measure (that is the guest's, with "
       "the real tracepoints: bench-agent-vm below), but the same programs' "
@@ -60,3 +62,5 @@ print("Reproduce: `HMB_BENCH_RUNS=%s HMB_BENCH_ROUNDS=%s scripts/bench-bpf-join.
       % (runs, rounds))
 print("<!-- bench-bpf-join:end -->")
 EOF
+cat "$tab"
+bench_doc bench-bpf-join < "$tab"

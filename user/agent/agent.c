@@ -26,6 +26,7 @@
 #include <bpf/bpf.h>
 
 #include "agent.h"
+#include "evdesc.h"
 #include "hmb_agent.skel.h"
 
 /* The BPF side's numbering and layouts are the command model's. */
@@ -519,38 +520,14 @@ static int load_dict(void)
 
 static int fill_evdesc(void)
 {
-	int fd = bpf_map__fd(ag.skel->maps.evdesc);
+	__u32 op = 0;
+	int err = hmb_evdesc_load(bpf_map__fd(ag.skel->maps.evdesc), ag.dict,
+				  &op);
 
-	for (size_t i = 0; i < hmb_dict_count(ag.dict); i++) {
-		const struct hmb_dict_event *e = hmb_dict_event_at(ag.dict, i);
-		struct hmb_evdesc d = {
-			.phase = (__u8)e->phase,
-			.bg_edge = (__u8)e->bg_edge,
-			.sqid_off = (__u16)(e->key_off[HMB_KEY_SQID] < 0 ? 0 :
-					    e->key_off[HMB_KEY_SQID]),
-			.cid_off = (__u16)(e->key_off[HMB_KEY_CID] < 0 ? 0 :
-					   e->key_off[HMB_KEY_CID]),
-			.min_len = e->min_len,
-			.slba_off = HMB_NO_OFF,
-			.known = 1,
-		};
-		const struct hmb_dict_field *sf = hmb_dict_field(e, "slba");
-		__u32 op = e->opcode;
-
-		if (e->phase == HMB_PHASE_FETCH && sf && sf->size == 8)
-			d.slba_off = sf->offset;
-		if (e->key_off[HMB_KEY_SQID] >= 0 &&
-		    e->key_off[HMB_KEY_CID] == e->key_off[HMB_KEY_SQID] + 2) {
-			d.keys_read = HMB_KEYS_4;
-			if (d.slba_off == d.sqid_off + 8)
-				d.keys_read |= HMB_KEYS_16;
-		}
-
-		if (bpf_map_update_elem(fd, &op, &d, BPF_ANY)) {
-			fprintf(stderr, PROG ": cannot load event 0x%04x into the BPF map: %s\n",
-				op, strerror(errno));
-			return -1;
-		}
+	if (err) {
+		fprintf(stderr, PROG ": cannot load event 0x%04x into the BPF map: %s\n",
+			op, strerror(-err));
+		return -1;
 	}
 	return 0;
 }

@@ -34,6 +34,7 @@
 #include "hmbtrace_dict.h"
 #include "hmb_agent.h"
 #include "hmb_agent.skel.h"
+#include "evdesc.h"
 
 #define QD		32
 #define ROUND_CMDS	4096
@@ -93,7 +94,7 @@ static int libbpf_quiet(enum libbpf_print_level l, const char *f, va_list a)
 static int load(const struct hmb_dict *dict)
 {
 	struct bpf_program *p;
-	__u32 r = 0, one = 1;
+	__u32 r = 0, one = 1, op;
 
 	skel = hmb_agent__open();
 	if (!skel)
@@ -105,18 +106,8 @@ static int load(const struct hmb_dict *dict)
 		bpf_program__set_autoload(p, p == skel->progs.hmb_test_drive);
 	if (hmb_agent__load(skel))
 		return -1;
-	for (size_t i = 0; i < hmb_dict_count(dict); i++) {
-		const struct hmb_dict_event *e = hmb_dict_event_at(dict, i);
-		struct hmb_evdesc d = {
-			.phase = (__u8)e->phase, .bg_edge = (__u8)e->bg_edge,
-			.sqid_off = (__u16)(e->key_off[HMB_KEY_SQID] < 0 ? 0 : e->key_off[HMB_KEY_SQID]),
-			.cid_off = (__u16)(e->key_off[HMB_KEY_CID] < 0 ? 0 : e->key_off[HMB_KEY_CID]),
-			.min_len = e->min_len, .known = 1,
-		};
-		__u32 op = e->opcode;
-
-		bpf_map_update_elem(bpf_map__fd(skel->maps.evdesc), &op, &d, 0);
-	}
+	if (hmb_evdesc_load(bpf_map__fd(skel->maps.evdesc), dict, &op))
+		return -1;
 	bpf_map_update_elem(bpf_map__fd(skel->maps.ring_ctrl), &r, &one, 0);
 	prog_fd = bpf_program__fd(skel->progs.hmb_test_drive);
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.rb), on_event, NULL, NULL);

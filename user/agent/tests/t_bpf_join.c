@@ -24,6 +24,7 @@
 #include "hmbtrace_dict.h"
 #include "hmb_agent.h"
 #include "hmb_agent.skel.h"
+#include "evdesc.h"
 #include "sweep.h"
 #include "tap.h"
 
@@ -149,8 +150,7 @@ static __u32 kseq_max, blk_max;
 
 static int load_dump(int targ_opc, bool dump, __u32 rawrb_size)
 {
-	size_t i;
-	__u32 r, one = 1;
+	__u32 r, one = 1, op;
 	struct bpf_program *p;
 
 	skel = hmb_agent__open();
@@ -170,18 +170,8 @@ static int load_dump(int targ_opc, bool dump, __u32 rawrb_size)
 		bpf_program__set_autoload(p, p == skel->progs.hmb_test_drive);
 	if (hmb_agent__load(skel))
 		return -1;
-	for (i = 0; i < hmb_dict_count(dict); i++) {
-		const struct hmb_dict_event *e = hmb_dict_event_at(dict, i);
-		struct hmb_evdesc d = {
-			.phase = (__u8)e->phase, .bg_edge = (__u8)e->bg_edge,
-			.sqid_off = (__u16)(e->key_off[HMB_KEY_SQID] < 0 ? 0 : e->key_off[HMB_KEY_SQID]),
-			.cid_off = (__u16)(e->key_off[HMB_KEY_CID] < 0 ? 0 : e->key_off[HMB_KEY_CID]),
-			.min_len = e->min_len, .known = 1,
-		};
-		__u32 op = e->opcode;
-
-		bpf_map_update_elem(bpf_map__fd(skel->maps.evdesc), &op, &d, 0);
-	}
+	if (hmb_evdesc_load(bpf_map__fd(skel->maps.evdesc), dict, &op))
+		return -1;
 	r = 0;	/* ring 0 -> controller 0; ring 5 unmapped */
 	bpf_map_update_elem(bpf_map__fd(skel->maps.ring_ctrl), &r, &one, 0);
 	prog_fd = bpf_program__fd(skel->progs.hmb_test_drive);

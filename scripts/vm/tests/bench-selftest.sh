@@ -7,6 +7,10 @@
 # at its vm-timeout and recorded with the console tail and the guest's own
 # report of what it was doing (guest/hang-report), the suites queued
 # after it are "not run", and nothing is left behind (QEMU, /dev/shm file).
+# Then: a guest that panics before it is ready is booted twice; a kernel
+# that dies in a suite is reported with its panic line and booted again only
+# for the TCG text-patching race (tcg_text_crash, checked on the console
+# excerpts in tests/consoles/ and on a suite that fakes its signature).
 # The fixtures' own TAP goes to a scratch directory, not build/test-results.
 set -u
 top=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -67,5 +71,45 @@ check "early panic: the suite fails (exit $rc), the boot was tried twice" \
 	sh -c "[ $rc -ne 0 ] && [ \$(printf '%s' \"\$1\" | grep -c 'booting (') -eq 1 ] && printf '%s' \"\$1\" | grep -q 'retrying once'" sh "$out"
 check "early panic: the TAP says the guest stopped before it was ready, with the kernel's panic line" \
 	grep -q '^not ok - good: not run: the guest stopped before it was ready.*Kernel panic' "$run/panic/taps/vm-good.tap"
+# The TCG text-patching race (an int3 trap in the kernel's own text) is told
+# from every other crash on the console: only it is booted once more.
+classify() {
+	python3 - "$top/scripts/vm/vm-run" "$top/scripts/vm/tests/consoles/$1" <<'PY'
+import importlib.machinery, importlib.util, sys
+spec = importlib.util.spec_from_loader("vmrun", importlib.machinery.SourceFileLoader("vmrun", sys.argv[1]))
+m = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(m)
+print(m.tcg_text_crash(open(sys.argv[2]).read().splitlines()) or "none")
+PY
+}
+race() { out=$(classify "$1"); [ "${out#int3 trap at $2 }" != "$out" ] || { echo "# $1: $out"; return 1; }; }
+other() { out=$(classify "$1"); [ "$out" = none ] || { echo "# $1: $out"; return 1; }; }
+check "crash kind: 6.12's int3 Oops in sched_clock_cpu from the IPI is the race" race int3-6.12-ipi.txt sched_clock_cpu+0x9/0x190
+check "crash kind: 6.1's int3 Oops in __schedule is the race" race int3-6.1-schedule.txt __schedule+0x8c/0x8a0
+check "crash kind: an int3 Oops with the module on its stack is not" other int3-module.txt
+check "crash kind: an int3 Oops at a RIP in the module is not" other int3-module-rip.txt
+check "crash kind: a NULL dereference is not" other null-deref.txt
+check "crash kind: an int3 Oops after another crash is not" other int3-second.txt
+check "crash kind: a panic without an Oops (sysrq c) is not" other sysrq-crash.txt
+check "crash kind: a clean console is not" other clean.txt
+# A kernel that dies while a suite runs, of anything but that race: reported
+# with its panic line, not booted again.
+out=$("$top/scripts/vm/vm-run" --run-dir "$run/crash" --tap-dir "$run/crash/taps" "$fx/crash.sh" 2>&1)
+rc=$?
+check "kernel crash in a suite: it fails (exit $rc), booted once, not retried" \
+	sh -c "[ $rc -ne 0 ] && [ \$(printf '%s' \"\$1\" | grep -c 'booting (') -eq 1 ] && ! printf '%s' \"\$1\" | grep -q 'once more'" sh "$out"
+check "kernel crash in a suite: the result before it is kept, the TAP has the panic line" \
+	sh -c "grep -q '^ok 1 - before the crash' '$run/crash/taps/vm-crash.tap' && grep -q '^not ok - crash: did not finish: the guest stopped' '$run/crash/taps/vm-crash.tap' && grep -q '^# console: .*Kernel panic - not syncing: sysrq triggered crash' '$run/crash/taps/vm-crash.tap'"
+# The race's signature on the console, then a panic: booted once more (the
+# suites run again from a fresh results share), once only, and both boots'
+# outcomes are in the TAP.
+out=$("$top/scripts/vm/vm-run" --run-dir "$run/race" --tap-dir "$run/race/taps" "$fx/fakerace.sh" 2>&1)
+rc=$?
+check "race signature: fails (exit $rc) after exactly two boots" \
+	sh -c "[ $rc -ne 0 ] && [ \$(printf '%s' \"\$1\" | grep -c 'the TCG text-patching race; booting once more') -eq 1 ]" sh "$out"
+check "race signature: the TAP notes the first boot's crash and the retry" \
+	grep -q "^# note: the first boot failed (its kernel died while suite fakerace ran: int3 trap at sched_clock_cpu+0x9/0x190 in the kernel's own text" "$run/race/taps/vm-fakerace.tap"
+check "race signature: the first boot's results and console are kept aside" \
+	sh -c "grep -q '^ok 1 - before the crash' '$run/race/results.failed/fakerace.tap' && grep -q 'Oops: int3' '$run/race/console.log.failed' && grep -q '^ok 1 - before the crash' '$run/race/results/fakerace.tap'"
 echo "1..$n"
 [ $failed -eq 0 ]

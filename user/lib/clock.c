@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "hmbtrace_clock.h"
+#include "hmbtrace_dict.h"
 
 #define HMB_CLK_RECS	8192	/* recent records kept to place a step */
 #define HMB_CLK_LOCAL	8192	/* commands each side measuring a step */
@@ -109,72 +110,202 @@ static bool in_brk(const struct hmb_clock *c, uint32_t seq)
 	return seq_diff(seq, c->brk_lo) >= 0 && seq_diff(seq, c->brk_hi) <= 0;
 }
 
-static void brk_add(struct hmb_clock *c, uint32_t seq, int64_t ts)
+static void brk_add(struct hmb_clock *c, uint32_t seq, int64_t ts,
+		    unsigned int phase)
 {
 	if (c->brk_on && in_brk(c, seq) && c->brk_n < c->brk_cap) {
 		c->brk[c->brk_n].seq = seq;
+		c->brk[c->brk_n].phase = (uint8_t)phase;
 		c->brk[c->brk_n].ts = ts;
 		c->brk_n++;
 	}
 }
 
-void hmb_clock_note(struct hmb_clock *c, uint32_t seq, uint64_t fw_ns)
+void hmb_clock_note_phase(struct hmb_clock *c, uint32_t seq, uint64_t fw_ns,
+			  unsigned int phase)
 {
+	if (phase >= HMB_PHASE_COUNT)
+		phase = HMB_CLK_PHASE_ANY;
 	c->recs[c->recs_head].seq = seq;
+	c->recs[c->recs_head].phase = (uint8_t)phase;
 	c->recs[c->recs_head].ts = (int64_t)fw_ns;
 	c->recs_head = (c->recs_head + 1) % c->recs_cap;
 	if (c->recs_n < c->recs_cap)
 		c->recs_n++;
-	brk_add(c, seq, (int64_t)fw_ns);
+	brk_add(c, seq, (int64_t)fw_ns, phase);
+}
+
+void hmb_clock_note(struct hmb_clock *c, uint32_t seq, uint64_t fw_ns)
+{
+	hmb_clock_note_phase(c, seq, fw_ns, HMB_CLK_PHASE_ANY);
 }
 
 /*
- * The step is where the firmware times of the records between the last
- * known old and the first known new one, in seq order, jump furthest:
- * ahead for a forward step, back for a backward one.
+ * The gaps between records where there is no step: the firmware time from
+ * one record to the next in seq order among the recent records, by kind
+ * (the two records' phases; a kind of its own for all of them).
+ */
+#define GAP_KINDS	64	/* 8 x 8 phases, HMB_CLK_PHASE_ANY as 7 */
+#define GAP_ALL		GAP_KINDS
+#define GAP_MIN		16	/* gaps of a kind to judge a gap by them */
+
+struct gaps {
+	double *v;			/* each kind's gaps, sorted */
+	size_t off[GAP_KINDS + 2];	/* kind k: v[off[k] .. off[k + 1]) */
+};
+
+static unsigned int gap_kind(unsigned int a, unsigned int b)
+{
+	return (a < 7 ? a : 7) * 8 + (b < 7 ? b : 7);
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool gaps_build(const struct hmb_clock *c, struct gaps *g)
+{
+	struct hmb_clk_rec *r = malloc((c->recs_n ? c->recs_n : 1) * sizeof(*r));
+	size_t cnt[GAP_KINDS + 1] = { 0 }, at[GAP_KINDS + 1], i, n = 0;
+
+	g->v = r && c->recs_n > 1 ?
+	       malloc(2 * (c->recs_n - 1) * sizeof(*g->v)) : NULL;
+	if (!g->v) {
+		free(r);
+		return false;
+	}
+	memcpy(r, c->recs, c->recs_n * sizeof(*r));
+	qsort(r, c->recs_n, sizeof(*r), cmp_rec);
+	for (i = 0; i < c->recs_n; i++)
+		if (!n || r[i].seq != r[n - 1].seq)
+			r[n++] = r[i];
+	for (i = 1; i < n; i++)
+		cnt[gap_kind(r[i - 1].phase, r[i].phase)]++;
+	cnt[GAP_ALL] = n - 1;
+	g->off[0] = 0;
+	for (i = 0; i <= GAP_KINDS; i++) {
+		g->off[i + 1] = g->off[i] + cnt[i];
+		at[i] = g->off[i];
+	}
+	for (i = 1; i < n; i++) {
+		double d = (double)(r[i].ts - r[i - 1].ts);
+
+		g->v[at[gap_kind(r[i - 1].phase, r[i].phase)]++] = d;
+		g->v[at[GAP_ALL]++] = d;
+	}
+	for (i = 0; i <= GAP_KINDS; i++)
+		qsort(g->v + g->off[i], cnt[i], sizeof(*g->v), cmp_dbl);
+	free(r);
+	return n > 4 * GAP_MIN;
+}
+
+/* Gaps in sorted @v[0..n) below @x (or, with @le, at most @x). */
+static size_t count_below(const double *v, size_t n, double x, bool le)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (le ? v[mid] <= x : v[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * How ordinary a gap of @x (give or take @e) is among the gaps of kind @k
+ * (all of them when the kind has few): the smaller of its two tails, at
+ * least 1 / (n + 1).
+ */
+static double gap_typ(const struct gaps *g, unsigned int k, double x, double e)
+{
+	const double *v;
+	size_t n, le, ge;
+
+	if (g->off[k + 1] - g->off[k] < GAP_MIN)
+		k = GAP_ALL;
+	v = g->v + g->off[k];
+	n = g->off[k + 1] - g->off[k];
+	le = count_below(v, n, x + e, true);
+	ge = n - count_below(v, n, x - e, false);
+	return (double)((le < ge ? le : ge) + 1) / (double)(n + 1);
+}
+
+/*
+ * The step is between two of the records from the last known old to the
+ * first known new, in seq order: where the firmware time jumps by the
+ * step's size (ahead for a forward step, back for a backward one) plus
+ * the gap the records would have had.  Before the size is measured: the
+ * furthest jump.  Once it is, among the jumps of at least the size: the
+ * one whose gap without the step (the jump less the size) is the most
+ * ordinary for its kind of gap, against its gap as it stands — the
+ * likelihood that the step is in it.  Under load those gaps are small and
+ * this is the jump closest to the size; at a queue whose commands come in
+ * bursts (the HMB model under TCG) the pauses between bursts can be as
+ * long as the step, and the one that holds it is told by what is left of
+ * it: a pause of the usual length, where a pause of the step's size alone
+ * would leave one far shorter than any between bursts.  Without enough
+ * gaps to go by: the jump closest to the size.
  */
 static void locate_step(struct hmb_clock *c)
 {
 	size_t i, n = 0, best = 0;
-	double want = c->step_known ? fabs(c->step_ns) : 0, tol, score = 0;
+	double want = c->step_known ? fabs(c->step_ns) : 0, tol, e, score = 0;
+	double close = 0;
+	struct gaps g = { 0 };
+	bool by_gaps;
 
 	c->brk_used = c->brk_n;
 	c->step_seq = c->brk_hi;
 	if (c->brk_n < 2)
 		return;
 	qsort(c->brk, c->brk_n, sizeof(*c->brk), cmp_rec);
-	for (i = 0; i < c->brk_n; i++)	/* a record noted twice counts once */
+	for (i = 0; i < c->brk_n; i++) {	/* a record noted twice counts once */
 		if (!n || c->brk[i].seq != c->brk[n - 1].seq)
 			c->brk[n++] = c->brk[i];
+		else if (c->brk[n - 1].phase == HMB_CLK_PHASE_ANY)
+			c->brk[n - 1].phase = c->brk[i].phase;
+	}
 	c->brk_n = c->brk_used = n;
-	/*
-	 * Once the step's size is measured: the jump closest to it (a
-	 * forward step adds the size to the gap the records would have had,
-	 * a backward one takes it off, and under load that gap is small; an
-	 * idle pause nearby can be longer than the step).  Before: the
-	 * furthest jump.
-	 */
-	tol = 4 * (c->step_err_ns + c->off_err_ns);
-	if (tol < 20000)
-		tol = 20000;
+	e = c->step_err_ns + c->off_err_ns;
+	if (e < 5000)
+		e = 5000;
+	tol = 4 * e;
+	by_gaps = want && gaps_build(c, &g);
 	for (int pass = 0; pass < 2 && !best; pass++)
 		for (i = 1; i < n; i++) {
-			double d = (double)(c->brk[i].ts - c->brk[i - 1].ts), sc;
+			double d = (double)(c->brk[i].ts - c->brk[i - 1].ts);
+			double dd = c->brk_fwd ? d : -d, sc, cl;
 
-			if (!c->brk_fwd)
-				d = -d;
 			if (pass == 0) {
-				if (!want || d < want - tol)
+				if (!want || dd < want - tol)
 					continue;
-				sc = -fabs(d - want);
+				cl = fabs(dd - want);
+				sc = -cl;
+				if (by_gaps) {
+					unsigned int k = gap_kind(c->brk[i - 1].phase,
+								  c->brk[i].phase);
+
+					sc = gap_typ(&g, k, c->brk_fwd ? d - want : d + want, e) /
+					     gap_typ(&g, k, d, 0);
+				}
 			} else {
-				sc = d;
+				sc = dd;
+				cl = 0;
 			}
-			if (!best || sc > score) {
+			if (!best || sc > score || (sc == score && cl < close)) {
 				score = sc;
+				close = cl;
 				best = i;
 			}
 		}
+	free(g.v);
 	if (best) {
 		c->step_seq = c->brk[best].seq;
 		c->step_t = c->brk[best].ts;
@@ -256,13 +387,13 @@ static void find_step(struct hmb_clock *c, const struct hmb_clk_pt *p,
 	c->brk_n = 0;
 	c->step_t = p->t;
 	for (i = 0; i < c->recs_n; i++)
-		brk_add(c, c->recs[i].seq, c->recs[i].ts);
+		brk_add(c, c->recs[i].seq, c->recs[i].ts, c->recs[i].phase);
 	for (i = 0; i < np; i++) {
 		const struct hmb_clk_pt *q = i + from < c->n ?
 			pt_at(c, i + from) : p;
 
-		brk_add(c, q->sf, q->t);
-		brk_add(c, q->sc, q->tc);
+		brk_add(c, q->sf, q->t, HMB_PHASE_FETCH);
+		brk_add(c, q->sc, q->tc, HMB_PHASE_CQE_POSTED);
 	}
 	locate_step(c);
 }
@@ -281,8 +412,8 @@ void hmb_clock_add(struct hmb_clock *c, uint64_t submit, uint64_t complete,
 	};
 
 	c->added++;
-	brk_add(c, seq_fetch, p.t);
-	brk_add(c, seq_cqe, p.tc);
+	brk_add(c, seq_fetch, p.t, HMB_PHASE_FETCH);
+	brk_add(c, seq_cqe, p.tc, HMB_PHASE_CQE_POSTED);
 	if (c->have_prev) {
 		/*
 		 * A command with a record before the last step (one that

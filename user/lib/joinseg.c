@@ -86,7 +86,8 @@ void hmb__join_estimate(struct hmb_join *j, struct hmb_clock *k,
 		if (stream)
 			for (int p = HMB_PHASE_FETCH; p < HMB_PHASE_COUNT; p++)
 				if (f->mask & (1u << p))
-					hmb_clock_note(k, f->seq[p], f->ts[p]);
+					hmb_clock_note_phase(k, f->seq[p], f->ts[p],
+							     (unsigned int)p);
 		if (!jfw_whole(f))
 			continue;
 		hmb_clock_add(k, h->submit_ns, h->complete_ns,
@@ -428,8 +429,10 @@ int hmb__join_run_estimate(struct hmb_join *j)
 		for (size_t k = 0; k < j->nfw; k++)
 			for (int p = HMB_PHASE_FETCH; p < HMB_PHASE_COUNT; p++)
 				if (j->fw[k].mask & (1u << p))
-					hmb_clock_note(&j->clk, j->fw[k].seq[p],
-						       j->fw[k].ts[p]);
+					hmb_clock_note_phase(&j->clk,
+							     j->fw[k].seq[p],
+							     j->fw[k].ts[p],
+							     (unsigned int)p);
 		hmb_clock_solve(&j->clk);
 	}
 	return 0;

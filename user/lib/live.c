@@ -93,7 +93,8 @@ void hmb_live_cmd(struct hmb_live *l, const struct hmb_host_cmd *h,
 	if (m == HMB_M_MATCHED || m == HMB_M_PARTIAL)
 		for (int p = HMB_PHASE_FETCH; p < HMB_PHASE_COUNT; p++)
 			if (fw->mask & (1u << p))
-				hmb_clock_note(&l->clk, fw->seq[p], fw->ts[p]);
+				hmb_clock_note_phase(&l->clk, fw->seq[p],
+						     fw->ts[p], (unsigned int)p);
 	if (m == HMB_M_MATCHED && h->complete_ns)
 		hmb_clock_add(&l->clk, h->submit_ns, h->complete_ns,
 			      fw->ts[HMB_PHASE_FETCH],

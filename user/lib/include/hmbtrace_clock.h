@@ -91,6 +91,7 @@ struct hmb_clock {
 	 */
 	struct hmb_clk_rec {
 		uint32_t seq;
+		uint8_t phase;	/* HMB_PHASE_*, or HMB_CLK_PHASE_ANY */
 		int64_t ts;
 	} *recs, *brk;
 	size_t recs_cap, recs_n, recs_head, brk_cap, brk_n, brk_used;
@@ -123,6 +124,14 @@ void hmb_clock_add(struct hmb_clock *c, uint64_t submit, uint64_t complete,
  * records hmb_clock_add sees.
  */
 void hmb_clock_note(struct hmb_clock *c, uint32_t seq, uint64_t fw_ns);
+/*
+ * The same with the record's phase (HMB_PHASE_*): the step is then placed
+ * by how the gaps between records of the same kinds (the phases on either
+ * side) run where there is no step (see clock.c, locate_step).
+ */
+#define HMB_CLK_PHASE_ANY	0xff
+void hmb_clock_note_phase(struct hmb_clock *c, uint32_t seq, uint64_t fw_ns,
+			  unsigned int phase);
 /* Recompute the estimate from the window; returns c->valid. */
 bool hmb_clock_solve(struct hmb_clock *c);
 /*

@@ -242,6 +242,105 @@ static void run_bursty(const char *name, struct truth tr, int nbursts)
 	free(v);
 }
 
+/*
+ * QD32 as the HMB controller model (scripts/vm/qemu) writes it under TCG,
+ * after a recorded hmb-agent run: bursts of 31 commands, each burst's
+ * fetch and media_start records first (a command every ~25 us), then its
+ * media_end and xfer_done in reverse order, then its cqes, then a pause of
+ * 0.4 to ~3 ms before the next burst, the host completing each command
+ * 0.2 to 0.6 ms after its cqe.  The host submits a burst's commands just
+ * before their fetches, except for the burst the step follows: submitted
+ * @slow ns early (the device late), its fetches fit either clock, so the
+ * records known to be old end a burst earlier, and the pause before that
+ * burst is the step's size plus 25 us: the jump closest to the step's size
+ * is that pause, one burst before the step, which lies in the pause after
+ * the slow burst.  Per the gaps between records of the same kinds (a cqe
+ * then a fetch: 0.4 ms at least) the first is an ordinary pause with no
+ * step in it, the second a pause plus the step.
+ */
+static void run_qemu_bursts(const char *name, struct truth tr, int nbursts,
+			    double slow)
+{
+	struct hmb_live_opts o = { .top_n = 5, .clock_window = 65536 };
+	size_t m = (size_t)nbursts * 31, i;
+	struct burst_cmd *bc = calloc(m, sizeof(*bc));
+	struct tcmd *v = calloc(m, sizeof(*v));
+	struct hmb_live a;
+	double t = 10e9, step_gap_at = 0, step_gap_end = 0;
+	uint32_t sstep, first_new = UINT32_MAX;
+	int b, k, sb = nbursts / 2;
+
+	if (!bc || !v || hmb_live_init(&a, &o)) {
+		ok(0, "%s: init", name);
+		free(bc);
+		free(v);
+		return;
+	}
+	for (b = 0; b < nbursts; b++) {
+		double w, last_cqe = 0;
+
+		for (k = 0; k < 31; k++) {
+			struct burst_cmd *c = &bc[b * 31 + k];
+
+			c->h[HMB_PHASE_FETCH] = t + k * 25000 + erand(8000);
+			c->h[HMB_PHASE_MEDIA_START] = c->h[HMB_PHASE_FETCH] + 700;
+			c->h[0] = c->h[HMB_PHASE_FETCH] -
+				  (b == sb ? slow + erand(200000) : 40000 + erand(90000));
+		}
+		w = bc[b * 31 + 30].h[HMB_PHASE_FETCH] + 40000;
+		for (k = 30; k >= 0; k--) {	/* media_end, xfer_done */
+			struct burst_cmd *c = &bc[b * 31 + k];
+
+			c->h[HMB_PHASE_MEDIA_END] = w;
+			c->h[HMB_PHASE_XFER_DONE] = w + 500;
+			w += 6000;
+		}
+		for (k = 30; k >= 0; k--) {	/* cqes */
+			struct burst_cmd *c = &bc[b * 31 + k];
+
+			c->h[HMB_PHASE_CQE_POSTED] = w;
+			c->comp = w + 180000 + erand(150000);
+			last_cqe = w;
+			w += 2000;
+		}
+		if (b == sb - 1)	/* the trap: a pause of the step's size */
+			t = last_cqe + fabs(tr.step) + 25000;
+		else
+			t = last_cqe + 400000 + erand(600000);
+		if (b == sb) {
+			step_gap_at = last_cqe;
+			step_gap_end = t;
+		}
+	}
+	/* the step: in the pause after the slow burst */
+	tr.step_at_host = step_gap_at + (step_gap_end - step_gap_at) / 2;
+	sstep = (uint32_t)(tr.step_at_host / 10);
+	for (i = 0; i < m; i++) {
+		put_cmd(&tr, bc[i].h, bc[i].comp, (uint16_t)i, &v[i]);
+		for (k = HMB_PHASE_FETCH; k < HMB_PHASE_COUNT; k++)
+			if (v[i].fw.seq[k] >= sstep && v[i].fw.seq[k] < first_new)
+				first_new = v[i].fw.seq[k];
+	}
+	feed_completed(&a, v, m, 256);
+	printf("# %s: %zu commands, step %.1f us (+-%.1f) at seq %u (first new %u, the slow burst from %u), placed %llu, in window %llu\n",
+	       name, m, a.clk.step_ns / 1e3, a.clk.step_err_ns / 1e3,
+	       a.clk.step_seq, first_new, (uint32_t)(bc[sb * 31].h[HMB_PHASE_FETCH] / 10),
+	       (unsigned long long)a.run.tot.placed,
+	       (unsigned long long)a.run.tot.in_window_err);
+	ok(a.clk.steps == 1 && a.clk.step_seq == first_new,
+	   "%s: the step found at the first record on the new clock, not a burst early (%u, want %u)",
+	   name, a.clk.step_seq, first_new);
+	ok(fabs(a.clk.step_ns - tr.step) < 20000,
+	   "%s: step size within 20 us (%.1f us vs %.1f us)", name,
+	   a.clk.step_ns / 1e3, tr.step / 1e3);
+	ok(a.run.tot.placed == m && a.run.tot.in_window_err == m,
+	   "%s: all %zu commands inside their host windows (%llu)", name, m,
+	   (unsigned long long)a.run.tot.in_window_err);
+	hmb_live_free(&a);
+	free(bc);
+	free(v);
+}
+
 static void run_deep(const char *name, struct truth tr, double secs,
 		     double iops, double media_ns)
 {
@@ -648,6 +747,10 @@ int main(void)
 		run_deep("QD32, firmware clock 3 ms back", back, 5, 8000, 4e6);
 		run_bursty("QD32 in bursts (TCG), firmware clock 2 ms forward",
 			   fwd, 400);
+		run_qemu_bursts("QD32 as the HMB model under TCG, 2 ms forward after a late burst",
+				 fwd, 2000, 2.2e6);
+		run_qemu_bursts("QD32 as the HMB model under TCG, 3 ms back after a late burst",
+				 back, 2000, 3.2e6);
 	}
 	test_breakdown();
 	test_bg_bits();

@@ -160,6 +160,22 @@ struct burst_cmd {
 	double comp;
 };
 
+/* The step of a bursty run: at its record, its size, every command placed. */
+static void burst_checks(const char *name, const struct hmb_live *a,
+			 const struct truth *tr, size_t m, uint32_t first_new,
+			 const char *not_at)
+{
+	ok(a->clk.steps == 1 && a->clk.step_seq == first_new,
+	   "%s: the step found at the first record on the new clock, %s (%u, want %u)",
+	   name, not_at, a->clk.step_seq, first_new);
+	ok(fabs(a->clk.step_ns - tr->step) < 20000,
+	   "%s: step size within 20 us (%.1f us vs %.1f us)", name,
+	   a->clk.step_ns / 1e3, tr->step / 1e3);
+	ok(a->run.tot.placed == m && a->run.tot.in_window_err == m,
+	   "%s: all %zu commands inside their host windows (%llu)", name, m,
+	   (unsigned long long)a->run.tot.in_window_err);
+}
+
 static void run_bursty(const char *name, struct truth tr, int nbursts)
 {
 	struct hmb_live_opts o = { .top_n = 5, .clock_window = 65536 };
@@ -228,15 +244,7 @@ static void run_bursty(const char *name, struct truth tr, int nbursts)
 	       name, m, across, a.clk.step_ns / 1e3, a.clk.step_err_ns / 1e3,
 	       a.clk.step_seq, first_new, (unsigned long long)a.run.tot.placed,
 	       (unsigned long long)a.run.tot.in_window_err);
-	ok(a.clk.steps == 1 && a.clk.step_seq == first_new,
-	   "%s: the step found at the first record on the new clock, not at the idle pause after it (%u, want %u)",
-	   name, a.clk.step_seq, first_new);
-	ok(fabs(a.clk.step_ns - tr.step) < 20000,
-	   "%s: step size within 20 us (%.1f us vs %.1f us)", name,
-	   a.clk.step_ns / 1e3, tr.step / 1e3);
-	ok(a.run.tot.placed == m && a.run.tot.in_window_err == m,
-	   "%s: all %zu commands inside their host windows (%llu)", name, m,
-	   (unsigned long long)a.run.tot.in_window_err);
+	burst_checks(name, &a, &tr, m, first_new, "not at the idle pause after it");
 	hmb_live_free(&a);
 	free(bc);
 	free(v);
@@ -327,15 +335,7 @@ static void run_qemu_bursts(const char *name, struct truth tr, int nbursts,
 	       a.clk.step_seq, first_new, (uint32_t)(bc[sb * 31].h[HMB_PHASE_FETCH] / 10),
 	       (unsigned long long)a.run.tot.placed,
 	       (unsigned long long)a.run.tot.in_window_err);
-	ok(a.clk.steps == 1 && a.clk.step_seq == first_new,
-	   "%s: the step found at the first record on the new clock, not a burst early (%u, want %u)",
-	   name, a.clk.step_seq, first_new);
-	ok(fabs(a.clk.step_ns - tr.step) < 20000,
-	   "%s: step size within 20 us (%.1f us vs %.1f us)", name,
-	   a.clk.step_ns / 1e3, tr.step / 1e3);
-	ok(a.run.tot.placed == m && a.run.tot.in_window_err == m,
-	   "%s: all %zu commands inside their host windows (%llu)", name, m,
-	   (unsigned long long)a.run.tot.in_window_err);
+	burst_checks(name, &a, &tr, m, first_new, "not a burst early");
 	hmb_live_free(&a);
 	free(bc);
 	free(v);

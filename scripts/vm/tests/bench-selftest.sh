@@ -10,7 +10,7 @@
 # Then: a guest that panics before it is ready is booted twice; a kernel
 # that dies in a suite is reported with its panic line and booted again only
 # for the TCG text-patching race (tcg_text_crash, checked on the console
-# excerpts in tests/consoles/ and on a suite that fakes its signature).
+# excerpts in tests/consoles/ and on two suites that fake its signature).
 # The fixtures' own TAP goes to a scratch directory, not build/test-results.
 set -u
 top=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -108,8 +108,14 @@ rc=$?
 check "race signature: fails (exit $rc) after exactly two boots" \
 	sh -c "[ $rc -ne 0 ] && [ \$(printf '%s' \"\$1\" | grep -c 'the TCG text-patching race; booting once more') -eq 1 ]" sh "$out"
 check "race signature: the TAP notes the first boot's crash and the retry" \
-	grep -q "^# note: the first boot failed (its kernel died while suite fakerace ran: int3 trap at sched_clock_cpu+0x9/0x190 in the kernel's own text" "$run/race/taps/vm-fakerace.tap"
+	grep -q "^# note: the first boot failed (its kernel crashed while suite fakerace ran: int3 trap at sched_clock_cpu+0x9/0x190 in the kernel's own text" "$run/race/taps/vm-fakerace.tap"
 check "race signature: the first boot's results and console are kept aside" \
 	sh -c "grep -q '^ok 1 - before the crash' '$run/race/results.failed/fakerace.tap' && grep -q 'Oops: int3' '$run/race/console.log.failed' && grep -q '^ok 1 - before the crash' '$run/race/results/fakerace.tap'"
+# The same signature with the guest alive and the suite failed: booted once
+# more too.
+out=$("$top/scripts/vm/vm-run" --run-dir "$run/oops" --tap-dir "$run/oops/taps" "$fx/fakeoops.sh" 2>&1)
+rc=$?
+check "race signature, guest alive, suite failed: fails (exit $rc) after exactly two boots, noted" \
+	sh -c "[ $rc -ne 0 ] && [ \$(printf '%s' \"\$1\" | grep -c 'the TCG text-patching race; booting once more') -eq 1 ] && grep -q '^# note: the first boot failed (its kernel crashed while suite fakeoops ran: int3 trap' '$run/oops/taps/vm-fakeoops.tap'" sh "$out"
 echo "1..$n"
 [ $failed -eq 0 ]

@@ -92,6 +92,9 @@ check "crash kind: a NULL dereference is not" other null-deref.txt
 check "crash kind: an int3 Oops after another crash is not" other int3-second.txt
 check "crash kind: a panic without an Oops (sysrq c) is not" other sysrq-crash.txt
 check "crash kind: a clean console is not" other clean.txt
+check "crash kind: 6.1's RCU stall of a vCPU looping on an int3 in __schedule (hmb-bench in a make check) is the race" race int3-stall-6.1.txt __schedule+0x1bc/0xa00
+check "crash kind: an RCU stall without an int3 trap is not" other stall-no-int3.txt
+check "crash kind: that stall with the module on the looping CPU's stack is not" other stall-int3-module.txt
 # A kernel that dies while a suite runs, of anything but that race: reported
 # with its panic line, not booted again.
 out=$("$top/scripts/vm/vm-run" --run-dir "$run/crash" --tap-dir "$run/crash/taps" "$fx/crash.sh" 2>&1)

@@ -103,6 +103,18 @@ check "kernel crash in a suite: it fails (exit $rc), booted once, not retried" \
 	sh -c "[ $rc -ne 0 ] && [ \$(printf '%s' \"\$1\" | grep -c 'booting (') -eq 1 ] && ! printf '%s' \"\$1\" | grep -q 'once more'" sh "$out"
 check "kernel crash in a suite: the result before it is kept, the TAP has the panic line" \
 	sh -c "grep -q '^ok 1 - before the crash' '$run/crash/taps/vm-crash.tap' && grep -q '^not ok - crash: did not finish: the guest stopped' '$run/crash/taps/vm-crash.tap' && grep -q '^# console: .*Kernel panic - not syncing: sysrq triggered crash' '$run/crash/taps/vm-crash.tap'"
+# '# vm-tcg-thread: single' (crash.sh): one host thread for the vCPUs, the
+# host's TSC rate still given; without it (the first boot) TCG's default.
+check "vm-tcg-thread: single: -accel tcg,thread=single, tsc_early_khz= still given" \
+	sh -c "grep -q \"'-accel' 'tcg,thread=single'\" '$run/crash/qemu-cmd' && grep -q 'tsc_early_khz=[0-9]' '$run/crash/qemu-cmd'"
+check "vm-tcg-thread: a boot without it runs TCG's default (-accel tcg)" \
+	grep -q "'-accel' 'tcg' " "$run/qemu-cmd"
+badsuite=$run/bad-thread.sh
+printf '#!/bin/sh\n# vm-tcg-thread: sometimes\necho 1..0\n' > "$badsuite"
+out=$("$top/scripts/vm/vm-run" --run-dir "$run/bad" --tap-dir "$run/bad/taps" "$badsuite" 2>&1)
+rc=$?
+check "vm-tcg-thread: another value is refused with its line, before any boot (exit $rc)" \
+	sh -c "[ $rc -ne 0 ] && printf '%s' \"\$1\" | grep -q 'bad-thread.sh line 2: vm-tcg-thread: single or multi' && [ ! -e '$run/bad' ]" sh "$out"
 # The race's signature on the console, then a panic: booted once more (the
 # suites run again from a fresh results share), once only, and both boots'
 # outcomes are in the TAP.

@@ -65,6 +65,12 @@ const volatile __s32 targ_opc = -1;	/* NVMe opcode (or REQ_OP) filter */
 const volatile __u32 targ_dev = 0;	/* block mode: dev_t filter, 0 = any */
 const volatile __u64 min_lat_ns = 0;	/* report only commands this slow */
 const volatile bool dump_records = false;	/* -w: every record to "rawrb" */
+/*
+ * Block mode: the request's own issue stamp (io_start_time_ns, which
+ * blk_mq_start_request sets right after block_rq_issue on a queue with
+ * I/O statistics) is the start time, and no program runs at issue.
+ */
+const volatile bool blk_kernel_stamp = false;
 
 /* Written by the agent while running. */
 struct hmb_clk clk = {};

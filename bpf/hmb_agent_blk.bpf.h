@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
  * hmb_agent_blk.bpf.h - the block-layer fallback (block_rq_issue ->
- * block_rq_complete, as biolatency).
+ * block_rq_complete, as biolatency; or, where the kernel stamps each
+ * request's issue time itself, block_rq_complete alone).
  * Part of hmb_agent.bpf.c (one BPF object), which includes it after its
  * maps and helpers; not a header of its own.
  */
@@ -73,18 +74,41 @@ static __always_inline int blk_issue(struct request *rq, bool btf)
 	return 0;
 }
 
+/*
+ * The request's issue time as the kernel stamped it (ktime_get_ns in
+ * blk_mq_start_request, on a queue with I/O statistics), 0 if it did not.
+ */
+static __always_inline __u64 rq_issue_stamp(struct request *rq, bool btf)
+{
+	return btf ? rq->io_start_time_ns : BPF_CORE_READ(rq, io_start_time_ns);
+}
+
 static __always_inline int blk_complete(struct request *rq, __u16 status,
 					bool btf)
 {
-	__u64 key = (__u64)rq, *tsp, now, delta;
+	__u64 key = (__u64)rq, *tsp = NULL, start, now, delta;
 	struct hmb_cmd_event *e;
 	__u32 op;
 
-	tsp = bpf_map_lookup_elem(&blk_start, &key);
-	if (!tsp)
-		return 0;	/* issued before we started, or filtered */
+	if (blk_kernel_stamp) {
+		if (!rq)
+			return 0;
+		if (targ_dev && rq_dev(rq, btf) != targ_dev)
+			return 0;
+		start = rq_issue_stamp(rq, btf);
+		if (!start) {
+			/* not issued, or its queue keeps no statistics */
+			count(HMB_C_HOST_NO_SUBMIT);
+			return 0;
+		}
+	} else {
+		tsp = bpf_map_lookup_elem(&blk_start, &key);
+		if (!tsp)
+			return 0;	/* issued before we started, or filtered */
+		start = *tsp;
+	}
 	now = bpf_ktime_get_ns();
-	delta = now - *tsp;
+	delta = now - start;
 	count(HMB_C_HOST_COMPLETE);
 	/* the request's operation only if filtered by it or sent */
 	if (targ_opc >= 0) {
@@ -108,7 +132,7 @@ static __always_inline int blk_complete(struct request *rq, __u16 status,
 	}
 	__builtin_memset(e, 0, sizeof(*e));
 	e->type = HMB_EV_CMD;
-	e->st.submit_ns = *tsp;
+	e->st.submit_ns = start;
 	e->st.complete_ns = now;
 	e->st.slba = btf ? rq->__sector : BPF_CORE_READ(rq, __sector);
 	e->st.nlb = btf ? rq->__data_len : BPF_CORE_READ(rq, __data_len);
@@ -119,7 +143,8 @@ static __always_inline int blk_complete(struct request *rq, __u16 status,
 	bpf_ringbuf_submit(e, 0);
 	count(HMB_C_CMD_EMITTED);
 out:
-	bpf_map_delete_elem(&blk_start, &key);
+	if (tsp)
+		bpf_map_delete_elem(&blk_start, &key);
 	return 0;
 }
 

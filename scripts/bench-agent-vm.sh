@@ -43,7 +43,7 @@ median_round() {
 	awk -v k="$1" '{ split($2, kv, "="); if (kv[1] == k) print kv[2], $1 }' "$res" |
 		sort -g | awk '{ r[NR] = $2 } END { if (!NR) exit 1; print r[int((NR + 1) / 2)] }'
 }
-mr=$(median_round ratio5) mb=$(median_round ratio_blk)
+mr=$(median_round ratio5) mb=$(median_round ratio_blk) mbb=$(median_round ratio_blkbpf)
 # get KEY [ROUND]: KEY of ROUND (default: the nvme + firmware median's);
 # each KEY: KEY of every round, comma-separated
 get() { awk -v k="$1" -v r="${2:-$mr}" '$1 == r { split($2, kv, "="); if (kv[1] == k) print kv[2] }' "$res"; }
@@ -84,9 +84,18 @@ Agent per command with five firmware records / biolatency per I/O:
 **$(get ratio5)** (goal <= 2.0; the boots: $(each ratio5)); with the records per
 command measured: $(get ratio_all).
 
-Block-layer fallback (\`-m block\`) next to biolatency, $(get blk_ios "$mb") I/Os:
+Block-layer fallback (\`-m block\`) next to biolatency, twice in each
+boot. As the agent chooses on this kernel (issue stamp: $(get blk_stamp "$mb");
+\`kernel\`: the request's own issue stamp, \`io_start_time_ns\`, so that no
+program runs at issue), $(get blk_ios "$mb") I/Os:
 agent $(get blk_agent_ns "$mb") ns per I/O, biolatency $(get blk_bio_ns "$mb") ns per I/O,
 **ratio $(get ratio_blk "$mb")** (goal <= 1.0; the boots: $(each ratio_blk)).
+With a program at \`block_rq_issue\` as biolatency's (\`--issue-stamp bpf\`, the
+agent's choice on kernels that stamp a request with its plug's cached
+time), $(get blkbpf_ios "$mbb") I/Os: agent $(get blkbpf_agent_ns "$mbb") ns per I/O, biolatency
+$(get blkbpf_bio_ns "$mbb") ns per I/O, ratio $(get ratio_blkbpf "$mbb") (the boots: $(each ratio_blkbpf)).
+In both, the two tools' histograms agree (the suite checks that no I/O
+is more than one slot away).
 
 Reproduce: \`HMB_BENCH_SECS=$secs HMB_BENCH_ROUNDS=$rounds scripts/bench-agent-vm.sh\` (or \`make bench\`).
 <!-- bench-agent-vm:end -->

@@ -65,6 +65,7 @@ static void usage(FILE *f)
 "                       [--min-latency USEC] [-N N] [-c OPC] [--per-command]\n"
 "                       [--dict FILE] [--ring-ctrl RING=CTRL]... [--fw-grace MS]\n"
 "                       [--clock-window N] [--ringbuf-mb MB] [-w FILE]\n"
+"                       [--issue-stamp auto|kernel|bpf]\n"
 "                       [--export URL [--export-hostname NAME]\n"
 "                       [--export-queue N] [--export-wait MS]] [-v]\n"
 "                       [interval] [count]\n"
@@ -76,7 +77,8 @@ static void usage(FILE *f)
 "controller, queue and full command id; estimates the firmware clock's\n"
 "offset and drift from the matched commands. Without the module it shows\n"
 "host-only latency from the NVMe tracepoints; without NVMe, from the block\n"
-"layer (block_rq_issue -> block_rq_complete, as biolatency).  Reports every\n"
+"layer (block_rq_issue -> block_rq_complete, as biolatency; where the kernel\n"
+"stamps each request at issue, block_rq_complete alone).  Reports every\n"
 "INTERVAL seconds, COUNT times (default: once, at Ctrl-C).\n"
 "\n"
 "Options:\n"
@@ -117,6 +119,12 @@ static void usage(FILE *f)
 "      --export-queue N   rows the export queue holds (default 65536)\n"
 "      --export-wait MS   at exit, how long to keep trying to send what is\n"
 "                         queued (default 10000)\n"
+"      --issue-stamp HOW  block mode's start time: kernel (the request's own\n"
+"                         issue stamp, io_start_time_ns: no program runs at\n"
+"                         issue), bpf (a program at block_rq_issue, as\n"
+"                         biolatency) or auto (default: kernel where the\n"
+"                         kernel stamps every request of the disks traced\n"
+"                         exactly at issue, else bpf; -v says why)\n"
 "  -v, --verbose          libbpf messages, every unmatched firmware record\n"
 "  -h, -?, --help         this help\n"
 "      --usage            the synopsis only\n"
@@ -191,6 +199,19 @@ static void ring_ctrl_arg(struct env *e, const char *arg)
 	e->ring_ctrl_set = true;
 }
 
+static void stamp_arg(struct env *e, const char *arg)
+{
+	if (!strcmp(arg, "auto"))
+		e->issue_stamp = STAMP_AUTO;
+	else if (!strcmp(arg, "kernel"))
+		e->issue_stamp = STAMP_KERNEL;
+	else if (!strcmp(arg, "bpf"))
+		e->issue_stamp = STAMP_BPF;
+	else
+		usage_error("invalid --issue-stamp '%s' (auto, kernel, bpf)",
+			    arg);
+}
+
 static void mode_arg(struct env *e, const char *arg)
 {
 	if (!strcmp(arg, "auto"))
@@ -206,7 +227,7 @@ static void mode_arg(struct env *e, const char *arg)
 enum {
 	OPT_MIN_LAT = 1000, OPT_DICT, OPT_RING_CTRL, OPT_GRACE, OPT_PER_CMD,
 	OPT_CLOCK_WINDOW, OPT_USAGE, OPT_RINGBUF, OPT_EXPORT, OPT_EXPORT_HOST,
-	OPT_EXPORT_QUEUE, OPT_EXPORT_WAIT,
+	OPT_EXPORT_QUEUE, OPT_EXPORT_WAIT, OPT_ISSUE_STAMP,
 };
 
 static const struct option long_opts[] = {
@@ -228,6 +249,7 @@ static const struct option long_opts[] = {
 	{ "export-hostname", required_argument, NULL, OPT_EXPORT_HOST },
 	{ "export-queue", required_argument, NULL, OPT_EXPORT_QUEUE },
 	{ "export-wait", required_argument, NULL, OPT_EXPORT_WAIT },
+	{ "issue-stamp", required_argument, NULL, OPT_ISSUE_STAMP },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "usage", no_argument, NULL, OPT_USAGE },
@@ -290,6 +312,7 @@ static bool option(struct env *e, int opt, const char *arg)
 							  "--export-wait",
 							  "milliseconds");
 		break;
+	case OPT_ISSUE_STAMP: stamp_arg(e, arg); break;
 	case 'v': e->verbose = true; break;
 	default: return false;
 	}
@@ -564,6 +587,35 @@ static int choose_disk_mode(bool *use_block)
 	return 0;
 }
 
+/*
+ * Block mode: the request's own issue stamp, or a program at
+ * block_rq_issue (as biolatency), per --issue-stamp.
+ */
+static int choose_stamp(void)
+{
+	const char *why = ag.env.issue_stamp == STAMP_BPF ? "--issue-stamp bpf" :
+			  kernel_issue_stamp(ag.devt);
+
+	ag.stamp_why = why ? why : "the kernel stamps each request at issue";
+	ag.kernel_stamp = !why;
+	if (ag.env.issue_stamp == STAMP_KERNEL && why) {
+		if (!strcmp(why, "struct request has no io_start_time_ns") ||
+		    !strcmp(why, "no kernel BTF")) {
+			fprintf(stderr, PROG ": --issue-stamp kernel: %s\n", why);
+			return -1;
+		}
+		fprintf(stderr, PROG ": --issue-stamp kernel, although %s: latencies may start early, and requests without a stamp are counted, not measured\n",
+			why);
+		ag.stamp_why = "--issue-stamp kernel";
+		ag.kernel_stamp = true;
+	}
+	if (ag.env.verbose)
+		fprintf(stderr, PROG ": block mode, issue time from %s: %s\n",
+			ag.kernel_stamp ? "the request's stamp" :
+			"a program at block_rq_issue", ag.stamp_why);
+	return 0;
+}
+
 /* NVMe (with or without firmware records) or the block layer, and why. */
 static int choose_mode(bool *use_btf)
 {
@@ -600,6 +652,8 @@ static int choose_mode(bool *use_btf)
 		ag.missing_msg = !have_nvme ?
 			"no NVMe tracepoints (nvme:nvme_setup_cmd: no NVMe driver on this kernel): host-only latency from the block layer (block_rq_issue -> block_rq_complete), no firmware phases" :
 			"block mode: host-only latency from the block layer, no firmware phases";
+		if (choose_stamp())
+			return -1;
 	}
 	(void)use_block;
 	ag.attach = *use_btf ? "tp_btf" : "raw_tp";
@@ -618,9 +672,11 @@ static void set_autoload(bool btf)
 	bpf_program__set_autoload(s->progs.nvme_setup_raw, nvme && !btf);
 	bpf_program__set_autoload(s->progs.nvme_complete_raw, nvme && !btf);
 	bpf_program__set_autoload(s->progs.hmb_record, nvme && ag.fw_on);
-	bpf_program__set_autoload(s->progs.blk_issue_btf, blk && btf);
+	bpf_program__set_autoload(s->progs.blk_issue_btf,
+				  blk && btf && !ag.kernel_stamp);
 	bpf_program__set_autoload(s->progs.blk_complete_btf, blk && btf);
-	bpf_program__set_autoload(s->progs.blk_issue_raw, blk && !btf);
+	bpf_program__set_autoload(s->progs.blk_issue_raw,
+				  blk && !btf && !ag.kernel_stamp);
 	bpf_program__set_autoload(s->progs.blk_complete_raw, blk && !btf);
 	bpf_program__set_autoload(s->progs.hmb_test_drive, false);
 }
@@ -668,6 +724,7 @@ static int load_bpf(bool btf)
 	ag.skel->rodata->targ_opc = ag.env.opcode;
 	ag.skel->rodata->targ_dev = ag.devt;
 	ag.skel->rodata->min_lat_ns = ag.env.min_lat_us * 1000;
+	ag.skel->rodata->blk_kernel_stamp = !ag.use_nvme && ag.kernel_stamp;
 	err = bpf_map__set_max_entries(ag.skel->maps.rb,
 				       ag.env.ringbuf_mb << 20);
 	if (err) {

@@ -28,6 +28,8 @@
 #define EXIT_USAGE	2
 
 enum mode { MODE_AUTO, MODE_NVME, MODE_BLOCK };
+/* Block mode's start time: auto, the request's own stamp, or a program */
+enum issue_stamp { STAMP_AUTO, STAMP_KERNEL, STAMP_BPF };
 
 /* The kernel bridge's loss counters the agent reports (bridge.c). */
 enum bridge_counter {
@@ -56,6 +58,7 @@ struct env {
 	unsigned int clock_window;
 	unsigned int ringbuf_mb;	/* BPF ring buffer, MiB */
 	const char *dump_path;		/* -w: firmware records to this dump */
+	enum issue_stamp issue_stamp;	/* --issue-stamp */
 	const char *export_url;		/* --export: the fleet store */
 	const char *export_host;
 	size_t export_queue;		/* rows */
@@ -84,6 +87,8 @@ struct agent {
 	const char *mode_name;
 	const char *attach;		/* "tp_btf" or "raw_tp" */
 	const char *missing_msg;
+	bool kernel_stamp;		/* block mode: no program at issue */
+	const char *stamp_why;		/* ... and why (not) */
 	bool fw_on, use_nvme;
 	int ctrl;
 	unsigned int nsid;
@@ -111,6 +116,12 @@ bool tp_exists(const char *cat, const char *ev);
 bool tp_btf_exists(const char *tp, const char *mod);
 int resolve_nvme(const char *dev, int *ctrl, unsigned int *nsid);
 int block_devt(const char *dev, __u32 *devt);
+/*
+ * Block mode: NULL if the kernel stamps each request's issue time itself,
+ * exactly (ktime_get_ns in blk_mq_start_request, not a plug's cached
+ * time), on the queue of @devt (0: every request-based disk); else why not.
+ */
+const char *kernel_issue_stamp(__u32 devt);
 
 /* agent.c */
 int handle_event(void *ctx, void *data, size_t len);	/* a BPF event */

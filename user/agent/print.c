@@ -161,6 +161,10 @@ void print_start(void)
 		if (ag.devt)
 			fprintf(ag.out, ", dev %u:%u", ag.devt >> 20,
 				ag.devt & 0xfffff);
+		if (!ag.use_nvme)
+			fprintf(ag.out, ", issue time: %s",
+				ag.kernel_stamp ? "the request's stamp" :
+				"block_rq_issue");
 		if (ag.fw_on) {
 			fprintf(ag.out, ", rings ->");
 			for (int i = 0; i < 4; i++)
@@ -177,6 +181,11 @@ void print_start(void)
 	hmb_json_kv_str(&ag.j, "type", "start");
 	hmb_json_kv_str(&ag.j, "mode", ag.mode_name);
 	hmb_json_kv_str(&ag.j, "attach", ag.attach);
+	if (!ag.use_nvme) {
+		hmb_json_kv_str(&ag.j, "issue_stamp",
+				ag.kernel_stamp ? "kernel" : "bpf");
+		hmb_json_kv_str(&ag.j, "issue_stamp_why", ag.stamp_why);
+	}
 	hmb_json_kv_bool(&ag.j, "firmware", ag.fw_on);
 	hmb_json_kv_str(&ag.j, "missing", ag.missing_msg);
 	hmb_json_kv_i64(&ag.j, "ctrl", ag.ctrl);

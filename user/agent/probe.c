@@ -3,6 +3,7 @@
  * probe.c - what the running kernel offers hmb-trace-agent: tracefs, the
  * tracepoints, their BTF, NVMe controllers and block devices.
  */
+#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -166,4 +167,86 @@ int block_devt(const char *dev, __u32 *devt)
 	}
 	*devt = (ma << 20) | mi;
 	return 0;
+}
+
+/* Has struct @st of @btf a member @m (at its top level)? */
+static bool btf_has_member(const struct btf *btf, const char *st,
+			   const char *m)
+{
+	int id = btf__find_by_name_kind(btf, st, BTF_KIND_STRUCT);
+	const struct btf_type *t;
+	const struct btf_member *mb;
+
+	if (id <= 0)
+		return false;
+	t = btf__type_by_id(btf, id);
+	mb = btf_members(t);
+	for (unsigned int i = 0; i < btf_vlen(t); i++, mb++) {
+		const char *n = btf__name_by_offset(btf, mb->name_off);
+
+		if (n && !strcmp(n, m))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Does the request queue at sysfs directory @dir (a disk's, or a
+ * partition's: its disk's) keep I/O statistics?  writeback throttling
+ * registers a statistics callback when it is set up, which keeps
+ * QUEUE_FLAG_STATS on; wbt_lat_usec > 0 says it is.  Without the file
+ * (bio-based devices, a kernel without CONFIG_BLK_WBT): not known.
+ */
+static bool queue_has_stats(const char *dir)
+{
+	char p[PATH_MAX];
+	unsigned int v;
+
+	snprintf(p, sizeof(p), "%s/partition", dir);
+	if (!access(p, F_OK))
+		snprintf(p, sizeof(p), "%s/../queue/wbt_lat_usec", dir);
+	else
+		snprintf(p, sizeof(p), "%s/queue/wbt_lat_usec", dir);
+	return !read_nums(p, &v, NULL) && v > 0;
+}
+
+const char *kernel_issue_stamp(__u32 devt)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	const char *why = NULL;
+	char p[PATH_MAX];
+	struct dirent *d;
+	DIR *dir;
+
+	if (!vmlinux)
+		return "no kernel BTF";
+	if (!btf_has_member(vmlinux, "request", "io_start_time_ns"))
+		why = "struct request has no io_start_time_ns";
+	else if (btf_has_member(vmlinux, "blk_plug", "cur_ktime"))
+		why = "the kernel stamps requests with its plug's cached time (blk_plug.cur_ktime), not at issue";
+	btf__free(vmlinux);
+	if (why)
+		return why;
+	if (devt) {
+		snprintf(p, sizeof(p), "/sys/dev/block/%u:%u", devt >> 20,
+			 devt & 0xfffff);
+		return queue_has_stats(p) ? NULL :
+		       "the disk's queue keeps no I/O statistics (queue/wbt_lat_usec 0 or missing)";
+	}
+	/* every request-based disk (those with an mq/ directory) */
+	dir = opendir("/sys/block");
+	if (!dir)
+		return "cannot list /sys/block";
+	while (!why && (d = readdir(dir))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "/sys/block/%s/mq", d->d_name);
+		if (access(p, F_OK))
+			continue;
+		snprintf(p, sizeof(p), "/sys/block/%s", d->d_name);
+		if (!queue_has_stats(p))
+			why = "a disk's queue keeps no I/O statistics (queue/wbt_lat_usec 0 or missing)";
+	}
+	closedir(dir);
+	return why;
 }

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # cli.sh AGENT: option checks of hmb-trace-agent (TAP).  Bad values exit 2
 # with a message naming the option; --ringbuf-mb sizes the BPF ring buffer
-# the running agent really has (its map fd's /proc fdinfo).  Needs root for
-# the last part (block mode: no NVMe or module needed).
+# the running agent really has (its map fd's /proc fdinfo); --issue-stamp
+# chooses block mode's programs (the prog ids of its fds).  Needs root
+# for the running parts (block mode: no NVMe or module needed).
 set -u
 agent=${1:?usage: cli.sh AGENT}
 n=0
@@ -48,4 +49,46 @@ check "the running agent's ring buffers: '$found' (2 MiB asked; -w's one page wi
 wait $apid
 rc=$?
 check "block-mode agent with --ringbuf-mb 2 exits 0 ($rc)" [ "$rc" = 0 ] || cat "$tmp/agent.err" | sed 's/^/# /'
+
+# --issue-stamp: bad values are refused; in block mode the start line says
+# which stamp ran, and with the request's own no program runs at issue
+for v in "" kern 1; do
+	"$agent" -m block --issue-stamp "$v" >/dev/null 2>"$tmp/err"
+	rc=$?
+	check "--issue-stamp '$v': exit 2, bad usage ($rc)" [ "$rc" = 2 ]
+	check "--issue-stamp '$v': the error names the option" grep -q -- "--issue-stamp '$v'" "$tmp/err"
+done
+check "--help lists --issue-stamp" sh -c "'$agent' --help | grep -q -- --issue-stamp"
+for v in bpf kernel auto; do
+	"$agent" -m block -j --issue-stamp "$v" >"$tmp/out" 2>"$tmp/agent.err" &
+	apid=$!
+	for _ in $(seq 100); do
+		grep -q '"type":"start"' "$tmp/out" && break
+		kill -0 $apid 2>/dev/null || break
+		sleep 0.1
+	done
+	# the agent's programs: the prog ids of its fds, by name
+	names=$(grep -h '^prog_id:' /proc/$apid/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u |
+		while read -r id; do bpftool prog show id "$id" 2>/dev/null |
+			awk '/^[0-9]+:/ { for (i = 1; i < NF; i++) if ($i == "name") print $(i + 1) }'; done)
+	issue=$(echo "$names" | grep -c '^blk_issue')
+	complete=$(echo "$names" | grep -c '^blk_complete')
+	kill -INT $apid
+	wait $apid
+	rc=$?
+	apid=
+	got=$(sed -n 's/.*"issue_stamp":"\([a-z]*\)".*/\1/p' "$tmp/out" | head -1)
+	why=$(sed -n 's/.*"issue_stamp_why":"\([^"]*\)".*/\1/p' "$tmp/out" | head -1)
+	check "--issue-stamp $v: exits 0 ($rc)" [ "$rc" = 0 ]
+	case $v in
+	auto) want=$got ;;
+	*) want=$v ;;
+	esac
+	check "--issue-stamp $v: the start line says '$got' ($why)" [ -n "$got" -a "$got" = "$want" -a -n "$why" ]
+	if [ "$got" = kernel ]; then
+		check "--issue-stamp $v: no program at issue, one at completion ($issue, $complete)" [ "$issue" = 0 -a "$complete" = 1 ]
+	else
+		check "--issue-stamp $v: a program at issue and one at completion ($issue, $complete)" [ "$issue" = 1 -a "$complete" = 1 ]
+	fi
+done
 echo "1..$n"

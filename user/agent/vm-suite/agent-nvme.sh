@@ -6,7 +6,9 @@
 # agent joins on (queue id, full 16-bit command id with its generation)
 # checked one by one against what QEMU's NVMe model says it received.
 # perf stat (armed before fio, scripts/vm/lib/perf.sh) counts the same
-# tracepoint alongside.
+# tracepoint alongside.  Then the block-layer fallback on the same disk:
+# the issue stamp its auto mode takes on this kernel (6.1: the request's
+# own; 6.12: a program at block_rq_issue), and every read measured.
 # vm-timeout: 400
 # vm-qemu-trace: yes
 set -u
@@ -117,4 +119,41 @@ tap_diag "perf stat nvme:nvme_setup_cmd: $ps; agent host_submit counter: $sub"
 losses=$(sed -n 's/.*"ringbuf_reserve_failed":\([0-9]*\).*/\1/p' "$R/agent.jsonl" | tail -1)
 [ "$losses" = 0 ] && tap_ok "no ring buffer reservation failed" ||
 	tap_fail "no ring buffer reservation failed" "$losses"
+
+# Block mode on this kernel: where does the start time come from?  6.1
+# stamps each request at issue (io_start_time_ns, the NVMe disk's queue
+# keeps statistics), so no program runs at issue; 6.9 and later stamp a
+# plugged request with the plug's cached time, so a program does.
+wbt=$(cat "/sys/block/${HMB_NVME_DEV#/dev/}/queue/wbt_lat_usec" 2>/dev/null || echo 0)
+case $(uname -r) in
+6.1.*) [ "$wbt" -gt 0 ] && want=kernel || want=bpf ;;
+*) want=bpf ;;
+esac
+"$AGENT" -d "${HMB_NVME_DEV#/dev/}" -m block -j -N 0 -o "$R/agent-blk.jsonl" \
+	2>"$R/agent-blk.err" &
+apid=$!
+i=0
+while [ $i -lt 200 ] && ! grep -q '"type":"start"' "$R/agent-blk.jsonl" 2>/dev/null; do
+	sleep 0.1; i=$((i + 1))
+done
+fio --name=blk --filename="$HMB_NVME_DEV" --direct=1 --ioengine=psync \
+	--rw=randread --bs=4k --size=64M --number_ios=2000 \
+	--output-format=terse >"$R/fio-blk.txt" 2>"$R/fio-blk.err" ||
+	tap_fail "fio for block mode" "$(cat "$R/fio-blk.err")"
+sleep 0.5
+kill -INT $apid
+wait $apid
+brc=$?
+stamp=$(sed -n 's/.*"issue_stamp":"\([a-z]*\)".*/\1/p' "$R/agent-blk.jsonl" | head -1)
+why=$(sed -n 's/.*"issue_stamp_why":"\([^"]*\)".*/\1/p' "$R/agent-blk.jsonl" | head -1)
+[ $brc = 0 ] && [ "$stamp" = "$want" ] &&
+	tap_ok "block mode on $(uname -r) (wbt_lat_usec $wbt): issue time from '$stamp' ($why)" ||
+	tap_fail "block mode's issue stamp on $(uname -r)" "want $want, got '$stamp' ($why), exit $brc: $(cat "$R/agent-blk.err")"
+hc=$(sed -n 's/.*"host_complete":\([0-9]*\).*/\1/p' "$R/agent-blk.jsonl" | tail -1)
+nosub=$(sed -n 's/.*"host_complete_without_submit":\([0-9]*\).*/\1/p' "$R/agent-blk.jsonl" | tail -1)
+hist=$(grep '"type":"summary"' "$R/agent-blk.jsonl" | sed 's/.*"host_total":\[\([^]]*\)\].*/\1/' |
+	tr '}' '\n' | sed -n 's/.*"count":\([0-9]*\).*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
+[ "${hc:-0}" -ge 2000 ] && [ "$nosub" = 0 ] && [ "$hist" = "$hc" ] &&
+	tap_ok "block mode measured fio's 2000 reads: host_complete $hc, histogram $hist, none without a start time" ||
+	tap_fail "block mode measured fio's reads" "host_complete '$hc' histogram '$hist' host_complete_without_submit '$nosub'"
 tap_done

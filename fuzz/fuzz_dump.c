@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * Dump reader: the input as a dump stream, read twice -- by the streaming
- * file reader (hmb_reader_open/next, refills across its 128 KiB buffer)
+ * file reader (hmb_reader_open/next, refills across its 256 KiB buffer)
  * and by the in-memory iterator (hmb_buf_iter) -- with sequence accounting
  * and the dictionary formatter on every data record.  Both readers must
  * agree record for record and fail at the same offset with the same code.

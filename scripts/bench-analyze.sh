@@ -14,8 +14,8 @@
 #   hmb-trace-analyze stats FILE > /dev/null
 #   hmb-trace-analyze decode FILE --format jsonl > /dev/null
 # so that the three see the same load on a shared machine; medians of wall
-# and CPU time (user + system, from wait4(): exact, not clock ticks) and the
-# largest peak RSS.  The "vs cat" ratios are cat's median over the
+# and CPU time (user + system, from wait4(): exact, not clock ticks; each
+# command started by posix_spawn), and its peak RSS under GNU time.  The "vs cat" ratios are cat's median over the
 # command's: >= 0.8 is the goal for stats (and peak RSS < 16 MiB).
 #
 # babeltrace2 (issue 13 item 3): 1 M records converted with convert --to ctf,
@@ -42,6 +42,7 @@ dir=${HMB_BENCH_DIR:-$top/build/bench}
 [ -x "$bin" ] || make -C "$top/user/analyze" all >&2
 [ -x "$sim" ] || make -C "$top/mock/hmb-fwsim" all >&2
 command -v babeltrace2 > /dev/null || "$top/scripts/deps.sh" test >&2
+[ -x /usr/bin/time ] || "$top/scripts/deps.sh" build >&2
 mkdir -p "$dir"
 
 # sim_dump FILE RECORDS MIX MAXREC: a dump of RECORDS records by hmb-fwsim
@@ -100,11 +101,13 @@ devnull = os.open(os.devnull, os.O_WRONLY)
 for _ in range(runs):
     for label, argv in cmds:
         t0 = time.monotonic_ns()
-        pid = os.fork()
-        if pid == 0:
-            os.dup2(devnull, 1)
-            os.dup2(devnull, 2)
-            os.execvp(argv[0], argv)
+        # posix_spawn (vfork), not fork: a forked child's CPU time holds
+        # the teardown of its copy of this Python's address space at exec
+        # (0.5 ms some days, 6.5 ms on others on this machine kind: it
+        # made /bin/true cost 8.4 ms instead of 1.9)
+        pid = os.posix_spawnp(argv[0], argv, os.environ, file_actions=[
+            (os.POSIX_SPAWN_DUP2, devnull, 1),
+            (os.POSIX_SPAWN_DUP2, devnull, 2)])
         _, status, ru = os.wait4(pid, 0)
         t1 = time.monotonic_ns()
         if status:
@@ -112,7 +115,20 @@ for _ in range(runs):
         r = res[label]
         r["wall"].append((t1 - t0) / 1e6)
         r["cpu"].append((ru.ru_utime + ru.ru_stime) * 1e3)
-        r["rss"] = max(r["rss"], ru.ru_maxrss)
+# Peak RSS: once each under GNU time (%M), a small C process.  The
+# kernel charges an exec'd child the peak RSS of the address space it
+# replaced, so a child of this Python reports Python's (10-13 MiB) for
+# any command; time's own is about 1 MiB (/bin/true under it: 1000 KiB).
+import tempfile
+for label, argv in cmds:
+    with tempfile.NamedTemporaryFile("r") as tf:
+        pid = os.posix_spawnp("/usr/bin/time", ["/usr/bin/time", "-f", "%M", "-o", tf.name] + argv,
+                              os.environ, file_actions=[(os.POSIX_SPAWN_DUP2, devnull, 1),
+                                                        (os.POSIX_SPAWN_DUP2, devnull, 2)])
+        _, status, _ = os.wait4(pid, 0)
+        if status:
+            sys.exit("bench-analyze: /usr/bin/time %s failed (status %d)" % (" ".join(argv), status))
+        res[label]["rss"] = int(tf.read().split()[-1])
 for label, _ in cmds:
     r = res[label]
     print(json.dumps({"label": label, "wall_ms": statistics.median(r["wall"]),
@@ -243,9 +259,12 @@ file: how the page cache holds a file moves cat's time by 2x or more).
 The machine is shared with
 other engineers' builds and VMs: load average $load_start at the start,
 $load_end at the end.  Medians of $runs rounds, each running the three
-commands back to back; CPU is user + system time of the process
-(wait4()), peak RSS the largest of the rounds.  "vs cat" is cat's median
-over the command's.
+commands back to back, each started by posix_spawn(); CPU is user +
+system time of the process (wait4()); peak RSS from one more run of each
+under GNU time (a child of the Python harness would report the harness's
+own 10-13 MiB: the kernel charges an exec'd process the peak of the
+address space it replaced).  "vs cat" is cat's median over the
+command's.
 
 $tables
 #### stats against babeltrace2 $bt2ver on the CTF conversion of $nctf records
@@ -268,7 +287,7 @@ How: \`stats\` runs its records through \`hmb_reader_acct()\` (libhmbtrace
 README), which maps the dump or reads it, window by window, whichever
 costs less CPU on the file at hand, and walks common records a few ns
 each (runs of one size stepped by that size, mixed sizes two chains at a
-time); \`decode\` formats every record and streams through a 128 KiB
+time); \`decode\` formats every record and streams through a 256 KiB
 read buffer.
 
 Reproduce: \`HMB_BENCH_FIXED_MIB=$fixed_mib HMB_BENCH_MIX_MIB=$mix_mib HMB_BENCH_RUNS=$runs HMB_BENCH_CTF_RUNS=$ctf_runs scripts/bench-analyze.sh\`

@@ -593,14 +593,14 @@ static int choose_disk_mode(bool *use_block)
  */
 static int choose_stamp(void)
 {
+	bool readable = false;
 	const char *why = ag.env.issue_stamp == STAMP_BPF ? "--issue-stamp bpf" :
-			  kernel_issue_stamp(ag.devt);
+			  kernel_issue_stamp(ag.devt, &readable);
 
 	ag.stamp_why = why ? why : "the kernel stamps each request at issue";
 	ag.kernel_stamp = !why;
 	if (ag.env.issue_stamp == STAMP_KERNEL && why) {
-		if (!strcmp(why, "struct request has no io_start_time_ns") ||
-		    !strcmp(why, "no kernel BTF")) {
+		if (!readable) {
 			fprintf(stderr, PROG ": --issue-stamp kernel: %s\n", why);
 			return -1;
 		}

@@ -120,8 +120,10 @@ int block_devt(const char *dev, __u32 *devt);
  * Block mode: NULL if the kernel stamps each request's issue time itself,
  * exactly (ktime_get_ns in blk_mq_start_request, not a plug's cached
  * time), on the queue of @devt (0: every request-based disk); else why not.
+ * *@readable: whether the programs can read the stamp at all (the field
+ * exists), exact or not.
  */
-const char *kernel_issue_stamp(__u32 devt);
+const char *kernel_issue_stamp(__u32 devt, bool *readable);
 
 /* agent.c */
 int handle_event(void *ctx, void *data, size_t len);	/* a BPF event */

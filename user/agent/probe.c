@@ -210,7 +210,7 @@ static bool queue_has_stats(const char *dir)
 	return !read_nums(p, &v, NULL) && v > 0;
 }
 
-const char *kernel_issue_stamp(__u32 devt)
+const char *kernel_issue_stamp(__u32 devt, bool *readable)
 {
 	struct btf *vmlinux = btf__load_vmlinux_btf();
 	const char *why = NULL;
@@ -218,11 +218,15 @@ const char *kernel_issue_stamp(__u32 devt)
 	struct dirent *d;
 	DIR *dir;
 
+	*readable = false;
 	if (!vmlinux)
 		return "no kernel BTF";
-	if (!btf_has_member(vmlinux, "request", "io_start_time_ns"))
-		why = "struct request has no io_start_time_ns";
-	else if (btf_has_member(vmlinux, "blk_plug", "cur_ktime"))
+	if (!btf_has_member(vmlinux, "request", "io_start_time_ns")) {
+		btf__free(vmlinux);
+		return "struct request has no io_start_time_ns";
+	}
+	*readable = true;
+	if (btf_has_member(vmlinux, "blk_plug", "cur_ktime"))
 		why = "the kernel stamps requests with its plug's cached time (blk_plug.cur_ktime), not at issue";
 	btf__free(vmlinux);
 	if (why)

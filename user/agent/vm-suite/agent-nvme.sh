@@ -14,20 +14,16 @@
 set -u
 . "$HMB_REPO/scripts/vm/lib/tap.sh"
 . "$HMB_REPO/scripts/vm/lib/perf.sh"
+. "$HMB_REPO/user/agent/vm-suite/lib/agent.sh"
 SECS=${HMB_AGENT_FIO_SECS:-3}
 R=$HMB_RESULTS
-AGENT=$HMB_BIN/hmb-trace-agent
 
 [ -x "$AGENT" ] || { tap_fail "hmb-trace-agent built" "$AGENT missing"; tap_done; }
 
 "$AGENT" -d "${HMB_NVME_DEV#/dev/}" -j --per-command -N 3 -o "$R/agent.jsonl" \
 	2>"$R/agent.err" &
 apid=$!
-i=0
-while [ $i -lt 200 ] && ! grep -q '"type":"start"' "$R/agent.jsonl" 2>/dev/null; do
-	sleep 0.1; i=$((i + 1))
-done
-if grep -q '"type":"start"' "$R/agent.jsonl" 2>/dev/null; then
+if agent_wait_start "$R/agent.jsonl"; then
 	tap_ok "agent attached: $(head -1 "$R/agent.jsonl" | cut -c1-160)"
 else
 	tap_fail "agent attached" "$(cat "$R/agent.err")"
@@ -132,10 +128,8 @@ esac
 "$AGENT" -d "${HMB_NVME_DEV#/dev/}" -m block -j -N 0 -o "$R/agent-blk.jsonl" \
 	2>"$R/agent-blk.err" &
 apid=$!
-i=0
-while [ $i -lt 200 ] && ! grep -q '"type":"start"' "$R/agent-blk.jsonl" 2>/dev/null; do
-	sleep 0.1; i=$((i + 1))
-done
+agent_wait_start "$R/agent-blk.jsonl" ||
+	tap_fail "block-mode agent attached" "$(cat "$R/agent-blk.err")"
 fio --name=blk --filename="$HMB_NVME_DEV" --direct=1 --ioengine=psync \
 	--rw=randread --bs=4k --size=64M --number_ios=2000 \
 	--output-format=terse >"$R/fio-blk.txt" 2>"$R/fio-blk.err" ||

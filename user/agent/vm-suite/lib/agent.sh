@@ -2,8 +2,20 @@
 # lib/agent.sh: what the live agent suites share (busybox sh; source it after
 # scripts/vm/lib/tap.sh).  agent-e2e.sh (firmware records from hmb-fwsim
 # through ivshmem) and kernel/vm-suite/hmb-agent.sh (from the HMB-capable
-# NVMe controller) hold the agent to the same thresholds with these.
+# NVMe controller) hold the agent to the same thresholds with these;
+# agent-nvme.sh (no firmware records) waits for its start line with
+# agent_wait_start.
 AGENT=$HMB_BIN/hmb-trace-agent
+
+# agent_wait_start OUT: until the agent's JSON lines in OUT hold its start
+# line (20 s); false if they do not
+agent_wait_start() {
+	_i=0
+	while [ $_i -lt 200 ] && ! grep -q '"type":"start"' "$1" 2>/dev/null; do
+		usleep 100000; _i=$((_i + 1))
+	done
+	grep -q '"type":"start"' "$1" 2>/dev/null
+}
 
 # agent_start OUT [AGENT ARGS...]: hmb-trace-agent on the NVMe disk, JSON
 # lines with per-command records into OUT; waits for its start line and
@@ -14,10 +26,7 @@ agent_start() {
 	"$AGENT" -d "${HMB_NVME_DEV#/dev/}" -j --per-command -o "$_out" "$@" \
 		2>"${_out%.jsonl}.err" &
 	AGENT_PID=$!
-	_i=0
-	while [ $_i -lt 200 ] && ! grep -q '"type":"start"' "$_out" 2>/dev/null; do
-		usleep 100000; _i=$((_i + 1))
-	done
+	agent_wait_start "$_out"
 	grep -q '"mode":"nvme+firmware"' "$_out" &&
 		tap_ok "agent attached with firmware records: $(head -1 "$_out" | cut -c1-120)" ||
 		{ tap_fail "agent in nvme+firmware mode" "$(cat "${_out%.jsonl}.err") $(head -1 "$_out")"; return 1; }

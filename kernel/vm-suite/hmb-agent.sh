@@ -12,8 +12,8 @@
 #     of the commands with every firmware event inside their host window;
 #   - the clock: drift within 10 % and the offset within 20 us of the truth
 #     (the controller's clocks read against CLOCK_MONOTONIC before and
-#     after, vm-nvme-hmb clock), the step's size within 20 us and placed at
-#     the very record the controller stepped at;
+#     after, vm-nvme-hmb clock), the step's size within the agent's bound
+#     and 50 us, placed at the very record the controller stepped at;
 #   - three controller resets during I/O with the bridge and the agent on:
 #     the bridge carries on across the 3 re-initialisations (bridge_epochs),
 #     every record the controller made is emitted or counted lost, the

@@ -110,13 +110,21 @@ agent_check_drift() {
 		tap_fail "drift recovered within 10 %" "$A_drift_ppm ppm vs $1 ppm"
 }
 
-# agent_check_step_size STEP_NS: the step's measured size within 20 us (a
-# +STEP_NS firmware clock lowers host - fw by STEP_NS)
+# agent_check_step_size STEP_NS: the step's measured size (a +STEP_NS
+# firmware clock lowers host - fw by STEP_NS) within the agent's own bound
+# (step_err_ns, the two sides' intersection half widths: what it tells its
+# user) and within 50 us.  Each side's offset is the middle of its
+# intersection, off by half the difference of the fastest submit->fetch and
+# cqe_posted->complete in it; under TCG those minima differ by tens of us
+# from one side to the other, and CI recorded a 21 us error with a 70 us
+# bound (docs/agent.md: up to 24 us on recorded runs).
 agent_check_step_size() {
 	awk -v s="$A_step_ns" -v w="$1" 'BEGIN { e = s + w; if (e < 0) e = -e; printf "%.0f\n", e
-		exit !(s != "" && e <= 20000) }' > "$HMB_RESULTS/step-err.txt" &&
-		tap_ok "offset step of $1 ns recovered within 20 us (agent: $A_step_ns ns, bound $A_step_err_ns ns; error $(cat "$HMB_RESULTS/step-err.txt") ns)" ||
-		tap_fail "offset step recovered within 20 us" "agent step_ns '$A_step_ns' (bound '$A_step_err_ns'), want -$1"
+		exit !(s != "" && e <= 50000) }' > "$HMB_RESULTS/step-err.txt" &&
+		awk -v e="$(cat "$HMB_RESULTS/step-err.txt")" -v b="$A_step_err_ns" \
+			'BEGIN { exit !(b != "" && e <= b + 0) }' &&
+		tap_ok "offset step of $1 ns recovered within the agent's bound and 50 us (agent: $A_step_ns ns, bound $A_step_err_ns ns; error $(cat "$HMB_RESULTS/step-err.txt") ns)" ||
+		tap_fail "offset step recovered within the agent's bound and 50 us" "agent step_ns '$A_step_ns' (bound '$A_step_err_ns'), want -$1"
 }
 
 # agent_check_step_seq WANT_SEQ: the step placed at exactly that record

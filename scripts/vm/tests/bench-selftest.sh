@@ -109,6 +109,13 @@ check "vm-tcg-thread: single: -accel tcg,thread=single, tsc_early_khz= still giv
 	sh -c "grep -q \"'-accel' 'tcg,thread=single'\" '$run/crash/qemu-cmd' && grep -q 'tsc_early_khz=[0-9]' '$run/crash/qemu-cmd'"
 check "vm-tcg-thread: a boot without it runs TCG's default (-accel tcg)" \
 	grep -q "'-accel' 'tcg' " "$run/qemu-cmd"
+# with one TCG thread the project's QEMU (patch 0003 keeps the guest's
+# barriers, scripts/vm/README.md), without it Debian's (HMB_VM_QEMU)
+pq=$("$top/scripts/vm/qemu/build-qemu" -p -q 2>/dev/null | tail -1)
+check "vm-tcg-thread: single boots the project's QEMU ($pq)" \
+	sh -c "[ -n '$pq' ] && grep -q \"^'$pq' \" '$run/crash/qemu-cmd'"
+check "vm-tcg-thread: a boot without it boots Debian's QEMU (${HMB_VM_QEMU:-qemu-system-x86_64})" \
+	grep -q "^'${HMB_VM_QEMU:-qemu-system-x86_64}' " "$run/qemu-cmd"
 badsuite=$run/bad-thread.sh
 printf '#!/bin/sh\n# vm-tcg-thread: sometimes\necho 1..0\n' > "$badsuite"
 out=$("$top/scripts/vm/vm-run" --run-dir "$run/bad" --tap-dir "$run/bad/taps" "$badsuite" 2>&1)

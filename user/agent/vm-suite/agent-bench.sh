@@ -33,9 +33,9 @@
 set -u
 . "$HMB_REPO/scripts/vm/lib/tap.sh"
 . "$HMB_REPO/kernel/tools/guest-lib.sh"
+. "$HMB_REPO/user/agent/vm-suite/lib/agent.sh"
 SECS=${HMB_AGENT_BENCH_SECS:-3}
 R=$HMB_RESULTS
-AGENT=$HMB_BIN/hmb-trace-agent
 DISK=${HMB_NVME_DEV#/dev/}
 STATS=/proc/sys/kernel/bpf_stats_enabled
 
@@ -71,15 +71,6 @@ progs() {
 # ids FILE: the ids in a progs file
 ids() { awk '{ print $1 }' "$1"; }
 
-# tool_wait FILE PATTERN: until FILE holds PATTERN (30 s)
-tool_wait() {
-	_i=0
-	while [ $_i -lt 300 ] && ! grep -q "$2" "$1" 2>/dev/null; do
-		usleep 100000; _i=$((_i + 1))
-	done
-	grep -q "$2" "$1" 2>/dev/null
-}
-
 # phase NAME AGENT-ARGS...: the agent (with AGENT-ARGS) and biolatency on
 # the NVMe disk through one fio run.  Leaves $R/NAME-delta.txt: "tool id
 # name run_time_ns run_cnt recursion_misses" over the fio window, tool
@@ -90,7 +81,7 @@ phase() {
 	progs "$R/$name-p0.txt"
 	"$AGENT" -d "$DISK" -j -N 0 -o "$R/agent-$name.jsonl" "$@" 1 2>"$R/agent-$name.err" &
 	apid=$!
-	tool_wait "$R/agent-$name.jsonl" '"type":"start"' ||
+	agent_wait_start "$R/agent-$name.jsonl" 30 ||
 		{ tap_fail "$name: the agent starts" "$(cat "$R/agent-$name.err")"; kill $apid; return 1; }
 	progs "$R/$name-p1.txt"
 	biolatency -d "$DISK" >"$R/bio-$name.out" 2>&1 &

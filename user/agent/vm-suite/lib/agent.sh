@@ -3,15 +3,15 @@
 # scripts/vm/lib/tap.sh).  agent-e2e.sh (firmware records from hmb-fwsim
 # through ivshmem) and kernel/vm-suite/hmb-agent.sh (from the HMB-capable
 # NVMe controller) hold the agent to the same thresholds with these;
-# agent-nvme.sh (no firmware records) waits for its start line with
-# agent_wait_start.
+# agent-nvme.sh (no firmware records) and agent-bench.sh wait for its start
+# line with agent_wait_start.
 AGENT=$HMB_BIN/hmb-trace-agent
 
-# agent_wait_start OUT: until the agent's JSON lines in OUT hold its start
-# line (20 s); false if they do not
+# agent_wait_start OUT [SECS]: until the agent's JSON lines in OUT hold its
+# start line (SECS, default 20); false if they do not
 agent_wait_start() {
 	_i=0
-	while [ $_i -lt 200 ] && ! grep -q '"type":"start"' "$1" 2>/dev/null; do
+	while [ $_i -lt $((${2:-20} * 10)) ] && ! grep -q '"type":"start"' "$1" 2>/dev/null; do
 		usleep 100000; _i=$((_i + 1))
 	done
 	grep -q '"type":"start"' "$1" 2>/dev/null

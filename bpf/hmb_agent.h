@@ -103,10 +103,60 @@ struct hmb_cmd_key {
  */
 #define HMB_MAX_WAIT		32
 
+/*
+ * Map "kseq": the index of full command ids, an array of slots claimed in
+ * place (no hash lookup, no insert, no delete by the programs).  The entry
+ * of key @k sits in the first slot that was claimable when @k was first
+ * submitted among hmb_slot_home(@k) and the HMB_KSEQ_PROBE - 1 after it
+ * (modulo the size, the program's kseq_mask + 1).  Its tag:
+ *  - 0: never used; a lookup stops there (the entry it looks for would
+ *    sit before it);
+ *  - hmb_kseq_tag(@k): the entry of @k;
+ *  - that with HMB_KSEQ_DEAD: taken out by the agent's sweep (the id had
+ *    no command left), to be freed at its next sweep; lookups still find
+ *    it (first and next are still the id's own), and a submission of the
+ *    id, or one that raced the sweep, turns it back by one
+ *    compare-and-swap;
+ *  - HMB_KSEQ_DEAD alone: being emptied by the sweep;
+ *  - HMB_KSEQ_REUSE: emptied (first = next = 0) at a later sweep than the
+ *    one that took it out, so that no program still holds it (a program
+ *    runs for microseconds, the sweeps are 250 ms apart); claimable.
+ * Tags change only by compare-and-swap, or a store by the one who made a
+ * slot HMB_KSEQ_DEAD alone.
+ */
+#define HMB_KSEQ_SLOTS		262144	/* a power of 2 */
+#define HMB_KSEQ_PROBE		32
+#define HMB_KSEQ_DEAD		(1ULL << 63)
+#define HMB_KSEQ_REUSE		(1ULL << 62)
+
 struct hmb_kseq {
+	__u64 tag;
 	__u32 first;
 	__u32 next;
 };
+
+/*
+ * The tag of key @k's entry in "kseq": never 0, the top two bits clear
+ * (controller instances modulo 2^29, as hmb_slot_tag() takes them modulo
+ * 2^14).
+ */
+static inline __u64 hmb_kseq_tag(const struct hmb_cmd_key *k)
+{
+	return (__u64)((k->ctrl & 0x1fffffff) + 1) << 32 |
+	       (__u32)k->qid << 16 | k->cid;
+}
+
+/* The key of a "kseq" entry's tag (HMB_KSEQ_DEAD ignored). */
+static inline struct hmb_cmd_key hmb_kseq_key(__u64 tag)
+{
+	struct hmb_cmd_key k = {
+		.ctrl = (__u32)((tag >> 32) & 0x3fffffff) - 1,
+		.qid = (__u16)(tag >> 16),
+		.cid = (__u16)tag,
+	};
+
+	return k;
+}
 
 /* Map "ring_seq": the next seq expected from each ring. */
 struct hmb_ring_seq {

@@ -281,7 +281,7 @@ static __always_inline void join_fw(__u32 ring,
 	key.qid = sqid;
 	key.cid = cid;
 	/* Candidates, oldest first; the one in flight is the newest. */
-	ks = bpf_map_lookup_elem(&kseq, &key);
+	ks = kseq_find(&key);
 	first = ks ? READ_ONCE(ks->first) : 0;
 	/* next read after first: first never passes it */
 	nwait = ks ? READ_ONCE(ks->next) - first : 0;

@@ -112,19 +112,21 @@ static __always_inline void kseq_advance(struct hmb_cmd_key *key,
 }
 
 /*
- * The agent's sweep deleted the index entry of @key (kseq_epoch moved)
- * while this submission added a command to it through the pointer it had
- * looked up before: put it back, holding that command, unless there is one
- * again.  The sweep checks for such a command after its delete too, so
- * whichever of the two comes last sees the other's write.
+ * The agent's sweep took the index entry @ks of @key out (kseq_epoch
+ * moved) while this submission added a command to it through the pointer
+ * it had looked up before: turn it back (its first and next are the id's
+ * own).  The sweep checks for such a command after taking an entry out
+ * too (it reads next after marking the tag, this reads the tag after
+ * moving next, both by full barriers), so whichever of the two comes last
+ * sees the other's write; both turn it back by the same compare-and-swap.
+ * Meanwhile lookups still find it: a taken-out entry is only not claimed.
  */
 static __always_inline void kseq_restore(struct hmb_cmd_key *key,
-					 struct hmb_kseq *old)
+					 struct hmb_kseq *ks)
 {
-	struct hmb_kseq back = { .first = old->first, .next = old->next };
+	__u64 tag = hmb_kseq_tag(key);
 
-	if (back.first != back.next)
-		bpf_map_update_elem(&kseq, key, &back, BPF_NOEXIST);
+	__sync_val_compare_and_swap(&ks->tag, tag | HMB_KSEQ_DEAD, tag);
 }
 
 /*
@@ -152,7 +154,7 @@ static __always_inline void finish(struct hmb_cmd_key *key,
 	__u32 n = s->n;	/* before the slot is freed */
 
 	cmd_report(key, s);
-	ks = bpf_map_lookup_elem(&kseq, key);
+	ks = kseq_find(key);
 	if (ks)
 		kseq_advance(key, ks, n);
 }
@@ -200,6 +202,7 @@ static __always_inline void join_setup(struct hmb_cmd_key *key,
 	struct hmb_cmd_slot *old, *s;
 	struct hmb_kseq *ks;
 	__u32 epoch = READ_ONCE(kseq_epoch), f, n;
+	__u64 tag = hmb_kseq_tag(key);
 
 	if ((targ_nsid && st->nsid != targ_nsid) ||
 	    (targ_opc >= 0 && st->opc != (__u8)targ_opc))
@@ -208,12 +211,14 @@ static __always_inline void join_setup(struct hmb_cmd_key *key,
 		st->flags |= HMB_CF_HOST_ONLY;
 	st->gaps0 = gaps_of(key->ctrl);
 	count(HMB_C_HOST_SUBMIT);
-	ks = bpf_map_lookup_elem(&kseq, key);
+	ks = kseq_find(key);
+	if (ks && READ_ONCE(ks->tag) != tag &&
+	    __sync_val_compare_and_swap(&ks->tag, tag | HMB_KSEQ_DEAD, tag) !=
+	    (tag | HMB_KSEQ_DEAD) && READ_ONCE(ks->tag) != tag)
+		ks = NULL;	/* its slot is being freed: a new one */
 	if (!ks) {
-		struct hmb_kseq z = {};
-
-		bpf_map_update_elem(&kseq, key, &z, BPF_NOEXIST);
-		ks = bpf_map_lookup_elem(&kseq, key);
+		ks = kseq_at(kseq_slot_claim(key->ctrl,
+					     (__u32)key->qid << 16 | key->cid));
 		if (!ks) {
 			/* no room to index a new command id: not tracked */
 			count(HMB_C_DONE_FULL);
@@ -254,9 +259,8 @@ static __always_inline void join_setup(struct hmb_cmd_key *key,
 	/* published: lookups find it from here on */
 	__sync_lock_test_and_set(&s->tag, hmb_slot_tag(key, n));
 	__sync_fetch_and_add(&ks->next, 1);
-	/* the agent's sweep may have deleted the entry meanwhile */
-	if (((epoch & 1) || READ_ONCE(kseq_epoch) != epoch) &&
-	    bpf_map_lookup_elem(&kseq, key) != ks)
+	/* the agent's sweep may have taken the entry out meanwhile */
+	if ((epoch & 1) || READ_ONCE(kseq_epoch) != epoch)
 		kseq_restore(key, ks);
 }
 
@@ -302,7 +306,7 @@ static __always_inline void join_complete(struct hmb_cmd_key *key,
 	__u32 old;
 
 	count(HMB_C_HOST_COMPLETE);
-	ks = bpf_map_lookup_elem(&kseq, key);
+	ks = kseq_find(key);
 	if (ks && ks->next != ks->first)
 		/* the one in flight is the newest submission of the key */
 		s = cmd_find(key, ks->next - 1);

@@ -752,13 +752,8 @@ static int load_bpf(bool btf)
 		return -1;
 	if (ag.use_nvme) {
 		map_rings();
-		/* the sweep reads and takes commands out of it in place */
-		ag.cmd_slots = hmb_cmds_map(bpf_map__fd(ag.skel->maps.cmds));
-		if (!ag.cmd_slots) {
-			fprintf(stderr, PROG ": cannot map the BPF map cmds: %s\n",
-				strerror(errno));
+		if (map_join_maps())
 			return -1;
-		}
 	}
 	/*
 	 * Block mode with --top 0 and no --min-latency, --per-command or
@@ -941,7 +936,7 @@ static int finish(int err)
 		err = -EIO;
 	export_stop(0);
 	export_free();
-	hmb_cmds_unmap(ag.cmd_slots);
+	unmap_join_maps();
 	hmb_agent__destroy(ag.skel);
 	hmb_live_free(&ag.live);
 	hmb_dict_free(ag.dict);

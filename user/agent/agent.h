@@ -98,6 +98,11 @@ struct agent {
 	struct hmb_sweep_ids ids_swept;
 	/* the program's command table "cmds", mapped (sweep.c) */
 	struct hmb_cmd_slot *cmd_slots;
+	/* its command-id index "kseq", mapped; entries taken out, unfreed */
+	struct hmb_kseq *kseq_idx;
+	unsigned int kseq_slots;
+	bool kseq_dead;
+	uint64_t kseq_full_seen;	/* HMB_C_DONE_FULL at the last sweep */
 	struct hmb_log2_hist bpf_hist_run[HMB_H_COUNT];
 	struct agent_dump dump;
 	/* bridge.c: the rings' sysfs counters when the programs attached */
@@ -133,6 +138,8 @@ unsigned int ring_ctrl_of(unsigned int ring);
 
 /* mapsweep.c: the join's maps kept (@all: everything left, at exit) */
 void sweep(bool all);
+int map_join_maps(void);
+void unmap_join_maps(void);
 
 /* bridge.c: the kernel bridge's losses on the agent's rings */
 const char *bridge_counter_name(int i);

@@ -5,6 +5,10 @@
  * of "cmds" and reported, and, when the command-id index fills up, its
  * ids with no command left (sweep.c's hmb_sweep_stale_ids()).
  */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -12,32 +16,69 @@
 #include "hmb_agent.skel.h"
 
 /*
+ * The program's command table "cmds" and command-id index "kseq" mapped
+ * into the agent: the sweep reads them and takes entries out in place.
+ * -1 (said) if either cannot be.
+ */
+int map_join_maps(void)
+{
+	ag.cmd_slots = hmb_cmds_map(bpf_map__fd(ag.skel->maps.cmds));
+	if (!ag.cmd_slots) {
+		fprintf(stderr, PROG ": cannot map the BPF map cmds: %s\n",
+			strerror(errno));
+		return -1;
+	}
+	ag.kseq_slots = bpf_map__max_entries(ag.skel->maps.kseq);
+	ag.kseq_idx = hmb_kseq_map(bpf_map__fd(ag.skel->maps.kseq),
+				   ag.kseq_slots);
+	if (!ag.kseq_idx) {
+		fprintf(stderr, PROG ": cannot map the BPF map kseq: %s\n",
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+void unmap_join_maps(void)
+{
+	hmb_cmds_unmap(ag.cmd_slots);
+	hmb_kseq_unmap(ag.kseq_idx, ag.kseq_slots);
+	ag.cmd_slots = NULL;
+	ag.kseq_idx = NULL;
+}
+
+/*
  * The program keeps an entry per full command id it has seen in "kseq"
- * (never deleting one under another CPU's pointer, see the map).  Only
- * when the index is three quarters full (many queues) does the sweep
- * delete the ids with no command left, bumping kseq_epoch around it so
- * that a submission racing a delete re-checks its entry.
+ * (never taking one out under another CPU's pointer, see the map).  Only
+ * when the index fills up (many queues: half its slots used, or a new id
+ * found its probe run full since the last sweep) does the sweep take out
+ * the ids with no command left, bumping kseq_epoch around it so that a
+ * submission racing it re-checks its entry; their slots are freed at the
+ * next sweep, when no program can still hold them.
  */
 static void sweep_ids(void)
 {
-	struct bpf_map *m = ag.skel->maps.kseq;
-	unsigned int max = bpf_map__max_entries(m);
 	volatile __u32 *epoch = &ag.skel->bss->kseq_epoch;
 	uint64_t c[HMB_C_COUNT], live;
 	struct hmb_sweep_ids ids;
-	int err;
 
+	if (!ag.kseq_idx)
+		return;
+	if (ag.kseq_dead) {
+		hmb_kseq_free_dead(ag.kseq_idx, ag.kseq_slots, ag.cmd_slots);
+		ag.kseq_dead = false;
+	}
 	read_counters(c);
 	live = c[HMB_C_IDS_NEW] - ag.ids_swept.removed + ag.ids_swept.restored;
-	if (live < (uint64_t)max / 4 * 3)
+	if (live < ag.kseq_slots / 2 && c[HMB_C_DONE_FULL] == ag.kseq_full_seen)
 		return;
+	ag.kseq_full_seen = c[HMB_C_DONE_FULL];
 	__atomic_add_fetch(epoch, 1, __ATOMIC_SEQ_CST);		/* odd */
-	err = hmb_sweep_stale_ids(bpf_map__fd(m), ag.cmd_slots, max, &ids);
+	hmb_sweep_stale_ids(ag.kseq_idx, ag.kseq_slots, ag.cmd_slots, &ids);
 	__atomic_add_fetch(epoch, 1, __ATOMIC_SEQ_CST);		/* even */
-	if (!err) {
-		ag.ids_swept.removed += ids.removed;
-		ag.ids_swept.restored += ids.restored;
-	}
+	ag.ids_swept.removed += ids.removed;
+	ag.ids_swept.restored += ids.restored;
+	ag.kseq_dead = ids.removed > 0;
 }
 
 /*
@@ -50,9 +91,9 @@ void sweep(bool all)
 	uint64_t now = mono_ns(), grace = (uint64_t)ag.env.grace_ms * 1000000;
 	struct hmb_cmd_event ev;
 
-	if (!ag.fw_on || !ag.cmd_slots)
+	if (!ag.cmd_slots)
 		return;
-	for (unsigned int i = 0; i < HMB_CMD_SLOTS; i++) {
+	for (unsigned int i = 0; ag.fw_on && i < HMB_CMD_SLOTS; i++) {
 		struct hmb_cmd_slot *s = &ag.cmd_slots[i];
 		__u64 tag = __atomic_load_n(&s->tag, __ATOMIC_ACQUIRE), sub, cpl;
 

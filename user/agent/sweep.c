@@ -4,16 +4,17 @@
  * table "cmds" mapped into the agent (commands taken out of it), and stale
  * entries of the command-id index "kseq".
  *
- * The programs never delete a kseq entry (a deleted hash element may be
- * reused at once under another CPU's pointer, see the map's comment in
+ * The programs never take a kseq entry out (a slot freed at once may be
+ * claimed again under another CPU's pointer, see the map's comment in
  * hmb_agent.bpf.c), so ids accumulate: at most 16 x the queue depth per
  * queue, but with many queues enough to fill the index, after which every
- * new id is refused (HMB_C_DONE_FULL).  When the index is three quarters
- * full the agent deletes here the ids with no command left.  A program
- * may submit a command of the same id while its entry is deleted: the
- * program re-checks its entry when kseq_epoch moved and puts it back, and
- * the delete here is followed by the same check, so whichever comes last
- * sees the other's command.
+ * new id is refused (HMB_C_DONE_FULL).  When the index fills up the agent
+ * takes out here the ids with no command left (their tags marked
+ * HMB_KSEQ_DEAD), and frees their slots at its next sweep.  A program may
+ * submit a command of the same id while its entry is taken out: the
+ * program re-checks its entry when kseq_epoch moved and turns it back,
+ * and the take-out here is followed by the same check, so whichever comes
+ * last sees the other's command.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -26,11 +27,6 @@
 
 #include "hmb_agent.h"
 #include "sweep.h"
-
-struct stale {
-	struct hmb_cmd_key key;
-	struct hmb_kseq ks;
-};
 
 static size_t cmds_bytes(void)
 {
@@ -97,61 +93,129 @@ int hmb_cmd_take(struct hmb_cmd_slot *s, __u64 tag, struct hmb_cmd_event *ev)
 
 /* Does "cmds" still hold a command of @key numbered in [first, next)? */
 static int has_cmds(struct hmb_cmd_slot *slots, const struct hmb_cmd_key *key,
-		    const struct hmb_kseq *ks)
+		    __u32 first, __u32 next)
 {
-	__u32 n, span = ks->next - ks->first;
+	__u32 n, span = next - first;
 
 	/* The program keeps at most HMB_MAX_WAIT per id; more is not stale. */
 	if (span > 2 * HMB_MAX_WAIT)
 		return 1;
 	for (n = 0; n < span; n++)
-		if (hmb_cmd_find(slots, key, ks->first + n))
+		if (hmb_cmd_find(slots, key, first + n))
 			return 1;
 	return 0;
 }
 
-int hmb_sweep_stale_ids(int kseq_fd, struct hmb_cmd_slot *slots,
-			unsigned int max, struct hmb_sweep_ids *res)
+static size_t kseq_bytes(unsigned int nslots)
 {
-	struct hmb_cmd_key key, next, *prev = NULL;
-	struct stale *list;
-	size_t n = 0, i;
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 
-	memset(res, 0, sizeof(*res));
-	list = calloc(max ? max : 1, sizeof(*list));
-	if (!list)
-		return -ENOMEM;
-	/* Collect first: deleting while walking restarts the walk. */
-	while (n < max && !bpf_map_get_next_key(kseq_fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		res->seen++;
-		if (bpf_map_lookup_elem(kseq_fd, &key, &list[n].ks))
-			continue;
-		list[n].key = key;
-		if (!has_cmds(slots, &key, &list[n].ks))
-			n++;
+	return (sizeof(struct hmb_kseq) * nslots + pg - 1) / pg * pg;
+}
+
+struct hmb_kseq *hmb_kseq_map(int kseq_fd, unsigned int nslots)
+{
+	void *p = mmap(NULL, kseq_bytes(nslots), PROT_READ | PROT_WRITE,
+		       MAP_SHARED, kseq_fd, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void hmb_kseq_unmap(struct hmb_kseq *idx, unsigned int nslots)
+{
+	if (idx)
+		munmap(idx, kseq_bytes(nslots));
+}
+
+struct hmb_kseq *hmb_kseq_find(struct hmb_kseq *idx, unsigned int nslots,
+			       const struct hmb_cmd_key *k)
+{
+	__u64 tag = hmb_kseq_tag(k);
+	__u32 h = hmb_slot_home(k);
+
+	for (int p = 0; p < HMB_KSEQ_PROBE; p++) {
+		struct hmb_kseq *e = &idx[(h + (__u32)p) & (nslots - 1)];
+		__u64 t = __atomic_load_n(&e->tag, __ATOMIC_ACQUIRE);
+
+		if ((t & ~HMB_KSEQ_DEAD) == tag)
+			return e;
+		if (!t)
+			return NULL;
 	}
-	for (i = 0; i < n; i++) {
-		__u32 next = list[i].ks.next;
-		struct hmb_kseq now;
+	return NULL;
+}
 
-		/* Skip an id that was used again since it was looked at. */
-		if (bpf_map_lookup_elem(kseq_fd, &list[i].key, &now) ||
-		    now.first != list[i].ks.first || now.next != list[i].ks.next)
+unsigned long hmb_kseq_free_dead(struct hmb_kseq *idx, unsigned int nslots,
+				 struct hmb_cmd_slot *slots)
+{
+	unsigned long freed = 0;
+
+	for (unsigned int i = 0; i < nslots; i++) {
+		struct hmb_kseq *e = &idx[i];
+		__u64 t = __atomic_load_n(&e->tag, __ATOMIC_ACQUIRE);
+		struct hmb_cmd_key key = hmb_kseq_key(t);
+
+		/* Taken out, unless its id was used again since. */
+		if (!(t & HMB_KSEQ_DEAD) || t == HMB_KSEQ_DEAD)
 			continue;
-		if (bpf_map_delete_elem(kseq_fd, &list[i].key))
+		if (has_cmds(slots, &key, __atomic_load_n(&e->first, __ATOMIC_ACQUIRE),
+			     __atomic_load_n(&e->next, __ATOMIC_ACQUIRE) + 1)) {
+			__atomic_compare_exchange_n(&e->tag, &t, t & ~HMB_KSEQ_DEAD,
+						    false, __ATOMIC_SEQ_CST,
+						    __ATOMIC_SEQ_CST);
+			continue;
+		}
+		/* Lookups no longer find it; a submission turning it back fails. */
+		if (!__atomic_compare_exchange_n(&e->tag, &t, HMB_KSEQ_DEAD,
+						 false, __ATOMIC_SEQ_CST,
+						 __ATOMIC_SEQ_CST))
+			continue;
+		__atomic_store_n(&e->first, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&e->next, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&e->tag, HMB_KSEQ_REUSE, __ATOMIC_RELEASE);
+		freed++;
+	}
+	return freed;
+}
+
+int hmb_sweep_stale_ids(struct hmb_kseq *idx, unsigned int nslots,
+			struct hmb_cmd_slot *slots, struct hmb_sweep_ids *res)
+{
+	memset(res, 0, sizeof(*res));
+	for (unsigned int i = 0; i < nslots; i++) {
+		struct hmb_kseq *e = &idx[i];
+		__u64 t = __atomic_load_n(&e->tag, __ATOMIC_ACQUIRE);
+		struct hmb_cmd_key key;
+		__u32 first, next;
+
+		if (!t || (t & (HMB_KSEQ_DEAD | HMB_KSEQ_REUSE)))
+			continue;
+		res->seen++;
+		key = hmb_kseq_key(t);
+		first = __atomic_load_n(&e->first, __ATOMIC_ACQUIRE);
+		next = __atomic_load_n(&e->next, __ATOMIC_ACQUIRE);
+		if (has_cmds(slots, &key, first, next))
+			continue;
+		/* No submission claims it now; lookups still find it. */
+		if (!__atomic_compare_exchange_n(&e->tag, &t, t | HMB_KSEQ_DEAD,
+						 false, __ATOMIC_SEQ_CST,
+						 __ATOMIC_SEQ_CST))
 			continue;
 		res->removed++;
-		/* A submission that raced the delete: index it again. */
-		if (hmb_cmd_find(slots, &list[i].key, next)) {
-			struct hmb_kseq back = { .first = next, .next = next + 1 };
+		/*
+		 * A submission that raced it: its command is (key, next) and
+		 * it moved next; it turns the entry back itself when it sees
+		 * kseq_epoch move, and so does this, whichever comes last.
+		 */
+		if (__atomic_load_n(&e->next, __ATOMIC_SEQ_CST) != next ||
+		    hmb_cmd_find(slots, &key, next)) {
+			__u64 dead = t | HMB_KSEQ_DEAD;
 
-			if (!bpf_map_update_elem(kseq_fd, &list[i].key, &back,
-						 BPF_NOEXIST))
+			if (__atomic_compare_exchange_n(&e->tag, &dead, t, false,
+							__ATOMIC_SEQ_CST,
+							__ATOMIC_SEQ_CST))
 				res->restored++;
 		}
 	}
-	free(list);
 	return 0;
 }

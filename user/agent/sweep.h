@@ -29,12 +29,25 @@ struct hmb_cmd_slot *hmb_cmd_find(struct hmb_cmd_slot *slots,
  */
 int hmb_cmd_take(struct hmb_cmd_slot *s, __u64 tag, struct hmb_cmd_event *ev);
 
+/*
+ * The BPF map "kseq" (fd @kseq_fd, an array of @nslots struct hmb_kseq,
+ * a power of 2) mapped into this process, read and write; NULL with errno
+ * set when it cannot be.  hmb_kseq_unmap() undoes it.
+ */
+struct hmb_kseq *hmb_kseq_map(int kseq_fd, unsigned int nslots);
+void hmb_kseq_unmap(struct hmb_kseq *idx, unsigned int nslots);
+
+/* Key @k's entry in the mapped "kseq" @idx, or NULL (as the program). */
+struct hmb_kseq *hmb_kseq_find(struct hmb_kseq *idx, unsigned int nslots,
+			       const struct hmb_cmd_key *k);
+
 /**
  * struct hmb_sweep_ids - what hmb_sweep_stale_ids() did.
  * @seen: entries of "kseq" looked at.
- * @removed: stale entries deleted (none of their commands left in "cmds").
- * @restored: entries put back because a command of that id was submitted
- *	while the entry was being deleted.
+ * @removed: stale entries taken out (none of their commands left in
+ *	"cmds").
+ * @restored: entries turned back because a command of that id was
+ *	submitted while the entry was being taken out.
  */
 struct hmb_sweep_ids {
 	unsigned long seen;
@@ -43,15 +56,27 @@ struct hmb_sweep_ids {
 };
 
 /*
- * Delete the entries of the BPF map "kseq" (fd @kseq_fd, at most @max
- * entries) none of whose commands [first, next) is still in "cmds"
- * (mapped at @slots).  The programs never delete an entry, so without this the
- * index of command ids fills up for good once enough distinct ids
- * (queues x command ids) have been used; the agent calls it when the
- * index is three quarters full, with the program's kseq_epoch odd.
- * Returns 0, or -errno when no memory could be had.
+ * Take out the entries of the mapped "kseq" @idx (@nslots) none of whose
+ * commands [first, next) is still in "cmds" (mapped at @slots): their
+ * tags get HMB_KSEQ_DEAD (lookups still find them, no new id claims
+ * them).  The programs never take an entry out, so
+ * without this the index of command ids fills up for good once enough
+ * distinct ids (queues x command ids) have been used; the agent calls it
+ * when the index fills up, with the program's kseq_epoch odd, and frees
+ * the slots with hmb_kseq_free_dead() at its next sweep.  Returns 0.
  */
-int hmb_sweep_stale_ids(int kseq_fd, struct hmb_cmd_slot *slots,
-			unsigned int max, struct hmb_sweep_ids *res);
+int hmb_sweep_stale_ids(struct hmb_kseq *idx, unsigned int nslots,
+			struct hmb_cmd_slot *slots, struct hmb_sweep_ids *res);
+
+/*
+ * Free the slots of "kseq" (@idx, @nslots) taken out by an earlier
+ * hmb_sweep_stale_ids() and not turned back since (none of the programs
+ * can still hold them: a program runs for microseconds): first and next
+ * zeroed, tag HMB_KSEQ_REUSE, claimable by the next new id.  One whose id
+ * has a command in "cmds" (@slots) again is turned back instead.  Returns
+ * how many were freed.
+ */
+unsigned long hmb_kseq_free_dead(struct hmb_kseq *idx, unsigned int nslots,
+				 struct hmb_cmd_slot *slots);
 
 #endif /* HMB_AGENT_SWEEP_H */

@@ -156,8 +156,10 @@ static int load_dump(int targ_opc, bool dump, __u32 rawrb_size)
 	skel = hmb_agent__open();
 	if (!skel)
 		return -1;
-	if (kseq_max)
+	if (kseq_max) {
 		bpf_map__set_max_entries(skel->maps.kseq, kseq_max);
+		skel->rodata->kseq_mask = kseq_max - 1;
+	}
 	if (blk_max)
 		bpf_map__set_max_entries(skel->maps.blk_start, blk_max);
 	skel->rodata->fw_enabled = true;
@@ -298,32 +300,60 @@ static unsigned int take_all_cmds(void)
 	return n;
 }
 
-static unsigned int map_count(struct bpf_map *m)
+/* The index "kseq" mapped (its slots: kseq_slots()); NULL if it cannot be. */
+static unsigned int kseq_slots(void)
 {
-	struct hmb_cmd_key k, *prev = NULL, next;
+	return bpf_map__max_entries(skel->maps.kseq);
+}
+
+static struct hmb_kseq *kseq_map(void)
+{
+	struct hmb_kseq *idx = hmb_kseq_map(bpf_map__fd(skel->maps.kseq),
+					    kseq_slots());
+
+	if (!idx)
+		printf("# mmap kseq: %s\n", strerror(errno));
+	return idx;
+}
+
+/* Entries of "kseq" whose tag is @want (0: every live entry). */
+static unsigned int kseq_count(__u64 want)
+{
+	struct hmb_kseq *idx = kseq_map();
 	unsigned int n = 0;
 
-	while (!bpf_map_get_next_key(bpf_map__fd(m), prev, &next)) {
-		k = next;
-		prev = &k;
-		n++;
+	for (unsigned int i = 0; idx && i < kseq_slots(); i++) {
+		__u64 t = __atomic_load_n(&idx[i].tag, __ATOMIC_ACQUIRE);
+
+		if (want ? t == want :
+		    t && !(t & (HMB_KSEQ_DEAD | HMB_KSEQ_REUSE)))
+			n++;
 	}
+	hmb_kseq_unmap(idx, kseq_slots());
 	return n;
 }
 
 /* The index entry of (@qid, @cid), whatever the controller: 0 if found. */
 static int kseq_of(__u16 qid, __u16 cid, struct hmb_kseq *ks)
 {
-	struct hmb_cmd_key k, *prev = NULL, next;
-	int fd = bpf_map__fd(skel->maps.kseq);
+	struct hmb_kseq *idx = kseq_map();
+	int rc = -1;
 
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		k = next;
-		prev = &k;
-		if (k.qid == qid && k.cid == cid)
-			return bpf_map_lookup_elem(fd, &k, ks);
+	for (unsigned int i = 0; idx && i < kseq_slots(); i++) {
+		__u64 t = __atomic_load_n(&idx[i].tag, __ATOMIC_ACQUIRE);
+		struct hmb_cmd_key k = hmb_kseq_key(t);
+
+		if (t && !(t & (HMB_KSEQ_DEAD | HMB_KSEQ_REUSE)) &&
+		    k.qid == qid && k.cid == cid) {
+			/* the program's lookup finds the same one */
+			rc = hmb_kseq_find(idx, kseq_slots(), &k) == &idx[i] ?
+			     0 : -1;
+			*ks = idx[i];
+			break;
+		}
 	}
-	return -1;
+	hmb_kseq_unmap(idx, kseq_slots());
+	return rc;
 }
 
 static const struct hmb_cmd_event *only_cmd(void)
@@ -554,6 +584,111 @@ static void test_two_cpus(void)
 	unload();
 }
 
+
+/*
+ * L: the agent's sweep taking ids out of the index while their next uses
+ * are submitted on another CPU.  One thread runs SWEEP_RACE_USES uses of
+ * eight ids in turn (submission, completion, the five records), so that
+ * between two uses an id has no command and the sweep may take its entry
+ * out; the other sweeps as the agent does, without its 250 ms pause (the
+ * index's kseq_epoch odd around each pass), and frees the slots it took
+ * out once the first thread has finished a use begun after the pass (no
+ * program can still hold them).  A 64-slot index, so that freed slots are
+ * claimed again.  Every use must be reported matched, none of its events
+ * lost to an index entry gone missing.
+ */
+#define SWEEP_RACE_USES	20000
+static volatile int race_done = -1;
+static unsigned long race_removed, race_restored, race_passes, race_freed;
+
+static void *sweep_racer(void *arg)
+{
+	struct hmb_cmd_slot *slots = hmb_cmds_map(bpf_map__fd(skel->maps.cmds));
+	struct hmb_kseq *idx = kseq_map();
+	volatile __u32 *epoch = &skel->bss->kseq_epoch;
+
+	(void)arg;
+	pin(1);
+	while (slots && idx &&
+	       __atomic_load_n(&race_done, __ATOMIC_ACQUIRE) < SWEEP_RACE_USES - 1) {
+		struct hmb_sweep_ids r;
+		int p0;
+
+		__atomic_add_fetch(epoch, 1, __ATOMIC_SEQ_CST);
+		hmb_sweep_stale_ids(idx, kseq_slots(), slots, &r);
+		__atomic_add_fetch(epoch, 1, __ATOMIC_SEQ_CST);
+		race_removed += r.removed;
+		race_restored += r.restored;
+		race_passes++;
+		p0 = __atomic_load_n(&race_done, __ATOMIC_ACQUIRE);
+		while (__atomic_load_n(&race_done, __ATOMIC_ACQUIRE) < p0 + 2 &&
+		       p0 + 2 < SWEEP_RACE_USES)
+			;
+		race_freed += hmb_kseq_free_dead(idx, kseq_slots(), slots);
+	}
+	hmb_kseq_unmap(idx, kseq_slots());
+	hmb_cmds_unmap(slots);
+	return NULL;
+}
+
+static void test_sweep_race(void)
+{
+	pthread_t t;
+	int i, matched = 0;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		skip("one CPU online", "the sweep racing submissions");
+		return;
+	}
+	kseq_max = 64;
+	if (load(-1)) {
+		ok(0, "reload for the sweep race");
+		kseq_max = 0;
+		return;
+	}
+	kseq_max = 0;
+	pin(0);
+	if (pthread_create(&t, NULL, sweep_racer, NULL)) {
+		ok(0, "sweep race: thread: %s", strerror(errno));
+		unload();
+		return;
+	}
+	for (i = 0; i < SWEEP_RACE_USES; i++) {
+		__u64 t0 = 1000000ULL * (__u64)(i + 1) - 500;
+		__u16 cid = 0x3000 + (i & 7);
+		__u32 sq = 5 * (__u32)i;
+
+		drive_quiet(1, 3, cid, t0, 2, 1, (__u64)i, 0, 0, 0);
+		drive_quiet(2, 3, cid, t0 + 60000, 0, 0, 0, 0, 0, 0);
+		drive_quiet(3, 0x100, 3, cid, t0 + 500, sq, 24, 0, (__u64)i, 1);
+		drive_quiet(3, 0x101, 3, cid, t0 + 2500, sq + 1, 8, 0, 0, 0);
+		drive_quiet(3, 0x102, 3, cid, t0 + 50500, sq + 2, 8, 0, 0, 0);
+		drive_quiet(3, 0x103, 3, cid, t0 + 53500, sq + 3, 8, 0, 0, 0);
+		drive_quiet(3, 0x104, 3, cid, t0 + 54500, sq + 4, 8, 0, 0, 0);
+		__atomic_store_n(&race_done, i, __ATOMIC_RELEASE);
+		if (!(i & 255)) {
+			count_matched = &matched;
+			ring_buffer__consume(rb);
+			count_matched = NULL;
+		}
+	}
+	pthread_join(t, NULL);
+	pin(-1);
+	count_matched = &matched;
+	ring_buffer__consume(rb);
+	count_matched = NULL;
+	ok(matched == SWEEP_RACE_USES && counter(HMB_C_FW_NO_CMD) == 0 &&
+	   counter(HMB_C_HOST_NO_SUBMIT) == 0 &&
+	   counter(HMB_C_FW_DUP_PHASE) == 0 && counter(HMB_C_DONE_FULL) == 0 &&
+	   race_removed > 10 && race_freed > 10,
+	   "sweep race: %d uses of 8 ids, %d reported matched; records without a command %llu, completions without a submission %llu, index full %llu; %lu passes took out %lu entries (%lu turned back by the sweep), freed %lu slots",
+	   SWEEP_RACE_USES, matched,
+	   (unsigned long long)counter(HMB_C_FW_NO_CMD),
+	   (unsigned long long)counter(HMB_C_HOST_NO_SUBMIT),
+	   (unsigned long long)counter(HMB_C_DONE_FULL),
+	   race_passes, race_removed, race_restored, race_freed);
+	unload();
+}
 
 int main(int argc, char **argv)
 {
@@ -831,6 +966,7 @@ int main(int argc, char **argv)
 	test_dump();
 	test_slots();
 	test_two_cpus();
+	test_sweep_race();
 	/*
 	 * H: the maps' limits.  A full index of command ids is counted
 	 * (waiting_map_full), the sweep's stale ids leave it so that new ids
@@ -843,38 +979,102 @@ int main(int argc, char **argv)
 	} else {
 		struct hmb_sweep_ids r = { 0 };
 		struct hmb_cmd_slot *slots;
-		unsigned int k, taken;
+		struct hmb_kseq *idx;
+		unsigned int k, taken, in, dead, freed = 0;
 
-		for (k = 0; k < 64; k++) {
+		/*
+		 * New ids until one finds no room: its probe run (32 slots)
+		 * full; the first 32 always find one.
+		 */
+		for (k = 0; k < 65 && !counter(HMB_C_DONE_FULL); k++) {
 			setup(4, 0x1000 + k, 1000000 + k, 2);
 			complete(4, 0x1000 + k, 2000000 + k);
 		}
-		ok(nev == 0 && counter(HMB_C_DONE_FULL) == 0 &&
-		   map_count(skel->maps.kseq) == 64,
-		   "limits: 64 ids wait for their records, the 64-entry id index is full");
-		setup(4, 0x2000, 3000000, 2);
-		ok(counter(HMB_C_DONE_FULL) == 1 && counter(HMB_C_ACTIVE_FULL) == 0,
-		   "limits: a 65th id finds no room in the index: counted as waiting_map_full (%llu)",
-		   (unsigned long long)counter(HMB_C_DONE_FULL));
+		in = (unsigned int)counter(HMB_C_IDS_NEW);
+		ok(nev == 0 && counter(HMB_C_DONE_FULL) == 1 && in == k - 1 &&
+		   in >= HMB_KSEQ_PROBE && kseq_count(0) == in &&
+		   counter(HMB_C_ACTIVE_FULL) == 0,
+		   "limits: %u ids wait for their records in the 64-slot id index, the next finds its probe run full: counted as waiting_map_full (%llu)",
+		   in, (unsigned long long)counter(HMB_C_DONE_FULL));
 		taken = take_all_cmds();
-		ok(taken == 64, "limits: the sweep takes the 64 commands whose records never came (%u)",
-		   taken);
+		ok(taken == in, "limits: the sweep takes the %u commands whose records never came (%u)",
+		   in, taken);
 		/* (OK evaluates its condition twice: no side effects in it) */
 		slots = hmb_cmds_map(bpf_map__fd(skel->maps.cmds));
-		k = slots ? hmb_sweep_stale_ids(bpf_map__fd(skel->maps.kseq),
-						slots, 64, &r) : -errno;
-		hmb_cmds_unmap(slots);
-		ok(k == 0 && r.removed == 64 && map_count(skel->maps.kseq) == 0,
-		   "limits: the sweep removes the 64 stale ids from the index (removed %lu, left %u)",
-		   r.removed, map_count(skel->maps.kseq));
+		idx = kseq_map();
+		k = slots && idx ? (unsigned int)hmb_sweep_stale_ids(idx, kseq_slots(),
+								    slots, &r) : 1;
+		dead = 0;
+		for (unsigned int i = 0; idx && i < kseq_slots(); i++)
+			dead += (idx[i].tag & HMB_KSEQ_DEAD) &&
+				(idx[i].tag & ~HMB_KSEQ_DEAD);
+		ok(k == 0 && r.seen == in && r.removed == in && r.restored == 0 &&
+		   kseq_count(0) == 0 && dead == in,
+		   "limits: the sweep takes the %u stale ids out of the index (removed %lu, live %u, taken out %u)",
+		   in, r.removed, kseq_count(0), dead);
+		/*
+		 * A taken-out id used again before its slot is freed: the
+		 * lookup still finds its entry, the submission turns it back.
+		 */
+		nev = 0;
+		setup(4, 0x1000, 3000000, 2);
+		complete(4, 0x1000, 3100000);
+		fw_cmd(4, 0x1000, 100);
+		c = only_cmd();
+		k = c && c->cid == 0x1000 && c->st.fw_mask == 0x3e &&
+		    c->st.submit_ns == 3000000;
+		{
+			struct hmb_kseq ks = { 0 };
+			int found = kseq_of(4, 0x1000, &ks);
+
+			ok(k && !found && ks.first == 2 && ks.next == 2 &&
+			   counter(HMB_C_IDS_NEW) == in && kseq_count(0) == 1,
+			   "limits: a taken-out id's next use turns its entry back (first %u next %u, %llu ids indexed) and joins",
+			   ks.first, ks.next,
+			   (unsigned long long)counter(HMB_C_IDS_NEW));
+		}
+		if (idx && slots)
+			freed = (unsigned int)hmb_kseq_free_dead(idx, kseq_slots(), slots);
+		ok(freed == in - 1 && kseq_count(HMB_KSEQ_REUSE) == freed &&
+		   kseq_count(0) == 1,
+		   "limits: the next sweep frees the %u slots still taken out (freed %u), not the one turned back",
+		   in - 1, freed);
 		nev = 0;
 		setup(4, 0x2001, 4000000, 2);
 		complete(4, 0x2001, 4100000);
 		fw_cmd(4, 0x2001, 100);
 		c = only_cmd();
 		ok(c && c->cid == 0x2001 && c->st.fw_mask == 0x3e &&
-		   counter(HMB_C_DONE_FULL) == 1,
-		   "limits: afterwards a new id is indexed and joined again");
+		   !kseq_of(4, 0x2001, &(struct hmb_kseq){ 0 }),
+		   "limits: afterwards a new id is indexed in a freed slot and joined again");
+		/*
+		 * A submission racing the sweep: its command (key, next) is in
+		 * "cmds" but next not yet moved when the sweep looks.  The sweep
+		 * takes the entry out, sees the command, and turns it back.
+		 */
+		nev = 0;
+		setup(4, 0x2002, 5000000, 2);
+		k = 1;
+		for (unsigned int i = 0; idx && i < kseq_slots(); i++) {
+			struct hmb_cmd_key key = hmb_kseq_key(idx[i].tag);
+
+			if (idx[i].tag && !(idx[i].tag & (HMB_KSEQ_DEAD | HMB_KSEQ_REUSE)) &&
+			    key.cid == 0x2002) {
+				__atomic_fetch_sub(&idx[i].next, 1, __ATOMIC_SEQ_CST);
+				k = hmb_sweep_stale_ids(idx, kseq_slots(), slots, &r);
+				__atomic_fetch_add(&idx[i].next, 1, __ATOMIC_SEQ_CST);
+				break;
+			}
+		}
+		complete(4, 0x2002, 5100000);
+		fw_cmd(4, 0x2002, 200);
+		c = only_cmd();
+		ok(k == 0 && r.restored == 1 && c && c->cid == 0x2002 &&
+		   c->st.fw_mask == 0x3e && !kseq_of(4, 0x2002, &(struct hmb_kseq){ 0 }),
+		   "limits: an entry whose id was submitted while the sweep took it out is turned back (restored %lu), the command joined",
+		   r.restored);
+		hmb_kseq_unmap(idx, kseq_slots());
+		hmb_cmds_unmap(slots);
 		nev = 0;
 		for (k = 0; k < 9; k++)
 			drive(4, 0xffff880000000000ULL + k * 256, 0, 0, 0, 0, 0, 0, 0, 0, 0);

@@ -21,7 +21,7 @@
 #include "tap.h"
 
 /* fastwalk.c's counts of second chains taken and dropped (not exported). */
-extern uint64_t hmb__pair_taken, hmb__pair_dropped;
+extern uint64_t hmb__pair_taken, hmb__pair_dropped, hmb__run_odd;
 
 static char dir[] = "/tmp/hmbacct.XXXXXX";
 
@@ -165,6 +165,55 @@ static size_t make_mixed(uint8_t *buf, size_t cap, bool fakes, uint32_t x)
 			memcpy(buf + p, &h, sizeof(h));
 			if (size > 32)
 				break;
+		}
+	}
+	return off;
+}
+
+/*
+ * Runs broken by single records of another size, as a firmware logs one
+ * kind of event per command among a few of another (the shipped
+ * dictionary: 56 bytes, then seven of 40): the fast walk's runs step over
+ * them (fastwalk.c, run_span()).  Periods of 2 to 9 records, the odd one
+ * first; now and then two odd ones in a row (the run ends there), and on
+ * an odd record a gap, a replay, TRUNCATED, unknown flags or a wrap
+ * marker.
+ */
+static size_t make_periodic(uint8_t *buf, size_t cap, uint32_t x)
+{
+	size_t off = 0;
+	uint32_t seq = 1;
+	unsigned int period = 8, k = 0;
+
+	while (off + 8192 < cap) {
+		uint16_t plen = 8;	/* 40-byte records */
+		uint8_t flags = 0;
+		unsigned int kind;
+
+		x = x * 1103515245u + 12345u;
+		kind = (x >> 16) % 400;
+		if (k == 0) {
+			plen = 24;	/* the odd one: 56 bytes */
+			if (kind < 8)
+				seq += 1 + kind;			/* a gap */
+			else if (kind < 12)
+				flags = HMB_REC_FLAG_TRUNCATED;
+			else if (kind == 12)
+				flags = 0x20;			/* ignored */
+		}
+		if (k == 1 && kind < 12)
+			plen = (uint16_t)(100 + kind);	/* two odd in a row */
+		if (k == 0 && kind == 13)
+			off = emit(buf, off, 0, 0, HMB_REC_FLAG_WRAP_MARKER, 0);
+		else if (k == 0 && kind == 14 && seq > 5)
+			off = emit(buf, off, seq - 3, 1, 0, plen);	/* replay */
+		else
+			off = emit(buf, off, seq++, (uint16_t)(0x100 + k), flags,
+				   plen);
+		if (++k == period) {
+			k = 0;
+			if (kind >= 390)
+				period = 2 + kind % 8;
 		}
 	}
 	return off;
@@ -413,6 +462,34 @@ int main(void)
 		put("marker.bin", buf, len);
 		check_file("marker.bin", 0, "marker in the middle (payload 0)");
 		memcpy(buf + off, &saved, sizeof(saved));
+	}
+	/*
+	 * Runs that step over single records of another size: counted
+	 * exactly as the reference, also with an oversized length on one of
+	 * them; and that way taken.
+	 */
+	{
+		static uint8_t per[6 << 20];
+		uint64_t o0 = hmb__run_odd;
+		size_t plen = make_periodic(per, sizeof(per), 99), off = 0;
+
+		put("periodic.bin", per, plen);
+		check_file("periodic.bin", 0, "runs with one record of another size");
+		ok(hmb__run_odd - o0 > 10000,
+		   "runs with one record of another size: %llu stepped over inside runs",
+		   (unsigned long long)(hmb__run_odd - o0));
+		/* the 56-byte record of the period nearest the middle: 4065 */
+		while (off < plen / 2) {
+			struct hmb_record_hdr h;
+
+			memcpy(&h, per + off, sizeof(h));
+			off += HMB_RECORD_SIZE(h.payload_len);
+		}
+		while (((struct hmb_record_hdr *)(per + off))->payload_len != 24)
+			off += HMB_RECORD_SIZE(((struct hmb_record_hdr *)(per + off))->payload_len);
+		((struct hmb_record_hdr *)(per + off))->payload_len = 4065;
+		put("periodic-len.bin", per, plen);
+		check_file("periodic-len.bin", 0, "runs with one record of another size, one of them with payload_len 4065");
 	}
 	put("empty.bin", "", 0);
 	check_file("empty.bin", 0, "empty file");

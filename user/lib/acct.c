@@ -8,6 +8,7 @@
  * epoch, anything else a restart that counts nothing (format.md §10).
  */
 #include <string.h>
+#include <sys/mman.h>
 
 #include "internal.h"
 
@@ -21,6 +22,26 @@ void hmb_acct_init(struct hmb_acct *a, uint32_t dup_window, hmb_gap_fn cb,
 	a->dup_window = dup_window ? dup_window : HMB_ACCT_DEFAULT_DUP_WINDOW;
 	a->gap_cb = cb;
 	a->gap_ctx = ctx;
+}
+
+struct hmb_acct *hmb_acct_new(uint32_t dup_window, hmb_gap_fn cb, void *ctx)
+{
+	struct hmb_acct *a = mmap(NULL, sizeof(*a), PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (a == MAP_FAILED)
+		return NULL;
+	/* zero already: only what hmb_acct_init() sets to non-zero */
+	a->dup_window = dup_window ? dup_window : HMB_ACCT_DEFAULT_DUP_WINDOW;
+	a->gap_cb = cb;
+	a->gap_ctx = ctx;
+	return a;
+}
+
+void hmb_acct_free(struct hmb_acct *a)
+{
+	if (a)
+		munmap(a, sizeof(*a));
 }
 
 void hmb_acct_new_epoch(struct hmb_acct *a)

@@ -463,6 +463,15 @@ struct hmb_acct {
 void hmb_acct_init(struct hmb_acct *a, uint32_t dup_window, hmb_gap_fn cb,
 		   void *ctx);
 /*
+ * hmb_acct_init() on a new accounting of its own: mapped anonymous memory,
+ * zero already, so that the pages of opcode counts nothing counts in are
+ * never touched (hmb_acct_init() zeroes all 512 KiB: 128 page faults and
+ * the clearing of each).  NULL with errno set if no memory; release it
+ * with hmb_acct_free() (NULL is fine).
+ */
+struct hmb_acct *hmb_acct_new(uint32_t dup_window, hmb_gap_fn cb, void *ctx);
+void hmb_acct_free(struct hmb_acct *a);
+/*
  * Start a new epoch (the ring was re-initialised): the seq of the next
  * record may continue the old epoch's (a forward gap below 2^31 counts as
  * lost, as records the old epoch never delivered) or restart (anything

@@ -416,6 +416,32 @@ int main(void)
 	put("d.bin", buf, len);
 	check_file("d.bin", 0, "whole dump");
 
+	/* hmb_acct_new(): mapped zero, counts as hmb_acct_init() does. */
+	{
+		static struct gaps ng = { .trunc_fd = -1 };
+		struct hmb_acct *na = hmb_acct_new(0, on_gap, &ng), x;
+		struct hmb_reader *r = NULL;
+		struct hmb_error e;
+		int fd = open_at("d.bin", 0), rc = -1;
+
+		by_next(fd, &ref);
+		if (lseek(fd, 0, SEEK_SET) == 0 && na &&
+		    !hmb_reader_open(&r, fd, "t.bin", &e))
+			while ((rc = hmb_reader_acct(r, na, UINT64_MAX, &e)) == 1)
+				;
+		hmb_reader_close(r);
+		close(fd);
+		x = ref.acct;
+		x.gap_ctx = &ng;
+		ok(na && rc == 0 && !memcmp(&x, na, sizeof(x)) &&
+		   ng.n == ref.gaps.n &&
+		   !memcmp(ng.g, ref.gaps.g, ng.n * sizeof(ng.g[0])),
+		   "hmb_acct_new: a mapped zero accounting counts the dump as hmb_acct_init's (%llu records)",
+		   na ? (unsigned long long)na->records : 0);
+		hmb_acct_free(na);
+		hmb_acct_free(NULL);
+	}
+
 	/* The dump after a 100-byte prefix: windows off the page grid. */
 	{
 		static uint8_t pre[(6 << 20) + 100];

@@ -320,7 +320,9 @@ __noinline int kseq_slot_find(__u32 ctrl, __u32 qidcid)
  * Claim a slot of "kseq" for key (@ctrl, @qidcid), found absent just
  * before: the first never-used or freed slot of its probe run (its first
  * and next are 0), or the key's own entry if one appeared meanwhile; -1
- * when the run is full.
+ * when the run is full.  The same walk as kseq_slot_find()'s, apart: one
+ * loop for both, with a flag, is one clang 14 cannot unroll, and 6.1's
+ * verifier wants it unrolled (see `make -C bpf check`).
  */
 __noinline int kseq_slot_claim(__u32 ctrl, __u32 qidcid)
 {

@@ -58,7 +58,6 @@ void unmap_join_maps(void)
  */
 static void sweep_ids(void)
 {
-	volatile __u32 *epoch = &ag.skel->bss->kseq_epoch;
 	uint64_t c[HMB_C_COUNT], live;
 	struct hmb_sweep_ids ids;
 
@@ -73,9 +72,8 @@ static void sweep_ids(void)
 	if (live < ag.kseq_slots / 2 && c[HMB_C_DONE_FULL] == ag.kseq_full_seen)
 		return;
 	ag.kseq_full_seen = c[HMB_C_DONE_FULL];
-	__atomic_add_fetch(epoch, 1, __ATOMIC_SEQ_CST);		/* odd */
-	hmb_sweep_stale_ids(ag.kseq_idx, ag.kseq_slots, ag.cmd_slots, &ids);
-	__atomic_add_fetch(epoch, 1, __ATOMIC_SEQ_CST);		/* even */
+	hmb_sweep_stale_ids(ag.kseq_idx, ag.kseq_slots, ag.cmd_slots,
+			    &ag.skel->bss->kseq_epoch, &ids);
 	ag.ids_swept.removed += ids.removed;
 	ag.ids_swept.restored += ids.restored;
 	ag.kseq_dead = ids.removed > 0;

@@ -179,9 +179,11 @@ unsigned long hmb_kseq_free_dead(struct hmb_kseq *idx, unsigned int nslots,
 }
 
 int hmb_sweep_stale_ids(struct hmb_kseq *idx, unsigned int nslots,
-			struct hmb_cmd_slot *slots, struct hmb_sweep_ids *res)
+			struct hmb_cmd_slot *slots, __u32 *epoch,
+			struct hmb_sweep_ids *res)
 {
 	memset(res, 0, sizeof(*res));
+	__atomic_add_fetch(epoch, 1, __ATOMIC_SEQ_CST);		/* odd */
 	for (unsigned int i = 0; i < nslots; i++) {
 		struct hmb_kseq *e = &idx[i];
 		__u64 t = __atomic_load_n(&e->tag, __ATOMIC_ACQUIRE);
@@ -217,5 +219,6 @@ int hmb_sweep_stale_ids(struct hmb_kseq *idx, unsigned int nslots,
 				res->restored++;
 		}
 	}
+	__atomic_add_fetch(epoch, 1, __ATOMIC_SEQ_CST);		/* even */
 	return 0;
 }

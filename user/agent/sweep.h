@@ -62,11 +62,13 @@ struct hmb_sweep_ids {
  * them).  The programs never take an entry out, so
  * without this the index of command ids fills up for good once enough
  * distinct ids (queues x command ids) have been used; the agent calls it
- * when the index fills up, with the program's kseq_epoch odd, and frees
- * the slots with hmb_kseq_free_dead() at its next sweep.  Returns 0.
+ * when the index fills up, and frees the slots with hmb_kseq_free_dead()
+ * at its next sweep.  The program's kseq_epoch (@epoch, mapped) is odd
+ * while it runs, bumped before and after.  Returns 0.
  */
 int hmb_sweep_stale_ids(struct hmb_kseq *idx, unsigned int nslots,
-			struct hmb_cmd_slot *slots, struct hmb_sweep_ids *res);
+			struct hmb_cmd_slot *slots, __u32 *epoch,
+			struct hmb_sweep_ids *res);
 
 /*
  * Free the slots of "kseq" (@idx, @nslots) taken out by an earlier

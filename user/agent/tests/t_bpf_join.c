@@ -605,7 +605,6 @@ static void *sweep_racer(void *arg)
 {
 	struct hmb_cmd_slot *slots = hmb_cmds_map(bpf_map__fd(skel->maps.cmds));
 	struct hmb_kseq *idx = kseq_map();
-	volatile __u32 *epoch = &skel->bss->kseq_epoch;
 
 	(void)arg;
 	pin(1);
@@ -614,9 +613,8 @@ static void *sweep_racer(void *arg)
 		struct hmb_sweep_ids r;
 		int p0;
 
-		__atomic_add_fetch(epoch, 1, __ATOMIC_SEQ_CST);
-		hmb_sweep_stale_ids(idx, kseq_slots(), slots, &r);
-		__atomic_add_fetch(epoch, 1, __ATOMIC_SEQ_CST);
+		hmb_sweep_stale_ids(idx, kseq_slots(), slots,
+				    &skel->bss->kseq_epoch, &r);
 		race_removed += r.removed;
 		race_restored += r.restored;
 		race_passes++;
@@ -1002,8 +1000,9 @@ int main(int argc, char **argv)
 		/* (OK evaluates its condition twice: no side effects in it) */
 		slots = hmb_cmds_map(bpf_map__fd(skel->maps.cmds));
 		idx = kseq_map();
-		k = slots && idx ? (unsigned int)hmb_sweep_stale_ids(idx, kseq_slots(),
-								    slots, &r) : 1;
+		k = slots && idx ? (unsigned int)hmb_sweep_stale_ids(idx, kseq_slots(), slots,
+								    &skel->bss->kseq_epoch,
+								    &r) : 1;
 		dead = 0;
 		for (unsigned int i = 0; idx && i < kseq_slots(); i++)
 			dead += (idx[i].tag & HMB_KSEQ_DEAD) &&
@@ -1061,7 +1060,8 @@ int main(int argc, char **argv)
 			if (idx[i].tag && !(idx[i].tag & (HMB_KSEQ_DEAD | HMB_KSEQ_REUSE)) &&
 			    key.cid == 0x2002) {
 				__atomic_fetch_sub(&idx[i].next, 1, __ATOMIC_SEQ_CST);
-				k = hmb_sweep_stale_ids(idx, kseq_slots(), slots, &r);
+				k = hmb_sweep_stale_ids(idx, kseq_slots(), slots,
+							&skel->bss->kseq_epoch, &r);
 				__atomic_fetch_add(&idx[i].next, 1, __ATOMIC_SEQ_CST);
 				break;
 			}

@@ -5,10 +5,12 @@
  *
  * Host side: nvme:nvme_setup_cmd and nvme:nvme_complete_rq (tp_btf, or
  * raw_tp where BTF for them is missing; the agent picks at load time).
- * Firmware side: hmb_trace:hmb_trace_record, emitted by nvme-hmb-trace.ko's
- * bridge for every record it drains (raw_tp: the module has no BTF; its
- * TP_PROTO is (u32 ring_id, const struct hmb_record_hdr *hdr,
- * const void *payload)).
+ * Firmware side: hmb_trace:hmb_trace_records, emitted by nvme-hmb-trace.ko's
+ * bridge for up to HMB_BRIDGE_BATCH records it drained, one program run
+ * each (raw_tp: the module has no BTF; its TP_PROTO is (u32 ring_id,
+ * const struct hmb_bridge_rec *recs, u32 nr)); with a module without it,
+ * hmb_trace:hmb_trace_record, one run per record ((u32 ring_id,
+ * const struct hmb_record_hdr *hdr, const void *payload)).
  *
  * The join key is (controller instance, queue id, full 16-bit command id):
  * the host puts a 4-bit generation counter into the top of the command id
@@ -212,6 +214,17 @@ struct {
 	__type(value, __u64);
 } counters SEC(".maps");
 
+/*
+ * The test program's batch of records (hmb_test_drive, case 6): what the
+ * bridge hands hmb_trace_records, which a test run cannot point to.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, HMB_BRIDGE_BATCH);
+	__type(key, __u32);
+	__type(value, struct hmb_bridge_rec);
+} test_recs SEC(".maps");
+
 /* Block mode: request -> issue time (what biolatency keeps). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -376,7 +389,9 @@ static __always_inline struct hmb_kseq *kseq_find(const struct hmb_cmd_key *k)
  * slba), 2 complete (ctrl, qid, cid, ts, status), 3 firmware record (ring,
  * opcode, sqid, cid, ts, seq, payload_len, flags, slba, has the slba),
  * 4 block-mode issue (request key), 5 biolatency's completion work for
- * bench_bpf_join (request key).
+ * bench_bpf_join (request key), 6 a batch of records as hmb_trace_records
+ * hands them over (ring, count; the records in "test_recs", the keys in
+ * their head, no payload).
  */
 SEC("raw_tp")
 int hmb_test_drive(struct bpf_raw_tracepoint_args *ctx)
@@ -415,14 +430,18 @@ int hmb_test_drive(struct bpf_raw_tracepoint_args *ctx)
 		h.seq = ctx->args[6];
 		h.payload_len = ctx->args[7];
 		h.flags = ctx->args[8];
-		handle_fw(ctx->args[1], &h, NULL, 1, ctx->args[3],
-			  ctx->args[4], ctx->args[10] != 0, ctx->args[9]);
+		count_fw(handle_fw(ctx->args[1], &h, NULL, 1, ctx->args[3],
+				   ctx->args[4], ctx->args[10] != 0,
+				   ctx->args[9], NULL));
 		break;
 	case 4:
 		blk_issue_key(ctx->args[1]);
 		break;
 	case 5:
 		blk_done_key(ctx->args[1]);
+		break;
+	case 6:
+		handle_batch(ctx->args[1], 0, ctx->args[2]);
 		break;
 	}
 	return 0;

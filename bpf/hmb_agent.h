@@ -88,6 +88,7 @@ struct hmb_evdesc {
  */
 #define HMB_KEYS_4		1	/* cid right after sqid: 4 bytes at sqid_off */
 #define HMB_KEYS_16		2	/* and slba 8 after sqid: 16 bytes */
+#define HMB_KEYS_24		4	/* or slba 16 after sqid: 24 (shipped) */
 
 /* Key of the join: the controller instance, queue and full command id. */
 struct hmb_cmd_key {

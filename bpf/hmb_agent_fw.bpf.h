@@ -255,11 +255,16 @@ static __always_inline void note_seq(__u32 ring, __u32 seq)
 	rs->have = 1;
 }
 
+/* What join_fw() and handle_fw() leave to their caller to count. */
+#define HMB_FW_MATCHED		1	/* HMB_C_FW_MATCHED */
+#define HMB_FW_BY_ORDER		2	/* HMB_C_FW_BY_ORDER */
+
 /*
  * Join core: a firmware command event (phase @ph) for (ring, sqid, cid).
- * @h is the record header already copied out of the kernel.
+ * @h is the record header already copied out of the kernel.  Returns
+ * HMB_FW_* bits for the caller to count (a batch counts them once).
  */
-static __always_inline void join_fw(__u32 ring,
+static __always_inline int join_fw(__u32 ring,
 				    const struct hmb_record_hdr *h, __u32 ph,
 				    __u16 sqid, __u16 cid, bool has_slba,
 				    __u64 slba)
@@ -269,13 +274,13 @@ static __always_inline void join_fw(__u32 ring,
 	struct hmb_cmd_state *st;
 	struct hmb_kseq *ks;
 	__u32 *ctrlp, first, nwait;
-	int which = -1, any = 0;
+	int which = -1, any = 0, res = 0;
 	__s64 host;
 
 	ctrlp = bpf_map_lookup_elem(&ring_ctrl, &ring);
 	if (!ctrlp || !*ctrlp) {
 		fw_unmatched(HMB_C_FW_UNMAPPED_RING, ring, h, sqid, cid, 0);
-		return;
+		return 0;
 	}
 	key.ctrl = *ctrlp - 1;
 	key.qid = sqid;
@@ -289,12 +294,12 @@ static __always_inline void join_fw(__u32 ring,
 		nwait = HMB_MAX_WAIT;
 	if (!nwait) {
 		fw_unmatched(HMB_C_FW_NO_CMD, ring, h, sqid, cid, key.ctrl);
-		return;
+		return 0;
 	}
 	which = pick_known(&key, first, nwait, ph, has_slba, slba,
 			   gaps_of(key.ctrl), &s);
 	if (which >= 0) {
-		count(HMB_C_FW_BY_ORDER);
+		res = HMB_FW_BY_ORDER;
 	} else if (clk.valid) {
 		host = fw_to_host(h->ts_ns);
 		which = pick(&key, first, nwait, ph, host, clk.tight_ns, false,
@@ -308,12 +313,12 @@ static __always_inline void join_fw(__u32 ring,
 	if (which < 0) {
 		fw_unmatched(any ? HMB_C_FW_OUT_OF_WINDOW : HMB_C_FW_DUP_PHASE,
 			     ring, h, sqid, cid, key.ctrl);
-		return;
+		return 0;
 	}
 	if (!s)
 		s = cmd_find(&key, first + which);
 	if (!s)
-		return;
+		return 0;
 	st = &s->st;
 	if (!(st->flags & HMB_CF_FILTERED))
 		fw_phase_hists(st, ph, h->ts_ns);
@@ -321,14 +326,14 @@ static __always_inline void join_fw(__u32 ring,
 	st->fw_seq[ph] = h->seq;
 	st->fw_mask |= 1 << ph;
 	st->ring = ring;
-	count(HMB_C_FW_MATCHED);
 	if (ph == HMB_PH_CQE_POSTED) {
 		/* Whoever sets the second of the two bits reports it. */
 		__u32 old = __sync_fetch_and_or(&st->sync, HMB_SYNC_FW);
 
 		if (old & HMB_SYNC_HOST)
-			finish(&key, s);
+			finish(&key, s, ks);
 	}
+	return res | HMB_FW_MATCHED;
 }
 
 /* -w: a record the agent could not hand over, counted per ring too. */
@@ -375,14 +380,43 @@ static __always_inline void dump_record(__u32 ring,
 }
 
 /*
+ * The 16 payload bytes at @off (at most 8) out of @w, the bridge's copy of
+ * the payload's first HMB_BRIDGE_HEAD bytes (struct hmb_bridge_rec.head),
+ * into @kb: shifts, not a load at a variable offset of the stack.
+ */
+static __always_inline void head_keys(const __u64 *w, __u32 off, __u64 *kb)
+{
+	__u64 a = w[0], b = w[1], c = w[2];
+	__u32 sh;
+
+	_Static_assert(HMB_BRIDGE_HEAD == 24, "head_keys() reads 3 words");
+	if (off >= 8) {
+		a = b;
+		b = c;
+		c = 0;
+	}
+	sh = (off & 7) * 8;
+	if (sh) {
+		kb[0] = a >> sh | b << (64 - sh);
+		kb[1] = b >> sh | c << (64 - sh);
+	} else {
+		kb[0] = a;
+		kb[1] = b;
+	}
+}
+
+/*
  * Classify a record by the dictionary and pass it on.  @payload is a
  * kernel pointer (read with bpf_probe_read_kernel) or, from the test
- * program, NULL with the keys given in @tsqid/@tcid.
+ * program, NULL with the keys given in @tsqid/@tcid.  @head: the bridge's
+ * copy of the payload's first HMB_BRIDGE_HEAD bytes (hmb_trace_records),
+ * where the keys are read from when they sit there, or NULL.  Returns
+ * join_fw()'s HMB_FW_* bits, 0 if it did not get there.
  */
-static __always_inline void handle_fw(__u32 ring, struct hmb_record_hdr *h,
-				      const void *payload, int test,
-				      __u16 tsqid, __u16 tcid, bool tslba,
-				      __u64 tslba_v)
+static __always_inline int handle_fw(__u32 ring, struct hmb_record_hdr *h,
+				     const void *payload, int test,
+				     __u16 tsqid, __u16 tcid, bool tslba,
+				     __u64 tslba_v, const __u64 *head)
 {
 	struct hmb_evdesc *d;
 	__u16 sqid = tsqid, cid = tcid;
@@ -394,50 +428,76 @@ static __always_inline void handle_fw(__u32 ring, struct hmb_record_hdr *h,
 		dump_record(ring, h, test ? NULL : payload);
 	if (h->flags & ~HMB_REC_FLAG_TRUNCATED) {
 		count(HMB_C_FW_MARKER);	/* wrap marker or unknown flags: no event */
-		return;
+		return 0;
 	}
 	note_seq(ring, h->seq);
 	op = h->opcode;
 	d = bpf_map_lookup_elem(&evdesc, &op);
 	if (!d || !d->known) {
 		fw_unmatched(HMB_C_FW_UNKNOWN_OP, ring, h, 0, 0, 0);
-		return;
+		return 0;
 	}
 	if (h->payload_len < d->min_len) {
 		fw_unmatched(HMB_C_FW_SHORT, ring, h, 0, 0, 0);
-		return;
+		return 0;
 	}
 	if (d->bg_edge) {
 		fw_bg(ring, h, payload, d->bg_edge);
-		return;
+		return 0;
 	}
 	ph = d->phase;
 	if (ph < HMB_PH_FETCH || ph >= HMB_PH_COUNT) {
 		count(HMB_C_FW_OTHER);
-		return;
+		return 0;
 	}
 	if (test) {
 		/* the keys come from the test program's arguments */
+	} else if ((d->keys_read & HMB_KEYS_4) && head &&
+		   (d->sqid_off & 0xfff) <= 8) {
+		/* in the bridge's copy: bytes past payload_len are zero there */
+		__u32 off = d->sqid_off & 0xfff;
+		__u64 kb[2];
+
+		head_keys(head, off, kb);
+		sqid = (__u16)kb[0];
+		cid = (__u16)(kb[0] >> 16);
+		if (ph == HMB_PH_FETCH && (d->keys_read & HMB_KEYS_16) &&
+		    h->payload_len >= off + 16) {
+			slba = kb[1];
+			has_slba = true;
+		} else if (ph == HMB_PH_FETCH && (d->keys_read & HMB_KEYS_24) &&
+			   !off && h->payload_len >= 24) {
+			slba = head[2];
+			has_slba = true;
+		}
 	} else if (d->keys_read & HMB_KEYS_4) {
 		/*
 		 * sqid, cid (and a fetch's slba) in one kernel read; the
 		 * dictionary's min_len covers sqid and cid, the slba is read
 		 * only when the payload holds it.
 		 */
-		__u64 kb[2] = { 0, 0 };
+		__u64 kb[3] = { 0, 0, 0 };
 		const void *at = payload + (d->sqid_off & 0xfff);
 
 		if (ph == HMB_PH_FETCH && (d->keys_read & HMB_KEYS_16) &&
 		    h->payload_len >= (__u32)(d->sqid_off & 0xfff) + 16) {
 			if (bpf_probe_read_kernel(kb, 16, at)) {
 				count(HMB_C_FW_READ_FAIL);
-				return;
+				return 0;
 			}
 			slba = kb[1];
 			has_slba = true;
+		} else if (ph == HMB_PH_FETCH && (d->keys_read & HMB_KEYS_24) &&
+			   h->payload_len >= (__u32)(d->sqid_off & 0xfff) + 24) {
+			if (bpf_probe_read_kernel(kb, 24, at)) {
+				count(HMB_C_FW_READ_FAIL);
+				return 0;
+			}
+			slba = kb[2];
+			has_slba = true;
 		} else if (bpf_probe_read_kernel(kb, 4, at)) {
 			count(HMB_C_FW_READ_FAIL);
-			return;
+			return 0;
 		}
 		sqid = (__u16)kb[0];
 		cid = (__u16)(kb[0] >> 16);
@@ -445,16 +505,26 @@ static __always_inline void handle_fw(__u32 ring, struct hmb_record_hdr *h,
 		if (bpf_probe_read_kernel(&sqid, 2, payload + (d->sqid_off & 0xfff)) ||
 		    bpf_probe_read_kernel(&cid, 2, payload + (d->cid_off & 0xfff))) {
 			count(HMB_C_FW_READ_FAIL);
-			return;
+			return 0;
 		}
 		if (ph == HMB_PH_FETCH && d->slba_off != HMB_NO_OFF &&
 		    h->payload_len >= (__u32)(d->slba_off & 0xfff) + 8)
 			has_slba = !bpf_probe_read_kernel(&slba, 8, payload +
 							  (d->slba_off & 0xfff));
 	}
-	join_fw(ring, h, ph, sqid, cid, has_slba, slba);
+	return join_fw(ring, h, ph, sqid, cid, has_slba, slba);
 }
 
+/* Count what handle_fw() returned. */
+static __always_inline void count_fw(int res)
+{
+	if (res & HMB_FW_MATCHED)
+		count(HMB_C_FW_MATCHED);
+	if (res & HMB_FW_BY_ORDER)
+		count(HMB_C_FW_BY_ORDER);
+}
+
+/* One record per run: hmb_trace_record (where hmb_trace_records is not). */
 SEC("raw_tp/hmb_trace_record")
 int hmb_record(struct bpf_raw_tracepoint_args *ctx)
 {
@@ -465,7 +535,96 @@ int hmb_record(struct bpf_raw_tracepoint_args *ctx)
 		count(HMB_C_FW_READ_FAIL);
 		return 0;
 	}
-	handle_fw((__u32)ctx->args[0], &h, (const void *)ctx->args[2], 0, 0, 0,
-		  false, 0);
+	count_fw(handle_fw((__u32)ctx->args[0], &h, (const void *)ctx->args[2],
+			   0, 0, 0, false, 0, NULL));
+	return 0;
+}
+
+/* A batch of the bridge's records being joined (hmb_trace_records). */
+struct hmb_batch {
+	__u64 recs;	/* kernel address of the records; 0: "test_recs" */
+	__u32 ring;
+	__u32 matched;	/* counted once for the batch */
+	__u32 by_order;
+};
+
+/*
+ * One record of a batch.  A global function, verified once: newer
+ * verifiers go through a bpf_loop() callback until its states converge,
+ * and handle_fw() inline there took the test program past a million
+ * instructions.
+ */
+__noinline int fw_batch_one(__u32 ring, struct hmb_bridge_rec *r)
+{
+	if (!r)
+		return 0;
+	return handle_fw(ring, &r->hdr, (const void *)r->payload, 0, 0, 0,
+			 false, 0, (const __u64 *)r->head);
+}
+
+/* Record @i of the batch @data. */
+static long hmb_batch_step(__u32 i, void *data)
+{
+	struct hmb_batch *b = data;
+	struct hmb_bridge_rec r, *t;
+	int res;
+
+	if (b->recs) {
+		if (bpf_probe_read_kernel(&r, sizeof(r),
+					  (const void *)(b->recs +
+							 (__u64)i * sizeof(r)))) {
+			count(HMB_C_FW_READ_FAIL);
+			return 0;
+		}
+	} else {
+		t = bpf_map_lookup_elem(&test_recs, &i);
+		if (!t)
+			return 1;
+		__builtin_memcpy(&r, t, sizeof(r));
+		r.payload = 0;	/* a test gives its keys in head */
+	}
+	res = fw_batch_one(b->ring, &r);
+	b->matched += !!(res & HMB_FW_MATCHED);
+	b->by_order += !!(res & HMB_FW_BY_ORDER);
+	return 0;
+}
+
+static __always_inline void count_add(__u32 idx, __u64 n)
+{
+	__u64 *c;
+
+	if (!n)
+		return;
+	c = bpf_map_lookup_elem(&counters, &idx);
+	if (c)
+		__sync_fetch_and_add(c, n);
+}
+
+/*
+ * Join @nr records of ring @ring (at kernel address @recs, or 0 for the
+ * test program's "test_recs") in one program run.
+ */
+static __always_inline void handle_batch(__u32 ring, __u64 recs, __u32 nr)
+{
+	struct hmb_batch b = { .recs = recs, .ring = ring };
+
+	if (nr > HMB_BRIDGE_BATCH) {
+		/* never from the bridge; what is beyond is not read: lost */
+		count_add(HMB_C_FW_READ_FAIL, nr - HMB_BRIDGE_BATCH);
+		nr = HMB_BRIDGE_BATCH;
+	}
+	count_add(HMB_C_FW_RECORDS, nr);
+	bpf_loop(nr, hmb_batch_step, &b, 0);
+	count_add(HMB_C_FW_MATCHED, b.matched);
+	count_add(HMB_C_FW_BY_ORDER, b.by_order);
+}
+
+/* A batch per run: hmb_trace_records (the agent's choice where it is). */
+SEC("raw_tp/hmb_trace_records")
+int hmb_records(struct bpf_raw_tracepoint_args *ctx)
+{
+	if (ctx->args[1])
+		handle_batch((__u32)ctx->args[0], ctx->args[1],
+			     (__u32)ctx->args[2]);
 	return 0;
 }

@@ -146,15 +146,16 @@ static __always_inline void cmd_report(struct hmb_cmd_key *key,
 /*
  * Report the command in slot @s and forget it.  The index entry of @key
  * stays (see the map "kseq"): only its range moves past the commands gone.
+ * @ks: that entry, as the caller found it before it found @s (the entry
+ * of an id with a command in "cmds" is not taken out, and a slot is freed
+ * only at a sweep after that, 250 ms on: it is still the id's here).
  */
 static __always_inline void finish(struct hmb_cmd_key *key,
-				   struct hmb_cmd_slot *s)
+				   struct hmb_cmd_slot *s, struct hmb_kseq *ks)
 {
-	struct hmb_kseq *ks;
 	__u32 n = s->n;	/* before the slot is freed */
 
 	cmd_report(key, s);
-	ks = kseq_find(key);
 	if (ks)
 		kseq_advance(key, ks, n);
 }
@@ -322,7 +323,7 @@ static __always_inline void join_complete(struct hmb_cmd_key *key,
 	/* Whoever sets the second of the two bits reports the command. */
 	old = __sync_fetch_and_or(&st->sync, HMB_SYNC_HOST);
 	if (!fw_enabled || (old & HMB_SYNC_FW))
-		finish(key, s);
+		finish(key, s, ks);
 }
 
 static __always_inline int handle_complete(struct request *req, bool btf)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * bridge.c - the in-kernel consumer: drains a ring and emits one
- * hmb_trace_record event per data record, for perf, ftrace and BPF.
+ * hmb_trace_record event per data record, for perf, ftrace and BPF, and
+ * the same records in batches as hmb_trace_records, for BPF.
  */
 #include <linux/kernel.h>
 #include <linux/sched.h>
@@ -29,6 +30,29 @@ static void hmb_bridge_corrupt(struct hmb_trace_ring *ring, u64 cursor,
 	dev_err_ratelimited(&ring->dev,
 			    "bridge stopped: %s at cursor %llu (record area offset %u); write 1 to bridge to retry\n",
 			    hmb_trace_reason_str(reason), cursor, off);
+}
+
+/*
+ * Add the record (@rh, the bridge's checked copy of its header; @payload in
+ * the ring) to the ring's next hmb_trace_records event, @nb records there
+ * so far; emit the event when it is full.  Returns the records now there.
+ */
+static unsigned int hmb_bridge_batch_add(struct hmb_trace_ring *ring,
+					 unsigned int nb,
+					 const struct hmb_record_hdr *rh,
+					 const u8 *payload)
+{
+	struct hmb_bridge_rec *br = &ring->batch[nb++];
+	u16 len = min_t(u16, hmb_le16(rh->payload_len), HMB_BRIDGE_HEAD);
+
+	br->hdr = *rh;
+	br->payload = (u64)(uintptr_t)payload;
+	memcpy(br->head, payload, len);
+	memset(br->head + len, 0, HMB_BRIDGE_HEAD - len);
+	if (nb < HMB_BRIDGE_BATCH)
+		return nb;
+	trace_hmb_trace_records(ring->id, ring->batch, nb);
+	return 0;
 }
 
 /*
@@ -99,7 +123,9 @@ static bool hmb_bridge_epoch(struct hmb_trace_ring *ring, u32 flags, u64 head,
 /*
  * One batch: head is read once, every record header is copied out of the
  * ring before it is checked (the device may rewrite it under us), and the
- * tail is published once at the end, after the events hold their copies.
+ * tail is published once at the end, after the events hold their copies
+ * (hmb_trace_records carries up to HMB_BRIDGE_BATCH records, emitted when
+ * full and once more before the tail moves).
  * The walk compares distances from the cursor (head - cur, bytes left in
  * the lap), never cursors: both count modulo 2^64, and in the last lap
  * before 2^64 a computed lap end wraps to 0.  A batch takes at most
@@ -116,7 +142,7 @@ void hmb_bridge_work(struct work_struct *work)
 	u32 mask = ring->ring_size - 1;
 	struct hmb_record_hdr rh;
 	u64 head, tail, cur, start;
-	unsigned int n = 0;
+	unsigned int n = 0, nb = 0;
 	bool published, more = false;
 	u32 flags, gen;
 
@@ -209,12 +235,19 @@ void hmb_bridge_work(struct work_struct *work)
 		} else if (rh.flags & ~HMB_REC_FLAGS_KNOWN) {
 			st->ignored++;
 		} else {
-			trace_hmb_trace_record(ring->id, &rh, ring->area + off +
-					       HMB_RECORD_HDR_SIZE);
+			const u8 *payload = ring->area + off + HMB_RECORD_HDR_SIZE;
+
+			trace_hmb_trace_record(ring->id, &rh, payload);
+			if (trace_hmb_trace_records_enabled())
+				nb = hmb_bridge_batch_add(ring, nb, &rh, payload);
 			st->records++;
 		}
 		cur += size;
 	}
+
+	/* Before the tail moves on: the events point into the ring. */
+	if (nb)
+		trace_hmb_trace_records(ring->id, ring->batch, nb);
 
 	/*
 	 * Under the sync lock, so the tail of this epoch never lands in a

@@ -52,6 +52,32 @@ TRACE_EVENT(hmb_trace_record,
 				  __entry->payload_len > 16 ? 16 : __entry->payload_len))
 );
 
+/*
+ * The records the bridge drained in one go, for BPF: @recs points to @nr
+ * (1 to HMB_BRIDGE_BATCH) struct hmb_bridge_rec in ring order, the same
+ * records hmb_trace_record shows one by one.  One program run per batch
+ * instead of one per record.  The prototype is ABI for the BPF agent,
+ * which attaches raw_tp/hmb_trace_records and reads args[0..2]: keep it
+ * exactly (u32 ring_id, const struct hmb_bridge_rec *recs, u32 nr).
+ */
+TRACE_EVENT(hmb_trace_records,
+	    TP_PROTO(u32 ring_id, const struct hmb_bridge_rec *recs, u32 nr),
+	    TP_ARGS(ring_id, recs, nr),
+	    TP_STRUCT__entry(__field(u32, ring_id)
+		__field(u32, nr)
+		__field(u32, first_seq)
+		__field(u32, last_seq)
+	    ),
+	    TP_fast_assign(__entry->ring_id = ring_id;
+		__entry->nr = nr;
+		__entry->first_seq = hmb_le32(recs[0].hdr.seq);
+		__entry->last_seq = hmb_le32(recs[nr - 1].hdr.seq);
+	    ),
+	    TP_printk("ring=%u nr=%u seq=%u..%u",
+		      __entry->ring_id, __entry->nr, __entry->first_seq,
+		      __entry->last_seq)
+);
+
 /* A ring flag went from 0 to 1; head and tail as the sampler saw them. */
 DECLARE_EVENT_CLASS(hmb_trace_ring_flag,
 		    TP_PROTO(u32 ring_id, u64 head_pos, u64 tail_pos, u32 flags),

@@ -175,6 +175,7 @@ struct hmb_test_producer;
  *	wait for the ring to thaw or be re-initialised.
  * @bridge_new_epoch: the next record is the first of a new epoch.
  * @bstats: bridge counters.
+ * @batch: the records of the bridge's next hmb_trace_records event.
  * @test: the test producer feeding this ring, if any.
  * @sync: header rewrite lock and generation: the provider's (nvme-pci) or
  *	@own_sync.  Tail stores hold its lock.
@@ -226,6 +227,7 @@ struct hmb_trace_ring {
 	bool bridge_frozen;
 	bool bridge_new_epoch;
 	struct hmb_bridge_stats bstats;
+	struct hmb_bridge_rec batch[HMB_BRIDGE_BATCH];
 
 	struct hmb_test_producer *test;
 	struct hmb_trace_sync *sync;

@@ -6,3 +6,4 @@
 #include "hmb_trace_events.h"
 
 EXPORT_TRACEPOINT_SYMBOL_GPL(hmb_trace_record);
+EXPORT_TRACEPOINT_SYMBOL_GPL(hmb_trace_records);

@@ -68,8 +68,9 @@ for r in $(seq 1 "$rounds"); do
 		f=$res/$v-$r/bench.txt
 		[ -f "$f" ] || { echo "compare-agent-vm: round $r, $v: no $f" >&2; exit 1; }
 		awk -v tag="$v-$r" -F= '{ v[$1] = $2 } END {
-			printf "%-7s five records %s, block %s (setup %s ns, completion %s ns, record %s ns, biolatency %s ns; block agent %s ns, biolatency %s ns)\n",
+			printf "%-7s five records %s, block %s (setup %s ns, completion %s ns, record %s ns from %s, biolatency %s ns; block agent %s ns, biolatency %s ns)\n",
 				tag, v["ratio5"], v["ratio_blk"], v["agent_setup_ns"], v["agent_complete_ns"],
-				v["agent_record_ns"], v["bio_ns"], v["blk_agent_ns"], v["blk_bio_ns"] }' "$f"
+				v["agent_record_ns"], (v["fw_event"] == "" ? "hmb_trace_record" : v["fw_event"]),
+				v["bio_ns"], v["blk_agent_ns"], v["blk_bio_ns"] }' "$f"
 	done
 done

@@ -132,6 +132,9 @@ agent_check_step_size $STEP_NS
 tap_diag "step: the controller's first record on the new clock $first, first command record from it $A_step_want, $(sed -n 's/.*"across_step": \([0-9]*\).*/\1/p' "$R/attr.json") commands in flight across it"
 agent_check_step_seq "$A_step_want"
 agent_check_losses "$(cat "$S/bridge_records")"
+grep -q '"fw_event":"hmb_trace_records"' "$R/agent.jsonl" &&
+	tap_ok "the agent took the bridge's batches (hmb_trace_records, one program run per up to 64 records)" ||
+	tap_fail "the agent took hmb_trace_records" "$(head -1 "$R/agent.jsonl" | cut -c1-300)"
 ptr=$(awk -F, '/hmb_trace_record/ { print $1 }' "$R/perf.csv")
 [ -n "$ptr" ] && [ "$ptr" -gt 0 ] &&
 	tap_ok "perf stat alongside counted $ptr hmb_trace:hmb_trace_record" ||
@@ -142,7 +145,8 @@ n0=$(vm-nvme-hmb clock "$C" 1 | sed -n 's/.*"next_seq":\([0-9]*\).*/\1/p')
 echo 0 > "$S/bridge"
 echo 1 > "$S/bridge"
 f0=$(hmb_acct_count freeze)
-agent_start "$R/agent2.jsonl" -N 5 1 || tap_done
+# this one a record per program run (hmb_trace_record), as with an older module
+agent_start "$R/agent2.jsonl" -N 5 --fw-event record 1 || tap_done
 # each reset takes a second or two under TCG: 14 s of I/O leave some after
 # the last, so that every re-initialisation is followed by records
 fio --name=resets --filename="$HMB_NVME_DEV" --direct=1 --ioengine=libaio --iodepth=8 \
@@ -197,6 +201,9 @@ late=$(awk -v a="${after:-0}" '/"match":"matched"/ && match($0, /"complete_ns":[
 [ -n "$A_matched" ] && [ "$A_matched" -gt 1000 ] && [ -n "$after" ] && [ "$late" -gt 100 ] &&
 	tap_ok "the agent carried on across the resets: $A_matched of $A_commands commands matched, $late of them completed more than 1 s after the last reset" ||
 	tap_fail "the agent carried on across the resets" "matched '$A_matched' of '$A_commands'; $late completed more than 1 s after the last reset (done at '$after')"
+grep -q '"fw_event":"hmb_trace_record"' "$R/agent2.jsonl" &&
+	tap_ok "--fw-event record: that run took one program run per record (hmb_trace_record)" ||
+	tap_fail "--fw-event record took hmb_trace_record" "$(head -1 "$R/agent2.jsonl" | cut -c1-300)"
 # --- the live export to the fleet store (issue 14 item 3) ---------------------
 # hmb-trace-agent -w --export: its fw_records rows (the records -w gets),
 # clock estimate rows and losses rows go to a real clickhouse-server on the

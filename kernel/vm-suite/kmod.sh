@@ -53,10 +53,10 @@ echo 5 > "$S/poll_interval_us" 2>/dev/null && tap_fail "poll_interval_us below 1
 	tap_ok "poll_interval_us below 10 refused"
 
 # --- tracepoints --------------------------------------------------------------
-EVS="hmb_trace_record hmb_trace_overflow hmb_trace_frozen hmb_trace_corrupt hmb_trace_consumer"
+EVS="hmb_trace_record hmb_trace_records hmb_trace_overflow hmb_trace_frozen hmb_trace_corrupt hmb_trace_consumer"
 missing=
 for e in $EVS; do [ -f "$T/events/hmb_trace/$e/format" ] || missing="$missing $e"; done
-[ -z "$missing" ] && tap_ok "tracefs has events/hmb_trace/{record,overflow,frozen,corrupt,consumer}" ||
+[ -z "$missing" ] && tap_ok "tracefs has events/hmb_trace/{record,records,overflow,frozen,corrupt,consumer}" ||
 	tap_fail "tracefs has the hmb_trace events" "missing:$missing"
 fmt=$(cat "$T/events/hmb_trace/hmb_trace_record/format")
 ok=1
@@ -66,8 +66,15 @@ done
 [ $ok = 1 ] && tap_ok "hmb_trace_record format has ring_id seq ts_ns opcode cpu flags payload_len payload[]" ||
 	tap_fail "hmb_trace_record format fields" "$fmt"
 n=$(perf list 'hmb_trace:*' 2>"$R/perf-list.err" | grep -c 'hmb_trace:hmb_trace_')
-[ "$n" = 5 ] && tap_ok "perf list shows the 5 hmb_trace events" ||
-	tap_fail "perf list shows the 5 hmb_trace events" "found $n; $(cat "$R/perf-list.err")"
+[ "$n" = 6 ] && tap_ok "perf list shows the 6 hmb_trace events" ||
+	tap_fail "perf list shows the 6 hmb_trace events" "found $n; $(cat "$R/perf-list.err")"
+fmt=$(cat "$T/events/hmb_trace/hmb_trace_records/format")
+ok=1
+for f in ring_id nr first_seq last_seq; do
+	printf '%s\n' "$fmt" | grep -q "field:.*$f;" || ok=0
+done
+[ $ok = 1 ] && tap_ok "hmb_trace_records format has ring_id nr first_seq last_seq" ||
+	tap_fail "hmb_trace_records format fields" "$fmt"
 trace-cmd list -e > "$R/trace-cmd.out" 2>&1
 n=$(grep -c '^hmb_trace:hmb_trace_' "$R/trace-cmd.out")
 [ "$n" = 5 ] && tap_ok "trace-cmd list shows the 5 hmb_trace events" ||
@@ -171,7 +178,8 @@ tap_diag "trace_pipe part done at $(date +%T)"
 # Fewer records: perf record -a and perf script are slow under TCG.
 N=${HMB_PERF_RECORDS:-4000}
 echo 1 > "$S/producer/reset"
-perf record -q -e hmb_trace:hmb_trace_record -a -m 2048 -o "$R/perf.data" -- \
+perf record -q -e hmb_trace:hmb_trace_record -e hmb_trace:hmb_trace_records \
+	-a -m 2048 -o "$R/perf.data" -- \
 	sh -c "echo 1 > $S/bridge && sh /tmp/produce.sh $N; rc=\$?; echo 0 > $S/bridge; exit \$rc" \
 	>"$R/perf-record.out" 2>&1 &&
 	tap_ok "perf record -e hmb_trace:hmb_trace_record while the bridge drains $N records" ||
@@ -181,6 +189,20 @@ perf script -F event,trace -i "$R/perf.data" > "$R/perf-script.txt" 2>"$R/perf-s
 # 16 : len) argument reliably ("expected type 5 but read 4"), so only the
 # sequence numbers are checked here; trace_pipe above checks the payloads.
 check_records "$R/perf-script.txt" "perf record" 1
+# the same records in batches: at most 64 each, in seq order, every one once
+res=$(awk -v want="$N" '/hmb_trace_records:/ {
+	nr = ""; a = ""; b = ""
+	for (i = 1; i <= NF; i++) {
+		if ($i ~ /^nr=/) nr = substr($i, 4) + 0
+		if ($i ~ /^seq=/) { split(substr($i, 5), s, "\\.\\."); a = s[1] + 0; b = s[2] + 0 }
+	}
+	if (nr < 1 || nr > 64 || b - a + 1 != nr || (n && a != last + 1)) bad++
+	n++; sum += nr; last = b
+} END { printf "%d %d %d", n, sum, bad }' "$R/perf-script.txt")
+set -- $res
+[ "$2" = "$N" ] && [ "$3" = 0 ] && [ "$1" -ge $(((N + 63) / 64)) ] &&
+	tap_ok "perf record: hmb_trace_records brought the same $N records in $1 batches of at most 64, in seq order" ||
+	tap_fail "perf record: hmb_trace_records brought every record once, in order" "batches $1, records $2 of $N, bad $3"
 
 tap_diag "perf record part done at $(date +%T)"
 # --- full rate for SECS s: counters agree --------------------------------------

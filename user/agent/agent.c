@@ -3,7 +3,7 @@
  * hmb-trace-agent - live per-command NVMe latency, split into host and
  * firmware phases by joining nvme:nvme_setup_cmd / nvme:nvme_complete_rq
  * with the firmware records nvme-hmb-trace.ko's bridge emits as
- * hmb_trace:hmb_trace_record.  Host-only when the module or NVMe is
+ * hmb_trace:hmb_trace_records (hmb_trace_record with an older module).  Host-only when the module or NVMe is
  * missing (block-layer fallback, like biolatency).  See docs/agent.md.
  *
  * The join itself runs in BPF (bpf/hmb_agent.bpf.c); every joined command
@@ -12,7 +12,6 @@
  * slowest commands that print.c prints.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -56,321 +55,6 @@ extern const char hmb_default_dict[], hmb_default_dict_end[];
 
 struct agent ag;
 
-/* --------------------------------------------------------------- options */
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-"Usage: " PROG " [-d DEV] [-m auto|nvme|block] [-j] [-o FILE]\n"
-"                       [--min-latency USEC] [-N N] [-c OPC] [--per-command]\n"
-"                       [--dict FILE] [--ring-ctrl RING=CTRL]... [--fw-grace MS]\n"
-"                       [--clock-window N] [--ringbuf-mb MB] [-w FILE]\n"
-"                       [--issue-stamp auto|kernel|bpf]\n"
-"                       [--export URL [--export-hostname NAME]\n"
-"                       [--export-queue N] [--export-wait MS]] [-v]\n"
-"                       [interval] [count]\n"
-"\n"
-"Live NVMe command latency split into host and firmware phases.\n"
-"\n"
-"Joins nvme:nvme_setup_cmd and nvme:nvme_complete_rq with the firmware\n"
-"records of nvme-hmb-trace.ko (hmb_trace:hmb_trace_record, bridge on) by\n"
-"controller, queue and full command id; estimates the firmware clock's\n"
-"offset and drift from the matched commands. Without the module it shows\n"
-"host-only latency from the NVMe tracepoints; without NVMe, from the block\n"
-"layer (block_rq_issue -> block_rq_complete, as biolatency; where the kernel\n"
-"stamps each request at issue, block_rq_complete alone).  Reports every\n"
-"INTERVAL seconds, COUNT times (default: once, at Ctrl-C).\n"
-"\n"
-"Options:\n"
-"  -d, --disk DEV         trace this disk or controller only (nvme0n1,\n"
-"                         nvme0, loop0)\n"
-"  -m, --mode MODE        auto (default), nvme or block\n"
-"  -j, --json             JSON lines output\n"
-"  -o, --output FILE      write the output to FILE (default stdout)\n"
-"      --min-latency USEC top-N and per-command output only for commands at\n"
-"                         least this slow\n"
-"  -N, --top N            show the N slowest commands per interval (default\n"
-"                         5, 0: none)\n"
-"  -c, --opcode OPC       only this NVMe opcode (read, write, flush or a\n"
-"                         number); block mode: REQ_OP number\n"
-"      --per-command      print every command (one line or JSON object each)\n"
-"      --dict FILE        event dictionary (default: the built-in\n"
-"                         share/hmb-events.dict)\n"
-"      --ring-ctrl RING=CTRL  records of ring RING belong to controller\n"
-"                         nvmeCTRL (repeatable, one controller per agent;\n"
-"                         default: every ring -> the -d controller, else nvme0)\n"
-"      --fw-grace MS      wait this long after completion for firmware records\n"
-"                         (default 1000)\n"
-"      --clock-window N   matched commands the clock estimate uses (default\n"
-"                         65536)\n"
-"      --ringbuf-mb MB    BPF ring buffer to user space, MiB, a power of two\n"
-"                         (default 16): how far the agent may fall behind\n"
-"  -w, --write FILE       also write every firmware record received to FILE,\n"
-"                         a dump in the daemon's format with its sidecar\n"
-"                         FILE.meta (ring R > 0: FILE.ringR), for\n"
-"                         hmb-trace-analyze correlate/report/convert/stats\n"
-"      --export URL       send the fleet store's rows while running (ClickHouse\n"
-"                         HTTP URL, docs/fleet.md): every command, firmware\n"
-"                         record and clock estimate, and the loss counters at\n"
-"                         exit; rows the queue cannot hold while the store is\n"
-"                         slow or down are dropped, counted, and sent as a\n"
-"                         losses row once it is back\n"
-"      --export-hostname NAME  host column (default: this host's name)\n"
-"      --export-queue N   rows the export queue holds (default 65536)\n"
-"      --export-wait MS   at exit, how long to keep trying to send what is\n"
-"                         queued (default 10000)\n"
-"      --issue-stamp HOW  block mode's start time: kernel (the request's own\n"
-"                         issue stamp, io_start_time_ns: no program runs at\n"
-"                         issue), bpf (a program at block_rq_issue, as\n"
-"                         biolatency) or auto (default: kernel where the\n"
-"                         kernel stamps every request of the disks traced\n"
-"                         exactly at issue, else bpf; -v says why)\n"
-"  -v, --verbose          libbpf messages, every unmatched firmware record\n"
-"  -h, -?, --help         this help\n"
-"      --usage            the synopsis only\n"
-"  -V, --version          the version\n"
-"\n"
-"Exit status: 0 after SIGINT/SIGTERM or COUNT reports, 1 on an error (one\n"
-"line on stderr says what failed), 2 on bad usage.\n"
-"\n"
-"Examples:\n"
-"    " PROG " -d nvme0n1          # until Ctrl-C, then the report\n"
-"    " PROG " -d nvme0n1 1 10     # ten 1-second reports\n"
-"    " PROG " -d nvme0n1 -j -o agent.jsonl 5   # JSON lines to a file\n"
-"    " PROG " --min-latency 500 -N 10  # top 10 commands >= 500 us\n"
-"    " PROG " -d loop0 -m block 1 5   # host-only, block layer\n"
-"    " PROG " -d nvme0n1 -j -o agent.jsonl -w fw.bin   # and keep the records:\n"
-"    hmb-trace-analyze correlate fw.bin agent.jsonl    # the same join, offline\n"
-"    " PROG " -d nvme0n1 --export http://ch1:8123   # rows into the fleet store\n");
-}
-
-__attribute__((format(printf, 1, 2), noreturn))
-static void usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, " (try '" PROG " --help')\n");
-	exit(EXIT_USAGE);
-}
-
-/* @arg as a number in [@min, @max] for option @what, or a usage error. */
-static uint64_t num_arg(const char *arg, uint64_t min, uint64_t max,
-			const char *what, const char *unit)
-{
-	uint64_t v;
-
-	if (hmb_parse_u64(arg, 0, min, max, &v))
-		usage_error("invalid %s '%s' (%s)", what, arg, unit);
-	return v;
-}
-
-static int opcode_arg(const char *arg)
-{
-	static const char *const names[] = { "flush", "write", "read" };
-
-	for (int i = 0; i < 3; i++)
-		if (!strcmp(arg, names[i]))
-			return i;
-	return (int)num_arg(arg, 0, 255, "opcode",
-			    "read, write, flush, 0-255");
-}
-
-static void ring_ctrl_arg(struct env *e, const char *arg)
-{
-	const char *p;
-	uint64_t r, c;
-
-	if (hmb_strtou64(arg, &p, 10, &r) || *p != '=' ||
-	    hmb_parse_u64(p + 1, HMB_NUM_DEC, 0, INT_MAX - 1, &c) ||
-	    r >= HMB_MAX_RINGS)
-		usage_error("invalid --ring-ctrl '%s' (RING=CTRL, RING < %d)",
-			    arg, HMB_MAX_RINGS);
-	/* One clock estimate and one set of background windows per agent:
-	 * the firmware records it joins come from one controller. */
-	for (unsigned int i = 0; i < HMB_MAX_RINGS; i++)
-		if (e->ring_ctrl[i] && e->ring_ctrl[i] != c + 1)
-			usage_error("--ring-ctrl '%s': ring %u already belongs to nvme%u; one agent estimates one firmware clock, so its rings belong to one controller (run one agent per controller, -d nvmeN)",
-				    arg, i, e->ring_ctrl[i] - 1);
-	e->ring_ctrl[r] = (unsigned int)c + 1;
-	e->ring_ctrl_set = true;
-}
-
-static void stamp_arg(struct env *e, const char *arg)
-{
-	if (!strcmp(arg, "auto"))
-		e->issue_stamp = STAMP_AUTO;
-	else if (!strcmp(arg, "kernel"))
-		e->issue_stamp = STAMP_KERNEL;
-	else if (!strcmp(arg, "bpf"))
-		e->issue_stamp = STAMP_BPF;
-	else
-		usage_error("invalid --issue-stamp '%s' (auto, kernel, bpf)",
-			    arg);
-}
-
-static void mode_arg(struct env *e, const char *arg)
-{
-	if (!strcmp(arg, "auto"))
-		e->mode = MODE_AUTO;
-	else if (!strcmp(arg, "nvme"))
-		e->mode = MODE_NVME;
-	else if (!strcmp(arg, "block"))
-		e->mode = MODE_BLOCK;
-	else
-		usage_error("invalid mode '%s' (auto, nvme, block)", arg);
-}
-
-enum {
-	OPT_MIN_LAT = 1000, OPT_DICT, OPT_RING_CTRL, OPT_GRACE, OPT_PER_CMD,
-	OPT_CLOCK_WINDOW, OPT_USAGE, OPT_RINGBUF, OPT_EXPORT, OPT_EXPORT_HOST,
-	OPT_EXPORT_QUEUE, OPT_EXPORT_WAIT, OPT_ISSUE_STAMP,
-};
-
-static const struct option long_opts[] = {
-	{ "disk", required_argument, NULL, 'd' },
-	{ "mode", required_argument, NULL, 'm' },
-	{ "json", no_argument, NULL, 'j' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "min-latency", required_argument, NULL, OPT_MIN_LAT },
-	{ "top", required_argument, NULL, 'N' },
-	{ "opcode", required_argument, NULL, 'c' },
-	{ "dict", required_argument, NULL, OPT_DICT },
-	{ "ring-ctrl", required_argument, NULL, OPT_RING_CTRL },
-	{ "fw-grace", required_argument, NULL, OPT_GRACE },
-	{ "per-command", no_argument, NULL, OPT_PER_CMD },
-	{ "clock-window", required_argument, NULL, OPT_CLOCK_WINDOW },
-	{ "ringbuf-mb", required_argument, NULL, OPT_RINGBUF },
-	{ "write", required_argument, NULL, 'w' },
-	{ "export", required_argument, NULL, OPT_EXPORT },
-	{ "export-hostname", required_argument, NULL, OPT_EXPORT_HOST },
-	{ "export-queue", required_argument, NULL, OPT_EXPORT_QUEUE },
-	{ "export-wait", required_argument, NULL, OPT_EXPORT_WAIT },
-	{ "issue-stamp", required_argument, NULL, OPT_ISSUE_STAMP },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "usage", no_argument, NULL, OPT_USAGE },
-	{ "version", no_argument, NULL, 'V' },
-	{ NULL, 0, NULL, 0 }
-};
-
-/* One option; false if it is none of ours. */
-static bool option(struct env *e, int opt, const char *arg)
-{
-	switch (opt) {
-	case 'd': e->disk = arg; break;
-	case 'm': mode_arg(e, arg); break;
-	case 'j': e->json = true; break;
-	case 'o': e->output = arg; break;
-	case OPT_MIN_LAT:
-		e->min_lat_us = num_arg(arg, 0, 1000000000, "--min-latency",
-					"microseconds");
-		break;
-	case 'N':
-		e->top_n = (unsigned int)num_arg(arg, 0, 1000, "--top",
-						 "0 to 1000");
-		break;
-	case 'c': e->opcode = opcode_arg(arg); break;
-	case OPT_DICT: e->dict_path = arg; break;
-	case OPT_RING_CTRL: ring_ctrl_arg(e, arg); break;
-	case OPT_GRACE:
-		e->grace_ms = (unsigned int)num_arg(arg, 0, 600000,
-						    "--fw-grace",
-						    "milliseconds");
-		break;
-	case OPT_PER_CMD: e->per_command = true; break;
-	case OPT_CLOCK_WINDOW:
-		e->clock_window = (unsigned int)num_arg(arg, 64, 10000000,
-							"--clock-window",
-							"64 to 10000000");
-		break;
-	case OPT_RINGBUF:
-		e->ringbuf_mb = (unsigned int)num_arg(arg, 1, 1024,
-						      "--ringbuf-mb",
-						      "1 to 1024, a power of two");
-		if (e->ringbuf_mb & (e->ringbuf_mb - 1))
-			usage_error("invalid --ringbuf-mb '%s' (1 to 1024, a power of two)",
-				    arg);
-		break;
-	case 'w':
-		if (!*arg)
-			usage_error("-w needs a file name");
-		e->dump_path = arg;
-		break;
-	case OPT_EXPORT: e->export_url = arg; break;
-	case OPT_EXPORT_HOST: e->export_host = arg; break;
-	case OPT_EXPORT_QUEUE:
-		e->export_queue = (size_t)num_arg(arg, 16, 16777216,
-						  "--export-queue",
-						  "16 to 16777216 rows");
-		break;
-	case OPT_EXPORT_WAIT:
-		e->export_wait_ms = (unsigned int)num_arg(arg, 0, 3600000,
-							  "--export-wait",
-							  "milliseconds");
-		break;
-	case OPT_ISSUE_STAMP: stamp_arg(e, arg); break;
-	case 'v': e->verbose = true; break;
-	default: return false;
-	}
-	return true;
-}
-
-/* getopt's '?' or ':' for argv's option at optind - 1: the usage error. */
-static void bad_option(int opt, char **argv)
-{
-	const char *a = argv[optind - 1];
-
-	if (opt == ':')
-		usage_error("option '%s' needs an argument", a);
-	if (optopt && a[0] == '-' && a[1] != '-')
-		usage_error("unknown option '-%c'", optopt);
-	usage_error("unknown option '%s'", a);
-}
-
-static void parse_args(struct env *e, int argc, char **argv)
-{
-	int opt, pos;
-
-	*e = (struct env){
-		.mode = MODE_AUTO, .top_n = 5, .opcode = -1, .grace_ms = 1000,
-		.interval = 99999999, .times = 99999999, .clock_window = 65536,
-		.export_queue = 65536, .export_wait_ms = 10000,
-		.ringbuf_mb = 16,
-	};
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":d:m:jo:N:c:w:vhV", long_opts,
-				  NULL)) != -1) {
-		if (option(e, opt, optarg))
-			continue;
-		if (opt == '?' && strcmp(argv[optind - 1], "-?") == 0)
-			opt = 'h';	/* -?: help, as argp took it */
-		switch (opt) {
-		case 'h':
-		case OPT_USAGE:
-			usage(stdout);
-			exit(0);
-		case 'V':
-			printf(PROG " " AGENT_VERSION
-			       " (nvme-hmb-trace, trace format v%d)\n",
-			       HMB_TRACE_ABI_VERSION);
-			exit(0);
-		default:
-			bad_option(opt, argv);
-		}
-	}
-	for (pos = 0; optind < argc; pos++, optind++) {
-		if (pos >= 2)
-			usage_error("unexpected argument '%s'", argv[optind]);
-		*(pos ? &e->times : &e->interval) =
-			(long)num_arg(argv[optind], 1, INT_MAX,
-				      pos ? "count" : "interval",
-				      "a positive number");
-	}
-}
 
 /* ------------------------------------------------------------ events */
 
@@ -616,6 +300,28 @@ static int choose_stamp(void)
 	return 0;
 }
 
+/*
+ * Which tracepoint brings the firmware records (--fw-event): the bridge's
+ * batches where the module has them (one program run per up to 64
+ * records), else one run per record.
+ */
+static int choose_fw_event(void)
+{
+	bool rec = tp_exists("hmb_trace", "hmb_trace_record");
+	bool batch = rec && tp_exists("hmb_trace", "hmb_trace_records");
+
+	ag.fw_on = rec;
+	ag.fw_event = "";
+	if (ag.env.fw_event == FWEV_BATCH && rec && !batch) {
+		fprintf(stderr, PROG ": --fw-event batch: this nvme-hmb-trace.ko has no hmb_trace:hmb_trace_records (an older module); --fw-event auto or record takes hmb_trace_record\n");
+		return -1;
+	}
+	if (rec)
+		ag.fw_event = batch && ag.env.fw_event != FWEV_RECORD ?
+			      "hmb_trace_records" : "hmb_trace_record";
+	return 0;
+}
+
 /* NVMe (with or without firmware records) or the block layer, and why. */
 static int choose_mode(bool *use_btf)
 {
@@ -638,10 +344,12 @@ static int choose_mode(bool *use_btf)
 		return -1;
 	}
 	ag.missing_msg = "";
+	ag.fw_event = "";
 	if (ag.use_nvme) {
 		*use_btf = tp_btf_exists("nvme_setup_cmd", "nvme_core") &&
 			   tp_btf_exists("nvme_complete_rq", "nvme_core");
-		ag.fw_on = tp_exists("hmb_trace", "hmb_trace_record");
+		if (choose_fw_event())
+			return -1;
 		if (!ag.fw_on)
 			ag.missing_msg = "hmb_trace:hmb_trace_record not found (nvme-hmb-trace.ko not loaded, or its bridge is off): host-only latency from the NVMe tracepoints, no firmware phases";
 		ag.mode_name = ag.fw_on ? "nvme+firmware" : "nvme host-only";
@@ -671,7 +379,10 @@ static void set_autoload(bool btf)
 	bpf_program__set_autoload(s->progs.nvme_complete_btf, nvme && btf);
 	bpf_program__set_autoload(s->progs.nvme_setup_raw, nvme && !btf);
 	bpf_program__set_autoload(s->progs.nvme_complete_raw, nvme && !btf);
-	bpf_program__set_autoload(s->progs.hmb_record, nvme && ag.fw_on);
+	bpf_program__set_autoload(s->progs.hmb_record, nvme && ag.fw_on &&
+				  !strcmp(ag.fw_event, "hmb_trace_record"));
+	bpf_program__set_autoload(s->progs.hmb_records, nvme && ag.fw_on &&
+				  !strcmp(ag.fw_event, "hmb_trace_records"));
 	bpf_program__set_autoload(s->progs.blk_issue_btf,
 				  blk && btf && !ag.kernel_stamp);
 	bpf_program__set_autoload(s->progs.blk_complete_btf, blk && btf);

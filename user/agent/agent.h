@@ -30,6 +30,8 @@
 enum mode { MODE_AUTO, MODE_NVME, MODE_BLOCK };
 /* Block mode's start time: auto, the request's own stamp, or a program */
 enum issue_stamp { STAMP_AUTO, STAMP_KERNEL, STAMP_BPF };
+/* Which event brings the firmware records: auto, in batches, one by one */
+enum fw_event { FWEV_AUTO, FWEV_BATCH, FWEV_RECORD };
 
 /* The kernel bridge's loss counters the agent reports (bridge.c). */
 enum bridge_counter {
@@ -59,6 +61,7 @@ struct env {
 	unsigned int ringbuf_mb;	/* BPF ring buffer, MiB */
 	const char *dump_path;		/* -w: firmware records to this dump */
 	enum issue_stamp issue_stamp;	/* --issue-stamp */
+	enum fw_event fw_event;		/* --fw-event */
 	const char *export_url;		/* --export: the fleet store */
 	const char *export_host;
 	size_t export_queue;		/* rows */
@@ -86,6 +89,7 @@ struct agent {
 	int nr_cpus;
 	const char *mode_name;
 	const char *attach;		/* "tp_btf" or "raw_tp" */
+	const char *fw_event;		/* the records' tracepoint, or "" */
 	const char *missing_msg;
 	bool kernel_stamp;		/* block mode: no program at issue */
 	const char *stamp_why;		/* ... and why (not) */
@@ -129,6 +133,9 @@ int block_devt(const char *dev, __u32 *devt);
  * exists), exact or not.
  */
 const char *kernel_issue_stamp(__u32 devt, bool *readable);
+
+/* options.c */
+void parse_args(struct env *e, int argc, char **argv);
 
 /* agent.c */
 int handle_event(void *ctx, void *data, size_t len);	/* a BPF event */

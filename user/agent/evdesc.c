@@ -32,6 +32,8 @@ static struct hmb_evdesc evdesc_of(const struct hmb_dict_event *e)
 		d.keys_read = HMB_KEYS_4;
 		if (d.slba_off == d.sqid_off + 8)
 			d.keys_read |= HMB_KEYS_16;
+		else if (d.slba_off == d.sqid_off + 16)
+			d.keys_read |= HMB_KEYS_24;
 	}
 	return d;
 }

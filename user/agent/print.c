@@ -166,7 +166,8 @@ void print_start(void)
 				ag.kernel_stamp ? "the request's stamp" :
 				"block_rq_issue");
 		if (ag.fw_on) {
-			fprintf(ag.out, ", rings ->");
+			fprintf(ag.out, ", records from %s, rings ->",
+				ag.fw_event);
 			for (int i = 0; i < 4; i++)
 				fprintf(ag.out, " %d:nvme%d", i,
 					(int)ring_ctrl_of(i) - 1);
@@ -187,6 +188,7 @@ void print_start(void)
 		hmb_json_kv_str(&ag.j, "issue_stamp_why", ag.stamp_why);
 	}
 	hmb_json_kv_bool(&ag.j, "firmware", ag.fw_on);
+	hmb_json_kv_str(&ag.j, "fw_event", ag.fw_event);
 	hmb_json_kv_str(&ag.j, "missing", ag.missing_msg);
 	hmb_json_kv_i64(&ag.j, "ctrl", ag.ctrl);
 	hmb_json_kv_u64(&ag.j, "nsid", ag.nsid);

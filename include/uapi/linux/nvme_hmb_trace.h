@@ -172,6 +172,27 @@ struct hmb_record_hdr {
 	__le64 reserved1;
 };
 
+/* Records in one hmb_trace:hmb_trace_records event at most. */
+#define HMB_BRIDGE_BATCH	64
+/* Payload bytes a &struct hmb_bridge_rec carries beside its header. */
+#define HMB_BRIDGE_HEAD		24
+
+/**
+ * struct hmb_bridge_rec - one record of a hmb_trace:hmb_trace_records event
+ *	(the kernel module's bridge to BPF; not read through the device).
+ * @hdr: the header as the bridge copied it out of the ring and checked it.
+ * @payload: kernel address of the record's @hdr.payload_len payload bytes
+ *	in the ring, valid while the event runs; the device may rewrite them
+ *	meanwhile (read them with bpf_probe_read_kernel(), check what is read).
+ * @head: the payload's first min(payload_len, %HMB_BRIDGE_HEAD) bytes,
+ *	copied right after the header, the rest zero.
+ */
+struct hmb_bridge_rec {
+	struct hmb_record_hdr hdr;
+	__u64 payload;
+	__u8 head[HMB_BRIDGE_HEAD];
+};
+
 /** HMB_RECORD_SIZE - bytes a record with @len payload bytes occupies. */
 #define HMB_RECORD_SIZE(len) \
 	(HMB_RECORD_HDR_SIZE + (((len) + HMB_RECORD_ALIGN - 1) & \

@@ -688,6 +688,230 @@ static void test_sweep_race(void)
 	unload();
 }
 
+/* ------------------------------------------------- hmb_trace_records */
+
+/* A record as the bridge hands it over: the keys in the copied head. */
+static struct hmb_bridge_rec brec(__u16 op, __u16 sqid, __u16 cid, __u64 ts,
+				  __u16 len, __u64 slba)
+{
+	struct hmb_bridge_rec r;
+	__u8 p[HMB_BRIDGE_HEAD] = { 0 };
+
+	memset(&r, 0, sizeof(r));
+	r.hdr.magic = HMB_RECORD_MAGIC;
+	r.hdr.seq = seq++;
+	r.hdr.ts_ns = ts;
+	r.hdr.opcode = op;
+	r.hdr.payload_len = len;
+	memcpy(p, &sqid, 2);
+	memcpy(p + 2, &cid, 2);
+	memcpy(p + 16, &slba, 8);	/* the shipped cmd_fetch's */
+	/* the bridge copies min(len, 24) bytes and zeroes the rest */
+	memcpy(r.head, p, len < sizeof(p) ? len : sizeof(p));
+	return r;
+}
+
+/* Hand @n records to the program as one hmb_trace_records event of @nr. */
+static void batch(const struct hmb_bridge_rec *r, __u32 n, __u32 nr)
+{
+	int fd = bpf_map__fd(skel->maps.test_recs);
+
+	for (__u32 i = 0; i < n; i++)
+		bpf_map_update_elem(fd, &i, &r[i], BPF_ANY);
+	drive(6, 0, nr, 0, 0, 0, 0, 0, 0, 0, 0);
+}
+
+/* The same record one per run (hmb_trace_record's program path). */
+static void one(const struct hmb_bridge_rec *r)
+{
+	__u16 sqid, cid;
+	__u64 slba;
+
+	memcpy(&sqid, r->head, 2);
+	memcpy(&cid, r->head + 2, 2);
+	memcpy(&slba, r->head + 16, 8);
+	drive(3, 0, r->hdr.opcode, sqid, cid, r->hdr.ts_ns, r->hdr.seq,
+	      r->hdr.payload_len, r->hdr.flags, slba,
+	      r->hdr.opcode == 0x100 && r->hdr.payload_len >= 24);
+}
+
+/* Record @p (0 fetch .. 4 cqe_posted) of a command, the shipped dictionary's. */
+static struct hmb_bridge_rec phase_rec(int p, __u16 q, __u16 cid, __u64 ts,
+				       __u64 slba)
+{
+	static const __u32 dt[5] = { 0, 2000, 50000, 53000, 54000 };
+
+	return brec(0x100 + p, q, cid, ts + dt[p], p ? 8 : 24, slba);
+}
+
+#define NB 96
+static struct hmb_cmd_event got[2][NB];
+static struct hmb_bridge_rec recs[NB * 5];
+
+static int cmp_cid(const void *a, const void *b)
+{
+	const struct hmb_cmd_event *x = a, *y = b;
+
+	return (int)x->cid - (int)y->cid;
+}
+
+/*
+ * The same commands and records on queue 3 one record per program run and
+ * on queue 4 in batches of 1 to 64: the same commands reported, the same
+ * counts.  Returns the commands that differ (or -1 if some went missing).
+ */
+static int records_two_ways(__u64 *matched, __u64 *by_order, int *nrec)
+{
+	int nr = 0, diff = 0, k = 0;
+
+	for (int way = 0; way < 2; way++) {
+		__u16 q = (__u16)(3 + way);
+		__u64 m0 = counter(HMB_C_FW_MATCHED);
+		__u64 o0 = counter(HMB_C_FW_BY_ORDER);
+
+		nev = 0;
+		for (int i = 0; i < NB; i++) {
+			setup_lba(q, (__u16)(0x1000 + i),
+				  10000000 + (__u64)i * 1000, 2, 4096 + i * 8);
+			if (i % 7)	/* some still in flight */
+				complete(q, (__u16)(0x1000 + i),
+					 10090000 + (__u64)i * 1000);
+		}
+		/* ring order: eight commands at a time, phase by phase */
+		nr = 0;
+		for (int g = 0; g < NB; g += 8)
+			for (int p = 0; p < 5; p++)
+				for (int i = g; i < g + 8; i++)
+					recs[nr++] = phase_rec(p, q,
+						(__u16)(0x1000 + i),
+						5000 + (__u64)i * 100,
+						4096 + i * 8);
+		if (!way) {
+			for (int i = 0; i < nr; i++)
+				one(&recs[i]);
+		} else {
+			for (int i = 0, n = 1; i < nr; i += n, n = n % 64 + 7)
+				batch(recs + i, (__u32)(nr - i < n ? nr - i : n),
+				      (__u32)(nr - i < n ? nr - i : n));
+		}
+		for (int i = 0; i < NB; i++)
+			if (!(i % 7))
+				complete(q, (__u16)(0x1000 + i),
+					 10090000 + (__u64)i * 1000);
+		if (nev != NB)
+			return -1;
+		for (int i = 0; i < NB; i++)
+			got[way][i] = evs[i].cmd;
+		qsort(got[way], NB, sizeof(got[way][0]), cmp_cid);
+		matched[way] = counter(HMB_C_FW_MATCHED) - m0;
+		by_order[way] = counter(HMB_C_FW_BY_ORDER) - o0;
+	}
+	for (int i = 0; i < NB; i++, k++) {
+		struct hmb_cmd_state *a = &got[0][i].st, *b = &got[1][i].st;
+
+		if (got[0][i].cid != got[1][i].cid || a->fw_mask != b->fw_mask ||
+		    a->flags != b->flags || a->fw_mask != 0x3e ||
+		    memcmp(a->fw_ts, b->fw_ts, sizeof(a->fw_ts)))
+			diff++;
+	}
+	*nrec = nr;
+	nev = 0;
+	return diff;
+}
+
+/*
+ * L: hmb_trace_records, a batch of the bridge's records per program run,
+ * through the test program's case 6 (the same callback as the real one,
+ * the records in "test_recs" instead of the bridge's array).
+ */
+static void test_batch(void)
+{
+	struct hmb_bridge_rec r[HMB_BRIDGE_BATCH];
+	__u64 rec0, rf0, mk0, m[2], o[2];
+	const struct hmb_cmd_event *c;
+	int nrec = 0, d;
+
+	struct hmb_evdesc ed = { 0 };
+	__u32 op = 0x100;
+
+	if (skel)
+		unload();
+	if (load(-1)) {
+		ok(0, "batch: load the test program: %s", strerror(errno));
+		return;
+	}
+	bpf_map_lookup_elem(bpf_map__fd(skel->maps.evdesc), &op, &ed);
+	ok(ed.known && ed.sqid_off == 0 && ed.slba_off == 16 &&
+	   ed.keys_read == (HMB_KEYS_4 | HMB_KEYS_24),
+	   "evdesc: the shipped cmd_fetch's sqid, cid and slba are read at once (keys_read %u, slba at %u)",
+	   ed.keys_read, ed.slba_off);
+	nev = 0;
+	rec0 = counter(HMB_C_FW_RECORDS);
+	setup_lba(6, 0x40a0, 20000000, 2, 777);
+	complete(6, 0x40a0, 20100000);
+	for (int p = 0; p < 5; p++)
+		r[p] = phase_rec(p, 6, 0x40a0, 9000, 777);
+	batch(r, 5, 5);
+	c = only_cmd();
+	ok(c && c->cid == 0x40a0 && c->st.fw_mask == 0x3e &&
+	   c->st.fw_ts[HMB_PH_FETCH] == 9000 &&
+	   c->st.fw_ts[HMB_PH_CQE_POSTED] == 63000 &&
+	   counter(HMB_C_FW_RECORDS) - rec0 == 5,
+	   "batch: a command's five records in one run, reported with all phases, 5 records counted");
+	nev = 0;
+
+	/* a fetch's slba read from the head: the second of two waiting */
+	setup_lba(6, 0x40a1, 21000000, 2, 100);
+	complete(6, 0x40a1, 21100000);
+	setup_lba(6, 0x40a1, 21200000, 2, 200);	/* the id again */
+	r[0] = phase_rec(0, 6, 0x40a1, 9500, 200);
+	batch(r, 1, 1);
+	complete(6, 0x40a1, 21300000);
+	for (int p = 0; p < 5; p++)
+		r[p] = phase_rec(p, 6, 0x40a1, 9400, 100);
+	for (int p = 1; p < 5; p++)
+		r[4 + p] = phase_rec(p, 6, 0x40a1, 9500, 200);
+	batch(r, 9, 9);
+	ok(nev == 2 && evs[0].cmd.st.slba == 100 &&
+	   evs[0].cmd.st.fw_ts[HMB_PH_FETCH] == 9400 &&
+	   evs[1].cmd.st.slba == 200 &&
+	   evs[1].cmd.st.fw_ts[HMB_PH_FETCH] == 9500,
+	   "batch: a fetch's slba from the bridge's copy of the head picks the second use of an id (%d reported)",
+	   nev);
+	nev = 0;
+
+	/* a wrap marker among records, and a count beyond the maximum */
+	mk0 = counter(HMB_C_FW_MARKER);
+	rf0 = counter(HMB_C_FW_READ_FAIL);
+	rec0 = counter(HMB_C_FW_RECORDS);
+	setup_lba(6, 0x40a2, 22000000, 2, 300);
+	complete(6, 0x40a2, 22100000);
+	for (int i = 0; i < HMB_BRIDGE_BATCH; i++)
+		r[i] = brec(0x100, 0, 0, 0, 0, 0);
+	for (int p = 0; p < 5; p++)
+		r[p + (p > 2)] = phase_rec(p, 6, 0x40a2, 9900, 300);
+	r[3].hdr.flags = HMB_REC_FLAG_WRAP_MARKER;
+	for (int i = 6; i < HMB_BRIDGE_BATCH; i++)
+		r[i].hdr.flags = HMB_REC_FLAG_WRAP_MARKER;
+	batch(r, HMB_BRIDGE_BATCH, HMB_BRIDGE_BATCH + 6);
+	c = only_cmd();
+	ok(c && c->cid == 0x40a2 && c->st.fw_mask == 0x3e &&
+	   counter(HMB_C_FW_MARKER) - mk0 == HMB_BRIDGE_BATCH - 5 &&
+	   counter(HMB_C_FW_READ_FAIL) - rf0 == 6 &&
+	   counter(HMB_C_FW_RECORDS) - rec0 == HMB_BRIDGE_BATCH,
+	   "batch: markers among the records counted (%llu), the records past %d of a count of %d counted as not read (%llu)",
+	   (unsigned long long)(counter(HMB_C_FW_MARKER) - mk0),
+	   HMB_BRIDGE_BATCH, HMB_BRIDGE_BATCH + 6,
+	   (unsigned long long)(counter(HMB_C_FW_READ_FAIL) - rf0));
+	nev = 0;
+
+	d = records_two_ways(m, o, &nrec);
+	ok(d == 0 && m[0] == m[1] && m[0] == (__u64)nrec && o[0] == o[1],
+	   "batch: %d commands, %d records one per run and in batches of 1-64: the same commands (%d differ), matched %llu/%llu, by ring order %llu/%llu",
+	   NB, nrec, d, (unsigned long long)m[0], (unsigned long long)m[1],
+	   (unsigned long long)o[0], (unsigned long long)o[1]);
+}
+
 int main(int argc, char **argv)
 {
 	struct hmb_error err = { 0 };
@@ -965,6 +1189,7 @@ int main(int argc, char **argv)
 	test_slots();
 	test_two_cpus();
 	test_sweep_race();
+	test_batch();
 	/*
 	 * H: the maps' limits.  A full index of command ids is counted
 	 * (waiting_map_full), the sweep's stale ids leave it so that new ids
@@ -1106,9 +1331,10 @@ int main(int argc, char **argv)
 				bpf_program__set_autoload(p,
 					p == skel->progs.nvme_setup_raw ||
 					p == skel->progs.nvme_complete_raw ||
-					p == skel->progs.hmb_record);
+					p == skel->progs.hmb_record ||
+					p == skel->progs.hmb_records);
 			e = hmb_agent__load(skel);
-			ok(e == 0, "verifier accepts nvme_setup_raw, nvme_complete_raw, hmb_record%s (%s)",
+			ok(e == 0, "verifier accepts nvme_setup_raw, nvme_complete_raw, hmb_record, hmb_records%s (%s)",
 			   dump ? " with -w's copy" : "",
 			   e ? strerror(-e) : "loaded");
 			hmb_agent__destroy(skel);

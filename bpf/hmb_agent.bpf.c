@@ -215,15 +215,20 @@ struct {
 } counters SEC(".maps");
 
 /*
- * The test program's batch of records (hmb_test_drive, case 6): what the
- * bridge hands hmb_trace_records, which a test run cannot point to.
+ * hmb_trace_records: the bridge's batch, copied here in one kernel read
+ * (one helper call a batch instead of one a record; too large for the
+ * stack).  The test program's case 6 finds its records put here.
  */
+struct hmb_batch_buf {
+	struct hmb_bridge_rec r[HMB_BRIDGE_BATCH];
+};
+
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, HMB_BRIDGE_BATCH);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct hmb_bridge_rec);
-} test_recs SEC(".maps");
+	__type(value, struct hmb_batch_buf);
+} batchbuf SEC(".maps");
 
 /* Block mode: request -> issue time (what biolatency keeps). */
 struct {
@@ -390,8 +395,8 @@ static __always_inline struct hmb_kseq *kseq_find(const struct hmb_cmd_key *k)
  * opcode, sqid, cid, ts, seq, payload_len, flags, slba, has the slba),
  * 4 block-mode issue (request key), 5 biolatency's completion work for
  * bench_bpf_join (request key), 6 a batch of records as hmb_trace_records
- * hands them over (ring, count; the records in "test_recs", the keys in
- * their head, no payload).
+ * hands them over (ring, count; the records already in "batchbuf", the
+ * keys in their head, no payload).
  */
 SEC("raw_tp")
 int hmb_test_drive(struct bpf_raw_tracepoint_args *ctx)

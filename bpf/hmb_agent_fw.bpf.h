@@ -542,7 +542,7 @@ int hmb_record(struct bpf_raw_tracepoint_args *ctx)
 
 /* A batch of the bridge's records being joined (hmb_trace_records). */
 struct hmb_batch {
-	__u64 recs;	/* kernel address of the records; 0: "test_recs" */
+	struct hmb_batch_buf *bb;	/* the records, copied */
 	__u32 ring;
 	__u32 matched;	/* counted once for the batch */
 	__u32 by_order;
@@ -566,24 +566,12 @@ __noinline int fw_batch_one(__u32 ring, struct hmb_bridge_rec *r)
 static long hmb_batch_step(__u32 i, void *data)
 {
 	struct hmb_batch *b = data;
-	struct hmb_bridge_rec r, *t;
+	struct hmb_batch_buf *bb = b->bb;
 	int res;
 
-	if (b->recs) {
-		if (bpf_probe_read_kernel(&r, sizeof(r),
-					  (const void *)(b->recs +
-							 (__u64)i * sizeof(r)))) {
-			count(HMB_C_FW_READ_FAIL);
-			return 0;
-		}
-	} else {
-		t = bpf_map_lookup_elem(&test_recs, &i);
-		if (!t)
-			return 1;
-		__builtin_memcpy(&r, t, sizeof(r));
-		r.payload = 0;	/* a test gives its keys in head */
-	}
-	res = fw_batch_one(b->ring, &r);
+	if (!bb)
+		return 1;
+	res = fw_batch_one(b->ring, &bb->r[i & (HMB_BRIDGE_BATCH - 1)]);
 	b->matched += !!(res & HMB_FW_MATCHED);
 	b->by_order += !!(res & HMB_FW_BY_ORDER);
 	return 0;
@@ -602,11 +590,12 @@ static __always_inline void count_add(__u32 idx, __u64 n)
 
 /*
  * Join @nr records of ring @ring (at kernel address @recs, or 0 for the
- * test program's "test_recs") in one program run.
+ * test program's, already in "batchbuf") in one program run.
  */
 static __always_inline void handle_batch(__u32 ring, __u64 recs, __u32 nr)
 {
-	struct hmb_batch b = { .recs = recs, .ring = ring };
+	struct hmb_batch b = { .ring = ring };
+	__u32 zero = 0, sz;
 
 	if (nr > HMB_BRIDGE_BATCH) {
 		/* never from the bridge; what is beyond is not read: lost */
@@ -614,6 +603,13 @@ static __always_inline void handle_batch(__u32 ring, __u64 recs, __u32 nr)
 		nr = HMB_BRIDGE_BATCH;
 	}
 	count_add(HMB_C_FW_RECORDS, nr);
+	b.bb = bpf_map_lookup_elem(&batchbuf, &zero);
+	sz = nr * sizeof(struct hmb_bridge_rec);
+	if (!b.bb || sz > sizeof(*b.bb) ||
+	    (recs && bpf_probe_read_kernel(b.bb, sz, (const void *)recs))) {
+		count_add(HMB_C_FW_READ_FAIL, nr);
+		return;
+	}
 	bpf_loop(nr, hmb_batch_step, &b, 0);
 	count_add(HMB_C_FW_MATCHED, b.matched);
 	count_add(HMB_C_FW_BY_ORDER, b.by_order);

@@ -8,16 +8,52 @@
 
 /* ---------------------------------------------------------------- NVMe */
 
+/* What the programs read of a request's struct nvme_request. */
+struct hmb_nreq {
+	void *cmd;
+	struct nvme_ctrl___hmb *ctrl;
+	__u16 status;
+};
+
+/*
+ * @nr's cmd, status and ctrl in one kernel read (they sit in its first 40
+ * bytes on the kernels of the matrix; CO-RE gives the offsets), else one
+ * read each.
+ */
+static __always_inline int nvme_nreq(struct nvme_request___hmb *nr,
+				     struct hmb_nreq *o)
+{
+	__u32 oc = bpf_core_field_offset(struct nvme_request___hmb, cmd);
+	__u32 os = bpf_core_field_offset(struct nvme_request___hmb, status);
+	__u32 ok = bpf_core_field_offset(struct nvme_request___hmb, ctrl);
+	__u64 buf[8];
+
+	if (ok + 8 <= sizeof(buf) && oc + 8 <= ok + 8 && os + 2 <= ok + 8 &&
+	    !(ok & 7) && !(oc & 7) && !(os & 1)) {
+		if (bpf_probe_read_kernel(buf, ok + 8, nr))
+			return -1;
+		__builtin_memcpy(&o->cmd, (__u8 *)buf + oc, 8);
+		__builtin_memcpy(&o->ctrl, (__u8 *)buf + ok, 8);
+		__builtin_memcpy(&o->status, (__u8 *)buf + os, 2);
+		return 0;
+	}
+	o->cmd = BPF_CORE_READ(nr, cmd);
+	o->ctrl = BPF_CORE_READ(nr, ctrl);
+	o->status = BPF_CORE_READ(nr, status);
+	return 0;
+}
+
 /*
  * The key of @req.  With @sqe (NVME_CMD_HEAD bytes), the head of the
  * command @cmd is copied there in one read, the command id taken from it:
  * one helper call instead of one per field.  @btf (a constant): @req is a
  * tp_btf argument, whose fields the program loads directly; the PDU after
- * it is not a field of it, read with a helper either way.
+ * it is not a field of it, read with a helper either way (nvme_nreq(),
+ * whose result is left in @o).
  */
 static __always_inline int nvme_key(struct request *req, void *cmd,
 				    struct hmb_cmd_key *key, __u8 *sqe,
-				    bool btf)
+				    bool btf, struct hmb_nreq *o)
 {
 	struct nvme_request___hmb *nr;
 	struct nvme_ctrl___hmb *ctrl;
@@ -32,7 +68,9 @@ static __always_inline int nvme_key(struct request *req, void *cmd,
 		return -1;
 	/* nvme_req(req): the PDU right after struct request. */
 	nr = (void *)((__u64)req + bpf_core_type_size(struct request));
-	ctrl = BPF_CORE_READ(nr, ctrl);
+	if (nvme_nreq(nr, o))
+		return -1;
+	ctrl = o->ctrl;
 	if (!ctrl)
 		return -1;
 	key->ctrl = BPF_CORE_READ(ctrl, instance);
@@ -46,7 +84,7 @@ static __always_inline int nvme_key(struct request *req, void *cmd,
 			   BPF_CORE_READ(req, mq_hctx, queue_num) + 1 : 0;
 	}
 	if (!cmd)
-		cmd = BPF_CORE_READ(nr, cmd);
+		cmd = o->cmd;
 	if (sqe) {
 		if (bpf_probe_read_kernel(sqe, NVME_CMD_HEAD, cmd))
 			return -1;
@@ -271,10 +309,11 @@ static __always_inline int handle_setup(struct request *req, void *cmd,
 	struct hmb_cmd_state *st;
 	struct hmb_cmd_key key = {};
 	__u8 sqe[NVME_CMD_HEAD] __attribute__((aligned(8)));
+	struct hmb_nreq o;
 	__u32 zero = 0;
 	__u8 opc;
 
-	if (!cmd || nvme_key(req, cmd, &key, sqe, btf))
+	if (!cmd || nvme_key(req, cmd, &key, sqe, btf, &o))
 		return 0;
 	if (targ_ctrl >= 0 && key.ctrl != (__u32)targ_ctrl)
 		return 0;	/* another controller: not ours at all */
@@ -329,15 +368,14 @@ static __always_inline void join_complete(struct hmb_cmd_key *key,
 static __always_inline int handle_complete(struct request *req, bool btf)
 {
 	struct hmb_cmd_key key = {};
-	struct nvme_request___hmb *nr;
 	__u64 now = bpf_ktime_get_ns();
+	struct hmb_nreq o;
 
-	if (nvme_key(req, NULL, &key, NULL, btf))
+	if (nvme_key(req, NULL, &key, NULL, btf, &o))
 		return 0;
 	if (targ_ctrl >= 0 && key.ctrl != (__u32)targ_ctrl)
 		return 0;
-	nr = (void *)((__u64)req + bpf_core_type_size(struct request));
-	join_complete(&key, now, BPF_CORE_READ(nr, status));
+	join_complete(&key, now, o.status);
 	return 0;
 }
 

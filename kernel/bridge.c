@@ -33,18 +33,23 @@ static void hmb_bridge_corrupt(struct hmb_trace_ring *ring, u64 cursor,
 }
 
 /*
- * Add the record (@rh, the bridge's checked copy of its header; @payload in
- * the ring) to the ring's next hmb_trace_records event, @nb records there
- * so far; emit the event when it is full.  Returns the records now there.
+ * Emit the record (@rh, the bridge's checked copy of its header; @payload
+ * in the ring) as hmb_trace_record, and add it to the ring's next
+ * hmb_trace_records event while that is enabled, @nb records there so
+ * far; emit that event when it is full.  Returns the records now there.
  */
-static unsigned int hmb_bridge_batch_add(struct hmb_trace_ring *ring,
-					 unsigned int nb,
-					 const struct hmb_record_hdr *rh,
-					 const u8 *payload)
+static unsigned int hmb_bridge_emit(struct hmb_trace_ring *ring,
+				    unsigned int nb,
+				    const struct hmb_record_hdr *rh,
+				    const u8 *payload)
 {
-	struct hmb_bridge_rec *br = &ring->batch[nb++];
+	struct hmb_bridge_rec *br = &ring->batch[nb];
 	u16 len = min_t(u16, hmb_le16(rh->payload_len), HMB_BRIDGE_HEAD);
 
+	trace_hmb_trace_record(ring->id, rh, payload);
+	if (!trace_hmb_trace_records_enabled())
+		return nb;
+	nb++;
 	br->hdr = *rh;
 	br->payload = (u64)(uintptr_t)payload;
 	memcpy(br->head, payload, len);
@@ -235,11 +240,8 @@ void hmb_bridge_work(struct work_struct *work)
 		} else if (rh.flags & ~HMB_REC_FLAGS_KNOWN) {
 			st->ignored++;
 		} else {
-			const u8 *payload = ring->area + off + HMB_RECORD_HDR_SIZE;
-
-			trace_hmb_trace_record(ring->id, &rh, payload);
-			if (trace_hmb_trace_records_enabled())
-				nb = hmb_bridge_batch_add(ring, nb, &rh, payload);
+			nb = hmb_bridge_emit(ring, nb, &rh, ring->area + off +
+					     HMB_RECORD_HDR_SIZE);
 			st->records++;
 		}
 		cur += size;

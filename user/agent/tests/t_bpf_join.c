@@ -711,13 +711,25 @@ static struct hmb_bridge_rec brec(__u16 op, __u16 sqid, __u16 cid, __u64 ts,
 	return r;
 }
 
-/* Hand @n records to the program as one hmb_trace_records event of @nr. */
+/*
+ * Hand @n records to the program as one hmb_trace_records event of @nr:
+ * into "batchbuf" (every CPU's copy), where the program reads the
+ * bridge's array into.
+ */
 static void batch(const struct hmb_bridge_rec *r, __u32 n, __u32 nr)
 {
-	int fd = bpf_map__fd(skel->maps.test_recs);
+	size_t one = HMB_BRIDGE_BATCH * sizeof(*r);
+	__u8 *v = calloc((size_t)nr_cpus, one);
+	__u32 zero = 0;
 
-	for (__u32 i = 0; i < n; i++)
-		bpf_map_update_elem(fd, &i, &r[i], BPF_ANY);
+	if (!v)
+		return;
+	for (int cpu = 0; cpu < nr_cpus; cpu++)
+		memcpy(v + (size_t)cpu * one, r, n * sizeof(*r));
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.batchbuf), &zero, v,
+				BPF_ANY))
+		printf("# batchbuf: %s\n", strerror(errno));
+	free(v);
 	drive(6, 0, nr, 0, 0, 0, 0, 0, 0, 0, 0);
 }
 

@@ -77,8 +77,8 @@ done
 	tap_fail "hmb_trace_records format fields" "$fmt"
 trace-cmd list -e > "$R/trace-cmd.out" 2>&1
 n=$(grep -c '^hmb_trace:hmb_trace_' "$R/trace-cmd.out")
-[ "$n" = 5 ] && tap_ok "trace-cmd list shows the 5 hmb_trace events" ||
-	tap_fail "trace-cmd list shows the 5 hmb_trace events" "found $n; $(grep -i hmb "$R/trace-cmd.out"; tail -3 "$R/trace-cmd.out")"
+[ "$n" = 6 ] && tap_ok "trace-cmd list shows the 6 hmb_trace events" ||
+	tap_fail "trace-cmd list shows the 6 hmb_trace events" "found $n; $(grep -i hmb "$R/trace-cmd.out"; tail -3 "$R/trace-cmd.out")"
 
 # --- bridge -> trace_pipe, every record once --------------------------------
 # produce.sh COUNT: COUNT records in chunks that always fit, waiting for the

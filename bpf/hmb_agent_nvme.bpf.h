@@ -13,6 +13,8 @@ struct hmb_nreq {
 	void *cmd;
 	struct nvme_ctrl___hmb *ctrl;
 	__u16 status;
+	__u8 genctr;
+	bool has_genctr;	/* the kernel has it (5.15 and later) */
 };
 
 /*
@@ -26,30 +28,69 @@ static __always_inline int nvme_nreq(struct nvme_request___hmb *nr,
 	__u32 oc = bpf_core_field_offset(struct nvme_request___hmb, cmd);
 	__u32 os = bpf_core_field_offset(struct nvme_request___hmb, status);
 	__u32 ok = bpf_core_field_offset(struct nvme_request___hmb, ctrl);
+	__u32 og = 0;
 	__u64 buf[8];
 
+	o->genctr = 0;
+	o->has_genctr = bpf_core_field_exists(struct nvme_request___hmb, genctr);
+	if (o->has_genctr)
+		og = bpf_core_field_offset(struct nvme_request___hmb, genctr);
 	if (ok + 8 <= sizeof(buf) && oc + 8 <= ok + 8 && os + 2 <= ok + 8 &&
-	    !(ok & 7) && !(oc & 7) && !(os & 1)) {
+	    og < ok + 8 && !(ok & 7) && !(oc & 7) && !(os & 1)) {
 		if (bpf_probe_read_kernel(buf, ok + 8, nr))
 			return -1;
 		__builtin_memcpy(&o->cmd, (__u8 *)buf + oc, 8);
 		__builtin_memcpy(&o->ctrl, (__u8 *)buf + ok, 8);
 		__builtin_memcpy(&o->status, (__u8 *)buf + os, 2);
+		if (o->has_genctr)
+			o->genctr = *((__u8 *)buf + og);
 		return 0;
 	}
 	o->cmd = BPF_CORE_READ(nr, cmd);
 	o->ctrl = BPF_CORE_READ(nr, ctrl);
 	o->status = BPF_CORE_READ(nr, status);
+	if (o->has_genctr)
+		o->genctr = BPF_CORE_READ(nr, genctr);
 	return 0;
 }
 
 /*
+ * tp_btf: what the setup program needs of the command @cmd (a struct
+ * nvme_command the verifier knows), loaded field by field at their wire
+ * offsets into @sqe, instead of a kernel read of its first NVME_CMD_HEAD
+ * bytes.  Volatile, so that no two loads merge into one across two
+ * fields (the verifier checks each against the type: slba is cdw10 and
+ * cdw11 of the common layout, the first of the union).
+ */
+static __always_inline void sqe_loads(const __u8 *cmd, __u8 *sqe)
+{
+	__u32 lo = *(const volatile __u32 *)(cmd + NVME_CMD_SLBA_OFF);
+	__u32 hi = *(const volatile __u32 *)(cmd + NVME_CMD_SLBA_OFF + 4);
+	__u64 slba = (__u64)hi << 32 | lo;
+	__u16 v16;
+	__u32 v32;
+
+	sqe[NVME_CMD_OPCODE_OFF] =
+		*(const volatile __u8 *)(cmd + NVME_CMD_OPCODE_OFF);
+	v16 = *(const volatile __u16 *)(cmd + NVME_CMD_CID_OFF);
+	__builtin_memcpy(sqe + NVME_CMD_CID_OFF, &v16, 2);
+	v32 = *(const volatile __u32 *)(cmd + NVME_CMD_NSID_OFF);
+	__builtin_memcpy(sqe + NVME_CMD_NSID_OFF, &v32, 4);
+	__builtin_memcpy(sqe + NVME_CMD_SLBA_OFF, &slba, 8);
+	v16 = *(const volatile __u16 *)(cmd + NVME_CMD_NLB_OFF);
+	__builtin_memcpy(sqe + NVME_CMD_NLB_OFF, &v16, 2);
+}
+
+/*
  * The key of @req.  With @sqe (NVME_CMD_HEAD bytes), the head of the
- * command @cmd is copied there in one read, the command id taken from it:
- * one helper call instead of one per field.  @btf (a constant): @req is a
- * tp_btf argument, whose fields the program loads directly; the PDU after
- * it is not a field of it, read with a helper either way (nvme_nreq(),
- * whose result is left in @o).
+ * command @cmd is copied there in one read (tp_btf: its fields loaded,
+ * sqe_loads()), the command id taken from it.  @btf (a constant): @req
+ * and @cmd are tp_btf arguments, whose fields the program loads
+ * directly; the PDU after @req is not a field of it, read with a helper
+ * either way (nvme_nreq(), whose result is left in @o).  At completion
+ * (no @sqe) the command id is nvme_cid()'s, (genctr & 0xf) << 12 | tag,
+ * as the driver wrote it into the command at setup; without BTF or
+ * genctr it is read from the command.
  */
 static __always_inline int nvme_key(struct request *req, void *cmd,
 				    struct hmb_cmd_key *key, __u8 *sqe,
@@ -83,14 +124,17 @@ static __always_inline int nvme_key(struct request *req, void *cmd,
 		key->qid = queuedata ?
 			   BPF_CORE_READ(req, mq_hctx, queue_num) + 1 : 0;
 	}
-	if (!cmd)
-		cmd = o->cmd;
-	if (sqe) {
+	if (sqe && btf) {
+		sqe_loads(cmd, sqe);
+		__builtin_memcpy(&cid, sqe + NVME_CMD_CID_OFF, sizeof(cid));
+	} else if (sqe) {
 		if (bpf_probe_read_kernel(sqe, NVME_CMD_HEAD, cmd))
 			return -1;
 		__builtin_memcpy(&cid, sqe + NVME_CMD_CID_OFF, sizeof(cid));
+	} else if (btf && o->has_genctr) {
+		cid = (__u16)((o->genctr & 0xf) << 12 | req->tag);
 	} else if (bpf_probe_read_kernel(&cid, sizeof(cid),
-					 cmd + NVME_CMD_CID_OFF)) {
+					 o->cmd + NVME_CMD_CID_OFF)) {
 		return -1;
 	}
 	key->cid = cid;

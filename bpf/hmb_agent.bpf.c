@@ -238,14 +238,6 @@ struct {
 	__type(value, __u64);
 } blk_start SEC(".maps");
 
-/* A zeroed state to insert from (too large for the BPF stack twice). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct hmb_cmd_state);
-} scratch SEC(".maps");
-
 static __always_inline void count(__u32 idx)
 {
 	__u64 *c = bpf_map_lookup_elem(&counters, &idx);
@@ -402,24 +394,19 @@ SEC("raw_tp")
 int hmb_test_drive(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct hmb_cmd_key key = {};
-	struct hmb_cmd_state *st;
+	struct hmb_setup a = {};
 	struct hmb_record_hdr h = {};
-	__u32 zero = 0;
 
 	switch (ctx->args[0]) {
 	case 1:
-		st = bpf_map_lookup_elem(&scratch, &zero);
-		if (!st)
-			return 0;
-		__builtin_memset(st, 0, sizeof(*st));
 		key.ctrl = ctx->args[1];
 		key.qid = ctx->args[2];
 		key.cid = ctx->args[3];
-		st->submit_ns = ctx->args[4];
-		st->opc = ctx->args[5];
-		st->nsid = ctx->args[6];
-		st->slba = ctx->args[7];
-		join_setup(&key, st);
+		a.submit_ns = ctx->args[4];
+		a.opc = ctx->args[5];
+		a.nsid = ctx->args[6];
+		a.slba = ctx->args[7];
+		join_setup(&key, &a);
 		break;
 	case 2:
 		key.ctrl = ctx->args[1];

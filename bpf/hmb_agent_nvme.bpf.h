@@ -278,21 +278,33 @@ static __always_inline __u32 gaps_of(__u32 ctrl)
 	return g ? *g : 0;
 }
 
-/* Join core: a command was submitted (also driven by the test program). */
+/* What a submission brings: the command's state starts from it. */
+struct hmb_setup {
+	__u64 submit_ns;
+	__u64 slba;
+	__u32 nsid;
+	__u32 nlb;
+	__u8 opc;
+};
+
+/*
+ * Join core: a command was submitted (also driven by the test program).
+ * Its state is written in its slot once claimed (no copy from elsewhere).
+ */
 static __always_inline void join_setup(struct hmb_cmd_key *key,
-				       struct hmb_cmd_state *st)
+				       const struct hmb_setup *a)
 {
 	struct hmb_cmd_slot *old, *s;
 	struct hmb_kseq *ks;
-	__u32 epoch = READ_ONCE(kseq_epoch), f, n;
+	__u32 epoch = READ_ONCE(kseq_epoch), f, n, flags = 0, gaps0;
 	__u64 tag = hmb_kseq_tag(key);
 
-	if ((targ_nsid && st->nsid != targ_nsid) ||
-	    (targ_opc >= 0 && st->opc != (__u8)targ_opc))
-		st->flags |= HMB_CF_FILTERED;
+	if ((targ_nsid && a->nsid != targ_nsid) ||
+	    (targ_opc >= 0 && a->opc != (__u8)targ_opc))
+		flags |= HMB_CF_FILTERED;
 	if (!fw_enabled)
-		st->flags |= HMB_CF_HOST_ONLY;
-	st->gaps0 = gaps_of(key->ctrl);
+		flags |= HMB_CF_HOST_ONLY;
+	gaps0 = gaps_of(key->ctrl);
 	count(HMB_C_HOST_SUBMIT);
 	ks = kseq_find(key);
 	if (ks && READ_ONCE(ks->tag) != tag &&
@@ -338,7 +350,14 @@ static __always_inline void join_setup(struct hmb_cmd_key *key,
 	}
 	s->k = *key;
 	s->n = n;
-	__builtin_memcpy(&s->st, st, sizeof(*st));
+	__builtin_memset(&s->st, 0, sizeof(s->st));
+	s->st.submit_ns = a->submit_ns;
+	s->st.slba = a->slba;
+	s->st.nsid = a->nsid;
+	s->st.nlb = a->nlb;
+	s->st.opc = a->opc;
+	s->st.flags = flags;
+	s->st.gaps0 = gaps0;
 	/* published: lookups find it from here on */
 	__sync_lock_test_and_set(&s->tag, hmb_slot_tag(key, n));
 	__sync_fetch_and_add(&ks->next, 1);
@@ -350,33 +369,28 @@ static __always_inline void join_setup(struct hmb_cmd_key *key,
 static __always_inline int handle_setup(struct request *req, void *cmd,
 					bool btf)
 {
-	struct hmb_cmd_state *st;
 	struct hmb_cmd_key key = {};
 	__u8 sqe[NVME_CMD_HEAD] __attribute__((aligned(8)));
+	struct hmb_setup a = {};
 	struct hmb_nreq o;
-	__u32 zero = 0;
 	__u8 opc;
 
 	if (!cmd || nvme_key(req, cmd, &key, sqe, btf, &o))
 		return 0;
 	if (targ_ctrl >= 0 && key.ctrl != (__u32)targ_ctrl)
 		return 0;	/* another controller: not ours at all */
-	st = bpf_map_lookup_elem(&scratch, &zero);
-	if (!st)
-		return 0;
-	__builtin_memset(st, 0, sizeof(*st));
-	st->submit_ns = bpf_ktime_get_ns();
+	a.submit_ns = bpf_ktime_get_ns();
 	opc = sqe[NVME_CMD_OPCODE_OFF];
-	__builtin_memcpy(&st->nsid, sqe + NVME_CMD_NSID_OFF, 4);
-	st->opc = opc;
+	__builtin_memcpy(&a.nsid, sqe + NVME_CMD_NSID_OFF, 4);
+	a.opc = opc;
 	if (opc == 0x01 || opc == 0x02) {	/* write, read */
 		__u16 nlb;
 
-		__builtin_memcpy(&st->slba, sqe + NVME_CMD_SLBA_OFF, 8);
+		__builtin_memcpy(&a.slba, sqe + NVME_CMD_SLBA_OFF, 8);
 		__builtin_memcpy(&nlb, sqe + NVME_CMD_NLB_OFF, 2);
-		st->nlb = (__u32)nlb + 1;
+		a.nlb = (__u32)nlb + 1;
 	}
-	join_setup(&key, st);
+	join_setup(&key, &a);
 	return 0;
 }
 

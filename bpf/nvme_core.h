@@ -27,7 +27,6 @@ struct nvme_ctrl___hmb {
 /* The per-request PDU (blk_mq_rq_to_pdu(req)), first in nvme_iod. */
 struct nvme_request___hmb {
 	void *cmd;			/* struct nvme_command * */
-	__u8 genctr;			/* the command id's top 4 bits (5.15+) */
 	__u16 status;
 	struct nvme_ctrl___hmb *ctrl;
 } __attribute__((preserve_access_index));

@@ -768,26 +768,31 @@ static int cmp_cid(const void *a, const void *b)
 }
 
 /*
- * The same commands and records on queue 3 one record per program run and
- * on queue 4 in batches of 1 to 64: the same commands reported, the same
- * counts.  Returns the commands that differ (or -1 if some went missing).
+ * The same commands and records on queue 3 (5) one record per program run
+ * and on queue 4 (6) in batches of 1 to 64: the same commands reported,
+ * the same counts.  @reuse: every id twice, both uses waiting for their
+ * records at once (all complete at once), so that the batch's cache of
+ * where an id was found goes stale between them.  Returns the commands
+ * that differ (or -1 if some went missing).
  */
-static int records_two_ways(__u64 *matched, __u64 *by_order, int *nrec)
+static int records_two_ways(int reuse, __u64 *matched, __u64 *by_order,
+			    int *nrec)
 {
 	int nr = 0, diff = 0, k = 0;
 
 	for (int way = 0; way < 2; way++) {
-		__u16 q = (__u16)(3 + way);
+		__u16 q = (__u16)(3 + way + 2 * reuse);
 		__u64 m0 = counter(HMB_C_FW_MATCHED);
 		__u64 o0 = counter(HMB_C_FW_BY_ORDER);
 
 		nev = 0;
 		for (int i = 0; i < NB; i++) {
-			setup_lba(q, (__u16)(0x1000 + i),
-				  10000000 + (__u64)i * 1000, 2, 4096 + i * 8);
-			if (i % 7)	/* some still in flight */
-				complete(q, (__u16)(0x1000 + i),
-					 10090000 + (__u64)i * 1000);
+			__u16 id = (__u16)(0x1000 + (reuse ? i % (NB / 2) : i));
+
+			setup_lba(q, id, 10000000 + (__u64)i * 1000, 2,
+				  4096 + i * 8);
+			if (reuse || i % 7)	/* some still in flight */
+				complete(q, id, 10000500 + (__u64)i * 1000);
 		}
 		/* ring order: eight commands at a time, phase by phase */
 		nr = 0;
@@ -795,7 +800,8 @@ static int records_two_ways(__u64 *matched, __u64 *by_order, int *nrec)
 			for (int p = 0; p < 5; p++)
 				for (int i = g; i < g + 8; i++)
 					recs[nr++] = phase_rec(p, q,
-						(__u16)(0x1000 + i),
+						(__u16)(0x1000 + (reuse ?
+						i % (NB / 2) : i)),
 						5000 + (__u64)i * 100,
 						4096 + i * 8);
 		if (!way) {
@@ -807,9 +813,9 @@ static int records_two_ways(__u64 *matched, __u64 *by_order, int *nrec)
 				      (__u32)(nr - i < n ? nr - i : n));
 		}
 		for (int i = 0; i < NB; i++)
-			if (!(i % 7))
+			if (!reuse && !(i % 7))
 				complete(q, (__u16)(0x1000 + i),
-					 10090000 + (__u64)i * 1000);
+					 10000500 + (__u64)i * 1000);
 		if (nev != NB)
 			return -1;
 		for (int i = 0; i < NB; i++)
@@ -823,6 +829,7 @@ static int records_two_ways(__u64 *matched, __u64 *by_order, int *nrec)
 
 		if (got[0][i].cid != got[1][i].cid || a->fw_mask != b->fw_mask ||
 		    a->flags != b->flags || a->fw_mask != 0x3e ||
+		    a->slba != b->slba || a->submit_ns != b->submit_ns ||
 		    memcmp(a->fw_ts, b->fw_ts, sizeof(a->fw_ts)))
 			diff++;
 	}
@@ -917,11 +924,15 @@ static void test_batch(void)
 	   (unsigned long long)(counter(HMB_C_FW_READ_FAIL) - rf0));
 	nev = 0;
 
-	d = records_two_ways(m, o, &nrec);
-	ok(d == 0 && m[0] == m[1] && m[0] == (__u64)nrec && o[0] == o[1],
-	   "batch: %d commands, %d records one per run and in batches of 1-64: the same commands (%d differ), matched %llu/%llu, by ring order %llu/%llu",
-	   NB, nrec, d, (unsigned long long)m[0], (unsigned long long)m[1],
-	   (unsigned long long)o[0], (unsigned long long)o[1]);
+	for (int reuse = 0; reuse < 2; reuse++) {
+		d = records_two_ways(reuse, m, o, &nrec);
+		ok(d == 0 && m[0] == m[1] && m[0] == (__u64)nrec &&
+		   o[0] == o[1],
+		   "batch: %d commands%s, %d records one per run and in batches of 1-64: the same commands (%d differ), matched %llu/%llu, by ring order %llu/%llu",
+		   NB, reuse ? " (every id twice, both waiting)" : "", nrec,
+		   d, (unsigned long long)m[0], (unsigned long long)m[1],
+		   (unsigned long long)o[0], (unsigned long long)o[1]);
+	}
 }
 
 int main(int argc, char **argv)

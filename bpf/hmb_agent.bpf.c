@@ -230,34 +230,6 @@ struct {
 	__type(value, struct hmb_batch_buf);
 } batchbuf SEC(".maps");
 
-/*
- * hmb_trace_records: where the command ids whose records came last were
- * found, per CPU (the bridge's batches), so that the next record of the
- * same command skips the two lookups.  Every use checks what it finds
- * (the index entry's tag, the command slot's tag), so a stale or torn
- * entry only costs the lookups it would have made anyway.
- */
-struct hmb_rcache_ent {
-	__u64 ktag;	/* hmb_kseq_tag() of the id, 0: empty */
-	__u32 ks;	/* its slot in "kseq" */
-	__u32 n;	/* the command of it last matched ... */
-	__u32 cmd;	/* ... and its slot in "cmds" */
-	__u32 pad;
-};
-
-#define HMB_RCACHE	64	/* a power of 2 */
-
-struct hmb_rcache {
-	struct hmb_rcache_ent e[HMB_RCACHE];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct hmb_rcache);
-} rcache SEC(".maps");
-
 /* Block mode: request -> issue time (what biolatency keeps). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -309,17 +281,6 @@ __noinline int cmd_slot_find(__u32 ctrl, __u32 qidcid, __u32 n)
 			return i;
 	}
 	return -1;
-}
-
-/* Slot @i of "cmds" (an index cmd_slot_find() gave), or NULL. */
-static __always_inline struct hmb_cmd_slot *cmd_at(int i)
-{
-	__u32 idx;
-
-	if (i < 0)
-		return NULL;
-	idx = (__u32)i & (HMB_CMD_SLOTS - 1);
-	return bpf_map_lookup_elem(&cmds, &idx);
 }
 
 /* Command (@k, @n) in "cmds", or NULL. */
@@ -463,7 +424,7 @@ int hmb_test_drive(struct bpf_raw_tracepoint_args *ctx)
 		h.flags = ctx->args[8];
 		count_fw(handle_fw(ctx->args[1], &h, NULL, 1, ctx->args[3],
 				   ctx->args[4], ctx->args[10] != 0,
-				   ctx->args[9], NULL, NULL));
+				   ctx->args[9], NULL));
 		break;
 	case 4:
 		blk_issue_key(ctx->args[1]);

@@ -172,16 +172,15 @@ struct hmb_ord_ctx {
 
 /* Candidate @i: 1 if it decides (x->res set if it is the one), 0 if not. */
 static __always_inline long ord_step(__u32 i, struct hmb_ord_ctx *x,
-				     struct hmb_cmd_slot **found,
-				     struct hmb_cmd_slot *s)
+				     struct hmb_cmd_slot **found)
 {
+	struct hmb_cmd_slot *s;
 	struct hmb_cmd_state *st;
 	__u32 ph = x->ph & 7;
 
 	if (i >= x->nwait)
 		return 1;
-	if (!s)
-		s = cmd_find(&x->key, x->first + i);
+	s = cmd_find(&x->key, x->first + i);
 	if (!s)
 		return 0;
 	st = &s->st;
@@ -210,20 +209,18 @@ static long hmb_ord_step(__u32 i, void *data)
 	struct hmb_cmd_slot *found;
 
 	/* from the second candidate on: the first was looked at inline */
-	return ord_step(i + 1, data, &found, NULL);
+	return ord_step(i + 1, data, &found);
 }
 
 /*
- * The oldest candidate decides most records: it is looked at here (@s0,
- * its slot, if the caller found it already), and its state handed back
- * in *@found (NULL if another or none decides), the others through
- * bpf_loop().
+ * The oldest candidate decides most records: it is looked at here, and
+ * its state handed back in *@found (NULL if another or none decides), the
+ * others through bpf_loop().
  */
 static __always_inline int pick_known(const struct hmb_cmd_key *key,
 				      __u32 first, __u32 nwait, __u32 ph,
 				      bool has_slba, __u64 slba, __u32 gaps,
-				      struct hmb_cmd_slot **found,
-				      struct hmb_cmd_slot *s0)
+				      struct hmb_cmd_slot **found)
 {
 	struct hmb_ord_ctx x = { .key = *key, .first = first, .nwait = nwait,
 				 .ph = ph, .slba = slba, .gaps = gaps,
@@ -232,7 +229,7 @@ static __always_inline int pick_known(const struct hmb_cmd_key *key,
 	*found = NULL;
 	if (ph == HMB_PH_FETCH && !has_slba)
 		return -1;
-	if (ord_step(0, &x, found, s0))
+	if (ord_step(0, &x, found))
 		return x.res;
 	bpf_loop(HMB_MAX_WAIT - 1, hmb_ord_step, &x, 0);
 	return x.res;
@@ -270,16 +267,14 @@ static __always_inline void note_seq(__u32 ring, __u32 seq)
 static __always_inline int join_fw(__u32 ring,
 				    const struct hmb_record_hdr *h, __u32 ph,
 				    __u16 sqid, __u16 cid, bool has_slba,
-				    __u64 slba, struct hmb_rcache *rc)
+				    __u64 slba)
 {
 	struct hmb_cmd_key key = {};
-	struct hmb_cmd_slot *s = NULL, *s0 = NULL;
-	struct hmb_rcache_ent *e = NULL;
+	struct hmb_cmd_slot *s = NULL;
 	struct hmb_cmd_state *st;
-	struct hmb_kseq *ks = NULL;
+	struct hmb_kseq *ks;
 	__u32 *ctrlp, first, nwait;
-	int which = -1, any = 0, res = 0, i0 = -1;
-	__u64 ktag;
+	int which = -1, any = 0, res = 0;
 	__s64 host;
 
 	ctrlp = bpf_map_lookup_elem(&ring_ctrl, &ring);
@@ -290,27 +285,8 @@ static __always_inline int join_fw(__u32 ring,
 	key.ctrl = *ctrlp - 1;
 	key.qid = sqid;
 	key.cid = cid;
-	ktag = hmb_kseq_tag(&key);
 	/* Candidates, oldest first; the one in flight is the newest. */
-	if (rc) {
-		e = &rc->e[(cid + sqid * 37) & (HMB_RCACHE - 1)];
-		if (e->ktag == ktag) {
-			ks = kseq_at(e->ks);
-			if (ks && (READ_ONCE(ks->tag) & ~HMB_KSEQ_DEAD) != ktag)
-				ks = NULL;
-		}
-	}
-	if (!ks) {
-		int ksi = kseq_slot_find(key.ctrl,
-					 (__u32)key.qid << 16 | key.cid);
-
-		ks = kseq_at(ksi);
-		if (e && ks) {
-			e->ktag = ktag;
-			e->ks = (__u32)ksi;
-			e->n = ~0U;
-		}
-	}
+	ks = kseq_find(&key);
 	first = ks ? READ_ONCE(ks->first) : 0;
 	/* next read after first: first never passes it */
 	nwait = ks ? READ_ONCE(ks->next) - first : 0;
@@ -320,20 +296,8 @@ static __always_inline int join_fw(__u32 ring,
 		fw_unmatched(HMB_C_FW_NO_CMD, ring, h, sqid, cid, key.ctrl);
 		return 0;
 	}
-	/* the oldest candidate, where the last record of the id found it */
-	if (e && e->ktag == ktag && e->n == first) {
-		i0 = (int)e->cmd;
-		s0 = cmd_at(i0);
-		if (s0 && READ_ONCE(s0->tag) != hmb_slot_tag(&key, first))
-			s0 = NULL;
-	}
-	if (!s0 && e) {
-		i0 = cmd_slot_find(key.ctrl, (__u32)key.qid << 16 | key.cid,
-				   first);
-		s0 = cmd_at(i0);
-	}
 	which = pick_known(&key, first, nwait, ph, has_slba, slba,
-			   gaps_of(key.ctrl), &s, s0);
+			   gaps_of(key.ctrl), &s);
 	if (which >= 0) {
 		res = HMB_FW_BY_ORDER;
 	} else if (clk.valid) {
@@ -351,16 +315,10 @@ static __always_inline int join_fw(__u32 ring,
 			     ring, h, sqid, cid, key.ctrl);
 		return 0;
 	}
-	if (!s && !which && s0)
-		s = s0;
 	if (!s)
 		s = cmd_find(&key, first + which);
 	if (!s)
 		return 0;
-	if (e && !which && s0 && e->ktag == ktag) {
-		e->n = first;
-		e->cmd = (__u32)i0;
-	}
 	st = &s->st;
 	if (!(st->flags & HMB_CF_FILTERED))
 		fw_phase_hists(st, ph, h->ts_ns);
@@ -458,8 +416,7 @@ static __always_inline void head_keys(const __u64 *w, __u32 off, __u64 *kb)
 static __always_inline int handle_fw(__u32 ring, struct hmb_record_hdr *h,
 				     const void *payload, int test,
 				     __u16 tsqid, __u16 tcid, bool tslba,
-				     __u64 tslba_v, const __u64 *head,
-				     struct hmb_rcache *rc)
+				     __u64 tslba_v, const __u64 *head)
 {
 	struct hmb_evdesc *d;
 	__u16 sqid = tsqid, cid = tcid;
@@ -555,7 +512,7 @@ static __always_inline int handle_fw(__u32 ring, struct hmb_record_hdr *h,
 			has_slba = !bpf_probe_read_kernel(&slba, 8, payload +
 							  (d->slba_off & 0xfff));
 	}
-	return join_fw(ring, h, ph, sqid, cid, has_slba, slba, rc);
+	return join_fw(ring, h, ph, sqid, cid, has_slba, slba);
 }
 
 /* Count what handle_fw() returned. */
@@ -579,14 +536,13 @@ int hmb_record(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	}
 	count_fw(handle_fw((__u32)ctx->args[0], &h, (const void *)ctx->args[2],
-			   0, 0, 0, false, 0, NULL, NULL));
+			   0, 0, 0, false, 0, NULL));
 	return 0;
 }
 
 /* A batch of the bridge's records being joined (hmb_trace_records). */
 struct hmb_batch {
 	struct hmb_batch_buf *bb;	/* the records, copied */
-	struct hmb_rcache *rc;		/* this CPU's "rcache" */
 	__u32 ring;
 	__u32 matched;	/* counted once for the batch */
 	__u32 by_order;
@@ -598,13 +554,12 @@ struct hmb_batch {
  * and handle_fw() inline there took the test program past a million
  * instructions.
  */
-__noinline int fw_batch_one(__u32 ring, struct hmb_bridge_rec *r,
-			    struct hmb_rcache *rc)
+__noinline int fw_batch_one(__u32 ring, struct hmb_bridge_rec *r)
 {
 	if (!r)
 		return 0;
 	return handle_fw(ring, &r->hdr, (const void *)r->payload, 0, 0, 0,
-			 false, 0, (const __u64 *)r->head, rc);
+			 false, 0, (const __u64 *)r->head);
 }
 
 /* Record @i of the batch @data. */
@@ -616,8 +571,7 @@ static long hmb_batch_step(__u32 i, void *data)
 
 	if (!bb)
 		return 1;
-	res = fw_batch_one(b->ring, &bb->r[i & (HMB_BRIDGE_BATCH - 1)],
-			   b->rc);
+	res = fw_batch_one(b->ring, &bb->r[i & (HMB_BRIDGE_BATCH - 1)]);
 	b->matched += !!(res & HMB_FW_MATCHED);
 	b->by_order += !!(res & HMB_FW_BY_ORDER);
 	return 0;
@@ -650,7 +604,6 @@ static __always_inline void handle_batch(__u32 ring, __u64 recs, __u32 nr)
 	}
 	count_add(HMB_C_FW_RECORDS, nr);
 	b.bb = bpf_map_lookup_elem(&batchbuf, &zero);
-	b.rc = bpf_map_lookup_elem(&rcache, &zero);
 	sz = nr * sizeof(struct hmb_bridge_rec);
 	if (!b.bb || sz > sizeof(*b.bb) ||
 	    (recs && bpf_probe_read_kernel(b.bb, sz, (const void *)recs))) {

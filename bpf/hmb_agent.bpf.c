@@ -199,10 +199,14 @@ struct hmb_hist {
 	__u64 slots[HMB_MAX_SLOTS];
 };
 
-/* Per-CPU, summed by the agent: no shared cache line on the hot path. */
+/*
+ * Per-CPU, summed by the agent: no shared cache line on the hot path.
+ * Only HMB_H_HOST_TOTAL: the firmware's phases the agent counts from the
+ * commands reported (user/agent/print.c, fw_phase_hists()).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, HMB_H_COUNT);
+	__uint(max_entries, HMB_H_FW_TOTAL);
 	__type(key, __u32);
 	__type(value, struct hmb_hist);
 } hists SEC(".maps");

@@ -25,7 +25,11 @@
 #define HMB_PH_CQE_POSTED	5
 #define HMB_PH_COUNT		6
 
-/* Histograms kept in the BPF map "hists" (microseconds, log2). */
+/*
+ * The agent's histograms (microseconds, log2): the BPF map "hists" holds
+ * HMB_H_HOST_TOTAL, the agent counts the firmware's from each command
+ * reported (its firmware timestamps).
+ */
 enum hmb_hist_id {
 	HMB_H_HOST_TOTAL = 0,	/* host: submit (setup/issue) -> completion */
 	HMB_H_FW_TOTAL,		/* firmware: fetch -> cqe_posted */

@@ -79,30 +79,6 @@ static __always_inline void fw_bg(__u32 ring, const struct hmb_record_hdr *h,
 	count(HMB_C_FW_BG);
 }
 
-static __always_inline void fw_phase_hists(const struct hmb_cmd_state *st,
-					   __u32 ph, __u64 ts)
-{
-	__u64 prev = 0;
-	int have = 0;
-
-	/* The latest earlier firmware event of this command precedes @ph. */
-#pragma unroll
-	for (int q = HMB_PH_FETCH; q < HMB_PH_COUNT; q++) {
-		if (q == (int)ph || !(st->fw_mask & (1 << q)))
-			continue;
-		if (st->fw_ts[q] <= ts && (!have || st->fw_ts[q] > prev)) {
-			prev = st->fw_ts[q];
-			have = 1;
-		}
-	}
-	if (have && ph >= HMB_PH_MEDIA_START && ph <= HMB_PH_CQE_POSTED)
-		hist_add(HMB_H_FW_TO_MEDIA_START + ph - HMB_PH_MEDIA_START,
-			 ts - prev);
-	if (ph == HMB_PH_CQE_POSTED && (st->fw_mask & (1 << HMB_PH_FETCH)) &&
-	    st->fw_ts[HMB_PH_FETCH] <= ts)
-		hist_add(HMB_H_FW_TOTAL, ts - st->fw_ts[HMB_PH_FETCH]);
-}
-
 /* Can @st take a record of phase @ph at host time @host (tolerance @tol)? */
 static __always_inline bool fits(const struct hmb_cmd_state *st, __u32 ph,
 				 __s64 host, __u64 tol)
@@ -320,8 +296,6 @@ static __always_inline int join_fw(__u32 ring,
 	if (!s)
 		return 0;
 	st = &s->st;
-	if (!(st->flags & HMB_CF_FILTERED))
-		fw_phase_hists(st, ph, h->ts_ns);
 	st->fw_ts[ph] = h->ts_ns;
 	st->fw_seq[ph] = h->seq;
 	st->fw_mask |= 1 << ph;

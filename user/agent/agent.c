@@ -26,6 +26,7 @@
 
 #include "agent.h"
 #include "evdesc.h"
+#include "fwhist.h"
 #include "hmb_agent.skel.h"
 
 /* The BPF side's numbering and layouts are the command model's. */
@@ -135,6 +136,8 @@ int handle_event(void *ctx, void *data, size_t len)
 		struct hmb_fw_side fw;
 
 		from_bpf(data, &h, &fw);
+		hmb_fw_phase_hists(&((const struct hmb_cmd_event *)data)->st,
+				   ag.fw_hist_iv);
 		hmb_live_cmd(&ag.live, &h, &fw);
 	} else if (*type == HMB_EV_BG && len >= sizeof(struct hmb_bg_event)) {
 		const struct hmb_bg_event *ev = data;

@@ -108,6 +108,8 @@ struct agent {
 	bool kseq_dead;
 	uint64_t kseq_full_seen;	/* HMB_C_DONE_FULL at the last sweep */
 	struct hmb_log2_hist bpf_hist_run[HMB_H_COUNT];
+	/* the firmware's phases of this interval (print.c) */
+	struct hmb_log2_hist fw_hist_iv[HMB_H_COUNT];
 	struct agent_dump dump;
 	/* bridge.c: the rings' sysfs counters when the programs attached */
 	struct {

@@ -130,11 +130,16 @@ static void take_bpf_hist(__u32 id, struct hmb_log2_hist *h)
 	free(vals);
 }
 
-/* This interval's BPF histograms into @iv, the run's into @run. */
+/* This interval's histograms into @iv (and the run's). */
 static void take_bpf_hists(struct hmb_log2_hist *iv)
 {
 	for (int i = 0; i < HMB_H_COUNT; i++) {
-		take_bpf_hist((__u32)i, &iv[i]);
+		if (i < HMB_H_FW_TOTAL) {
+			take_bpf_hist((__u32)i, &iv[i]);
+		} else {
+			iv[i] = ag.fw_hist_iv[i];
+			memset(&ag.fw_hist_iv[i], 0, sizeof(iv[i]));
+		}
 		for (int s = 0; s < HMB_HIST_SLOTS; s++)
 			ag.bpf_hist_run[i].slots[s] += iv[i].slots[s];
 	}

@@ -25,6 +25,7 @@
 #include "hmb_agent.h"
 #include "hmb_agent.skel.h"
 #include "evdesc.h"
+#include "fwhist.h"
 #include "sweep.h"
 #include "tap.h"
 
@@ -38,6 +39,8 @@ static union {
 static int nev;
 /* Set: on_event() only counts the commands reported matched. */
 static int *count_matched;
+/* the firmware's phases of the commands reported, as the agent counts */
+static struct hmb_log2_hist fwh[HMB_H_COUNT];
 
 static int on_event(void *ctx, void *data, size_t len)
 {
@@ -50,6 +53,8 @@ static int on_event(void *ctx, void *data, size_t len)
 			(*count_matched)++;
 		return 0;
 	}
+	if (len >= sizeof(*c) && c->type == HMB_EV_CMD)
+		hmb_fw_phase_hists(&c->st, fwh);
 	if (nev < MAXEV && len <= sizeof(evs[0]))
 		memcpy(&evs[nev++], data, len);
 	return 0;
@@ -124,12 +129,17 @@ static __u64 counter(__u32 idx)
 	return sum;
 }
 
+/* The host's histogram from the map, the firmware's as the agent counts. */
 static __u64 hist_total(__u32 id)
 {
 	size_t vsz = HMB_MAX_SLOTS * sizeof(__u64);
 	__u64 *v = calloc((size_t)nr_cpus, vsz), sum = 0;
 	int cpu, s;
 
+	if (id >= HMB_H_FW_TOTAL) {
+		free(v);
+		return hmb_hist_total(&fwh[id]);
+	}
 	if (v && !bpf_map_lookup_elem(bpf_map__fd(skel->maps.hists), &id, v))
 		for (cpu = 0; cpu < nr_cpus; cpu++)
 			for (s = 0; s < HMB_MAX_SLOTS; s++)
@@ -153,6 +163,7 @@ static int load_dump(int targ_opc, bool dump, __u32 rawrb_size)
 	__u32 r, one = 1, op;
 	struct bpf_program *p;
 
+	memset(fwh, 0, sizeof(fwh));
 	skel = hmb_agent__open();
 	if (!skel)
 		return -1;

@@ -58,7 +58,8 @@ $(date -u +%F), Debian $(ls "$top/build/vm/kernel" 2>/dev/null | head -1) guest 
 shared 2-core machine. The real HMB path: the VM bench's HMB-capable NVMe
 controller (\`$props\`) writes the firmware records of every command it
 serves into the trace slice of the patched nvme.ko, the module's bridge
-emits them as \`hmb_trace:hmb_trace_record\`. fio 4k randread, libaio QD32,
+emits them as \`hmb_trace:hmb_trace_records\` (up to 64 a batch; the agent's
+default, \`--fw-event\`). fio 4k randread, libaio QD32,
 ${secs} s per mode on the NVMe disk, in each of ${rounds} boots (the figures below
 are those of the boot whose ratio is the median); the agent and biolatency attached at
 the same time, so both tools' programs run for the very same I/Os.
@@ -73,7 +74,7 @@ emulated time: only the ratios mean anything.
 |---|---|
 | agent, \`nvme_setup_cmd\` program per command | $(get agent_setup_ns) |
 | agent, \`nvme_complete_rq\` program per command | $(get agent_complete_ns) |
-| agent, \`hmb_trace_record\` program per firmware record | $(get agent_record_ns) |
+| agent, \`hmb_trace_records\` program per firmware record (one run a batch, its time over the records) | $(get agent_record_ns) |
 | agent, a command with five firmware records (setup + completion + 5 records) | **$(get agent_cmd5_ns)** |
 | agent, all its programs over the commands measured ($(get records_per_cmd) records per command) | $(get agent_cmd_all_ns) |
 | biolatency, all its programs per I/O | $(get bio_ns) |

@@ -49,7 +49,7 @@ enum hmb_counter {
 	HMB_C_ACTIVE_FULL,	/* in-flight map (cmds, blk_start) full: not tracked */
 	HMB_C_DONE_FULL,	/* waiting index (kseq) full: new cid not tracked */
 	HMB_C_REUSE_FLUSH,	/* HMB_MAX_WAIT commands of one full cid wait: oldest flushed */
-	HMB_C_FW_RECORDS,	/* hmb_trace_record events seen */
+	HMB_C_FW_RECORDS,	/* firmware records seen (either tracepoint) */
 	HMB_C_FW_READ_FAIL,	/* could not read header/payload */
 	HMB_C_FW_UNKNOWN_OP,	/* opcode not in the dictionary */
 	HMB_C_FW_SHORT,		/* payload shorter than the dictionary says */

@@ -11,7 +11,7 @@
 # the controller writes firmware records into the slice by DMA, on its own
 # clock (1 s offset, 50 ppm fast), plus garbage-collection and thermal
 # windows.  nvme-hmb-trace.ko adopts the slice:
-#   1. live: its bridge emits each record as hmb_trace:hmb_trace_record and
+#   1. live: its bridge emits the records as hmb_trace:hmb_trace_records and
 #      hmb-trace-agent joins them with nvme:nvme_setup_cmd/nvme_complete_rq
 #      while fio runs at queue depth 1, then 32 (agent.txt, agent.jsonl);
 #   2. offline: the bridge off, hmb-trace-daemon --device drains the ring

@@ -9,7 +9,7 @@
 # writes them into the ivshmem ring (the stand-in for the HMB); it also
 # keeps every record it wrote as a dump (fw.bin, --log).  In the guest,
 # nvme-hmb-trace.ko reads that ring through the ivshmem provider and its
-# bridge emits each record as hmb_trace:hmb_trace_record; hmb-trace-agent
+# bridge emits the records as hmb_trace:hmb_trace_records; hmb-trace-agent
 # joins those with nvme:nvme_setup_cmd/nvme_complete_rq while fio runs a
 # mixed random read/write load at queue depth 1, then 32.
 #

@@ -171,7 +171,7 @@ if [ "$path" = hmb ]; then
             phase by DMA, on its own clock (1 s offset, 50 ppm fast), and
             garbage-collection/thermal windows; it keeps an account
    guest:   nvme-hmb-trace.ko adopts the slice (auxiliary bus);
-            live: bridge -> hmb_trace:hmb_trace_record -> hmb-trace-agent joins
+            live: bridge -> hmb_trace:hmb_trace_records -> hmb-trace-agent joins
             nvme:nvme_setup_cmd / nvme_complete_rq; fio randrw 4k QD1, QD32;
             then hmb-trace-daemon --device -> fw.bin while fio QD32 runs again
 EOF
@@ -185,7 +185,7 @@ else
             with its own clock (1 s offset, 50 ppm fast) and background
             garbage-collection/thermal windows, and keeps them all in fw.bin
    guest:   nvme-hmb-trace.ko (ivshmem provider, bridge on) -> tracepoint
-            hmb_trace:hmb_trace_record; hmb-trace-agent joins it with
+            hmb_trace:hmb_trace_records; hmb-trace-agent joins it with
             nvme:nvme_setup_cmd / nvme_complete_rq; fio randrw 4k QD1, QD32
 EOF
 	guest=$top/scripts/demo-guest.sh

@@ -139,7 +139,7 @@ agent_check_step_seq() {
 agent_check_losses() {
 	[ "$A_ringbuf_reserve_failed" = 0 ] && tap_ok "zero ring buffer reservation failures" ||
 		tap_fail "ring buffer reservations failed" "$A_ringbuf_reserve_failed"
-	tap_diag "agent saw $A_fw_records hmb_trace_record events, bridge emitted $1"
+	tap_diag "agent saw $A_fw_records firmware records, bridge emitted $1"
 	[ -n "$A_fw_records" ] && [ "$A_fw_records" -gt 0 ] && [ "$A_fw_records" -le "$1" ] &&
 		tap_ok "agent's firmware record count ($A_fw_records) within the bridge's ($1)" ||
 		tap_fail "agent's firmware record count" "agent $A_fw_records bridge $1"

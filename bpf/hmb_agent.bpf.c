@@ -392,8 +392,28 @@ static __always_inline struct hmb_kseq *kseq_find(const struct hmb_cmd_key *k)
  * 4 block-mode issue (request key), 5 biolatency's completion work for
  * bench_bpf_join (request key), 6 a batch of records as hmb_trace_records
  * hands them over (ring, count; the records already in "batchbuf", the
- * keys in their head, no payload).
+ * keys in their head, no payload), 7 one of those records with its
+ * payload read from the kernel (ring, index; test_kread()).
  */
+/*
+ * Test case 7: record @i of "batchbuf" one per run with its payload read
+ * from the kernel (hmb_trace_record's way), the payload being its head
+ * copy there (map memory: a kernel address).
+ */
+static __always_inline void test_kread(__u32 ring, __u32 i)
+{
+	struct hmb_batch_buf *bb;
+	struct hmb_bridge_rec *r;
+	__u32 zero = 0;
+
+	bb = bpf_map_lookup_elem(&batchbuf, &zero);
+	if (!bb)
+		return;
+	r = &bb->r[i & (HMB_BRIDGE_BATCH - 1)];
+	count(HMB_C_FW_RECORDS);
+	count_fw(handle_fw(ring, &r->hdr, r->head, 0, 0, 0, false, 0, NULL));
+}
+
 SEC("raw_tp")
 int hmb_test_drive(struct bpf_raw_tracepoint_args *ctx)
 {
@@ -438,6 +458,9 @@ int hmb_test_drive(struct bpf_raw_tracepoint_args *ctx)
 		break;
 	case 6:
 		handle_batch(ctx->args[1], 0, ctx->args[2]);
+		break;
+	case 7:
+		test_kread(ctx->args[1], ctx->args[2]);
 		break;
 	}
 	return 0;

@@ -380,6 +380,39 @@ static __always_inline void head_keys(const __u64 *w, __u32 off, __u64 *kb)
 }
 
 /*
+ * The payload bytes from sqid on that a record of phase @ph and payload
+ * length @len needs for its keys, where the dictionary's @d reads them at
+ * once (HMB_KEYS_4): 4 (sqid, cid), or a fetch's 16 or 24 with its slba
+ * (8 or 16 bytes after sqid) when the payload holds that.
+ */
+static __always_inline __u32 keys_span(const struct hmb_evdesc *d, __u32 ph,
+				       __u32 len)
+{
+	__u32 off = d->sqid_off & 0xfff;
+
+	if (ph != HMB_PH_FETCH)
+		return 4;
+	if ((d->keys_read & HMB_KEYS_16) && len >= off + 16)
+		return 16;
+	if ((d->keys_read & HMB_KEYS_24) && len >= off + 24)
+		return 24;
+	return 4;
+}
+
+/*
+ * Does the bridge's copy of the payload's first HMB_BRIDGE_HEAD bytes hold
+ * all of keys_span()?  head_keys() takes sqid at offsets up to 8.  (A
+ * fetch's slba 16 after a sqid at 1-8 lies past it: the kernel read then.)
+ */
+static __always_inline bool head_holds(const struct hmb_evdesc *d, __u32 ph,
+				       __u32 len)
+{
+	__u32 off = d->sqid_off & 0xfff;
+
+	return off <= 8 && off + keys_span(d, ph, len) <= HMB_BRIDGE_HEAD;
+}
+
+/*
  * Classify a record by the dictionary and pass it on.  @payload is a
  * kernel pointer (read with bpf_probe_read_kernel) or, from the test
  * program, NULL with the keys given in @tsqid/@tcid.  @head: the bridge's
@@ -427,7 +460,7 @@ static __always_inline int handle_fw(__u32 ring, struct hmb_record_hdr *h,
 	if (test) {
 		/* the keys come from the test program's arguments */
 	} else if ((d->keys_read & HMB_KEYS_4) && head &&
-		   (d->sqid_off & 0xfff) <= 8) {
+		   head_holds(d, ph, h->payload_len)) {
 		/* in the bridge's copy: bytes past payload_len are zero there */
 		__u32 off = d->sqid_off & 0xfff;
 		__u64 kb[2];
@@ -435,13 +468,11 @@ static __always_inline int handle_fw(__u32 ring, struct hmb_record_hdr *h,
 		head_keys(head, off, kb);
 		sqid = (__u16)kb[0];
 		cid = (__u16)(kb[0] >> 16);
-		if (ph == HMB_PH_FETCH && (d->keys_read & HMB_KEYS_16) &&
-		    h->payload_len >= off + 16) {
+		if (keys_span(d, ph, h->payload_len) == 16) {
 			slba = kb[1];
 			has_slba = true;
-		} else if (ph == HMB_PH_FETCH && (d->keys_read & HMB_KEYS_24) &&
-			   !off && h->payload_len >= 24) {
-			slba = head[2];
+		} else if (keys_span(d, ph, h->payload_len) == 24) {
+			slba = head[2];	/* head_holds(): sqid at 0 */
 			has_slba = true;
 		}
 	} else if (d->keys_read & HMB_KEYS_4) {
@@ -451,30 +482,19 @@ static __always_inline int handle_fw(__u32 ring, struct hmb_record_hdr *h,
 		 * only when the payload holds it.
 		 */
 		__u64 kb[3] = { 0, 0, 0 };
-		const void *at = payload + (d->sqid_off & 0xfff);
+		__u32 n = keys_span(d, ph, h->payload_len);
 
-		if (ph == HMB_PH_FETCH && (d->keys_read & HMB_KEYS_16) &&
-		    h->payload_len >= (__u32)(d->sqid_off & 0xfff) + 16) {
-			if (bpf_probe_read_kernel(kb, 16, at)) {
-				count(HMB_C_FW_READ_FAIL);
-				return 0;
-			}
-			slba = kb[1];
-			has_slba = true;
-		} else if (ph == HMB_PH_FETCH && (d->keys_read & HMB_KEYS_24) &&
-			   h->payload_len >= (__u32)(d->sqid_off & 0xfff) + 24) {
-			if (bpf_probe_read_kernel(kb, 24, at)) {
-				count(HMB_C_FW_READ_FAIL);
-				return 0;
-			}
-			slba = kb[2];
-			has_slba = true;
-		} else if (bpf_probe_read_kernel(kb, 4, at)) {
+		if (bpf_probe_read_kernel(kb, n,
+					  payload + (d->sqid_off & 0xfff))) {
 			count(HMB_C_FW_READ_FAIL);
 			return 0;
 		}
 		sqid = (__u16)kb[0];
 		cid = (__u16)(kb[0] >> 16);
+		if (n > 4) {
+			slba = n == 16 ? kb[1] : kb[2];
+			has_slba = true;
+		}
 	} else {
 		if (bpf_probe_read_kernel(&sqid, 2, payload + (d->sqid_off & 0xfff)) ||
 		    bpf_probe_read_kernel(&cid, 2, payload + (d->cid_off & 0xfff))) {

@@ -27,6 +27,7 @@
 #define EXIT_FAIL	1
 #define EXIT_USAGE	2
 
+/* The values of -m, --issue-stamp and --fw-event in their words' order (options.c) */
 enum mode { MODE_AUTO, MODE_NVME, MODE_BLOCK };
 /* Block mode's start time: auto, the request's own stamp, or a program */
 enum issue_stamp { STAMP_AUTO, STAMP_KERNEL, STAMP_BPF };

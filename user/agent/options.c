@@ -160,42 +160,19 @@ static void ring_ctrl_arg(struct env *e, const char *arg)
 	e->ring_ctrl_set = true;
 }
 
-static void stamp_arg(struct env *e, const char *arg)
+/*
+ * @arg as one of the three @words of option @what (their index: the
+ * enum of each such option lists its values in this order), or a usage
+ * error.
+ */
+static int word_arg(const char *arg, const char *what,
+		    const char *const words[3])
 {
-	if (!strcmp(arg, "auto"))
-		e->issue_stamp = STAMP_AUTO;
-	else if (!strcmp(arg, "kernel"))
-		e->issue_stamp = STAMP_KERNEL;
-	else if (!strcmp(arg, "bpf"))
-		e->issue_stamp = STAMP_BPF;
-	else
-		usage_error("invalid --issue-stamp '%s' (auto, kernel, bpf)",
-			    arg);
-}
-
-static void fw_event_arg(struct env *e, const char *arg)
-{
-	if (!strcmp(arg, "auto"))
-		e->fw_event = FWEV_AUTO;
-	else if (!strcmp(arg, "batch"))
-		e->fw_event = FWEV_BATCH;
-	else if (!strcmp(arg, "record"))
-		e->fw_event = FWEV_RECORD;
-	else
-		usage_error("invalid --fw-event '%s' (auto, batch, record)",
-			    arg);
-}
-
-static void mode_arg(struct env *e, const char *arg)
-{
-	if (!strcmp(arg, "auto"))
-		e->mode = MODE_AUTO;
-	else if (!strcmp(arg, "nvme"))
-		e->mode = MODE_NVME;
-	else if (!strcmp(arg, "block"))
-		e->mode = MODE_BLOCK;
-	else
-		usage_error("invalid mode '%s' (auto, nvme, block)", arg);
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(arg, words[i]))
+			return i;
+	usage_error("invalid %s '%s' (%s, %s, %s)", what, arg, words[0],
+		    words[1], words[2]);
 }
 
 enum {
@@ -237,7 +214,10 @@ static bool option(struct env *e, int opt, const char *arg)
 {
 	switch (opt) {
 	case 'd': e->disk = arg; break;
-	case 'm': mode_arg(e, arg); break;
+	case 'm':
+		e->mode = (enum mode)word_arg(arg, "mode",
+			(const char *const[3]){ "auto", "nvme", "block" });
+		break;
 	case 'j': e->json = true; break;
 	case 'o': e->output = arg; break;
 	case OPT_MIN_LAT:
@@ -287,8 +267,15 @@ static bool option(struct env *e, int opt, const char *arg)
 							  "--export-wait",
 							  "milliseconds");
 		break;
-	case OPT_ISSUE_STAMP: stamp_arg(e, arg); break;
-	case OPT_FW_EVENT: fw_event_arg(e, arg); break;
+	case OPT_ISSUE_STAMP:
+		e->issue_stamp = (enum issue_stamp)word_arg(arg,
+			"--issue-stamp",
+			(const char *const[3]){ "auto", "kernel", "bpf" });
+		break;
+	case OPT_FW_EVENT:
+		e->fw_event = (enum fw_event)word_arg(arg, "--fw-event",
+			(const char *const[3]){ "auto", "batch", "record" });
+		break;
 	case 'v': e->verbose = true; break;
 	default: return false;
 	}

@@ -50,13 +50,19 @@ wait $apid
 rc=$?
 check "block-mode agent with --ringbuf-mb 2 exits 0 ($rc)" [ "$rc" = 0 ] || cat "$tmp/agent.err" | sed 's/^/# /'
 
-# --issue-stamp: bad values are refused; in block mode the start line says
-# which stamp ran, and with the request's own no program runs at issue
-for v in "" kern 1; do
-	"$agent" -m block --issue-stamp "$v" >/dev/null 2>"$tmp/err"
-	rc=$?
-	check "--issue-stamp '$v': exit 2, bad usage ($rc)" [ "$rc" = 2 ]
-	check "--issue-stamp '$v': the error names the option" grep -q -- "--issue-stamp '$v'" "$tmp/err"
+# The options that take one of three words refuse anything else (a
+# prefix, another case, a number, nothing) and name themselves and the
+# words they take.
+for o in "--issue-stamp:auto, kernel, bpf" "--fw-event:auto, batch, record" \
+	 "-m:auto, nvme, block"; do
+	opt=${o%%:*} words=${o#*:} name=${o%%:*}
+	[ "$opt" = -m ] && name=mode
+	for v in "" kern 1 AUTO batc; do
+		"$agent" $([ "$opt" = -m ] || echo -m block) "$opt" "$v" >/dev/null 2>"$tmp/err"
+		rc=$?
+		check "$opt '$v': exit 2, bad usage ($rc)" [ "$rc" = 2 ]
+		check "$opt '$v': the error names the option and its words" grep -q -- "invalid $name '$v' ($words)" "$tmp/err"
+	done
 done
 check "--help lists --issue-stamp" sh -c "'$agent' --help | grep -q -- --issue-stamp"
 for v in bpf kernel auto; do

@@ -850,6 +850,70 @@ static int records_two_ways(int reuse, __u64 *matched, __u64 *by_order,
 }
 
 /*
+ * The records @r[0..@n) one per run, each payload read from the kernel
+ * (test case 7: the payload is the record's head copy in "batchbuf").
+ */
+static void kread(const struct hmb_bridge_rec *r, __u32 n)
+{
+	size_t one = HMB_BRIDGE_BATCH * sizeof(*r);
+	__u8 *v = calloc((size_t)nr_cpus, one);
+	__u32 zero = 0;
+
+	if (!v)
+		return;
+	for (int cpu = 0; cpu < nr_cpus; cpu++)
+		memcpy(v + (size_t)cpu * one, r, n * sizeof(*r));
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.batchbuf), &zero, v,
+				BPF_ANY))
+		printf("# batchbuf: %s\n", strerror(errno));
+	free(v);
+	for (__u32 i = 0; i < n; i++)
+		drive(7, 0, i, 0, 0, 0, 0, 0, 0, 0, 0);
+}
+
+/*
+ * Two uses of id @cid waiting (slba 100, then 200), the second's fetch
+ * first, then the rest of both: did the fetches' slba place them (@how
+ * hands the records over, @fetch makes a fetch)?
+ */
+static bool slba_places(__u16 cid, __u64 t0,
+			void (*how)(const struct hmb_bridge_rec *, __u32),
+			struct hmb_bridge_rec (*fetch)(__u16, __u16, __u64,
+						       __u64))
+{
+	struct hmb_bridge_rec r[9];
+
+	nev = 0;
+	setup_lba(6, cid, t0, 2, 100);
+	complete(6, cid, t0 + 100000);
+	setup_lba(6, cid, t0 + 200000, 2, 200);	/* the id again */
+	r[0] = fetch(6, cid, 9500, 200);
+	how(r, 1);
+	complete(6, cid, t0 + 300000);
+	r[0] = fetch(6, cid, 9400, 100);
+	for (int p = 1; p < 5; p++)
+		r[p] = phase_rec(p, 6, cid, 9400, 100);
+	for (int p = 1; p < 5; p++)
+		r[4 + p] = phase_rec(p, 6, cid, 9500, 200);
+	how(r, 9);
+	return nev == 2 && evs[0].cmd.st.slba == 100 &&
+	       evs[0].cmd.st.fw_ts[HMB_PH_FETCH] == 9400 &&
+	       evs[1].cmd.st.slba == 200 &&
+	       evs[1].cmd.st.fw_ts[HMB_PH_FETCH] == 9500;
+}
+
+static void in_batch(const struct hmb_bridge_rec *r, __u32 n)
+{
+	batch(r, n, n);
+}
+
+static struct hmb_bridge_rec shipped_fetch(__u16 q, __u16 cid, __u64 ts,
+					   __u64 slba)
+{
+	return phase_rec(0, q, cid, ts, slba);
+}
+
+/*
  * L: hmb_trace_records, a batch of the bridge's records per program run,
  * through the test program's case 6 (the same callback as the real one,
  * the records in "test_recs" instead of the bridge's array).
@@ -891,21 +955,7 @@ static void test_batch(void)
 	nev = 0;
 
 	/* a fetch's slba read from the head: the second of two waiting */
-	setup_lba(6, 0x40a1, 21000000, 2, 100);
-	complete(6, 0x40a1, 21100000);
-	setup_lba(6, 0x40a1, 21200000, 2, 200);	/* the id again */
-	r[0] = phase_rec(0, 6, 0x40a1, 9500, 200);
-	batch(r, 1, 1);
-	complete(6, 0x40a1, 21300000);
-	for (int p = 0; p < 5; p++)
-		r[p] = phase_rec(p, 6, 0x40a1, 9400, 100);
-	for (int p = 1; p < 5; p++)
-		r[4 + p] = phase_rec(p, 6, 0x40a1, 9500, 200);
-	batch(r, 9, 9);
-	ok(nev == 2 && evs[0].cmd.st.slba == 100 &&
-	   evs[0].cmd.st.fw_ts[HMB_PH_FETCH] == 9400 &&
-	   evs[1].cmd.st.slba == 200 &&
-	   evs[1].cmd.st.fw_ts[HMB_PH_FETCH] == 9500,
+	ok(slba_places(0x40a1, 21000000, in_batch, shipped_fetch),
 	   "batch: a fetch's slba from the bridge's copy of the head picks the second use of an id (%d reported)",
 	   nev);
 	nev = 0;
@@ -944,6 +994,86 @@ static void test_batch(void)
 		   d, (unsigned long long)m[0], (unsigned long long)m[1],
 		   (unsigned long long)o[0], (unsigned long long)o[1]);
 	}
+}
+
+/* A fetch of its own opcode: sqid at @sqid_off, cid after it, slba at @slba_off. */
+static void custom_fetch(__u32 op, __u16 sqid_off, __u16 slba_off)
+{
+	struct hmb_evdesc ed = {
+		.phase = HMB_PH_FETCH, .sqid_off = sqid_off,
+		.cid_off = sqid_off + 2, .min_len = sqid_off + 4,
+		.slba_off = slba_off, .known = 1,
+		.keys_read = HMB_KEYS_4 | (slba_off == sqid_off + 8 ?
+					   HMB_KEYS_16 : HMB_KEYS_24),
+	};
+
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.evdesc), &op, &ed,
+				BPF_ANY))
+		printf("# evdesc: %s\n", strerror(errno));
+}
+
+/* That fetch's record as the bridge hands it over (32 payload bytes). */
+static struct hmb_bridge_rec custom_rec(__u16 op, __u16 sqid_off,
+					__u16 slba_off, __u16 q, __u16 cid,
+					__u64 ts, __u64 slba)
+{
+	struct hmb_bridge_rec r = brec(op, 0, 0, ts, 32, 0);
+
+	memset(r.head, 0, sizeof(r.head));
+	memcpy(r.head + sqid_off, &q, 2);
+	memcpy(r.head + sqid_off + 2, &cid, 2);
+	if (slba_off + 8 <= HMB_BRIDGE_HEAD)
+		memcpy(r.head + slba_off, &slba, 8);
+	return r;
+}
+
+static struct hmb_bridge_rec fetch_at8(__u16 q, __u16 cid, __u64 ts,
+				       __u64 slba)
+{
+	return custom_rec(0x1f0, 8, 16, q, cid, ts, slba);
+}
+
+/*
+ * Dictionaries of other layouts on the batch path: the keys come from the
+ * bridge's copy of the head only when it holds all of them.
+ */
+static void test_batch_layouts(void)
+{
+	struct hmb_bridge_rec r[HMB_BRIDGE_BATCH];
+	__u64 rf0, m0;
+
+	/* sqid at 8, slba 8 after it: all in the head (a shifted read) */
+	custom_fetch(0x1f0, 8, 16);
+	ok(slba_places(0x40b1, 23000000, in_batch, fetch_at8),
+	   "batch: a dictionary with sqid at 8 and the fetch's slba 8 after it: keys and slba from the head, the second use of an id picked (%d reported)",
+	   nev);
+	ok(slba_places(0x40b3, 25000000, kread, fetch_at8),
+	   "one per run: that dictionary's keys and slba in one kernel read of 16 bytes, the second use of an id picked (%d reported)",
+	   nev);
+	ok(slba_places(0x40b4, 26000000, kread, shipped_fetch),
+	   "one per run: the shipped cmd_fetch's keys and slba in one kernel read of 24 bytes, the second use of an id picked (%d reported)",
+	   nev);
+
+	/*
+	 * sqid at 4, slba 16 after it (bytes 20-27): the head holds the keys
+	 * but not the slba, so the record is read from the payload (which
+	 * the test program has not: a read failure, counted), never joined
+	 * without its slba.
+	 */
+	custom_fetch(0x1f1, 4, 20);
+	nev = 0;
+	rf0 = counter(HMB_C_FW_READ_FAIL);
+	m0 = counter(HMB_C_FW_MATCHED);
+	setup_lba(6, 0x40b2, 24000000, 2, 300);
+	complete(6, 0x40b2, 24100000);
+	r[0] = custom_rec(0x1f1, 4, 20, 6, 0x40b2, 9600, 300);
+	batch(r, 1, 1);
+	ok(counter(HMB_C_FW_READ_FAIL) - rf0 == 1 &&
+	   counter(HMB_C_FW_MATCHED) == m0,
+	   "batch: a dictionary with sqid at 4 and the fetch's slba 16 after it: not joined from the head without its slba, the payload read instead (read failures %llu, matched %llu)",
+	   (unsigned long long)(counter(HMB_C_FW_READ_FAIL) - rf0),
+	   (unsigned long long)(counter(HMB_C_FW_MATCHED) - m0));
+	nev = 0;
 }
 
 int main(int argc, char **argv)
@@ -1224,6 +1354,7 @@ int main(int argc, char **argv)
 	test_two_cpus();
 	test_sweep_race();
 	test_batch();
+	test_batch_layouts();
 	/*
 	 * H: the maps' limits.  A full index of command ids is counted
 	 * (waiting_map_full), the sweep's stale ids leave it so that new ids

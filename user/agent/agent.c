@@ -326,7 +326,7 @@ static int choose_fw_event(void)
 }
 
 /* NVMe (with or without firmware records) or the block layer, and why. */
-static int choose_mode(bool *use_btf)
+static int pick_mode(bool *use_btf)
 {
 	bool have_nvme = tp_exists("nvme", "nvme_setup_cmd") &&
 			 tp_exists("nvme", "nvme_complete_rq");
@@ -371,6 +371,15 @@ static int choose_mode(bool *use_btf)
 	if (*ag.missing_msg)
 		fprintf(stderr, PROG ": %s\n", ag.missing_msg);
 	return 0;
+}
+
+/* pick_mode(), then the kernel BTF it parsed freed before libbpf's own. */
+static int choose_mode(bool *use_btf)
+{
+	int rc = pick_mode(use_btf);
+
+	probe_btf_release();
+	return rc;
 }
 
 static void set_autoload(bool btf)

@@ -126,6 +126,8 @@ extern struct agent ag;
 const char *tracefs(void);
 bool tp_exists(const char *cat, const char *ev);
 bool tp_btf_exists(const char *tp, const char *mod);
+/* Free the kernel BTF the questions above and below parsed (once). */
+void probe_btf_release(void);
 int resolve_nvme(const char *dev, int *ctrl, unsigned int *nsid);
 int block_devt(const char *dev, __u32 *devt);
 /*

@@ -46,28 +46,62 @@ bool tp_exists(const char *cat, const char *ev)
 	return !access(p, F_OK);
 }
 
+/*
+ * The kernel's BTF, and one module's split on it, parsed once for all the
+ * questions the agent asks before it loads its programs (tp_btf_exists(),
+ * kernel_issue_stamp(): each parse of vmlinux's takes milliseconds and
+ * megabytes); probe_btf_release() frees them before libbpf parses its own.
+ */
+static struct btf *k_btf, *m_btf;
+static bool k_tried;
+static char m_name[64];
+
+static struct btf *vmlinux_btf(void)
+{
+	if (!k_tried) {
+		k_tried = true;
+		k_btf = btf__load_vmlinux_btf();
+	}
+	return k_btf;
+}
+
+static struct btf *module_btf(const char *mod)
+{
+	char path[128];
+
+	if (!vmlinux_btf())
+		return NULL;
+	if (strcmp(m_name, mod)) {
+		btf__free(m_btf);
+		snprintf(m_name, sizeof(m_name), "%s", mod);
+		snprintf(path, sizeof(path), "/sys/kernel/btf/%s", mod);
+		m_btf = btf__parse_split(path, k_btf);
+	}
+	return m_btf;
+}
+
+void probe_btf_release(void)
+{
+	btf__free(m_btf);
+	btf__free(k_btf);
+	m_btf = k_btf = NULL;
+	m_name[0] = 0;
+	k_tried = false;
+}
+
 /* Is there BTF for tracepoint @tp (vmlinux or module @mod)? */
 bool tp_btf_exists(const char *tp, const char *mod)
 {
-	struct btf *vmlinux, *m = NULL;
-	char name[128], path[128];
-	bool ok = false;
+	struct btf *vmlinux = vmlinux_btf(), *m;
+	char name[128];
 
-	vmlinux = btf__load_vmlinux_btf();
 	if (!vmlinux)
 		return false;
 	snprintf(name, sizeof(name), "btf_trace_%s", tp);
 	if (btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF) > 0)
-		ok = true;
-	if (!ok && mod) {
-		snprintf(path, sizeof(path), "/sys/kernel/btf/%s", mod);
-		m = btf__parse_split(path, vmlinux);
-		if (m && btf__find_by_name_kind(m, name, BTF_KIND_TYPEDEF) > 0)
-			ok = true;
-	}
-	btf__free(m);
-	btf__free(vmlinux);
-	return ok;
+		return true;
+	m = mod ? module_btf(mod) : NULL;
+	return m && btf__find_by_name_kind(m, name, BTF_KIND_TYPEDEF) > 0;
 }
 
 /* "nvmeN" at @s: N, and where it ends; -1 if @s is not that. */
@@ -212,7 +246,7 @@ static bool queue_has_stats(const char *dir)
 
 const char *kernel_issue_stamp(__u32 devt, bool *readable)
 {
-	struct btf *vmlinux = btf__load_vmlinux_btf();
+	struct btf *vmlinux = vmlinux_btf();
 	const char *why = NULL;
 	char p[PATH_MAX];
 	struct dirent *d;
@@ -221,14 +255,11 @@ const char *kernel_issue_stamp(__u32 devt, bool *readable)
 	*readable = false;
 	if (!vmlinux)
 		return "no kernel BTF";
-	if (!btf_has_member(vmlinux, "request", "io_start_time_ns")) {
-		btf__free(vmlinux);
+	if (!btf_has_member(vmlinux, "request", "io_start_time_ns"))
 		return "struct request has no io_start_time_ns";
-	}
 	*readable = true;
 	if (btf_has_member(vmlinux, "blk_plug", "cur_ktime"))
 		why = "the kernel stamps requests with its plug's cached time (blk_plug.cur_ktime), not at issue";
-	btf__free(vmlinux);
 	if (why)
 		return why;
 	if (devt) {

@@ -632,7 +632,14 @@ static void export_counters(void)
 	export_counter("agent", "ignored", ag.dump.export_ignored);
 }
 
-/* Late firmware records get their grace period, then the sweep. */
+/*
+ * Late firmware records get their grace period, then the sweep.  The
+ * programs are detached before the last events are taken and the summary
+ * read: its counters and histograms are then of the same events (a disk
+ * I/O completing between the two reads, such as udev probing the disk
+ * fio has just closed, counted one completion in host_complete and not in
+ * host_total).
+ */
 static void drain(struct ring_buffer *rb)
 {
 	if (ag.fw_on) {
@@ -641,6 +648,7 @@ static void drain(struct ring_buffer *rb)
 		while (mono_ns() < until && ring_buffer__poll(rb, 50) >= 0)
 			;
 	}
+	hmb_agent__detach(ag.skel);
 	ring_buffer__consume(rb);
 	sweep(true);
 	ring_buffer__consume(rb);

@@ -139,6 +139,8 @@ short = fio_ios - (a_tot + miss)
 tap(a_tot <= fio_ios and short * 1000 <= fio_ios,
     "I/O count equals fio's but for the reported recursion misses, within 0.1 %% (%d + %d vs %d: %d short)" % (a_tot, miss, fio_ios, max(short, 0)))
 tap(s["completed"] == a_tot, "reported count equals the histogram total")
+hc = s["counters"].get("host_complete", -1)
+tap(hc == a_tot, "the summary's host_complete counter equals its histogram total (%d vs %d): both read after the programs were detached" % (hc, a_tot))
 keys = sorted(set(ah) | set(bh))
 moved = sum(abs(ah.get(k, 0) - bh.get(k, 0)) for k in keys) // 2
 print("# %d requests (%.1f %%) in a neighbouring slot" % (moved, 100.0 * moved / max(a_tot, 1)))

@@ -383,19 +383,6 @@ static __always_inline struct hmb_kseq *kseq_find(const struct hmb_cmd_key *k)
 #include "hmb_agent_blk.bpf.h"
 
 /*
- * Test driver (never attached; run with BPF_PROG_TEST_RUN by
- * user/agent/tests/t_bpf_join): feeds synthetic host and firmware events
- * through the same join core, since the build machine has neither NVMe
- * nor the module.  args[0]: 1 setup (ctrl, qid, cid, ts, opc, nsid,
- * slba), 2 complete (ctrl, qid, cid, ts, status), 3 firmware record (ring,
- * opcode, sqid, cid, ts, seq, payload_len, flags, slba, has the slba),
- * 4 block-mode issue (request key), 5 biolatency's completion work for
- * bench_bpf_join (request key), 6 a batch of records as hmb_trace_records
- * hands them over (ring, count; the records already in "batchbuf", the
- * keys in their head, no payload), 7 one of those records with its
- * payload read from the kernel (ring, index; test_kread()).
- */
-/*
  * Test case 7: record @i of "batchbuf" one per run with its payload read
  * from the kernel (hmb_trace_record's way), the payload being its head
  * copy there (map memory: a kernel address).
@@ -414,6 +401,19 @@ static __always_inline void test_kread(__u32 ring, __u32 i)
 	count_fw(handle_fw(ring, &r->hdr, r->head, 0, 0, 0, false, 0, NULL));
 }
 
+/*
+ * Test driver (never attached; run with BPF_PROG_TEST_RUN by
+ * user/agent/tests/t_bpf_join): feeds synthetic host and firmware events
+ * through the same join core, since the build machine has neither NVMe
+ * nor the module.  args[0]: 1 setup (ctrl, qid, cid, ts, opc, nsid,
+ * slba), 2 complete (ctrl, qid, cid, ts, status), 3 firmware record (ring,
+ * opcode, sqid, cid, ts, seq, payload_len, flags, slba, has the slba),
+ * 4 block-mode issue (request key), 5 biolatency's completion work for
+ * bench_bpf_join (request key), 6 a batch of records as hmb_trace_records
+ * hands them over (ring, count; the records already in "batchbuf", the
+ * keys in their head, no payload), 7 one of those records with its
+ * payload read from the kernel (ring, index; test_kread()).
+ */
 SEC("raw_tp")
 int hmb_test_drive(struct bpf_raw_tracepoint_args *ctx)
 {

@@ -401,15 +401,15 @@ static __always_inline __u32 keys_span(const struct hmb_evdesc *d, __u32 ph,
 
 /*
  * Does the bridge's copy of the payload's first HMB_BRIDGE_HEAD bytes hold
- * all of keys_span()?  head_keys() takes sqid at offsets up to 8.  (A
- * fetch's slba 16 after a sqid at 1-8 lies past it: the kernel read then.)
+ * the @span bytes (keys_span()) from sqid on?  head_keys() takes sqid at
+ * offsets up to 8.  (A fetch's slba 16 after a sqid at 1-8 lies past it:
+ * the kernel read then.)
  */
-static __always_inline bool head_holds(const struct hmb_evdesc *d, __u32 ph,
-				       __u32 len)
+static __always_inline bool head_holds(const struct hmb_evdesc *d, __u32 span)
 {
 	__u32 off = d->sqid_off & 0xfff;
 
-	return off <= 8 && off + keys_span(d, ph, len) <= HMB_BRIDGE_HEAD;
+	return off <= 8 && off + span <= HMB_BRIDGE_HEAD;
 }
 
 /*
@@ -429,7 +429,7 @@ static __always_inline int handle_fw(__u32 ring, struct hmb_record_hdr *h,
 	__u16 sqid = tsqid, cid = tcid;
 	bool has_slba = tslba;
 	__u64 slba = tslba_v;
-	__u32 op, ph;
+	__u32 op, ph, span;
 
 	if (dump_records)
 		dump_record(ring, h, test ? NULL : payload);
@@ -457,10 +457,11 @@ static __always_inline int handle_fw(__u32 ring, struct hmb_record_hdr *h,
 		count(HMB_C_FW_OTHER);
 		return 0;
 	}
+	span = keys_span(d, ph, h->payload_len);
 	if (test) {
 		/* the keys come from the test program's arguments */
 	} else if ((d->keys_read & HMB_KEYS_4) && head &&
-		   head_holds(d, ph, h->payload_len)) {
+		   head_holds(d, span)) {
 		/* in the bridge's copy: bytes past payload_len are zero there */
 		__u32 off = d->sqid_off & 0xfff;
 		__u64 kb[2];
@@ -468,10 +469,10 @@ static __always_inline int handle_fw(__u32 ring, struct hmb_record_hdr *h,
 		head_keys(head, off, kb);
 		sqid = (__u16)kb[0];
 		cid = (__u16)(kb[0] >> 16);
-		if (keys_span(d, ph, h->payload_len) == 16) {
+		if (span == 16) {
 			slba = kb[1];
 			has_slba = true;
-		} else if (keys_span(d, ph, h->payload_len) == 24) {
+		} else if (span == 24) {
 			slba = head[2];	/* head_holds(): sqid at 0 */
 			has_slba = true;
 		}
@@ -482,17 +483,16 @@ static __always_inline int handle_fw(__u32 ring, struct hmb_record_hdr *h,
 		 * only when the payload holds it.
 		 */
 		__u64 kb[3] = { 0, 0, 0 };
-		__u32 n = keys_span(d, ph, h->payload_len);
 
-		if (bpf_probe_read_kernel(kb, n,
+		if (bpf_probe_read_kernel(kb, span,
 					  payload + (d->sqid_off & 0xfff))) {
 			count(HMB_C_FW_READ_FAIL);
 			return 0;
 		}
 		sqid = (__u16)kb[0];
 		cid = (__u16)(kb[0] >> 16);
-		if (n > 4) {
-			slba = n == 16 ? kb[1] : kb[2];
+		if (span > 4) {
+			slba = span == 16 ? kb[1] : kb[2];
 			has_slba = true;
 		}
 	} else {

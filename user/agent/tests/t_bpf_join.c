@@ -723,11 +723,10 @@ static struct hmb_bridge_rec brec(__u16 op, __u16 sqid, __u16 cid, __u64 ts,
 }
 
 /*
- * Hand @n records to the program as one hmb_trace_records event of @nr:
- * into "batchbuf" (every CPU's copy), where the program reads the
- * bridge's array into.
+ * Put @n records into "batchbuf" (every CPU's copy), where the program
+ * reads the bridge's array into.
  */
-static void batch(const struct hmb_bridge_rec *r, __u32 n, __u32 nr)
+static void put_batchbuf(const struct hmb_bridge_rec *r, __u32 n)
 {
 	size_t one = HMB_BRIDGE_BATCH * sizeof(*r);
 	__u8 *v = calloc((size_t)nr_cpus, one);
@@ -741,6 +740,12 @@ static void batch(const struct hmb_bridge_rec *r, __u32 n, __u32 nr)
 				BPF_ANY))
 		printf("# batchbuf: %s\n", strerror(errno));
 	free(v);
+}
+
+/* Hand @n records to the program as one hmb_trace_records event of @nr. */
+static void batch(const struct hmb_bridge_rec *r, __u32 n, __u32 nr)
+{
+	put_batchbuf(r, n);
 	drive(6, 0, nr, 0, 0, 0, 0, 0, 0, 0, 0);
 }
 
@@ -855,18 +860,7 @@ static int records_two_ways(int reuse, __u64 *matched, __u64 *by_order,
  */
 static void kread(const struct hmb_bridge_rec *r, __u32 n)
 {
-	size_t one = HMB_BRIDGE_BATCH * sizeof(*r);
-	__u8 *v = calloc((size_t)nr_cpus, one);
-	__u32 zero = 0;
-
-	if (!v)
-		return;
-	for (int cpu = 0; cpu < nr_cpus; cpu++)
-		memcpy(v + (size_t)cpu * one, r, n * sizeof(*r));
-	if (bpf_map_update_elem(bpf_map__fd(skel->maps.batchbuf), &zero, v,
-				BPF_ANY))
-		printf("# batchbuf: %s\n", strerror(errno));
-	free(v);
+	put_batchbuf(r, n);
 	for (__u32 i = 0; i < n; i++)
 		drive(7, 0, i, 0, 0, 0, 0, 0, 0, 0, 0);
 }

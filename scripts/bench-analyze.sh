@@ -66,21 +66,76 @@ mix=$dir/analyze-mix-${mix_mib}mib.bin
 sim_dump "$fixed" $((fixed_mib * 1048576 / 64)) fixed:32 64
 sim_dump "$mix" $((mix_mib * 1048576 / 344)) mix:16x40,64x40,512x15,4064x5 4096
 
-# recache FILE: drop FILE from the page cache and read it back once, so
-# that every run finds it cached the way readahead caches a file (folios up
-# to 2 MiB), not the way it was written or left by earlier runs: cat of the
-# 64-byte dump took 33 ms CPU with the file mostly in 4 KiB folios and
-# 14 ms after this, and mapping it gets several times cheaper.
-recache() {
-	python3 - "$1" <<'EOF'
-import os, sys
-fd = os.open(sys.argv[1], os.O_RDONLY)
-os.fsync(fd)
-os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-while os.read(fd, 1 << 20):
-    pass
+# hold PATH...: drop each file (of a directory: the files in it) from the
+# page cache, read it back once, and keep it there until the next hold or
+# the end of the script.  Read back, so that every run finds it cached the
+# way readahead caches a file (folios up to 2 MiB), not the way it was
+# written or left by earlier runs: cat of the 64-byte dump took 33 ms CPU
+# with the file mostly in 4 KiB folios and 14 ms after this, and mapping
+# it gets several times cheaper.  Kept, mapped and locked (mlock) by a
+# process of its own, because this machine kind's host takes page cache
+# back by itself (no reclaim counted in /proc/vmstat): a 40 MiB dump went
+# from all to 26 % resident in 60 s idle, Cached from 653 to 29 MB in two
+# minutes; unheld, runs read part of a dump from disk, and what read it
+# back left it in 4 KiB folios (stats of the dictionary's events 7 ms then,
+# 5 ms held).  $held says whether the lock took (root, or RLIMIT_MEMLOCK).
+holder="" held="" unheld=""
+hold() {
+	local ready
+	release
+	ready=$(mktemp)
+	python3 - "$ready" "$@" <<'EOF' &
+import ctypes, os, signal, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                      ctypes.c_int, ctypes.c_int, ctypes.c_long]
+libc.mlock.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+files = []
+for a in sys.argv[2:]:
+    if os.path.isdir(a):
+        files += sorted(os.path.join(a, f) for f in os.listdir(a)
+                        if os.path.isfile(os.path.join(a, f)))
+    else:
+        files.append(a)
+status = "held"
+for f in files:
+    fd = os.open(f, os.O_RDONLY)
+    size = os.fstat(fd).st_size
+    os.fsync(fd)
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    while os.read(fd, 1 << 20):
+        pass
+    if not size or status != "held":
+        continue
+    p = libc.mmap(None, size, 1, 1, fd, 0)  # PROT_READ, MAP_SHARED
+    if p is None or p == ctypes.c_void_p(-1).value:
+        status = "not held (mmap %s: %s)" % (f, os.strerror(ctypes.get_errno()))
+    elif libc.mlock(p, size):
+        status = "not held (mlock: %s)" % os.strerror(ctypes.get_errno())
+with open(sys.argv[1], "w") as r:
+    r.write(status + "\n")
+signal.pause()
 EOF
+	holder=$!
+	while [ ! -s "$ready" ]; do
+		if ! kill -0 "$holder" 2> /dev/null; then
+			echo "bench-analyze: the page cache holder for $* failed" >&2
+			exit 1
+		fi
+		sleep 0.05
+	done
+	held=$(cat "$ready")
+	rm -f "$ready"
+	[ "$held" = held ] || unheld=$held
 }
+release() {
+	[ -n "$holder" ] || return 0
+	kill "$holder" 2> /dev/null || true
+	wait "$holder" 2> /dev/null || true
+	holder=""
+}
+trap release EXIT
 
 # paired RUNS LABEL CMD [-- LABEL CMD ...]: RUNS rounds of the commands in
 # turn (stdout to /dev/null); one JSON line per label: median wall and CPU
@@ -154,7 +209,7 @@ for which in fixed mix; do
 	size=$(stat -c %s "$file")
 	records=$("$bin" stats "$file" --format json | python3 -c 'import json, sys; print(json.load(sys.stdin)["records"])')
 	# Every run reads the file from the page cache, as readahead left it.
-	recache "$file"
+	hold "$file"
 	cat "$file" > /dev/null
 	out=$(paired "$runs" cat cat "$file" -- stats "$bin" stats "$file" -- \
 		decode "$bin" decode "$file" --format jsonl)
@@ -226,8 +281,7 @@ for which in opaque dict; do
 	cdir=$dir/analyze-ctf-$which-$nctf.ctf
 	rm -rf "$cdir"
 	"$bin" convert "$d" "$cdir" --to ctf > /dev/null
-	recache "$d"
-	find "$cdir" -type f -exec cat {} + > /dev/null
+	hold "$d" "$cdir"
 	# stats alternates with the dummy sink (the goal's comparison); the
 	# text output goes in rounds of its own: a stats run right after its
 	# 2-5 s of CPU found its caches cold (9.7 against 6.6 ms).
@@ -255,7 +309,8 @@ table=$(cat <<EOT
 $(date -u +%Y-%m-%d), $(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)),
 kernel $(uname -r), files in the page cache (each dropped from it and
 read back once first, so that it is cached the way readahead caches a
-file: how the page cache holds a file moves cat's time by 2x or more).
+file: how the page cache holds a file moves cat's time by 2x or more;
+then $([ -z "$unheld" ] && echo "held there through the runs, mapped and locked by a process of its own: this machine kind's host takes page cache back within a minute" || echo "$unheld: this machine kind's host takes page cache back within a minute, so runs may have read part of a file from disk")).
 The machine is shared with
 other engineers' builds and VMs: load average $load_start at the start,
 $load_end at the end.  Medians of $runs rounds, each running the three

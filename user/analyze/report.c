@@ -389,16 +389,19 @@ static void timeline(struct hmb_outbuf *ob, const struct rep *r,
 static void opcodes(struct hmb_outbuf *ob, const struct rep *r,
 		    const struct hmb_acct *a)
 {
-	uint64_t max = 1;
+	uint64_t max = 1, cnt;
 	unsigned int n = 0;
 	const int rowh = 18, left = 230;
+	struct hmb_opcode_iter it, all;
+	uint16_t op;
 
-	for (unsigned int op = 0; op < 65536; op++)
-		if (a->opcodes[op]) {
-			n++;
-			if (a->opcodes[op] > max)
-				max = a->opcodes[op];
-		}
+	hmb_acct_opcodes(a, &it);
+	all = it;	/* the same opcodes again, below */
+	while (hmb_opcode_iter_next(&it, &op, &cnt)) {
+		n++;
+		if (cnt > max)
+			max = cnt;
+	}
 	hmb_ob_lit(ob, "<h2 id=\"opcodes\">Events by opcode</h2>\n");
 	if (!n) {
 		hmb_ob_lit(ob, "<p>No records.</p>\n");
@@ -406,14 +409,10 @@ static void opcodes(struct hmb_outbuf *ob, const struct rep *r,
 	}
 	svg_open(ob, W, rowh * (int)n + 10, "events by opcode");
 	n = 0;
-	for (unsigned int op = 0; op < 65536; op++) {
-		const struct hmb_dict_event *ev;
-		double w;
+	while (hmb_opcode_iter_next(&all, &op, &cnt)) {
+		const struct hmb_dict_event *ev = hmb_dict_lookup(r->dict, op);
+		double w = (W - left - 120.0) * cnt / max;
 
-		if (!a->opcodes[op])
-			continue;
-		ev = hmb_dict_lookup(r->dict, (uint16_t)op);
-		w = (W - left - 120.0) * a->opcodes[op] / max;
 		hmb_ob_reserve(ob, 512);
 		hmb_ob_printf(ob, "<text x=\"4\" y=\"%d\" font-size=\"12\">0x%04x %s</text>"
 			  "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>"
@@ -421,7 +420,7 @@ static void opcodes(struct hmb_outbuf *ob, const struct rep *r,
 			  n * rowh + 14, op, ev ? ev->name : "(not in dictionary)",
 			  left, n * rowh + 3, w > 1 ? w : 1, rowh - 4,
 			  ev ? palette[0] : "#bab0ac", left + w + 4,
-			  n * rowh + 14, (unsigned long long)a->opcodes[op]);
+			  n * rowh + 14, (unsigned long long)cnt);
 		n++;
 	}
 	hmb_ob_lit(ob, "</svg>\n");

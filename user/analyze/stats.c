@@ -98,7 +98,10 @@ static void json_source(struct hmb_json *j, const struct input *in)
 static void print_json(struct hmb_outbuf *ob, const struct input *in)
 {
 	const struct hmb_acct *a = in->acct;
+	struct hmb_opcode_iter it;
 	struct hmb_json j;
+	uint64_t n;
+	uint16_t op;
 
 	hmb_json_init(&j, ob);
 	hmb_json_obj(&j);
@@ -128,14 +131,13 @@ static void print_json(struct hmb_outbuf *ob, const struct input *in)
 		hmb_json_null(&j);
 	hmb_json_key(&j, "opcodes");
 	hmb_json_obj(&j);
-	for (unsigned int op = 0; op < 65536; op++) {
+	hmb_acct_opcodes(a, &it);
+	while (hmb_opcode_iter_next(&it, &op, &n)) {
 		char key[8];
 
-		if (!a->opcodes[op])
-			continue;
 		snprintf(key, sizeof(key), "%u", op);
 		hmb_json_key_str(&j, key);
-		hmb_json_u64(&j, a->opcodes[op]);
+		hmb_json_u64(&j, n);
 	}
 	hmb_json_end(&j);
 	hmb_json_kv_u64(&j, "gaps_total", a->gaps);
@@ -161,7 +163,10 @@ static void print_text(struct hmb_outbuf *ob, const struct input *in)
 {
 	const struct hmb_acct *a = in->acct;
 	bool ring = hmb_reader_dialect(in->reader) == HMB_DIALECT_RING;
+	struct hmb_opcode_iter it, all;
 	unsigned int nops = 0;
+	uint64_t n;
+	uint16_t op;
 
 	hmb_ob_puts(ob, "file:          ");
 	hmb_ob_puts(ob, in->name);
@@ -238,15 +243,14 @@ static void print_text(struct hmb_outbuf *ob, const struct input *in)
 				  (unsigned long long)in->gaps_omitted,
 				  plural(in->gaps_omitted, "", "s"));
 	}
-	for (unsigned int op = 0; op < 65536; op++)
-		nops += a->opcodes[op] != 0;
+	hmb_acct_opcodes(a, &it);
+	all = it;	/* the same opcodes again, below */
+	while (hmb_opcode_iter_next(&it, &op, &n))
+		nops++;
 	hmb_ob_printf(ob, "opcodes:       %u distinct\n", nops);
-	for (unsigned int op = 0; op < 65536; op++) {
-		if (!a->opcodes[op])
-			continue;
+	while (hmb_opcode_iter_next(&all, &op, &n))
 		hmb_ob_printf(ob, "  0x%04x %12llu\n", op,
-			  (unsigned long long)a->opcodes[op]);
-	}
+			      (unsigned long long)n);
 }
 
 /*

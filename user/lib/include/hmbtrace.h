@@ -452,6 +452,7 @@ struct hmb_acct {
 	uint32_t dup_window;	/* backward jumps within this are replays */
 	hmb_gap_fn gap_cb;
 	void *gap_ctx;
+	bool mapped_zero;	/* from hmb_acct_new(): see hmb_acct_opcodes() */
 };
 
 /*
@@ -480,6 +481,39 @@ void hmb_acct_free(struct hmb_acct *a);
 void hmb_acct_new_epoch(struct hmb_acct *a);
 enum hmb_acct_verdict hmb_acct_add(struct hmb_acct *a,
 				   const struct hmb_record *rec);
+
+/*
+ * The opcodes that counted records, in ascending order, without reading
+ * the pages of @opcodes that nothing was counted in: on an accounting from
+ * hmb_acct_new() those pages were never touched, and reading all 512 KiB
+ * would fault each in (128 faults).  hmb_acct_opcodes() starts (one look
+ * at /proc/self/pagemap: which pages were ever written); then
+ * hmb_opcode_iter_next() gives 1 with the next opcode and its count, 0
+ * after the last.  Reads every page where it cannot tell (an accounting of
+ * hmb_acct_init(), no /proc).  The iterator may be copied to go over the
+ * same opcodes again; counts added after hmb_acct_opcodes() to a page it
+ * found untouched are not seen.
+ *
+ *	struct hmb_opcode_iter it;
+ *	uint16_t op;
+ *	uint64_t n;
+ *
+ *	hmb_acct_opcodes(a, &it);
+ *	while (hmb_opcode_iter_next(&it, &op, &n))
+ *		printf("0x%04x %llu\n", op, (unsigned long long)n);
+ */
+struct hmb_opcode_iter {
+	/* private */
+	const struct hmb_acct *a;
+	uint32_t next;		/* the opcode to look at next */
+	bool all;		/* read every page */
+	size_t page_size;
+	uintptr_t first_page;	/* of &a->opcodes[0], in pages */
+	uint64_t pages[3];	/* bit n: page first_page + n may hold counts */
+};
+void hmb_acct_opcodes(const struct hmb_acct *a, struct hmb_opcode_iter *it);
+int hmb_opcode_iter_next(struct hmb_opcode_iter *it, uint16_t *op,
+			 uint64_t *count);
 
 /* ------------------------------------------------------------ sidecar */
 

@@ -401,6 +401,110 @@ static void my_bus(int sig)
 	bus_seen++;
 }
 
+/* hmb_acct_opcodes() gives what a scan of all 65536 counts gives. */
+static bool same_opcodes(const struct hmb_acct *a)
+{
+	struct hmb_opcode_iter it;
+	uint32_t want = 0;
+	uint64_t n;
+	uint16_t op;
+
+	hmb_acct_opcodes(a, &it);
+	while (hmb_opcode_iter_next(&it, &op, &n)) {
+		while (want < op && !a->opcodes[want])
+			want++;
+		if (want != op || a->opcodes[op] != n)
+			return false;
+		want++;
+	}
+	while (want < 65536 && !a->opcodes[want])
+		want++;
+	return want == 65536;
+}
+
+/* Is the page holding @p mapped (or in swap)? -1: pagemap cannot say. */
+static int page_mapped(const void *p)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+	uint64_t ent;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+	ssize_t got;
+
+	if (fd < 0)
+		return -1;
+	got = pread(fd, &ent, sizeof(ent),
+		    (off_t)((uintptr_t)p / (uintptr_t)ps * sizeof(ent)));
+	close(fd);
+	return got == (ssize_t)sizeof(ent) ? (ent >> 62) != 0 : -1;
+}
+
+/*
+ * hmb_acct_opcodes(): the opcodes with counts in order, each once, on an
+ * accounting of hmb_acct_new() and one of hmb_acct_init(); a copy of the
+ * iterator goes over them again; a page of counts that nothing was counted
+ * in stays untouched (mapped zero), also when a page of zeros was read in
+ * before.
+ */
+static void opcode_iter(void)
+{
+	static const uint16_t want[] = { 0, 7, 511, 512, 1000, 40000, 65535 };
+	static struct hmb_acct st;
+	struct hmb_acct *na = hmb_acct_new(0, NULL, NULL);
+	struct hmb_acct *accts[] = { na, &st };
+	const char *names[] = { "hmb_acct_new", "hmb_acct_init" };
+	struct hmb_opcode_iter it, again;
+	volatile uint64_t *touch;
+	size_t k, i;
+	uint64_t n;
+	uint16_t op;
+
+	if (!ok(na, "hmb_acct_new for the opcode iterator"))
+		return;
+	hmb_acct_init(&st, 0, NULL, NULL);
+	hmb_acct_opcodes(na, &it);
+	ok(!hmb_opcode_iter_next(&it, &op, &n) &&
+	   !hmb_opcode_iter_next(&it, &op, &n),
+	   "hmb_acct_opcodes: none on a new accounting, and none again");
+	/* a page of zeros read in: mapped, so read, and still nothing there */
+	touch = &na->opcodes[30000];
+	(void)*touch;
+	for (k = 0; k < 2; k++) {
+		struct hmb_acct *a = accts[k];
+		bool good = true, good2 = true;
+
+		for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+			a->opcodes[want[i]] = 1000 * i + 1;
+		hmb_acct_opcodes(a, &it);
+		again = it;
+		for (i = 0; hmb_opcode_iter_next(&it, &op, &n); i++)
+			good = good && i < sizeof(want) / sizeof(want[0]) &&
+			       op == want[i] && n == 1000 * i + 1;
+		good = good && i == sizeof(want) / sizeof(want[0]);
+		for (i = 0; hmb_opcode_iter_next(&again, &op, &n); i++)
+			good2 = good2 && i < sizeof(want) / sizeof(want[0]) &&
+				op == want[i];
+		good2 = good2 && i == sizeof(want) / sizeof(want[0]);
+		ok(good, "%s: hmb_opcode_iter_next gives the 7 opcodes with counts (0, 7, 511, 512, 1000, 40000, 65535), in order, with their counts",
+		   names[k]);
+		ok(good2, "%s: a copy of the iterator gives them again", names[k]);
+		ok(!hmb_opcode_iter_next(&it, &op, &n),
+		   "%s: and nothing after the end", names[k]);
+	}
+	if (page_mapped(&na->opcodes[20000]) < 0) {
+		skip("/proc/self/pagemap cannot be read here",
+		     "hmb_acct_new: the pages of counts nothing was counted in were not read");
+	} else {
+		ok(page_mapped(&na->opcodes[20000]) == 0 &&
+		   page_mapped(&na->opcodes[50000]) == 0 &&
+		   page_mapped(&na->opcodes[40000]) == 1,
+		   "hmb_acct_new: the pages of counts nothing was counted in were not read (opcodes 20000, 50000: %d %d; 40000: %d)",
+		   page_mapped(&na->opcodes[20000]),
+		   page_mapped(&na->opcodes[50000]),
+		   page_mapped(&na->opcodes[40000]));
+	}
+	hmb_acct_free(na);
+}
+
 int main(void)
 {
 	static uint8_t buf[6 << 20];
@@ -433,14 +537,17 @@ int main(void)
 		close(fd);
 		x = ref.acct;
 		x.gap_ctx = &ng;
+		x.mapped_zero = true;
 		ok(na && rc == 0 && !memcmp(&x, na, sizeof(x)) &&
 		   ng.n == ref.gaps.n &&
 		   !memcmp(ng.g, ref.gaps.g, ng.n * sizeof(ng.g[0])),
 		   "hmb_acct_new: a mapped zero accounting counts the dump as hmb_acct_init's (%llu records)",
 		   na ? (unsigned long long)na->records : 0);
+		ok(na && same_opcodes(na), "hmb_acct_opcodes: the dump's opcodes, as a scan of all counts finds them");
 		hmb_acct_free(na);
 		hmb_acct_free(NULL);
 	}
+	opcode_iter();
 
 	/* The dump after a 100-byte prefix: windows off the page grid. */
 	{

@@ -11,7 +11,9 @@
 # command id, LBA and length) has its five firmware records (fetch, media
 # start/end, transfer, completion posted, joined on sqid/cid and length),
 # in order: host submit before the firmware's records, the records in seq
-# and firmware-time order, host completion before block completion; and
+# order and in firmware-time order (equal times allowed: the simulator's
+# clock comes from QEMU's microsecond trace stamps), host completion
+# before block completion; and
 # the firmware records are interleaved with the host events of later
 # commands, not appended at the end.  fio is rate-limited: formatting the
 # report costs milliseconds per line under TCG (scripts/vm/README.md).
@@ -124,7 +126,11 @@ END {
 		if (fwat[i, 0] < setup[i]) bad = bad " fw-before-submit"
 		for (ph = 1; ph < 5; ph++) {
 			if (fwseq[i, ph] <= fwseq[i, ph - 1]) bad = bad " seq-order"
-			if (fwts[i, ph] <= fwts[i, ph - 1]) bad = bad " fw-time-order"
+			# Not before: QEMU stamps its trace lines to the
+			# microsecond, so phases handled within one carry the
+			# same firmware time (as a coarse firmware clock would);
+			# 44 of 1200 commands one run, fetch = media start.
+			if (fwts[i, ph] < fwts[i, ph - 1]) bad = bad " fw-time-order"
 			if (fwat[i, ph] < fwat[i, ph - 1]) bad = bad " trace-order"
 		}
 		if (comp[i] < setup[i] || bc[sec] < comp[i] || bi[sec] > comp[i]) bad = bad " host-order"

@@ -78,10 +78,11 @@ sim_dump "$mix" $((mix_mib * 1048576 / 344)) mix:16x40,64x40,512x15,4064x5 4096
 # from all to 26 % resident in 60 s idle, Cached from 653 to 29 MB in two
 # minutes; unheld, runs read part of a dump from disk, and what read it
 # back left it in 4 KiB folios (stats of the dictionary's events 7 ms then,
-# 5 ms held).  $held says whether the lock took (root, or RLIMIT_MEMLOCK).
-holder="" held="" unheld=""
+# 5 ms held).  $unheld says why a lock did not take (root, or
+# RLIMIT_MEMLOCK), empty if every one did.
+holder="" unheld=""
 hold() {
-	local ready
+	local ready held
 	release
 	ready=$(mktemp)
 	python3 - "$ready" "$@" <<'EOF' &

@@ -148,7 +148,7 @@ void hmb_acct_opcodes(const struct hmb_acct *a, struct hmb_opcode_iter *it)
 	memset(it, 0, sizeof(*it));
 	it->a = a;
 	it->all = true;
-	if (!a->mapped_zero || ps < 8)
+	if (!a->mapped_zero || ps <= 0)
 		return;
 	it->page_size = (size_t)ps;
 	it->first_page = lo / it->page_size;

@@ -67,6 +67,10 @@ static void print_text(FILE *f, const struct corr *c,
 		(unsigned long long)c->host.block,
 		(unsigned long long)c->host.incomplete,
 		(unsigned long long)c->host.unpaired);
+	if (t->fw_refused || t->fw_split)
+		fprintf(f, "pairings refused as outside the host window on the final clock: %llu; firmware commands cut at a loss: %llu\n",
+			(unsigned long long)t->fw_refused,
+			(unsigned long long)t->fw_split);
 	hmb_clock_print(f, hmb_join_clock(c->j));
 	print_segments(f, c);
 	for (int x = 0; x < HMB_X_COUNT; x++)
@@ -128,6 +132,8 @@ static void final_totals(struct hmb_json *j, const struct corr *c)
 	hmb_json_kv_u64(j, "windows", t->windows);
 	hmb_json_kv_u64(j, "host_late", t->host_late);
 	hmb_json_kv_u64(j, "fw_late", t->fw_late);
+	hmb_json_kv_u64(j, "fw_refused", t->fw_refused);
+	hmb_json_kv_u64(j, "fw_split", t->fw_split);
 	hmb_json_end(j);
 }
 

@@ -185,7 +185,8 @@ static void on_cmd_end(void *ctx, const struct hmb_fwm_cmd *c, enum hmb_fwm_end 
 	uint64_t total;
 	unsigned int i, min = 0;
 
-	if (why != HMB_FWM_END_COMPLETE || !(c->mask & (1u << HMB_PHASE_FETCH)))
+	if (why != HMB_FWM_END_COMPLETE || !(c->mask & (1u << HMB_PHASE_FETCH)) ||
+	    c->ts[HMB_PHASE_CQE_POSTED] < c->ts[HMB_PHASE_FETCH])
 		return;
 	total = c->ts[HMB_PHASE_CQE_POSTED] - c->ts[HMB_PHASE_FETCH];
 	lh_add(&r->total, total);

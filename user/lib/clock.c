@@ -76,6 +76,12 @@ bool hmb_clock_before_step(const struct hmb_clock *c, uint32_t seq)
 	return c->have_prev && seq_diff(seq, c->step_seq) < 0;
 }
 
+bool hmb_clock_in_bracket(const struct hmb_clock *c, uint32_t seq)
+{
+	return c->have_prev && c->brk_on && seq_diff(seq, c->brk_lo) > 0 &&
+	       seq_diff(seq, c->brk_hi) < 0;
+}
+
 double hmb_clock_map(const struct hmb_clock *c, uint64_t fw_ns, uint32_t seq)
 {
 	if (hmb_clock_before_step(c, seq))
@@ -86,7 +92,8 @@ double hmb_clock_map(const struct hmb_clock *c, uint64_t fw_ns, uint32_t seq)
 
 double hmb_clock_err_at(const struct hmb_clock *c, uint32_t seq)
 {
-	return hmb_clock_before_step(c, seq) ? c->prev_err : c->off_err_ns;
+	return hmb_clock_before_step(c, seq) ? c->prev_err :
+	       c->off_err_ns + c->drift_slack_ns;
 }
 
 static struct hmb_clk_pt *pt_at(struct hmb_clock *c, size_t i)
@@ -680,6 +687,17 @@ bool hmb_clock_solve(struct hmb_clock *c)
 	c->drift = b;
 	c->off_ns = (L + U) / 2;
 	c->off_err_ns = fabs(U - L) / 2;
+	/*
+	 * Without a drift the intersection bounds the offset at ref only if
+	 * the clocks run at one rate; they may not, by as much as an
+	 * oscillator's tolerance, so the bound covers what that drift
+	 * moves the offset across the window (hmb_clock_err_at; the step
+	 * search keeps the intersection's own bound).
+	 */
+	c->drift_slack_ns = c->drift_err < 0 ?
+			    HMB_CLOCK_DRIFT_MAX * fmax(c->ref - (double)p[0].t,
+						       (double)p[n - 1].t - c->ref) :
+			    0;
 	c->consistent = L <= U;
 	c->used = n;
 	c->valid = true;

@@ -99,10 +99,16 @@ static int clk_side(const void *ctx, uint32_t seq)
 	return !hmb_clock_before_step(ctx, seq);
 }
 
+static bool clk_in_bracket(const void *ctx, uint32_t seq)
+{
+	return hmb_clock_in_bracket(ctx, seq);
+}
+
 struct hmb_cmd_clock hmb_cmd_clock_of(const struct hmb_clock *k)
 {
 	struct hmb_cmd_clock c = {
 		.map = clk_map, .err = clk_err, .side = clk_side, .ctx = k,
+		.in_bracket = clk_in_bracket,
 	};
 
 	return c;
@@ -162,6 +168,8 @@ static void place(struct hmb_cmd *c, const struct hmb_cmd_clock *clk)
 			c->in_window = false;
 		if (m < lo - err || m > hi + err)
 			c->in_window_err = false;
+		if (clk->in_bracket && clk->in_bracket(clk->ctx, fw->seq[p]))
+			c->fw_in_bracket |= (uint8_t)(1u << p);
 		side = clk->side ? clk->side(clk->ctx, fw->seq[p]) : 0;
 		if (side0 < 0)
 			side0 = side;
@@ -187,6 +195,7 @@ void hmb_cmd_judge(struct hmb_cmd *c, const struct hmb_cmd_clock *clk)
 
 	c->match = hmb_cmd_classify(h, fw);
 	c->placed = c->in_window = c->in_window_err = c->across_step = false;
+	c->fw_in_bracket = 0;
 	for (int i = 0; i < HMB_X_COUNT; i++)
 		c->x[i] = -1;
 	memset(c->fw_host_ns, 0, sizeof(c->fw_host_ns));
@@ -199,6 +208,17 @@ void hmb_cmd_judge(struct hmb_cmd *c, const struct hmb_cmd_clock *clk)
 	if (clk && (c->match == HMB_M_MATCHED || c->match == HMB_M_PARTIAL) &&
 	    c->x[HMB_X_HOST_TOTAL] >= 0)
 		place(c, clk);
+	/*
+	 * Across a clock step the firmware times of one command are on two
+	 * clocks: its firmware total is taken between the records' places
+	 * on the host clock, each mapped on its own side of the step.
+	 */
+	if (c->across_step && c->match == HMB_M_MATCHED) {
+		double d = c->fw_host_ns[HMB_PHASE_CQE_POSTED] -
+			   c->fw_host_ns[HMB_PHASE_FETCH];
+
+		c->x[HMB_X_FW_TOTAL] = d < 0 ? -1 : (int64_t)d;
+	}
 }
 
 /* ------------------------------------------------------------------ sets */

@@ -187,6 +187,8 @@ void hmb_cmd_json_members(struct hmb_json *j, const struct hmb_cmd *c)
 		hmb_json_kv_u64(j, "ts_ns", fw->ts[p]);
 		if (c->placed)
 			hmb_json_kv_dbl(j, "host_ns", c->fw_host_ns[p], 0);
+		if (c->fw_in_bracket & (1u << p))
+			hmb_json_kv_bool(j, "step_bracket", true);
 		hmb_json_end(j);
 	}
 	hmb_json_end_arr(j);
@@ -253,6 +255,9 @@ void hmb_clock_print(FILE *f, const struct hmb_clock *k)
 			k->step_ns / 1e3, k->step_err_ns / 1e3, k->step_seq,
 			(double)k->step_t / 1e9,
 			(unsigned long long)k->skipped_before_step);
+	if (k->have_prev && k->brk_on)
+		fprintf(f, "clock step bracket: after seq %u, at or before seq %u (records between placed by the firmware times' jump)\n",
+			k->brk_lo, k->brk_hi);
 }
 
 void hmb_clock_json_members(struct hmb_json *j, const struct hmb_clock *k)
@@ -261,6 +266,9 @@ void hmb_clock_json_members(struct hmb_json *j, const struct hmb_clock *k)
 	if (k->valid) {
 		hmb_json_kv_dbl(j, "offset_ns", k->off_ns, 0);
 		hmb_json_kv_dbl(j, "offset_err_ns", k->off_err_ns, 0);
+		if (k->drift_slack_ns > 0)
+			hmb_json_kv_dbl(j, "offset_err_drift_ns",
+					k->drift_slack_ns, 0);
 		hmb_json_kv_dbl(j, "ref_fw_ns", k->ref, 0);
 		hmb_json_kv_dbl(j, "drift_ppm", k->drift * 1e6, 3);
 		hmb_json_kv_dbl(j, "drift_err_ppm",
@@ -273,6 +281,10 @@ void hmb_clock_json_members(struct hmb_json *j, const struct hmb_clock *k)
 	hmb_json_kv_u64(j, "matched_seen", k->added);
 	if (k->have_prev) {
 		hmb_json_kv_u64(j, "step_seq", k->step_seq);
+		if (k->brk_on) {
+			hmb_json_kv_u64(j, "step_lo_seq", k->brk_lo);
+			hmb_json_kv_u64(j, "step_hi_seq", k->brk_hi);
+		}
 		hmb_json_kv_i64(j, "step_fw_ns", k->step_t);
 		hmb_json_kv_dbl(j, "step_ns", k->step_ns, 0);
 		hmb_json_kv_dbl(j, "step_err_ns", k->step_err_ns, 0);

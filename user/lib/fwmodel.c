@@ -199,15 +199,20 @@ static void phase_event(struct hmb_fwmodel *m, const struct hmb_record *rec,
 	} else {
 		uint64_t t0 = c->last_ts;
 
-		if (ts < t0) {
-			m->st.backwards++;
-			ts = t0;
-		}
+		/*
+		 * A record's time is what the firmware wrote, always: one
+		 * earlier than its predecessor's is a command in flight
+		 * across a backward clock step (or a firmware bug), and the
+		 * join places each record by its seq on its own side of the
+		 * step.  No step of negative length is handed on.
+		 */
 		c->mask |= 1u << p;
 		c->ts[p] = ts;
 		c->seq[p] = rec->hdr.seq;
 		c->ecpu[p] = rec->hdr.cpu;
-		if (m->ops->cmd_step)
+		if (ts < t0)
+			m->st.backwards++;
+		else if (m->ops->cmd_step)
 			m->ops->cmd_step(m->ctx, c, c->last_phase, t0, p, ts);
 		c->last_phase = p;
 		c->last_ts = ts;

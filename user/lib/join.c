@@ -28,17 +28,8 @@ static void on_fw_end(void *ctx, const struct hmb_fwm_cmd *m,
 			j->fw_max_first = m->first_ts;
 		j->fw_seen = true;
 	}
-	if (j->nfw == j->capfw) {
-		size_t cap = j->capfw ? j->capfw * 2 : 4096;
-		struct jfw *v = realloc(j->fw, cap * sizeof(*v));
-
-		if (!v) {
-			j->oom = true;
-			return;
-		}
-		j->fw = v;
-		j->capfw = cap;
-	}
+	if (hmb__join_fw_room(j, 1))
+		return;
 	f = &j->fw[j->nfw++];
 	memset(f, 0, sizeof(*f));
 	f->first = m->first_ts;
@@ -121,13 +112,38 @@ void hmb_join_free(struct hmb_join *j)
 	free(j->bg);
 	free(j->segs);
 	free(j->segs_all);
+	free(j->gaps);
 	free(j);
+}
+
+/* Where records were lost: the seq after the last one seen, if skipped. */
+static void note_gap(struct hmb_join *j, uint32_t seq)
+{
+	if (j->gap_seen && jseq_diff(seq, j->gap_next) > 0) {
+		if (j->ngap == j->capgap) {
+			size_t cap = j->capgap ? j->capgap * 2 : 64;
+			uint32_t *v = realloc(j->gaps, cap * sizeof(*v));
+
+			if (!v) {
+				j->oom = true;
+				return;
+			}
+			j->gaps = v;
+			j->capgap = cap;
+		}
+		j->gaps[j->ngap++] = j->gap_next;
+	}
+	/* a repeated or earlier seq (a batch written twice) moves nothing */
+	if (!j->gap_seen || jseq_diff(seq, j->gap_next) >= 0)
+		j->gap_next = seq + 1;
+	j->gap_seen = true;
 }
 
 int hmb_join_record(struct hmb_join *j, const struct hmb_record *rec)
 {
 	if (!j->fwm_on || j->oom)
 		return HMB_E_NOMEM;
+	note_gap(j, rec->hdr.seq);
 	hmb_fwm_add(&j->fwm, rec);
 	return j->oom ? HMB_E_NOMEM : 0;
 }
@@ -161,22 +177,13 @@ unsigned int hmb_join_ctrls(const struct hmb_join *j, const uint32_t **ctrls)
 
 /* -------------------------------------------------------------- sorting */
 
-static uint32_t fw_key(const struct jfw *f)
-{
-	return (uint32_t)f->sqid << 16 | f->cid;
-}
-
-static uint32_t host_key(const struct hmb_host_cmd *h)
-{
-	return (uint32_t)h->qid << 16 | h->cid;
-}
 
 static int cmp_fw(const void *a, const void *b)
 {
 	const struct jfw *x = a, *y = b;
 
-	if (fw_key(x) != fw_key(y))
-		return fw_key(x) < fw_key(y) ? -1 : 1;
+	if (hmb__jfw_key(x) != hmb__jfw_key(y))
+		return hmb__jfw_key(x) < hmb__jfw_key(y) ? -1 : 1;
 	return x->first < y->first ? -1 : x->first > y->first;
 }
 
@@ -184,8 +191,8 @@ static int cmp_host(const void *a, const void *b)
 {
 	const struct hmb_host_cmd *x = a, *y = b;
 
-	if (host_key(x) != host_key(y))
-		return host_key(x) < host_key(y) ? -1 : 1;
+	if (hmb__host_key(x) != hmb__host_key(y))
+		return hmb__host_key(x) < hmb__host_key(y) ? -1 : 1;
 	return x->submit_ns < y->submit_ns ? -1 : x->submit_ns > y->submit_ns;
 }
 
@@ -261,14 +268,14 @@ static int cmp_i64(const void *a, const void *b)
 }
 
 /* First firmware command with key @key (sqid << 16 | cid). */
-static size_t fw_lower(const struct hmb_join *j, uint32_t key)
+size_t hmb__join_fw_lower(const struct hmb_join *j, uint32_t key)
 {
 	size_t lo = 0, hi = j->nfw;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (fw_key(&j->fw[mid]) < key)
+		if (hmb__jfw_key(&j->fw[mid]) < key)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -276,17 +283,14 @@ static size_t fw_lower(const struct hmb_join *j, uint32_t key)
 	return lo;
 }
 
-static bool slba_ok(const struct jfw *f, const struct hmb_host_cmd *h)
-{
-	return !f->have_slba || f->slba == h->slba;
-}
 
 /* --------------------------------------------------------------- passes */
 
 /* Coarse offset of the host commands @set[0..n) (unmatched fw only). */
 static int coarse_offset(struct hmb_join *j, const size_t *set, size_t ns)
 {
-	size_t stride = ns / 512 + 1, n = 0, best = 0, bi = 0;
+	size_t stride = ns / 512 + 1, n = 0, best = 0, bi = 0, sampled = 0;
+	double spread;
 	int64_t *cand = malloc(JOIN_MAX_CANDS * sizeof(*cand));
 
 	if (!cand)
@@ -294,10 +298,11 @@ static int coarse_offset(struct hmb_join *j, const size_t *set, size_t ns)
 	for (size_t s = 0; s < ns && n < JOIN_MAX_CANDS; s += stride) {
 		const struct hmb_host_cmd *h = &j->host[set[s]];
 
-		for (size_t k = fw_lower(j, host_key(h));
-		     k < j->nfw && fw_key(&j->fw[k]) == host_key(h) &&
+		sampled++;
+		for (size_t k = hmb__join_fw_lower(j, hmb__host_key(h));
+		     k < j->nfw && hmb__jfw_key(&j->fw[k]) == hmb__host_key(h) &&
 		     n < JOIN_MAX_CANDS; k++)
-			if (slba_ok(&j->fw[k], h) && j->fw[k].host < 0)
+			if (hmb__join_slba_ok(&j->fw[k], h) && j->fw[k].host < 0)
 				cand[n++] = (int64_t)h->submit_ns -
 					    (int64_t)j->fw[k].first;
 	}
@@ -316,8 +321,19 @@ static int coarse_offset(struct hmb_join *j, const size_t *set, size_t ns)
 		}
 	}
 	j->coarse_off = (double)cand[bi + best / 2];
+	/*
+	 * Commands whose firmware records do not exist (a paused trace, a
+	 * host recorder started earlier) still have candidates: other uses
+	 * of their ids, at random distances.  An offset is a clock when a
+	 * quarter of the commands agree on it, or when far more of them do
+	 * than candidates spread evenly would put in any one window; else
+	 * it is such a coincidence.
+	 */
+	spread = (double)n * JOIN_COARSE_WIN /
+		 ((double)(cand[n - 1] - cand[0]) + JOIN_COARSE_WIN);
 	free(cand);
-	return 0;
+	return best >= 2 && (best * 4 >= sampled || best >= 8 * spread) ?
+	       0 : 1;
 }
 
 /* Host time of @ts on the run estimate's clock before or after its step. */
@@ -423,12 +439,12 @@ static double fit(const struct hmb_join *j, const struct jfw *f,
 static size_t fw_first_fit(const struct hmb_join *j,
 			   const struct hmb_host_cmd *h, const struct jmap *mp)
 {
-	size_t lo = fw_lower(j, host_key(h)), hi;
+	size_t lo = hmb__join_fw_lower(j, hmb__host_key(h)), hi;
 	double from = (double)h->submit_ns - mp->tol;
 
 	if (mp->k || mp->g2 || mp->split || (mp->g && mp->g->drift <= -1))
 		return lo;
-	hi = fw_lower(j, host_key(h) + 1);
+	hi = hmb__join_fw_lower(j, hmb__host_key(h) + 1);
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		double m = mp->g ? hmb__seg_map(mp->g, j->fw[mid].first) :
@@ -454,12 +470,12 @@ long hmb__join_closest(const struct hmb_join *j, const struct hmb_host_cmd *h,
 	long bj = -1;
 
 	for (size_t k = fw_first_fit(j, h, mp);
-	     k < j->nfw && fw_key(&j->fw[k]) == host_key(h); k++) {
+	     k < j->nfw && hmb__jfw_key(&j->fw[k]) == hmb__host_key(h); k++) {
 		const struct jfw *f = &j->fw[k];
 		bool past;
 		double d;
 
-		if (f->host >= 0 || !slba_ok(f, h))
+		if (f->host >= 0 || !hmb__join_slba_ok(f, h))
 			continue;
 		d = fit(j, f, h, mp, &past);
 		if (past)
@@ -476,6 +492,26 @@ void hmb__join_pair(struct hmb_join *j, size_t i, long f)
 {
 	j->hj[i].fw = (int32_t)f;
 	j->fw[f].host = (int32_t)i;
+}
+
+/* Room for @more firmware commands: 0, or -1 (j->oom set). */
+int hmb__join_fw_room(struct hmb_join *j, size_t more)
+{
+	size_t cap = j->capfw ? j->capfw : 4096;
+	struct jfw *v;
+
+	if (j->nfw + more <= j->capfw)
+		return 0;
+	while (cap < j->nfw + more)
+		cap *= 2;
+	v = realloc(j->fw, cap * sizeof(*v));
+	if (!v) {
+		j->oom = true;
+		return -1;
+	}
+	j->fw = v;
+	j->capfw = cap;
+	return 0;
 }
 
 /*
@@ -606,6 +642,15 @@ int hmb__join_chunks(struct hmb_join *j)
 	return rc;
 }
 
+/* The firmware commands sorted again (some were cut), pairings kept. */
+void hmb__join_resort_fw(struct hmb_join *j)
+{
+	qsort(j->fw, j->nfw, sizeof(*j->fw), cmp_fw);
+	for (size_t k = 0; k < j->nfw; k++)
+		if (j->fw[k].host >= 0)
+			j->hj[j->fw[k].host].fw = (int32_t)k;
+}
+
 /*
  * The firmware commands finished (streamed: at the end of the dump), both
  * sides sorted and indexed.
@@ -624,9 +669,11 @@ int hmb__join_prepare(struct hmb_join *j)
 	free(j->hj);
 	free(j->order);
 	hmb_clock_free(&j->clk);
-	qsort(j->fw, j->nfw, sizeof(*j->fw), cmp_fw);
+	if (j->nfw)	/* no firmware command: j->fw is NULL */
+		qsort(j->fw, j->nfw, sizeof(*j->fw), cmp_fw);
 	index_bg(j);
-	qsort(j->host, j->nhost, sizeof(*j->host), cmp_host);
+	if (j->nhost)
+		qsort(j->host, j->nhost, sizeof(*j->host), cmp_host);
 	j->hj = malloc(n * sizeof(*j->hj));
 	j->order = malloc(n * sizeof(*j->order));
 	if (!j->hj || !j->order)
@@ -636,7 +683,8 @@ int hmb__join_prepare(struct hmb_join *j)
 		j->hj[i].fw = -1;
 		j->hj[i].seg = -1;
 	}
-	qsort_r(j->order, j->nhost, sizeof(*j->order), cmp_submit, j);
+	if (j->nhost)
+		qsort_r(j->order, j->nhost, sizeof(*j->order), cmp_submit, j);
 	/* the run's estimate holds every matched command */
 	return hmb_clock_init(&j->clk, j->nhost + 16);
 }
@@ -649,7 +697,8 @@ int hmb_join_run(struct hmb_join *j, uint32_t ctrl, unsigned int top_n,
 	j->ran = true;
 	j->ctrl = ctrl;
 	if (hmb_cmd_stats_init(&j->stats, top_n, 0) || hmb__join_prepare(j) ||
-	    hmb__join_chunks(j) || hmb__join_run_estimate(j) || hmb__join_segments(j))
+	    hmb__join_chunks(j) || hmb__join_run_estimate(j) ||
+	    hmb__join_segments(j) || hmb__join_causal(j))
 		return hmb__err(err, HMB_E_NOMEM, 0, 0,
 				"join: out of memory (%zu host, %zu firmware commands)",
 				j->nhost, j->nfw);

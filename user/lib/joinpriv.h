@@ -94,12 +94,34 @@ struct hmb_join {
 	uint32_t rec_next;		/* seq after the last record read */
 	struct hmb_join_seg *segs_all;	/* the segments of past windows */
 	size_t nall, capall;
+	/* the first seq of each run of lost records (joincausal.c) */
+	uint32_t *gaps;
+	size_t ngap, capgap;
+	uint32_t gap_next;		/* seq after the last record seen */
+	bool gap_seen;
 };
 
 /* Record seqs wrap at 2^32: their order is serial-number arithmetic. */
 static inline int32_t jseq_diff(uint32_t a, uint32_t b)
 {
 	return (int32_t)(a - b);
+}
+
+static inline uint32_t hmb__jfw_key(const struct jfw *f)
+{
+	return (uint32_t)f->sqid << 16 | f->cid;
+}
+
+static inline uint32_t hmb__host_key(const struct hmb_host_cmd *h)
+{
+	return (uint32_t)h->qid << 16 | h->cid;
+}
+
+/* A fetch that names its LBA names its command's. */
+static inline bool hmb__join_slba_ok(const struct jfw *f,
+				     const struct hmb_host_cmd *h)
+{
+	return !f->have_slba || f->slba == h->slba;
 }
 
 static inline bool jfw_whole(const struct jfw *f)
@@ -115,6 +137,13 @@ HMB_HIDDEN long hmb__join_closest(const struct hmb_join *j,
 HMB_HIDDEN void hmb__join_pair(struct hmb_join *j, size_t i, long f);
 HMB_HIDDEN int hmb__join_prepare(struct hmb_join *j);
 HMB_HIDDEN int hmb__join_chunks(struct hmb_join *j);
+HMB_HIDDEN size_t hmb__join_fw_lower(const struct hmb_join *j, uint32_t key);
+HMB_HIDDEN int hmb__join_fw_room(struct hmb_join *j, size_t more);
+HMB_HIDDEN void hmb__join_resort_fw(struct hmb_join *j);
+
+/* joincausal.c: every pairing held to causality under the final clocks */
+HMB_HIDDEN int hmb__join_causal(struct hmb_join *j);
+HMB_HIDDEN size_t hmb__join_drop_interleaved(struct hmb_join *j);
 
 /* joinstream.c: host time of firmware time @fw by the last window's clock */
 HMB_HIDDEN double hmb__join_stream_map(const struct hmb_join *j, uint64_t fw);
@@ -127,6 +156,7 @@ HMB_HIDDEN int hmb__join_add_seg(struct hmb_join *j, const struct hmb_clock *k,
 				 const size_t *set, size_t ns);
 HMB_HIDDEN int hmb__join_run_estimate(struct hmb_join *j);
 HMB_HIDDEN int hmb__join_segments(struct hmb_join *j);
+HMB_HIDDEN void hmb__join_choose_placement(struct hmb_join *j);
 HMB_HIDDEN void hmb__join_place(struct hmb_join *j);
 /* The clock of host command @i, for hmb_cmd_judge; @ctx holds it. */
 struct jclk {

@@ -458,6 +458,11 @@ static int order_segments(struct hmb_join *j)
 		free(old);
 		return -1;
 	}
+	if (!j->nseg) {		/* no segment: j->segs is NULL */
+		free(map);
+		free(old);
+		return 0;
+	}
 	memcpy(old, j->segs, j->nseg * sizeof(*old));
 	qsort(j->segs, j->nseg, sizeof(*j->segs), cmp_seg);
 	for (size_t a = 0; a < j->nseg; a++)
@@ -492,6 +497,9 @@ int hmb__join_segments(struct hmb_join *j)
 {
 	if (order_segments(j))
 		return -1;
+	/* the run's estimate again without a segment of coincidences */
+	if (hmb__join_drop_interleaved(j) && hmb__join_run_estimate(j))
+		return -1;
 	for (size_t g = 1; g < j->nseg; g++) {
 		const struct hmb_join_seg *a = &j->segs[g - 1], *b = &j->segs[g];
 
@@ -517,21 +525,51 @@ int hmb__join_segments(struct hmb_join *j)
 	 * follows one step, record by record), unless it saw more than one
 	 * step or no single line fits the run; then each command's segment.
 	 */
+	hmb__join_choose_placement(j);
+	return 0;
+}
+
+void hmb__join_choose_placement(struct hmb_join *j)
+{
 	j->tot.place_run = j->clk.valid && j->clk.consistent &&
 			   j->clk.steps <= 1;
-	return 0;
 }
 
 /* ------------------------------------------------------------- placement */
 
-/* The segment clock of host command @i, or NULL for the run's. */
+/*
+ * The valid segment in force at host time @t: the last one begun by then,
+ * else the first one.  NULL if there is none.
+ */
+static const struct hmb_join_seg *seg_near(const struct hmb_join *j,
+					   uint64_t t)
+{
+	const struct hmb_join_seg *best = NULL;
+
+	for (size_t k = 0; k < j->nseg; k++) {
+		if (!j->segs[k].valid)
+			continue;
+		if (best && j->segs[k].first_submit > t)
+			break;
+		best = &j->segs[k];
+	}
+	return best;
+}
+
+/*
+ * The segment clock of host command @i, or NULL for the run's: its own
+ * segment's, else (a command no segment's estimate holds) the one in
+ * force at its submit.
+ */
 static const struct hmb_join_seg *seg_for(const struct hmb_join *j, size_t i)
 {
 	int32_t g = j->hj ? j->hj[i].seg : -1;
 
-	if (j->tot.place_run)
+	if (j->tot.place_run || !j->hj)
 		return NULL;
-	return g >= 0 && j->segs[g].valid ? &j->segs[g] : NULL;
+	if (g >= 0 && j->segs[g].valid)
+		return &j->segs[g];
+	return seg_near(j, j->host[i].submit_ns);
 }
 
 bool hmb__join_placed(const struct hmb_join *j, size_t i)
@@ -558,6 +596,13 @@ static double jclk_err(const void *ctx, uint32_t seq)
 	return hmb_clock_err_at(&c->j->clk, seq);
 }
 
+static bool jclk_in_bracket(const void *ctx, uint32_t seq)
+{
+	const struct jclk *c = ctx;
+
+	return !seg_for(c->j, c->i) && hmb_clock_in_bracket(&c->j->clk, seq);
+}
+
 static int jclk_side(const void *ctx, uint32_t seq)
 {
 	const struct jclk *c = ctx;
@@ -573,6 +618,7 @@ struct hmb_cmd_clock hmb__join_clock_of(const struct hmb_join *j, size_t i,
 {
 	struct hmb_cmd_clock k = {
 		.map = jclk_map, .err = jclk_err, .side = jclk_side, .ctx = ctx,
+		.in_bracket = jclk_in_bracket,
 	};
 
 	ctx->j = j;

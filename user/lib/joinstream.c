@@ -252,7 +252,8 @@ int hmb_join_stream(struct hmb_join *j, const struct hmb_join_src *s,
 		/* the passes reorder the window's segments: a fresh list */
 		j->nseg = 0;
 		if (hmb__join_prepare(j) || hmb__join_chunks(j) ||
-		    hmb__join_run_estimate(j) || hmb__join_segments(j))
+		    hmb__join_run_estimate(j) || hmb__join_segments(j) ||
+		    hmb__join_causal(j))
 			goto nomem;
 		/* the last eighth by submit waits for the next window */
 		n_out = host_end ? j->nhost : j->nhost - j->nhost / 8;

@@ -37,6 +37,13 @@ struct hmb_clk_pt {
 	uint32_t sf, sc;	/* record seqs of fetch and cqe_posted */
 };
 
+/*
+ * The largest rate difference assumed between the firmware's clock and the
+ * host's while no drift is estimated (an oscillator's tolerance, with room):
+ * it widens the error bound of an estimate from a short window.
+ */
+#define HMB_CLOCK_DRIFT_MAX	500e-6
+
 struct hmb_clock {
 	/* window of recent points (ring) */
 	struct hmb_clk_pt *pts;
@@ -50,6 +57,9 @@ struct hmb_clock {
 	double drift;		/* b: host clock rate / fw clock rate - 1 */
 	double off_err_ns;	/* half width of the intersection */
 	double drift_err;	/* bound on |b - true b| from the halves */
+	/* no drift yet: what HMB_CLOCK_DRIFT_MAX may move the offset over
+	 * the window, added to off_err_ns by hmb_clock_err_at() */
+	double drift_slack_ns;
 	bool have_drift;	/* b was estimated (kept across a step) */
 	/*
 	 * The bound of the drift as it was at the last step (the drift itself
@@ -143,6 +153,13 @@ double hmb_clock_map(const struct hmb_clock *c, uint64_t fw_ns, uint32_t seq);
 double hmb_clock_err_at(const struct hmb_clock *c, uint32_t seq);
 /* Is record @seq before the last step (on the previous clock)? */
 bool hmb_clock_before_step(const struct hmb_clock *c, uint32_t seq);
+/*
+ * Is record @seq strictly inside the step's bracket: after the last record
+ * the evidence (commands' host windows) puts on the old clock and before
+ * the first it puts on the new one?  Such a record's side of the step was
+ * chosen by where the firmware times jump, not by that evidence.
+ */
+bool hmb_clock_in_bracket(const struct hmb_clock *c, uint32_t seq);
 /* Offset (host - fw) at firmware time @fw_ns. */
 double hmb_clock_offset_at(const struct hmb_clock *c, uint64_t fw_ns);
 

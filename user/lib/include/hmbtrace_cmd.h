@@ -129,6 +129,12 @@ struct hmb_cmd {
 	 */
 	uint16_t bg;
 	const char (*bg_groups)[HMB_DICT_NAME_LEN];
+	/*
+	 * Placed: bit per phase whose record lies inside a clock step's
+	 * bracket (hmb_clock_in_bracket): placed on the side the firmware
+	 * times' jump says, which the evidence did not settle.
+	 */
+	uint8_t fw_in_bracket;
 };
 
 /* Bits of struct hmb_cmd.bg: groups told apart per model. */
@@ -152,6 +158,8 @@ struct hmb_cmd_clock {
 	double (*err)(const void *ctx, uint32_t seq);
 	int (*side)(const void *ctx, uint32_t seq);
 	const void *ctx;
+	/* optional: is the record's side of the step uncertain (a bracket)? */
+	bool (*in_bracket)(const void *ctx, uint32_t seq);
 };
 
 /* The estimate @k as a struct hmb_cmd_clock (valid while @k lives). */

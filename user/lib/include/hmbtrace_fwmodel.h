@@ -82,7 +82,12 @@ struct hmb_fwm_stats {
 	uint64_t no_fetch;	/* commands whose first event was not fetch */
 	uint64_t dup_phase;	/* a phase event at or before the last one */
 	uint64_t bg_events, bg_windows, bg_unpaired;
-	uint64_t backwards;	/* an interval ending before it began: clamped */
+	/*
+	 * A command's record earlier than its previous one (kept as written,
+	 * no cmd_step for it), or a background window ending before it
+	 * began (clamped to zero length).
+	 */
+	uint64_t backwards;
 };
 
 struct hmb_fwmodel {

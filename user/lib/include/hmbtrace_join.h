@@ -78,6 +78,11 @@ struct hmb_join_totals {
 				 * window was gone (judged, likely unmatched) */
 	uint64_t fw_late;	/* firmware commands mapped before the part
 				 * of the trace already joined */
+	/* pairings undone: a record outside the host window (error bound
+	 * included) on the clock that places the command */
+	uint64_t fw_refused;
+	/* firmware commands of one id merged across a loss, cut in two */
+	uint64_t fw_split;
 };
 
 /* A stretch of host time with one offset and drift (host = fw + off +

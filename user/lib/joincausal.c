@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * joincausal.c - the offline join's last word on every pairing.  Keys and
+ * the coarse offset propose; causality decides: a firmware command stays
+ * with a host command only if each of its records, mapped by the clock
+ * that places the command, lies inside the command's host window widened
+ * by that clock's error bound (the host submits before the controller
+ * fetches, the controller posts before the host completes).  A pairing
+ * that fails is undone and counted, the run's estimate is made again
+ * without it, and the host commands left unmatched get one search under
+ * the final clocks.  Last, a firmware command that fits nothing and has a
+ * loss between two of its records is cut there: the firmware model merges
+ * two commands of one id when the end of the first and the start of the
+ * second were both lost.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "joinpriv.h"
+
+/*
+ * Does @f fit host command @i on the clock that places @i?  *@d: how far
+ * its first record lies from the submit.  A command that cannot be placed
+ * (no clock, no completion) cannot be judged: *@judged false.
+ */
+static bool causal(const struct hmb_join *j, size_t i, const struct jfw *f,
+		   double *d, bool *judged)
+{
+	struct hmb_cmd c;
+	struct hmb_cmd_clock k;
+	struct jclk ctx;
+
+	*judged = false;
+	if (!hmb__join_placed(j, i))
+		return true;
+	memset(&c, 0, sizeof(c));
+	c.h = j->host[i];
+	c.fw.mask = f->mask;
+	memcpy(c.fw.ts, f->ts, sizeof(f->ts));
+	memcpy(c.fw.seq, f->seq, sizeof(f->seq));
+	k = hmb__join_clock_of(j, i, &ctx);
+	hmb_cmd_judge(&c, &k);
+	if (!c.placed)
+		return true;
+	*judged = true;
+	for (int p = HMB_PHASE_FETCH; p < HMB_PHASE_COUNT; p++)
+		if (f->mask & (1u << p)) {
+			*d = fabs(c.fw_host_ns[p] - (double)c.h.submit_ns);
+			break;
+		}
+	return c.in_window_err;
+}
+
+/* ------------------------------------------------- segments interleaved */
+
+/*
+ * Seqs number the records in the order the firmware wrote them, and one
+ * clock holds from a step to the next: the records a segment's commands
+ * were given lie in a seq range of their own.  A segment most of whose
+ * commands took records from inside the seq range of a larger segment on
+ * another clock is a coincidence of keys (ids recur with the host's tag
+ * order: commands the firmware never traced, in a pause, line up with the
+ * records of later ones), not a clock: its pairings are undone and it is
+ * no longer valid.  How many: the return.
+ */
+size_t hmb__join_drop_interleaved(struct hmb_join *j)
+{
+	size_t dropped = 0;
+	uint32_t base = 0;
+	bool have_base = false;
+	struct span { int64_t lo, hi; size_t n; } *sp;
+
+	sp = calloc(j->nseg ? j->nseg : 1, sizeof(*sp));
+	if (!sp)
+		return 0;
+	for (size_t i = 0; i < j->nhost; i++) {
+		int32_t g = j->hj[i].seg;
+		int64_t s;
+
+		if (g < 0 || j->hj[i].fw < 0)
+			continue;
+		if (!have_base) {
+			base = j->fw[j->hj[i].fw].first_seq;
+			have_base = true;
+		}
+		s = jseq_diff(j->fw[j->hj[i].fw].first_seq, base);
+		if (!sp[g].n || s < sp[g].lo)
+			sp[g].lo = s;
+		if (!sp[g].n || s > sp[g].hi)
+			sp[g].hi = s;
+		sp[g].n++;
+	}
+	for (size_t g = 0; g < j->nseg; g++) {
+		size_t inside = 0;
+		int32_t host_of = -1;
+
+		for (size_t h = 0; h < j->nseg && host_of < 0; h++)
+			if (h != g && sp[h].n > 2 * sp[g].n &&
+			    sp[h].lo < sp[g].hi && sp[g].lo < sp[h].hi &&
+			    fabs(j->segs[h].off_ns - j->segs[g].off_ns) >
+			    4 * (j->segs[h].off_err_ns + j->segs[g].off_err_ns) +
+			    JOIN_MIN_TOL)
+				host_of = (int32_t)h;
+		if (host_of < 0)
+			continue;
+		for (size_t i = 0; i < j->nhost; i++) {
+			int64_t s;
+
+			if (j->hj[i].seg != (int32_t)g || j->hj[i].fw < 0)
+				continue;
+			s = jseq_diff(j->fw[j->hj[i].fw].first_seq, base);
+			inside += s > sp[host_of].lo && s < sp[host_of].hi;
+		}
+		if (2 * inside <= sp[g].n)
+			continue;
+		for (size_t i = 0; i < j->nhost; i++) {
+			if (j->hj[i].seg != (int32_t)g)
+				continue;
+			if (j->hj[i].fw >= 0) {
+				j->fw[j->hj[i].fw].host = -1;
+				j->hj[i].fw = -1;
+				dropped++;
+			}
+			j->hj[i].seg = -1;
+		}
+		j->segs[g].valid = false;
+	}
+	free(sp);
+	j->tot.fw_refused += dropped;
+	return dropped;
+}
+
+/* Undo every pairing of this controller that breaks causality. */
+static size_t refuse(struct hmb_join *j)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < j->nhost; i++) {
+		struct jhost *r = &j->hj[i];
+		bool judged;
+		double d;
+
+		if (r->fw < 0 || j->host[i].ctrl != j->ctrl ||
+		    causal(j, i, &j->fw[r->fw], &d, &judged))
+			continue;
+		j->fw[r->fw].host = -1;
+		r->fw = -1;
+		r->seg = -1;
+		n++;
+	}
+	j->tot.fw_refused += n;
+	return n;
+}
+
+/* The unused firmware command of @i's keys that fits it best, or -1. */
+static long best_fit(const struct hmb_join *j, size_t i)
+{
+	const struct hmb_host_cmd *h = &j->host[i];
+	uint32_t key = (uint32_t)h->qid << 16 | h->cid;
+	double best = 0;
+	long bk = -1;
+
+	for (size_t k = hmb__join_fw_lower(j, key);
+	     k < j->nfw && hmb__jfw_key(&j->fw[k]) == key; k++) {
+		const struct jfw *f = &j->fw[k];
+		bool judged;
+		double d = 0;
+
+		if (f->host >= 0 || !hmb__join_slba_ok(f, h) ||
+		    !causal(j, i, f, &d, &judged) || !judged)
+			continue;
+		if (bk < 0 || d < best) {
+			best = d;
+			bk = (long)k;
+		}
+	}
+	return bk;
+}
+
+/* The host commands left unmatched, each given its best causal fit. */
+static size_t rejoin(struct hmb_join *j)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < j->nhost; i++) {
+		long f;
+
+		if (j->hj[i].fw >= 0 || j->host[i].ctrl != j->ctrl)
+			continue;
+		f = best_fit(j, i);
+		if (f >= 0) {
+			hmb__join_pair(j, i, f);
+			n++;
+		}
+	}
+	return n;
+}
+
+/* ------------------------------------------------ commands merged by loss */
+
+/* Was a record lost between seqs @a and @b (a before b)? */
+static bool lost_between(const struct hmb_join *j, uint32_t a, uint32_t b)
+{
+	for (size_t g = 0; g < j->ngap; g++)
+		if (jseq_diff(j->gaps[g], a) > 0 && jseq_diff(j->gaps[g], b) < 0)
+			return true;
+	return false;
+}
+
+/* The unmatched host command of this controller that @f fits best, or -1. */
+static long fit_unmatched(const struct hmb_join *j, const struct jfw *f)
+{
+	uint32_t key = hmb__jfw_key(f);
+	size_t lo = 0, hi = j->nhost;
+	double best = 0;
+	long bi = -1;
+
+	while (lo < hi) {	/* host[] is sorted by (qid, cid, submit) */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (hmb__host_key(&j->host[mid]) < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < j->nhost && hmb__host_key(&j->host[i]) == key;
+	     i++) {
+		bool judged;
+		double d = 0;
+
+		if (j->hj[i].fw >= 0 || j->host[i].ctrl != j->ctrl ||
+		    !hmb__join_slba_ok(f, &j->host[i]) ||
+		    !causal(j, i, f, &d, &judged) || !judged)
+			continue;
+		if (bi < 0 || d < best) {
+			best = d;
+			bi = (long)i;
+		}
+	}
+	return bi;
+}
+
+/* @f's records of the phases in @mask: a command of its own. */
+static struct jfw jfw_part(const struct jfw *f, uint8_t mask)
+{
+	struct jfw p = *f;
+	bool first = true;
+
+	p.mask = mask;
+	p.have_slba = f->have_slba && (mask & (1u << HMB_PHASE_FETCH));
+	for (int q = HMB_PHASE_FETCH; q < HMB_PHASE_COUNT; q++) {
+		if (!(mask & (1u << q))) {
+			p.ts[q] = 0;
+			p.seq[q] = 0;
+			continue;
+		}
+		if (first) {
+			p.first = f->ts[q];
+			p.first_seq = f->seq[q];
+			first = false;
+		}
+		p.last = f->ts[q];
+		p.last_seq = f->seq[q];
+	}
+	return p;
+}
+
+/*
+ * An unmatched firmware command whose records have a loss between two of
+ * them, cut at the first such loss where each part fits an unmatched host
+ * command of its own (or one part fits and the other part is whole
+ * without it): *@a and *@b.  Phases come in command order, so the records
+ * of the two commands it merged are a prefix and a suffix.
+ */
+static bool cut(const struct hmb_join *j, const struct jfw *f, struct jfw *a,
+		struct jfw *b, long *ha, long *hb)
+{
+	uint8_t pre = 0;
+	int last = -1;
+
+	for (int q = HMB_PHASE_FETCH; q < HMB_PHASE_COUNT; q++) {
+		if (!(f->mask & (1u << q)))
+			continue;
+		if (last >= 0 && lost_between(j, f->seq[last], f->seq[q])) {
+			*a = jfw_part(f, pre);
+			*b = jfw_part(f, (uint8_t)(f->mask & ~pre));
+			*ha = fit_unmatched(j, a);
+			*hb = fit_unmatched(j, b);
+			if (*ha >= 0 && *hb != *ha)
+				return true;
+			if (*hb >= 0)
+				return true;
+		}
+		pre |= (uint8_t)(1u << q);
+		last = q;
+	}
+	return false;
+}
+
+/* Every unmatched firmware command merged across a loss, cut. */
+static int split_merged(struct hmb_join *j)
+{
+	size_t n0 = j->nfw;
+
+	for (size_t k = 0; k < n0; k++) {
+		struct jfw a, b;
+		long ha, hb;
+
+		if (j->fw[k].host >= 0 || !j->ngap ||
+		    !cut(j, &j->fw[k], &a, &b, &ha, &hb))
+			continue;
+		if (hmb__join_fw_room(j, 1))
+			return -1;
+		j->fw[k] = a;
+		j->fw[j->nfw] = b;
+		if (ha >= 0)
+			hmb__join_pair(j, (size_t)ha, (long)k);
+		if (hb >= 0 && hb != ha)
+			hmb__join_pair(j, (size_t)hb, (long)j->nfw);
+		j->nfw++;
+		j->tot.fw_split++;
+	}
+	if (j->nfw != n0)
+		hmb__join_resort_fw(j);
+	return 0;
+}
+
+int hmb__join_causal(struct hmb_join *j)
+{
+	for (int round = 0; round < 4; round++) {
+		size_t refused = refuse(j);
+
+		/* the estimate again without what was refused */
+		if (refused) {
+			if (hmb__join_run_estimate(j))
+				return -1;
+			hmb__join_choose_placement(j);
+		}
+		if (!rejoin(j) && !refused)
+			break;
+	}
+	/* the loop may end on its count: the invariant holds all the same */
+	refuse(j);
+	return split_merged(j);
+}

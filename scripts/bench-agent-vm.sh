@@ -3,7 +3,7 @@
 # bench-agent-vm.sh: the BPF run time of hmb-trace-agent per command in
 # nvme + firmware mode on the real HMB path, and of its block-layer
 # fallback, against libbpf-tools' biolatency on the same I/Os in the same
-# run (issue 13 item 5): the VM suite user/agent/vm-suite/agent-bench.sh
+# run: the VM suite user/agent/vm-suite/agent-bench.sh
 # with HMB_BENCH_SECS (default 10) of fio per mode.  Writes its table into
 # docs/benchmarks.md between the "bench-agent-vm" markers
 # (HMB_BENCH_NO_DOC=1 leaves the doc alone).  HMB_BENCH_ROUNDS (default 3)

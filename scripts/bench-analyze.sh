@@ -1,8 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # bench-analyze.sh: hmb-trace-analyze stats and decode against cat, and
-# stats against babeltrace2, on dumps from the page cache (issue 13 items 2
-# and 3).
+# stats against babeltrace2, on dumps from the page cache.
 #
 # Dumps (made once by hmb-fwsim --log, cached in $HMB_BENCH_DIR, default
 # build/bench, named by their parameters):
@@ -18,7 +17,7 @@
 # command started by posix_spawn), and its peak RSS under GNU time.  The "vs cat" ratios are cat's median over the
 # command's: >= 0.8 is the goal for stats (and peak RSS < 16 MiB).
 #
-# babeltrace2 (issue 13 item 3): 1 M records converted with convert --to ctf,
+# babeltrace2: 1 M records converted with convert --to ctf,
 # read by babeltrace2 to its dummy sink (and as text to /dev/null), against
 # stats on the dump, HMB_BENCH_CTF_RUNS paired rounds (default 5): once for
 # opaque 64-byte records (hmb-fwsim -p fixed:32, opcodes the dictionary

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# bench-classic.sh: drain rate of hmb-trace-daemon (issue 3).
+# bench-classic.sh: drain rate of hmb-trace-daemon.
 #
 # For 64- and 512-byte records, on every directory of HMB_BENCH_DIRS
 # (default: build/bench on the repository's filesystem, and /dev/shm):

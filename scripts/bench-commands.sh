@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# bench-commands.sh: the fleet store's commands rows (issue 14 item 5),
+# bench-commands.sh: the fleet store's commands rows,
 # offline and live, rows/s per core, and the agent's CPU with and without
 # --export.
 #

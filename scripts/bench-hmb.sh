@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # bench-hmb.sh: records/s that the HMB controller model + the bridge and the
 # HMB controller model + hmb-trace-daemon --device sustain in the guest,
-# without drops, same guest, same producer, same run (issue 9): the VM
+# without drops, same guest, same producer, same run: the VM
 # suite kernel/vm-suite/hmb-bench.sh with HMB_BENCH_SECS (default 10) per
 # consumer.  Writes its table into docs/benchmarks.md between the
 # "bench-hmb" markers (HMB_BENCH_NO_DOC=1 leaves the doc alone).

@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# bench-join.sh: does the offline join's cost stay flat as the trace grows
-# (issue 13, item 4)?  `correlate`, `report --host` and `convert --to
-# perfetto --host` over 1 M and 10 M commands: wall time, CPU time and
-# peak RSS (/usr/bin/time -v's maximum resident set size).  Goals: the 10 M
+# bench-join.sh: does the offline join's cost stay flat as the trace grows?
+# `correlate`, `report --host` and `convert --to perfetto --host` over
+# 1 M and 10 M commands: wall time, CPU time and peak RSS
+# (/usr/bin/time -v's maximum resident set size).  Goals: the 10 M
 # run at most 11x the 1 M run, peak RSS under 64 MiB at 10 M.
 #
 # Input (generated once, cached in build/bench keyed by a hash of this

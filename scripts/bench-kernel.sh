@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # bench-kernel.sh: records/s through the bridge into tracefs versus through
-# hmb-trace-daemon via mmap (issue 4), same guest, same producer (the
+# hmb-trace-daemon via mmap, same guest, same producer (the
 # module's test producer at full rate), same run: the VM suite
 # kernel/vm-suite/bridge-bench.sh with HMB_BENCH_SECS (default 10) per
 # consumer.  Writes its table into docs/benchmarks.md between the

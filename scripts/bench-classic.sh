@@ -173,7 +173,7 @@ the process's own user + system time.
 | output directory (fs) | daemon options | payload B | records | daemon M rec/s | daemon GB/s | dd GB/s | daemon / dd (wall) | daemon CPU | daemon GB per CPU s | dd GB per CPU s | daemon / dd (CPU) |
 |---|---|---|---|---|---|---|---|---|---|---|---|
 ${rows}
-Goal (issue 3): daemon >= 0.8 of dd.  The wall rate is the pace of the pair
+Goal: daemon >= 0.8 of dd.  The wall rate is the pace of the pair
 simulator + daemon on two shared cores (with 64-byte records the simulator,
 not the daemon, is the slower of the two); the CPU columns compare what the
 daemon and dd each spend per byte.  dd writes bytes it reads from

@@ -142,7 +142,7 @@ times over ($big commands, $(stat -c %s "$d1.x10.bin") + $(stat -c %s "$d1.x10.j
 The six runs interleaved, $runs rounds; medians of wall / CPU (user +
 system) time / peak RSS (maximum resident set size, /usr/bin/time).  The
 join streams (hmb_join_stream: windows of 65536 host commands, 100 ms of
-reordering); output to /dev/null.  Goal (issue 13, item 4): 10 M / 1 M <= 11
+reordering); output to /dev/null.  Goal: 10 M / 1 M <= 11
 on time, peak RSS < 64 MiB at 10 M.
 
 | command | 1 M: wall / CPU / RSS | 10 M: wall / CPU / RSS | 10 M / 1 M (wall / CPU) | goal |

@@ -32,14 +32,10 @@ counted (ring full).
 | \`hmb-trace-daemon --device\` (mmap) -> tmpfs file | $(get daemon_made_rps) | $(get daemon_rps) | $(get daemon_lost) |
 
 Ratio bridge / daemon: **$(get ratio)**. Under TCG only the ratio means anything.
-A consumer with no drops kept up with everything the controller model made
-in its window, so its rate there is what the model produced: the model
-(TCG I/O plus its timer) is the bottleneck, below the consumers' ceilings
-measured with the in-kernel test producer above. The two windows' "made"
-differ because each consumer's own CPU use slows the guest's I/O on the
-two emulated CPUs (the bridge formats every record into the ftrace
-buffer), so the ratio of sustained rates is that of what each let the
-guest do while it consumed everything.
+With no drops each consumer took all the model made: the model (TCG I/O
+and its timer) is the bottleneck, and each consumer's CPU use slows the
+guest's I/O (the bridge formats every record), so the ratio is what each
+let the guest do while it consumed everything.
 
 Reproduce: \`HMB_BENCH_SECS=$secs scripts/bench-hmb.sh\` (or \`make bench\`).
 <!-- bench-hmb:end -->

@@ -133,6 +133,12 @@ def main():
         rc, out = check(r2, side)
         tap.ok(rc == 1 and "is not an ancestor of HEAD" in out,
                "a baseline off HEAD's history fails", out)
+        plain = os.path.join(tmp, "plain")
+        os.mkdir(plain)
+        rc, out = check(plain, base)
+        tap.ok(rc == 1 and "no HEAD commit" in out and
+               "not a git repository" in out,
+               "a directory that is no clone fails with git's reason", out)
         rc, out = check(repo, "--bogus")
         tap.ok(rc == 2 and "usage:" in out, "a bad option is a usage error",
                out)

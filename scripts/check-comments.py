@@ -29,8 +29,7 @@ RULES = [
     ("a date", re.compile(
         r"\b20\d\d-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\b")),
     ("a tally of runs", re.compile(
-        r"\b\d[\d ,]*\s+(?:\w+\s+)?(?:runs|boots)\s+(?:each|of)\b"
-        r"|\(\d[\d ,]*\s+(?:\w+\s+)?(?:runs|boots)\b"
+        r"\b\d[\d ,]*\s+(?:\w+\s+)?(?:runs|boots)\b"
         r"|\b\d+\s+of\s+\d+\s+(?:runs|boots)\b"
         r"|\b(?:once|twice|\d+\s+times?)\s+in\s+(?:~|about\s+)?\d+\s+"
         r"(?:\w+\s+)?(?:runs|boots)\b", re.I)),

@@ -34,6 +34,7 @@ BAD = {
                "diff --git a/k.c b/k.c\n--- a/k.c\n+++ b/k.c\n@@ -1 +1,2 @@\n"
                " int y;\n+/* seen once in 40 boots HIT */\n-/* 2026-12-03 */\n",
     "e.sql": "-- in 2026-12-03 HIT\nSELECT '2026-12-03';\n",
+    "h.h": "/* faster in 12 runs HIT */\nint z; /* over 4 interleaved boots HIT */\n",
 }
 CLEAN = {
     "f.c": "/* days since 1970-01-01; all suites in one boot; the last\n"

@@ -16,7 +16,7 @@ table=$(cat <<EOT
 <!-- bench-hmb:begin -->
 ## The HMB path: the controller model with the bridge vs with the daemon
 
-Same guest (Debian $(ls "$top/build/vm/kernel" 2>/dev/null | head -1), QEMU TCG, 2 vCPUs), same
+$(date -u +%Y-%m-%d).  Same guest (Debian $(ls "$top/build/vm/kernel" 2>/dev/null | head -1), QEMU TCG, 2 vCPUs), same
 producer: the VM bench's HMB-capable NVMe controller (\`$props\`) writing,
 by DMA into a 2 MiB trace slice of the patched nvme.ko, the records of
 fio's QD32 random reads plus background windows (a QEMU timer); same run,

@@ -21,7 +21,7 @@ table=$(cat <<EOT
 <!-- bench-kernel:begin -->
 ## Kernel: bridge into tracefs vs daemon via mmap
 
-Same guest (Debian $(ls "$top/build/vm/kernel" 2>/dev/null | head -1), QEMU TCG, 2 vCPUs), same
+$(date -u +%Y-%m-%d).  Same guest (Debian $(ls "$top/build/vm/kernel" 2>/dev/null | head -1), QEMU TCG, 2 vCPUs), same
 producer (nvme-hmb-trace's in-kernel test producer at full rate, payloads
 16..64 bytes, 4 MiB ring), same run, ${secs} s per consumer. Rate = bytes the
 consumer advanced the ring's tail by during the window, over the producer's

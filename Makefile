@@ -71,6 +71,10 @@ check: deps-check
 	@$(TOP)/scripts/tap-run tree-spdx -- python3 $(TOP)/scripts/check-source.py spdx
 	@$(TOP)/scripts/tap-run tree-size -- python3 $(TOP)/scripts/check-source.py size
 	@$(TOP)/scripts/tap-run tree-decision-codes -- $(TOP)/scripts/check-decision-codes.sh
+	@$(TOP)/scripts/tap-run tree-comments -- python3 $(TOP)/scripts/check-comments.py
+	@$(TOP)/scripts/tap-run tree-check-comments-test -- python3 $(TOP)/scripts/tests/test_check_comments.py
+	@$(TOP)/scripts/tap-run tree-commits -- $(TOP)/scripts/check-commits
+	@$(TOP)/scripts/tap-run tree-check-commits-test -- python3 $(TOP)/scripts/tests/test_check_commits.py
 	@for d in $(CHECK_DIRS); do $(MAKE) -C $$d check || \
 		echo "not ok - make -C $$d check failed" >> $(HMB_TEST_RESULTS)/make-$$(echo $$d | tr / -).tap; done
 	@$(TOP)/scripts/tap-summary

@@ -21,7 +21,7 @@
  *    head - cursor <= ring_size after every successful poll;
  *  - the consumer never reads outside the mapping (ASan: the region is an
  *    exact-size heap block).
- * A loop that never ends (issue 11, defect 1) is a libFuzzer timeout.
+ * A loop that never ends is a libFuzzer timeout.
  */
 #include <sys/uio.h>
 #include <hmbtrace.h>

@@ -111,7 +111,7 @@ def prog_cost(names):
     return t, c
 bt, bc = prog_cost(("block_rq_issue_btf", "block_rq_complete_btf", "block_rq_issue", "block_rq_complete"))
 at, ac = prog_cost(("blk_issue_btf", "blk_complete_btf", "blk_issue_raw", "blk_complete_raw"))
-# per I/O = per issue+completion pair = 2 runs
+# per I/O = per issue+completion pair = two program runs
 ns_io = {"biolatency": 2 * bt / bc if bc else None, "agent": 2 * at / ac if ac else None}
 res = {"bench": "agent-host-fallback", "bpf_ns_per_io": ns_io, "bpf_runs": {"biolatency": bc, "agent": ac}, "secs": secs, "rounds": rounds, "iops_runs": runs,
        "iops_median": med, "cost": cost, "ratio_agent_to_biolatency": ratio,

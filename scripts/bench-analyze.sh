@@ -1,8 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # bench-analyze.sh: hmb-trace-analyze stats and decode against cat, and
-# stats against babeltrace2, on dumps from the page cache (issue 13 items 2
-# and 3).
+# stats against babeltrace2, on dumps from the page cache.
 #
 # Dumps (made once by hmb-fwsim --log, cached in $HMB_BENCH_DIR, default
 # build/bench, named by their parameters):
@@ -18,7 +17,7 @@
 # command started by posix_spawn), and its peak RSS under GNU time.  The "vs cat" ratios are cat's median over the
 # command's: >= 0.8 is the goal for stats (and peak RSS < 16 MiB).
 #
-# babeltrace2 (issue 13 item 3): 1 M records converted with convert --to ctf,
+# babeltrace2: 1 M records converted with convert --to ctf,
 # read by babeltrace2 to its dummy sink (and as text to /dev/null), against
 # stats on the dump, HMB_BENCH_CTF_RUNS paired rounds (default 5): once for
 # opaque 64-byte records (hmb-fwsim -p fixed:32, opcodes the dictionary
@@ -70,16 +69,13 @@ sim_dump "$mix" $((mix_mib * 1048576 / 344)) mix:16x40,64x40,512x15,4064x5 4096
 # page cache, read it back once, and keep it there until the next hold or
 # the end of the script.  Read back, so that every run finds it cached the
 # way readahead caches a file (folios up to 2 MiB), not the way it was
-# written or left by earlier runs: cat of the 64-byte dump took 33 ms CPU
-# with the file mostly in 4 KiB folios and 14 ms after this, and mapping
-# it gets several times cheaper.  Kept, mapped and locked (mlock) by a
-# process of its own, because this machine kind's host takes page cache
-# back by itself (no reclaim counted in /proc/vmstat): a 40 MiB dump went
-# from all to 26 % resident in 60 s idle, Cached from 653 to 29 MB in two
-# minutes; unheld, runs read part of a dump from disk, and what read it
-# back left it in 4 KiB folios (stats of the dictionary's events 7 ms then,
-# 5 ms held).  $unheld says why a lock did not take (root, or
-# RLIMIT_MEMLOCK), empty if every one did.
+# written or left by earlier runs: in 4 KiB folios cat takes twice as
+# long or more, and mapping costs several times more.  Kept, mapped and
+# locked (mlock) by a process of its own, because some virtual machines'
+# hosts take page cache back by themselves within a minute (no reclaim
+# counted in /proc/vmstat); unheld, runs read part of a dump from disk,
+# and what reads it back leaves it in 4 KiB folios.  $unheld says why a
+# lock did not take (root, or RLIMIT_MEMLOCK), empty if every one did.
 holder="" unheld=""
 hold() {
 	local ready held
@@ -308,18 +304,13 @@ table=$(cat <<EOT
 ### hmb-trace-analyze stats and decode against cat; stats against babeltrace2
 
 $(date -u +%Y-%m-%d), $(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)),
-kernel $(uname -r), files in the page cache (each dropped from it and
-read back once first, so that it is cached the way readahead caches a
-file: how the page cache holds a file moves cat's time by 2x or more;
-then $([ -z "$unheld" ] && echo "held there through the runs, mapped and locked by a process of its own: this machine kind's host takes page cache back within a minute" || echo "$unheld: this machine kind's host takes page cache back within a minute, so runs may have read part of a file from disk")).
-The machine is shared with
-other engineers' builds and VMs: load average $load_start at the start,
-$load_end at the end.  Medians of $runs rounds, each running the three
-commands back to back, each started by posix_spawn(); CPU is user +
-system time of the process (wait4()); peak RSS from one more run of each
-under GNU time (a child of the Python harness would report the harness's
-own 10-13 MiB: the kernel charges an exec'd process the peak of the
-address space it replaced).  "vs cat" is cat's median over the
+kernel $(uname -r), load average $load_start at the start, $load_end at the end.
+Each file dropped from the page cache and read back once (as readahead
+caches it: how the cache holds a file moves cat's time 2x), then
+$([ -z "$unheld" ] && echo "held there through the runs (mapped and locked by a process of its own)" || echo "$unheld: runs may have read part of a file from disk").
+Medians of $runs rounds of the three commands back to back, each started
+by posix_spawn(); CPU is user + system time (wait4()); peak RSS from one
+more run of each under GNU time.  "vs cat" is cat's median over the
 command's.
 
 $tables
@@ -332,20 +323,11 @@ same rounds, its seconds of CPU left stats' caches cold).
 | records | babeltrace2 | its wall | its CPU | stats wall | stats CPU | stats faster (wall) | stats faster (CPU) |
 |---|---|---|---|---|---|---|---|
 $ctf_rows
-Goals (issue 13): stats at >= 0.8 of cat on both dumps with peak RSS under
-16 MiB; stats >= 100x faster than babeltrace2's dummy sink.  Judged on CPU
-time: on a machine this loaded, wall time mostly measures how long a
-process waits for a CPU (cat's wall time is several times its CPU time);
-the wall ratios are given beside.
+Goals: stats at >= 0.8 of cat on both dumps with peak RSS under 16 MiB;
+stats >= 100x faster than babeltrace2's dummy sink.  Judged on CPU time
+(on a shared machine wall time mostly measures waiting for a CPU).
 
 $verdicts
-How: \`stats\` runs its records through \`hmb_reader_acct()\` (libhmbtrace
-README), which maps the dump or reads it, window by window, whichever
-costs less CPU on the file at hand, and walks common records a few ns
-each (runs of one size stepped by that size, mixed sizes two chains at a
-time); \`decode\` formats every record and streams through a 256 KiB
-read buffer.
-
 Reproduce: \`HMB_BENCH_FIXED_MIB=$fixed_mib HMB_BENCH_MIX_MIB=$mix_mib HMB_BENCH_RUNS=$runs HMB_BENCH_CTF_RUNS=$ctf_runs scripts/bench-analyze.sh\`
 <!-- bench-analyze:end -->
 EOT

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # bench-bpf-join.sh: the agent's in-kernel join alone, on this machine's
-# own kernel (issue 13, item 5, the component without a VM): BPF run time
+# own kernel (the component without a VM): BPF run time
 # per command submission, completion and firmware record of
 # hmb_agent.bpf.c's join core, driven through its test program with
 # BPF_PROG_TEST_RUN (user/agent/tests/bench_bpf_join.c), against

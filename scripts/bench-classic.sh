@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# bench-classic.sh: drain rate of hmb-trace-daemon (issue 3).
+# bench-classic.sh: drain rate of hmb-trace-daemon.
 #
 # For 64- and 512-byte records, on every directory of HMB_BENCH_DIRS
 # (default: build/bench on the repository's filesystem, and /dev/shm):
@@ -161,28 +161,22 @@ table=$(cat <<EOT
 
 $(date -u +%Y-%m-%d), $(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)),
 load average at the end $(cut -d' ' -f1-3 /proc/loadavg) (other jobs shared the
-machine).  4 MiB ring file in /dev/shm; hmb-fwsim unthrottled, wait mode (all
-offered records drained); daemon with its defaults (256 KiB batches, drains
-once 64 KiB wait or 1 ms passed) and, in the last directory, with
-\`--watermark 0\` (drains whatever is there at once); dd
-bs=256K from /dev/zero to the same directory right after; each side the
-best of $rounds such rounds.  Wall rates over
-the time from the first record to a drained ring; "per CPU s" is bytes over
-the process's own user + system time.
+machine).  4 MiB ring file in /dev/shm; hmb-fwsim unthrottled, wait mode; the daemon
+with its defaults (256 KiB batches, drained once 64 KiB wait or 1 ms
+passed) and with \`--watermark 0\` (at once); dd bs=256K from /dev/zero to
+the same directory; each the best of $rounds rounds.  Wall rates from the first
+record to a drained ring; "per CPU s": bytes over user + system time.
 
 | output directory (fs) | daemon options | payload B | records | daemon M rec/s | daemon GB/s | dd GB/s | daemon / dd (wall) | daemon CPU | daemon GB per CPU s | dd GB per CPU s | daemon / dd (CPU) |
 |---|---|---|---|---|---|---|---|---|---|---|---|
 ${rows}
-Goal (issue 3): daemon >= 0.8 of dd.  The wall rate is the pace of the pair
-simulator + daemon on two shared cores (with 64-byte records the simulator,
-not the daemon, is the slower of the two); the CPU columns compare what the
-daemon and dd each spend per byte.  dd writes bytes it reads from
-/dev/zero (one copy, into the page cache); the daemon copies each batch
-out of the ring before validating it (the ring is hostile input, the
-bytes written are the bytes checked) and then writes it (a second copy),
-so per byte it cannot match dd's copy on a quiet machine; the watermark
-cuts the number of writes and tail updates (batches column of the
-daemon's --stats-json), which is what costs with small records.
+Goal: daemon >= 0.8 of dd.  The wall rate is the pace of the pair
+simulator + daemon on two shared cores (with 64-byte records the
+simulator is the slower); the CPU columns compare the cost per byte: dd
+copies once from /dev/zero, the daemon copies each batch out of the ring
+before validating it (the bytes written are the bytes checked) and then
+writes it.  The watermark cuts the writes and tail updates, which is
+what costs with small records.
 
 Highest simulator rate with zero drops (2-s runs, bursts of 100 records,
 bisection; output in $(echo "$dirs" | awk '{ print $NF }')):

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# bench-commands.sh: the fleet store's commands rows (issue 14 item 5),
+# bench-commands.sh: the fleet store's commands rows,
 # offline and live, rows/s per core, and the agent's CPU with and without
 # --export.
 #
@@ -142,13 +142,11 @@ each way, interleaved, summed:
 | with \`--export\` | ${lrows[on]} | $(per_s "${lrows[on]}" $((runs * secs * 1000))) | ${lcpu[on]} ms | $(us_per "${lcpu[on]}" "${lrows[on]}") µs | ${lins[on]} |
 
 The export's own cost: $ldiff ms of agent CPU for ${lrows[on]} rows, $(us_per "$ldiff" "${lrows[on]}") µs a row
-(the difference of the two CPU columns per command, so it carries the noise
-of both), $face.  The agent with \`--export\` makes every command cross the
-BPF ring buffer (without it, in block mode, only top-N candidates do), so
-its extra CPU includes that, not only the sender thread.  Block mode has
-no firmware records: the live export's rows here are the commands rows,
-its \`host_open\` clock row and its losses rows; the live \`fw_records\`
-rows (a VM with the module) are not measured.
+(the difference of the CPU columns, with the noise of both), $face.
+It includes every command crossing the BPF ring buffer (without
+\`--export\` only top-N candidates do).  Block mode has no firmware
+records: the live \`fw_records\` rows (a VM with the module) are not
+measured.
 EOT
 )
 fi

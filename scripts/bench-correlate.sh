@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # bench-correlate.sh: what reading --host input with json-c costs of a
-# `hmb-trace-analyze correlate` run (issue 12: json-c stays unless it takes
-# more than 20 % of the run).
+# `hmb-trace-analyze correlate` run (json-c stays unless it takes more than
+# 20 % of the run).
 #
 # Generates (once, cached) with tests/formats/fwgen.py a firmware dump of
 # HMB_BENCH_CORR_CMDS commands (default 200000; five records each) and the

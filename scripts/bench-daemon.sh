@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# bench-daemon.sh: hmb-trace-daemon alone (issue 13, item 1).
+# bench-daemon.sh: hmb-trace-daemon alone.
 #
 # A ring file of HMB_BENCH_RING (default 1G) in /dev/shm is filled once by
 # hmb-fwsim for each record mix -- 64-byte records (-p fixed:32) and the

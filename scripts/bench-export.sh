@@ -102,17 +102,11 @@ $runs interleaved rounds; load average at the end: $load.
 | \`export\`, every row inserted | $(ms "${best[export]}") ms | $(krows "$(ms "${best[export]}")") | ${cpu[export]} ms | $(krows "${cpu[export]}") | ${scpu[export]} ms |
 | \`export\` again, every row already there | $(ms "${best[again]}") ms | $(krows "$(ms "${best[again]}")") | ${cpu[again]} ms | $(krows "${cpu[again]}") | ${scpu[again]} ms |
 
-CPU times are user + system from time(1) (10 ms resolution).  The
-exporter's own cost per row is small next to the servers'
-($(krows "${scpu[export]}") k rows per server CPU second: parsing RowBinary, sorting,
-compressing, writing parts): on one machine the servers and the exporter
-share the two cores, so the wall rate is the servers' rate, and a loaded
-machine (see the load average) stretches it.  On a fleet the exporter runs
-on each traced host and the servers elsewhere.  For scale: the VM bench's
-firmware writes about 7800 records/s (TCG-bound, see the agent section),
-and the daemon drains up to 17-20 M small records/s; one exporter core
-keeps up with the latter.  A re-export reads the dump and asks the store
-for its row counts (three queries); it sends no row.
+CPU: user + system from time(1) (10 ms resolution).  The servers set
+the wall rate ($(krows "${scpu[export]}") k rows per server CPU second), here on the
+exporter's two cores; one exporter core keeps up with the daemon's
+17-20 M small records/s.  A re-export asks the store for its row counts
+(three queries) and sends no row.
 
 Reproduce: \`HMB_BENCH_EXPORT_RECORDS=$n HMB_BENCH_RUNS=$runs scripts/bench-export.sh\`
 <!-- bench-export:end -->

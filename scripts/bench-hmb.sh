@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # bench-hmb.sh: records/s that the HMB controller model + the bridge and the
 # HMB controller model + hmb-trace-daemon --device sustain in the guest,
-# without drops, same guest, same producer, same run (issue 9): the VM
+# without drops, same guest, same producer, same run: the VM
 # suite kernel/vm-suite/hmb-bench.sh with HMB_BENCH_SECS (default 10) per
 # consumer.  Writes its table into docs/benchmarks.md between the
 # "bench-hmb" markers (HMB_BENCH_NO_DOC=1 leaves the doc alone).
@@ -16,7 +16,7 @@ table=$(cat <<EOT
 <!-- bench-hmb:begin -->
 ## The HMB path: the controller model with the bridge vs with the daemon
 
-Same guest (Debian $(ls "$top/build/vm/kernel" 2>/dev/null | head -1), QEMU TCG, 2 vCPUs), same
+$(date -u +%Y-%m-%d).  Same guest (Debian $(ls "$top/build/vm/kernel" 2>/dev/null | head -1), QEMU TCG, 2 vCPUs), same
 producer: the VM bench's HMB-capable NVMe controller (\`$props\`) writing,
 by DMA into a 2 MiB trace slice of the patched nvme.ko, the records of
 fio's QD32 random reads plus background windows (a QEMU timer); same run,
@@ -32,14 +32,10 @@ counted (ring full).
 | \`hmb-trace-daemon --device\` (mmap) -> tmpfs file | $(get daemon_made_rps) | $(get daemon_rps) | $(get daemon_lost) |
 
 Ratio bridge / daemon: **$(get ratio)**. Under TCG only the ratio means anything.
-A consumer with no drops kept up with everything the controller model made
-in its window, so its rate there is what the model produced: the model
-(TCG I/O plus its timer) is the bottleneck, below the consumers' ceilings
-measured with the in-kernel test producer above. The two windows' "made"
-differ because each consumer's own CPU use slows the guest's I/O on the
-two emulated CPUs (the bridge formats every record into the ftrace
-buffer), so the ratio of sustained rates is that of what each let the
-guest do while it consumed everything.
+With no drops each consumer took all the model made: the model (TCG I/O
+and its timer) is the bottleneck, and each consumer's CPU use slows the
+guest's I/O (the bridge formats every record), so the ratio is what each
+let the guest do while it consumed everything.
 
 Reproduce: \`HMB_BENCH_SECS=$secs scripts/bench-hmb.sh\` (or \`make bench\`).
 <!-- bench-hmb:end -->

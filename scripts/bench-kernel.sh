@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # bench-kernel.sh: records/s through the bridge into tracefs versus through
-# hmb-trace-daemon via mmap (issue 4), same guest, same producer (the
+# hmb-trace-daemon via mmap, same guest, same producer (the
 # module's test producer at full rate), same run: the VM suite
 # kernel/vm-suite/bridge-bench.sh with HMB_BENCH_SECS (default 10) per
 # consumer.  Writes its table into docs/benchmarks.md between the
@@ -21,7 +21,7 @@ table=$(cat <<EOT
 <!-- bench-kernel:begin -->
 ## Kernel: bridge into tracefs vs daemon via mmap
 
-Same guest (Debian $(ls "$top/build/vm/kernel" 2>/dev/null | head -1), QEMU TCG, 2 vCPUs), same
+$(date -u +%Y-%m-%d).  Same guest (Debian $(ls "$top/build/vm/kernel" 2>/dev/null | head -1), QEMU TCG, 2 vCPUs), same
 producer (nvme-hmb-trace's in-kernel test producer at full rate, payloads
 16..64 bytes, 4 MiB ring), same run, ${secs} s per consumer. Rate = bytes the
 consumer advanced the ring's tail by during the window, over the producer's

@@ -204,7 +204,7 @@ late=$(awk -v a="${after:-0}" '/"match":"matched"/ && match($0, /"complete_ns":[
 grep -q '"fw_event":"hmb_trace_record"' "$R/agent2.jsonl" &&
 	tap_ok "--fw-event record: that run took one program run per record (hmb_trace_record)" ||
 	tap_fail "--fw-event record took hmb_trace_record" "$(head -1 "$R/agent2.jsonl" | cut -c1-300)"
-# --- the live export to the fleet store (issue 14 item 3) ---------------------
+# --- the live export to the fleet store ---------------------------------------
 # hmb-trace-agent -w --export: its fw_records rows (the records -w gets),
 # clock estimate rows and losses rows go to a real clickhouse-server on the
 # VM host (ch_relay_start); fleet-live check holds the store to the agent's

@@ -1,11 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# Cursors are byte counters modulo 2^64 (issue 11, defect 1): the ring
-# images of the issue (head inside a wrap gap in the last lap before 2^64)
-# are refused at once by stats and by the daemon (with and without --once)
-# instead of looping, writing markers without end; a live ring whose
-# cursors cross 2^64 (head wrapped past 0 while tail has not) is drained
-# byte for byte.
+# Cursors are byte counters modulo 2^64: ring images whose head lies in a
+# wrap gap in the last lap before 2^64 are refused at once by stats and by
+# the daemon (with and without --once) instead of looping, writing
+# markers without end; a live ring whose cursors cross 2^64 (head wrapped
+# past 0 while tail has not) is drained byte for byte.
 . "$(dirname "$0")/lib.sh"
 
 V=$TOP/docs/test-vectors/v1

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# Durability (issue 11, defect 10): --fsync none|batch|interval, observed
+# Durability: --fsync none|batch|interval, observed
 # with an LD_PRELOAD spy (tests/tools/fsync-spy.c) that logs every write,
 # fdatasync, fsync and rename with the ring's published tail at that
 # moment.  batch: every write to the dump is fdatasync'ed before the tail

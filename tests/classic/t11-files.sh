@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# The daemon's files (issue 11, defects 8 and 9).
+# The daemon's files.
 #  - The sidecar is not rewritten on a restart or a SIGHUP: appending to an
 #    existing dump keeps its epoch= lines and its first clock anchors and
 #    adds one restart= line; after a ring re-initialisation and a restart

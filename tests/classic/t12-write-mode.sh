@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# --write-mode spans|copy (docs/format.md 9.5; issue 13): both write the
+# --write-mode spans|copy (docs/format.md 9.5): both write the
 # same dump; and under spans, a device that rewrites a checked record
 # header between the check and the write (played by the LD_PRELOAD spy:
 # flag bit 7 set in the first record of the first writev, in the ring) is

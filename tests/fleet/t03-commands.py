@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""The commands table against real servers (issue 14 items 2 and 4).
+"""The commands table against real servers.
 
 usage: t03-commands.py ANALYZE CMDGEN
 

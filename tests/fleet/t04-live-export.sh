@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# t04-live-export.sh AGENT: hmb-trace-agent --export against real servers
-# (issue 14 item 3).  Two clickhouse-server shards (scripts/fleet/ch-cluster);
+# t04-live-export.sh AGENT: hmb-trace-agent --export against real servers.
+# Two clickhouse-server shards (scripts/fleet/ch-cluster);
 # the agent in its block-layer mode on a loop device (no NVMe or module
 # needed: every completed request is a command row) while fio runs; the
 # shard the agent talks to, which also holds this host's rows, is killed

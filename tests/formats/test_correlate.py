@@ -292,7 +292,7 @@ r, _, _ = correlate(os.path.join(WORK, "missing.bin"), agent)
 T.ok(r.returncode == 1 and b"missing.bin" in r.stderr,
      "a missing dump: exit 1 naming it", r.stderr)
 
-# 6. Hostile strings in HOST_EVENTS (issue 11 defect 7): the opcode name
+# 6. Hostile strings in HOST_EVENTS: the opcode name
 #    is printed back, so markup and a trailing backslash must come out as
 #    valid JSON holding exactly what was read.
 w6 = Workload(n_cmds=300, seed=36)

@@ -183,8 +183,8 @@ T.ok('id="host-slow"' in doc and 'id="clock"' in doc and
      "host submit -&gt; fw fetch (clock-mapped)" in doc,
      "host section: clock, breakdown histograms, slowest host commands")
 
-# Hostile strings from HOST_EVENTS are text in the page, never markup
-# (issue 11 defect 7): every host command named <b>X</b>.
+# Hostile strings from HOST_EVENTS are text in the page, never markup:
+# every host command named <b>X</b>.
 hpath2 = os.path.join(WORK, "host-markup.jsonl")
 with open(hpath) as fh, open(hpath2, "w") as out:
     for ln in fh:

@@ -304,8 +304,8 @@ int cmd_decode(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	/*
-	 * Text is for people: names and fields by default (issue 6).  JSON
-	 * Lines keeps exactly the raw keys unless asked (issue 3), so scripts
+	 * Text is for people: names and fields by default.  JSON Lines
+	 * keeps exactly the raw keys unless asked, so scripts
 	 * and the independent Python decoder see one stable shape.
 	 */
 	if (names < 0)

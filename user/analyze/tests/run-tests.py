@@ -469,7 +469,7 @@ def test_convert():
 
 
 def test_many_commands():
-    """Issue 11 defect 6: more commands in flight than the firmware model's
+    """More commands in flight than the firmware model's
     table holds (700 k fetch records, every one a new (sqid, cid)).  The
     model closes open commands early (counted as evicted) and must keep
     going in constant time per record; it used to fill its table and spin

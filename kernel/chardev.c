@@ -4,8 +4,10 @@
  * mapping of the slice, the tail publish ioctl (docs/format.md section 9.4)
  * and poll.
  */
+#include <linux/dma-mapping.h>
 #include <linux/fs.h>
 #include <linux/mm.h>
+#include <linux/sched/mm.h>
 #include <linux/poll.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -210,38 +212,52 @@ static __poll_t hmb_poll(struct file *filp, poll_table *wait)
 	return mask;
 }
 
-/* The page frame behind page @pgoff of the mapping. */
+/**
+ * struct hmb_map_mm - an address space that mapped a DMA slice.
+ * @node: entry in the ring's @map_mms (under ring->lock).
+ * @mm: the address space, held with mmgrab().
+ */
+struct hmb_map_mm {
+	struct list_head node;
+	struct mm_struct *mm;
+};
+
+/*
+ * The page frame behind page @pgoff of a mapping made at fault time: the
+ * ivshmem BAR (RAM-backed, mapped by physical address) and the test
+ * producer's vmalloc_user() memory.  Coherent DMA memory is never mapped
+ * here: only the DMA API knows its page protection (decrypted on hosts with
+ * memory encryption, uncached on non-coherent devices) and its pages (an
+ * IOMMU's allocation is not in the linear map).
+ */
 static unsigned long hmb_ring_pfn(struct hmb_trace_ring *ring, pgoff_t pgoff)
 {
-	void *p;
-
-	/* ivshmem: a RAM-backed BAR, mapped by physical address. */
 	if (ring->provider == NVME_HMB_TRACE_PROVIDER_IVSHMEM)
 		return PHYS_PFN(ring->addr) + pgoff;
-	/*
-	 * Coherent DMA memory (nvme-pci) sits in the linear map, or in a
-	 * vmap when the DMA layer had to remap it; the test producer's memory
-	 * is vmalloc_user().
-	 */
-	p = (u8 *)ring->kaddr + (pgoff << PAGE_SHIFT);
-	return is_vmalloc_addr(p) ? vmalloc_to_pfn(p) :
-	       page_to_pfn(virt_to_page(p));
+	return vmalloc_to_pfn((u8 *)ring->kaddr + (pgoff << PAGE_SHIFT));
+}
+
+static bool hmb_ring_is_dma(struct hmb_trace_ring *ring)
+{
+	return ring->provider == NVME_HMB_TRACE_PROVIDER_NVME_PCI;
 }
 
 /*
- * PTEs are made here, on first access, never in ->mmap: a VMA can fault
- * only once it is linked into the file's i_mmap, so the zap in
- * hmb_trace_zap_mappings() always finds every PTE.  ring->lock orders the
- * dead check and the insert against unregistering: a fault either inserts
- * before the provider starts going away (and is zapped) or sees dead and
- * gets SIGBUS.
+ * ivshmem and the test producer: PTEs are made here, on first access,
+ * never in ->mmap: a VMA can fault only once it is linked into the file's
+ * i_mmap, so the zap in hmb_trace_zap_mappings() always finds every PTE.
+ * ring->lock orders the dead check and the insert against unregistering: a
+ * fault either inserts before the provider starts going away (and is
+ * zapped) or sees dead and gets SIGBUS.  A DMA slice has every PTE from
+ * ->mmap; a fault there comes after the zap (or after munmap of part of
+ * the VMA): SIGBUS.
  */
 static vm_fault_t hmb_vm_fault(struct vm_fault *vmf)
 {
 	struct hmb_trace_ring *ring = vmf->vma->vm_private_data;
 	vm_fault_t ret;
 
-	if (vmf->pgoff >= ring->mmap_len >> PAGE_SHIFT)
+	if (vmf->pgoff >= ring->mmap_len >> PAGE_SHIFT || hmb_ring_is_dma(ring))
 		return VM_FAULT_SIGBUS;
 	mutex_lock(&ring->lock);
 	if (ring->dead)
@@ -256,6 +272,37 @@ static vm_fault_t hmb_vm_fault(struct vm_fault *vmf)
 static const struct vm_operations_struct hmb_vm_ops = {
 	.fault = hmb_vm_fault,
 };
+
+/*
+ * Remember that current->mm is mapping the DMA slice (once per address
+ * space; those whose processes are gone are forgotten here).  Called with
+ * ring->lock held, from ->mmap, with the mmap lock of current->mm held for
+ * writing.
+ */
+static int hmb_note_map_mm(struct hmb_trace_ring *ring)
+{
+	struct hmb_map_mm *e, *n;
+	bool found = false;
+
+	list_for_each_entry_safe(e, n, &ring->map_mms, node) {
+		if (e->mm == current->mm) {
+			found = true;
+		} else if (!atomic_read(&e->mm->mm_users)) {
+			list_del(&e->node);
+			mmdrop(e->mm);
+			kfree(e);
+		}
+	}
+	if (found)
+		return 0;
+	e = kmalloc(sizeof(*e), GFP_KERNEL);
+	if (!e)
+		return -ENOMEM;
+	mmgrab(current->mm);
+	e->mm = current->mm;
+	list_add(&e->node, &ring->map_mms);
+	return 0;
+}
 
 static int hmb_mmap(struct file *filp, struct vm_area_struct *vma)
 {
@@ -275,18 +322,32 @@ static int hmb_mmap(struct file *filp, struct vm_area_struct *vma)
 	mutex_lock(&ring->lock);
 	if (ring->dead) {
 		ret = -ENODEV;
-	} else {
-		/*
-		 * No VM_MAYWRITE: mprotect() cannot make it writable and
-		 * FOLL_FORCE (/proc/PID/mem) cannot write it.  Raw page
-		 * frames, no struct page references: VM_PFNMAP | VM_IO.
-		 */
-		vm_flags_clear(vma, VM_MAYWRITE);
-		vm_flags_set(vma, VM_PFNMAP | VM_IO | VM_DONTEXPAND |
-			     VM_DONTDUMP | VM_DONTCOPY);
-		vma->vm_ops = &hmb_vm_ops;
-		vma->vm_private_data = ring;
+		goto out;
 	}
+	/*
+	 * No VM_MAYWRITE: mprotect() cannot make it writable and FOLL_FORCE
+	 * (/proc/PID/mem) cannot write it.  Raw page frames, no struct page
+	 * references: VM_PFNMAP | VM_IO.
+	 */
+	vm_flags_clear(vma, VM_MAYWRITE);
+	vm_flags_set(vma, VM_PFNMAP | VM_IO | VM_DONTEXPAND | VM_DONTDUMP |
+		     VM_DONTCOPY);
+	vma->vm_ops = &hmb_vm_ops;
+	vma->vm_private_data = ring;
+	if (hmb_ring_is_dma(ring)) {
+		/*
+		 * Coherent DMA memory is mapped by the DMA API, with the
+		 * protection it chose for the kernel's mapping, all at once.
+		 * The VMA joins the file's i_mmap only after ->mmap returns,
+		 * so the zap on unregistering could miss these PTEs: it first
+		 * waits for this mmap lock (hmb_trace_zap_mappings()).
+		 */
+		ret = hmb_note_map_mm(ring);
+		if (!ret)
+			ret = dma_mmap_coherent(ring->parent, vma, ring->kaddr,
+						ring->addr, ring->size);
+	}
+out:
 	mutex_unlock(&ring->lock);
 	return ret;
 }
@@ -299,7 +360,28 @@ static int hmb_mmap(struct file *filp, struct vm_area_struct *vma)
  */
 void hmb_trace_zap_mappings(struct hmb_trace_ring *ring)
 {
+	struct hmb_map_mm *e, *n;
 	struct hmb_file *hf;
+	LIST_HEAD(mms);
+
+	/*
+	 * A DMA slice is mapped in ->mmap (dma_mmap_coherent()), before the
+	 * VMA is in i_mmap.  Every mmap that got past the dead check noted
+	 * its address space, and holds its mmap lock until the VMA is
+	 * linked: taking each lock once means unmap_mapping_range() below
+	 * finds them all.  ring->lock is not held meanwhile (->mmap takes it
+	 * inside the mmap lock).
+	 */
+	mutex_lock(&ring->lock);
+	list_splice_init(&ring->map_mms, &mms);
+	mutex_unlock(&ring->lock);
+	list_for_each_entry_safe(e, n, &mms, node) {
+		mmap_read_lock(e->mm);
+		mmap_read_unlock(e->mm);
+		list_del(&e->node);
+		mmdrop(e->mm);
+		kfree(e);
+	}
 
 	mutex_lock(&ring->lock);
 	list_for_each_entry(hf, &ring->vmas, node)

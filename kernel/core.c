@@ -579,6 +579,7 @@ struct hmb_trace_ring *hmb_ring_register(struct device *parent, void *kaddr,
 					 HMB_POLL_MIN_US, HMB_POLL_MAX_US);
 	mutex_init(&ring->lock);
 	INIT_LIST_HEAD(&ring->vmas);
+	INIT_LIST_HEAD(&ring->map_mms);
 	init_waitqueue_head(&ring->wq);
 	hrtimer_init(&ring->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	ring->timer.function = hmb_sampler_fn;
@@ -616,9 +617,10 @@ err_put:
  * @parent: the provider's device; also used for dma_mmap_coherent().
  * @kaddr: page-aligned kernel address of the slice (ring header first).
  * @addr: for %NVME_HMB_TRACE_PROVIDER_IVSHMEM the physical address of the
- *	slice (a RAM-backed BAR, mapped to users with remap_pfn_range()); for
- *	%NVME_HMB_TRACE_PROVIDER_NVME_PCI the DMA address that
- *	dma_alloc_coherent() returned with @kaddr.
+ *	slice (a RAM-backed BAR, mapped to users page by page as they touch
+ *	it); for %NVME_HMB_TRACE_PROVIDER_NVME_PCI the DMA address that
+ *	dma_alloc_coherent() returned with @kaddr for @parent (the whole
+ *	allocation: users get it through dma_mmap_coherent()).
  * @size: bytes of the slice, a multiple of PAGE_SIZE.
  * @name: short name of the ring (for example "hmb" or "ivshmem").
  * @provider: NVME_HMB_TRACE_PROVIDER_NVME_PCI or _IVSHMEM.

@@ -135,7 +135,8 @@ struct hmb_test_producer;
  * @provider: NVME_HMB_TRACE_PROVIDER_*.
  * @name: provider-given name.
  * @ctrl: name of the parent device.
- * @parent: the provider's device (for dma_mmap_coherent).
+ * @parent: the provider's device (nvme-pci: the one dma_mmap_coherent()
+ *	maps the slice for).
  * @kaddr: kernel address of the slice (ring header first).
  * @addr: physical (ivshmem) or DMA (nvme-pci) address of the slice.
  * @size: bytes of the slice.
@@ -149,6 +150,7 @@ struct hmb_test_producer;
  * @owner_comm: task name of the char-device consumer.
  * @owner_pid: its pid.
  * @vmas: user mappings of the ring, zapped on removal.
+ * @map_mms: address spaces that mapped a DMA slice (struct hmb_map_mm).
  * @wq: pollers.
  * @timer: samples head while a consumer is attached.
  * @poll_interval_us: base sampling interval.
@@ -203,6 +205,7 @@ struct hmb_trace_ring {
 	char owner_comm[TASK_COMM_LEN];
 	pid_t owner_pid;
 	struct list_head vmas;
+	struct list_head map_mms;
 
 	wait_queue_head_t wq;
 	struct hrtimer timer;

@@ -60,7 +60,7 @@ static void usage(void)
 "       vm-nvme-hmb set DEV CDW11 HSIZE HMDLA HMDLEC\n"
 "       vm-nvme-hmb craft DEV CASE\n"
 "           CASE: valid twice zero-entries too-many zero-size hsize-mismatch\n"
-"                 below-hmmin unaligned list-unaligned\n"
+"                 below-hmmin unaligned list-unaligned iomem\n"
 "       vm-nvme-hmb clock DEV [N]\n"
 "       vm-nvme-hmb step DEV DELAY_US STEP_NS\n"
 "       vm-nvme-hmb ring DEV [--ring-size N] [--seconds S] [--dump FILE]\n"
@@ -130,6 +130,7 @@ static uint64_t mono_ns(void)
 /* ------------------------------------------------------- admin commands */
 
 static int dev_fd;
+static const char *dev_path;
 
 /* One admin command; returns the NVMe status (>= 0) or exits on errno. */
 static int admin(uint8_t opc, uint32_t nsid, void *data, uint32_t len,
@@ -313,8 +314,33 @@ static int cmd_get(void)
 }
 
 /*
+ * The bus address of the controller's BAR0 (its registers), from sysfs:
+ * the first line of /sys/class/nvme/NAME/device/resource.
+ */
+static uint64_t ctrl_bar0(void)
+{
+	const char *name = strrchr(dev_path, '/');
+	char path[256];
+	unsigned long long start = 0, end = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/nvme/%s/device/resource",
+		 name ? name + 1 : dev_path);
+	f = fopen(path, "r");
+	if (!f)
+		die(path);
+	if (fscanf(f, "%llx %llx", &start, &end) != 2 || !start || end <= start) {
+		fprintf(stderr, "%s: %s: no BAR0 in its first line\n", prog, path);
+		exit(1);
+	}
+	fclose(f);
+	return start;
+}
+
+/*
  * One defect per CASE, everything else valid: HSIZE >= HMMIN, entries
- * page-aligned and one page each, HSIZE the sum of their sizes.
+ * page-aligned and one page each, HSIZE the sum of their sizes.  iomem:
+ * the last entry (the trace slice) is the controller's own BAR0.
  */
 static int cmd_craft(const char *which)
 {
@@ -340,7 +366,8 @@ static int cmd_craft(const char *which)
 		n = id.hmmin - 1;
 	} else if (strcmp(which, "valid") && strcmp(which, "twice") &&
 		   strcmp(which, "zero-entries") && strcmp(which, "hsize-mismatch") &&
-		   strcmp(which, "unaligned") && strcmp(which, "list-unaligned")) {
+		   strcmp(which, "unaligned") && strcmp(which, "list-unaligned") &&
+		   strcmp(which, "iomem")) {
 		fprintf(stderr, "%s: unknown case '%s'\n", prog, which);
 		usage();
 	}
@@ -369,6 +396,8 @@ static int cmd_craft(const char *which)
 	} else if (!strcmp(which, "list-unaligned")) {
 		memmove(list.va + 8, list.va, (size_t)n * 16);
 		hmdla += 8;
+	} else if (!strcmp(which, "iomem")) {
+		put_desc(list.va, n - 1, ctrl_bar0(), 1);
 	}
 	st = set_hmb(1, hsize, hmdla, n);
 	if (!st && !strcmp(which, "twice"))
@@ -653,6 +682,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 3)
 		usage();
+	dev_path = argv[2];
 	dev_fd = open(argv[2], O_RDONLY);
 	if (dev_fd < 0)
 		die(argv[2]);

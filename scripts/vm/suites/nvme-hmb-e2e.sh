@@ -5,8 +5,10 @@
 # project's patched nvme.ko (make -C kernel nvme-patched) loaded with
 # hmb_trace_kb=1024 after nvme-hmb-trace.ko allocates the HMB with a trace
 # slice as its last descriptor and enables it (dmesg, Get Features 0Dh);
-# the controller adopts the ring and writes a record for each phase of
-# every command fio issues; hmb-trace-daemon --device drains it; the dump
+# the slice is mapped to users by the DMA API (dma_mmap_coherent: every
+# page at mmap, none faulted in); the controller adopts the ring and
+# writes a record for each phase of every command fio issues;
+# hmb-trace-daemon --device drains it; the dump
 # is exactly what the controller's own account says it wrote (records,
 # seqs, timestamps, sqid/cid/slba/nlb), and the analyzer's lost equals the
 # controller's dropped count.  A firmware clock step armed during fio is
@@ -80,6 +82,16 @@ acct | grep '"ev":"adopt"' > "$R/adopt.txt"
 	tap_ok "the controller adopted the ring in the last descriptor: $(cut -c1-200 "$R/adopt.txt")" ||
 	tap_fail "the controller adopted the ring" "$(acct | grep -E 'adopt|refuse|set_features')"
 [ -n "$dev" ] || tap_done
+
+# The slice is coherent DMA memory: only the DMA API knows how to map it to
+# users (decrypted on hosts with memory encryption), and
+# dma_mmap_coherent() maps all of it in mmap(); a mapping made by hand at
+# fault time takes a fault per page read.
+mlen=$(( (64 + KB * 1024 + 4095) / 4096 * 4096 ))
+vm-mmap "/dev/$dev" touch $mlen > "$R/touch.json" 2>&1
+[ "$(jget pages "$R/touch.json")" = $((mlen / 4096)) ] && [ "$(jget faults "$R/touch.json")" = 0 ] &&
+	tap_ok "the slice's mapping is the DMA API's (dma_mmap_coherent: $((mlen / 4096)) pages read, no page fault): $(cat "$R/touch.json")" ||
+	tap_fail "the slice mapped whole by dma_mmap_coherent (no fault reading it)" "$(cat "$R/touch.json")"
 
 # --- fio, drained by hmb-trace-daemon --device -----------------------------------
 hmb-trace-daemon --device "/dev/$dev" -o "$R/dump.bin" --stats-json "$R/daemon.json" \

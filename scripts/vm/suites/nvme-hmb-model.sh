@@ -8,7 +8,8 @@
 #   - with the HMB disabled (Set Features EHM=0), every malformed
 #     descriptor list gets its status code (zero entries, more than HMMAXD,
 #     a zero-sized entry, HSIZE not the sum, HSIZE below HMMIN, an
-#     unaligned entry, an unaligned list; enable while enabled), and the
+#     unaligned entry, an unaligned list, a trace slice on the controller's
+#     own registers (BAR0: CVE-2021-3929's hazard); enable while enabled), and the
 #     controller's account gives the reason; Linux's HMB is enabled again
 #     and I/O works;
 #   - a trace ring in the tool's locked memory is adopted and consumed with
@@ -88,7 +89,8 @@ $T get "$C" > "$R/off-get.json"
 	tap_fail "Set Features EHM=0" "$(cat "$R/off.json" "$R/off-get.json")"
 for c in zero-entries:"HMDLEC is 0" too-many:"exceeds HMMAXD" zero-size:"BSIZE is 0" \
 	hsize-mismatch:"the sum of the descriptors" below-hmmin:"below HMMIN" \
-	unaligned:"not aligned to the memory page size" list-unaligned:"HMDLLA bits 3:0"; do
+	unaligned:"not aligned to the memory page size" list-unaligned:"HMDLLA bits 3:0" \
+	iomem:"is not all guest RAM"; do
 	case_=${c%%:*} why=${c#*:}
 	$T craft "$C" "$case_" > "$R/craft-$case_.json" 2> "$R/craft-$case_.err"
 	st=$(jget status "$R/craft-$case_.json")

@@ -6,9 +6,10 @@
 #   make install-dkms    the module's source tree for DKMS (DKMSDIR)
 #   make uninstall-dkms
 #
-# install builds what is missing first (tools, man pages), then copies:
+# install builds what is missing first (the tools), then copies:
 #   BINDIR          hmb-trace-daemon hmb-trace-analyze hmb-trace-agent hmb-fwsim
-#   MANDIR          man1, man4, man5, man8 pages (docs/man, pandoc)
+#   MANDIR          man1, man4, man5, man8 pages (docs/man/NAME.N, roff
+#                   committed beside the Markdown: no pandoc needed)
 #   PKGDATADIR      hmb-events.dict (the event dictionary hmb-fwsim reads)
 #   DOCDIR          format.md, events.md, formats.md, kernel.md, agent.md
 #   BASHCOMPDIR     bash completion for every tool
@@ -43,18 +44,17 @@ COMPLETIONS := $(wildcard $(TOP)/packaging/bash-completion/hmb-*)
 PY_FILES := $(wildcard $(TOP)/python/hmb_trace/*.py)
 UNIT := hmb-trace-daemon@.service
 
-.PHONY: install uninstall install-dkms uninstall-dkms man
+MAN_PAGES := $(wildcard docs/man/*.[1-9])
 
-man:
-	@$(MAKE) -C docs/man all
+.PHONY: install uninstall install-dkms uninstall-dkms
 
-install: all man
+install: all
 	$(INSTALL) -d $(DESTDIR)$(BINDIR)
 	$(INSTALL) -m 0755 $(addprefix build/bin/,$(INSTALL_TOOLS)) $(DESTDIR)$(BINDIR)/
-	@for d in build/man/man*; do \
-		s=$${d##*/}; \
-		echo "$(INSTALL) -m 0644 $$d/* $(DESTDIR)$(MANDIR)/$$s/"; \
-		$(INSTALL) -d $(DESTDIR)$(MANDIR)/$$s && $(INSTALL) -m 0644 $$d/* $(DESTDIR)$(MANDIR)/$$s/ || exit 1; \
+	@for p in $(MAN_PAGES); do \
+		s=man$${p##*.}; \
+		echo "$(INSTALL) -m 0644 $$p $(DESTDIR)$(MANDIR)/$$s/"; \
+		$(INSTALL) -d $(DESTDIR)$(MANDIR)/$$s && $(INSTALL) -m 0644 $$p $(DESTDIR)$(MANDIR)/$$s/ || exit 1; \
 	done
 	$(INSTALL) -d $(DESTDIR)$(PKGDATADIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(BASHCOMPDIR)
 	$(INSTALL) -m 0644 share/hmb-events.dict $(DESTDIR)$(PKGDATADIR)/
@@ -71,10 +71,9 @@ install: all man
 # Only what install put there; directories only where they are ours.
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(INSTALL_TOOLS))
-	@for p in docs/man/*.md; do \
-		h=$$(sed -n 's/^# \([A-Za-z0-9._-]*\)(\([0-9]\))$$/\1.\2/p' $$p | head -1); \
-		[ -n "$$h" ] && rm -f "$(DESTDIR)$(MANDIR)/man$${h##*.}/$$h"; \
-	done; true
+	@for p in $(MAN_PAGES); do \
+		b=$${p##*/}; rm -f "$(DESTDIR)$(MANDIR)/man$${b##*.}/$$b"; \
+	done
 	rm -f $(DESTDIR)$(PKGDATADIR)/hmb-events.dict $(addprefix $(DESTDIR)$(DOCDIR)/,$(INSTALL_DOCS))
 	-rmdir $(DESTDIR)$(PKGDATADIR) $(DESTDIR)$(DOCDIR) 2>/dev/null
 	rm -f $(addprefix $(DESTDIR)$(BASHCOMPDIR)/,$(notdir $(COMPLETIONS)))

@@ -17,6 +17,11 @@
 #   UDEVRULESDIR    60-nvme-hmb-trace.rules
 #   LOGROTATEDIR    hmb-trace (logrotate snippet)
 #   PYTHONDIR       the hmb_trace Python package
+#   LIBINSTALLDIR   libhmbtrace.so.0 (soname) and the libhmbtrace.so link
+#                   (not LIBDIR: the build's own output directory, mk/common.mk)
+#   INCLUDEDIR      hmbtrace/: the library's public headers, and
+#                   hmbtrace/linux/nvme_hmb_trace.h (the UAPI header they use)
+#   PKGCONFIGDIR    hmbtrace.pc (pkg-config --cflags --libs hmbtrace)
 # Every directory is a variable (GNU names where there is one) and DESTDIR
 # prefixes them all.  Defaults follow PREFIX, except the configuration
 # files that only /etc is read for: LOGROTATEDIR under SYSCONFDIR=/etc.
@@ -35,6 +40,9 @@ LOGROTATEDIR ?= $(SYSCONFDIR)/logrotate.d
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 UDEVRULESDIR ?= $(PREFIX)/lib/udev/rules.d
 PYTHONDIR ?= $(PREFIX)/lib/python3/dist-packages
+LIBINSTALLDIR ?= $(EXEC_PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBINSTALLDIR)/pkgconfig
 DKMSDIR ?= /usr/src/nvme-hmb-trace-$(shell cat $(TOP)/VERSION)
 INSTALL ?= install
 
@@ -43,6 +51,9 @@ INSTALL_DOCS := format.md events.md formats.md kernel.md agent.md
 COMPLETIONS := $(wildcard $(TOP)/packaging/bash-completion/hmb-*)
 PY_FILES := $(wildcard $(TOP)/python/hmb_trace/*.py)
 UNIT := hmb-trace-daemon@.service
+LIB_HEADERS := $(wildcard $(TOP)/user/lib/include/*.h)
+LIB_SO := libhmbtrace.so.0
+VERSION_STR := $(shell cat $(TOP)/VERSION)
 
 MAN_PAGES := $(wildcard docs/man/*.[1-9])
 
@@ -67,6 +78,16 @@ install: all
 	$(INSTALL) -m 0644 packaging/logrotate/hmb-trace $(DESTDIR)$(LOGROTATEDIR)/hmb-trace
 	$(INSTALL) -d $(DESTDIR)$(PYTHONDIR)/hmb_trace
 	$(INSTALL) -m 0644 $(PY_FILES) $(DESTDIR)$(PYTHONDIR)/hmb_trace/
+	$(INSTALL) -d $(DESTDIR)$(LIBINSTALLDIR) $(DESTDIR)$(INCLUDEDIR)/hmbtrace/linux $(DESTDIR)$(PKGCONFIGDIR)
+	$(INSTALL) -m 0644 build/lib/$(LIB_SO) $(DESTDIR)$(LIBINSTALLDIR)/
+	ln -sf $(LIB_SO) $(DESTDIR)$(LIBINSTALLDIR)/libhmbtrace.so
+	$(INSTALL) -m 0644 $(LIB_HEADERS) $(DESTDIR)$(INCLUDEDIR)/hmbtrace/
+	$(INSTALL) -m 0644 include/uapi/linux/nvme_hmb_trace.h $(DESTDIR)$(INCLUDEDIR)/hmbtrace/linux/
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBINSTALLDIR)' 'includedir=$(INCLUDEDIR)' '' \
+		'Name: hmbtrace' 'Description: NVMe HMB firmware trace format, rings, dumps and command model' \
+		'Version: $(VERSION_STR)' 'Libs: -L$${libdir} -lhmbtrace' 'Libs.private: -lcurl -lm' \
+		'Cflags: -I$${includedir}/hmbtrace' > $(DESTDIR)$(PKGCONFIGDIR)/hmbtrace.pc
+	chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/hmbtrace.pc
 
 # Only what install put there; directories only where they are ours.
 uninstall:
@@ -82,6 +103,10 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(PYTHONDIR)/hmb_trace/,$(notdir $(PY_FILES)))
 	rm -rf $(DESTDIR)$(PYTHONDIR)/hmb_trace/__pycache__
 	-rmdir $(DESTDIR)$(PYTHONDIR)/hmb_trace 2>/dev/null
+	rm -f $(DESTDIR)$(LIBINSTALLDIR)/$(LIB_SO) $(DESTDIR)$(LIBINSTALLDIR)/libhmbtrace.so $(DESTDIR)$(PKGCONFIGDIR)/hmbtrace.pc
+	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/hmbtrace/,$(notdir $(LIB_HEADERS))) \
+		$(DESTDIR)$(INCLUDEDIR)/hmbtrace/linux/nvme_hmb_trace.h
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/hmbtrace/linux $(DESTDIR)$(INCLUDEDIR)/hmbtrace 2>/dev/null
 
 # The DKMS source tree: the module's sources, its UAPI header, dkms.conf.
 # dkms builds it from there (Kbuild's HMB_TOP is the tree itself).

@@ -6,9 +6,10 @@
 #   make install-dkms    the module's source tree for DKMS (DKMSDIR)
 #   make uninstall-dkms
 #
-# install builds what is missing first (tools, man pages), then copies:
+# install builds what is missing first (the tools), then copies:
 #   BINDIR          hmb-trace-daemon hmb-trace-analyze hmb-trace-agent hmb-fwsim
-#   MANDIR          man1, man4, man5, man8 pages (docs/man, pandoc)
+#   MANDIR          man1, man4, man5, man8 pages (docs/man/NAME.N, roff
+#                   committed beside the Markdown: no pandoc needed)
 #   PKGDATADIR      hmb-events.dict (the event dictionary hmb-fwsim reads)
 #   DOCDIR          format.md, events.md, formats.md, kernel.md, agent.md
 #   BASHCOMPDIR     bash completion for every tool
@@ -16,6 +17,11 @@
 #   UDEVRULESDIR    60-nvme-hmb-trace.rules
 #   LOGROTATEDIR    hmb-trace (logrotate snippet)
 #   PYTHONDIR       the hmb_trace Python package
+#   LIBINSTALLDIR   libhmbtrace.so.0 (soname) and the libhmbtrace.so link
+#                   (not LIBDIR: the build's own output directory, mk/common.mk)
+#   INCLUDEDIR      hmbtrace/: the library's public headers, and
+#                   hmbtrace/linux/nvme_hmb_trace.h (the UAPI header they use)
+#   PKGCONFIGDIR    hmbtrace.pc (pkg-config --cflags --libs hmbtrace)
 # Every directory is a variable (GNU names where there is one) and DESTDIR
 # prefixes them all.  Defaults follow PREFIX, except the configuration
 # files that only /etc is read for: LOGROTATEDIR under SYSCONFDIR=/etc.
@@ -34,6 +40,9 @@ LOGROTATEDIR ?= $(SYSCONFDIR)/logrotate.d
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 UDEVRULESDIR ?= $(PREFIX)/lib/udev/rules.d
 PYTHONDIR ?= $(PREFIX)/lib/python3/dist-packages
+LIBINSTALLDIR ?= $(EXEC_PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBINSTALLDIR)/pkgconfig
 DKMSDIR ?= /usr/src/nvme-hmb-trace-$(shell cat $(TOP)/VERSION)
 INSTALL ?= install
 
@@ -42,19 +51,21 @@ INSTALL_DOCS := format.md events.md formats.md kernel.md agent.md
 COMPLETIONS := $(wildcard $(TOP)/packaging/bash-completion/hmb-*)
 PY_FILES := $(wildcard $(TOP)/python/hmb_trace/*.py)
 UNIT := hmb-trace-daemon@.service
+LIB_HEADERS := $(wildcard $(TOP)/user/lib/include/*.h)
+LIB_SO := libhmbtrace.so.0
+VERSION_STR := $(shell cat $(TOP)/VERSION)
 
-.PHONY: install uninstall install-dkms uninstall-dkms man
+MAN_PAGES := $(wildcard docs/man/*.[1-9])
 
-man:
-	@$(MAKE) -C docs/man all
+.PHONY: install uninstall install-dkms uninstall-dkms
 
-install: all man
+install: all
 	$(INSTALL) -d $(DESTDIR)$(BINDIR)
 	$(INSTALL) -m 0755 $(addprefix build/bin/,$(INSTALL_TOOLS)) $(DESTDIR)$(BINDIR)/
-	@for d in build/man/man*; do \
-		s=$${d##*/}; \
-		echo "$(INSTALL) -m 0644 $$d/* $(DESTDIR)$(MANDIR)/$$s/"; \
-		$(INSTALL) -d $(DESTDIR)$(MANDIR)/$$s && $(INSTALL) -m 0644 $$d/* $(DESTDIR)$(MANDIR)/$$s/ || exit 1; \
+	@for p in $(MAN_PAGES); do \
+		s=man$${p##*.}; \
+		echo "$(INSTALL) -m 0644 $$p $(DESTDIR)$(MANDIR)/$$s/"; \
+		$(INSTALL) -d $(DESTDIR)$(MANDIR)/$$s && $(INSTALL) -m 0644 $$p $(DESTDIR)$(MANDIR)/$$s/ || exit 1; \
 	done
 	$(INSTALL) -d $(DESTDIR)$(PKGDATADIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(BASHCOMPDIR)
 	$(INSTALL) -m 0644 share/hmb-events.dict $(DESTDIR)$(PKGDATADIR)/
@@ -67,14 +78,23 @@ install: all man
 	$(INSTALL) -m 0644 packaging/logrotate/hmb-trace $(DESTDIR)$(LOGROTATEDIR)/hmb-trace
 	$(INSTALL) -d $(DESTDIR)$(PYTHONDIR)/hmb_trace
 	$(INSTALL) -m 0644 $(PY_FILES) $(DESTDIR)$(PYTHONDIR)/hmb_trace/
+	$(INSTALL) -d $(DESTDIR)$(LIBINSTALLDIR) $(DESTDIR)$(INCLUDEDIR)/hmbtrace/linux $(DESTDIR)$(PKGCONFIGDIR)
+	$(INSTALL) -m 0644 build/lib/$(LIB_SO) $(DESTDIR)$(LIBINSTALLDIR)/
+	ln -sf $(LIB_SO) $(DESTDIR)$(LIBINSTALLDIR)/libhmbtrace.so
+	$(INSTALL) -m 0644 $(LIB_HEADERS) $(DESTDIR)$(INCLUDEDIR)/hmbtrace/
+	$(INSTALL) -m 0644 include/uapi/linux/nvme_hmb_trace.h $(DESTDIR)$(INCLUDEDIR)/hmbtrace/linux/
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBINSTALLDIR)' 'includedir=$(INCLUDEDIR)' '' \
+		'Name: hmbtrace' 'Description: NVMe HMB firmware trace format, rings, dumps and command model' \
+		'Version: $(VERSION_STR)' 'Libs: -L$${libdir} -lhmbtrace' 'Libs.private: -lcurl -lm' \
+		'Cflags: -I$${includedir}/hmbtrace' > $(DESTDIR)$(PKGCONFIGDIR)/hmbtrace.pc
+	chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/hmbtrace.pc
 
 # Only what install put there; directories only where they are ours.
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(INSTALL_TOOLS))
-	@for p in docs/man/*.md; do \
-		h=$$(sed -n 's/^# \([A-Za-z0-9._-]*\)(\([0-9]\))$$/\1.\2/p' $$p | head -1); \
-		[ -n "$$h" ] && rm -f "$(DESTDIR)$(MANDIR)/man$${h##*.}/$$h"; \
-	done; true
+	@for p in $(MAN_PAGES); do \
+		b=$${p##*/}; rm -f "$(DESTDIR)$(MANDIR)/man$${b##*.}/$$b"; \
+	done
 	rm -f $(DESTDIR)$(PKGDATADIR)/hmb-events.dict $(addprefix $(DESTDIR)$(DOCDIR)/,$(INSTALL_DOCS))
 	-rmdir $(DESTDIR)$(PKGDATADIR) $(DESTDIR)$(DOCDIR) 2>/dev/null
 	rm -f $(addprefix $(DESTDIR)$(BASHCOMPDIR)/,$(notdir $(COMPLETIONS)))
@@ -83,6 +103,10 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(PYTHONDIR)/hmb_trace/,$(notdir $(PY_FILES)))
 	rm -rf $(DESTDIR)$(PYTHONDIR)/hmb_trace/__pycache__
 	-rmdir $(DESTDIR)$(PYTHONDIR)/hmb_trace 2>/dev/null
+	rm -f $(DESTDIR)$(LIBINSTALLDIR)/$(LIB_SO) $(DESTDIR)$(LIBINSTALLDIR)/libhmbtrace.so $(DESTDIR)$(PKGCONFIGDIR)/hmbtrace.pc
+	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/hmbtrace/,$(notdir $(LIB_HEADERS))) \
+		$(DESTDIR)$(INCLUDEDIR)/hmbtrace/linux/nvme_hmb_trace.h
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/hmbtrace/linux $(DESTDIR)$(INCLUDEDIR)/hmbtrace 2>/dev/null
 
 # The DKMS source tree: the module's sources, its UAPI header, dkms.conf.
 # dkms builds it from there (Kbuild's HMB_TOP is the tree itself).

@@ -2,14 +2,15 @@
 /*
  * convert --to perfetto: Perfetto's own trace format, a stream of
  * TracePacket messages (protos/perfetto/trace/perfetto_trace.proto, field
- * 1 of Trace), written with the wire-format writer of pb.h.
+ * 1 of Trace), written with the TrackEvent writer of pftw.h on the
+ * wire-format writer of pb.h.
  *
  * Layout:
  *  - track "SSD firmware (FILE)" (a process track, pid 1) with children:
  *    "fw commands in flight" (a counter), one "bg GROUP" slice track and
  *    "GROUP active" counter (0/1) per background group, "lost records",
  *    one "fw cpu N" track per firmware CPU, and per submission queue
- *    "fw sq N" with lanes "sq N #k";
+ *    "fw sqN" with lanes "sqN #k";
  *  - every command on a lane of its queue: a slice from its first to its
  *    last phase, named after its NVMe opcode, the fetch record's fields as
  *    args; the intervals between successive phases ("fetch->media_start",
@@ -19,7 +20,7 @@
  *  - the records no command slice carries (background edges and points,
  *    unknown opcodes, phase records the model did not place) as instants
  *    on their CPU's track, with seq and fields;
- *  - with --host, track "host nvmeN" (pid 2): per host queue "host q N"
+ *  - with --host, track "host nvmeN" (pid 2): per host queue "host qN"
  *    with lanes, each host command a slice from submit to completion on
  *    the firmware time line, its latency breakdown as args, a flow from it
  *    to its firmware command's slice; "host commands in flight".
@@ -74,7 +75,7 @@ struct hend {
 /* Open firmware commands: (sqid, cid) -> lane, open addressing. */
 #define CMAP_SIZE	(2 * HMB_FWM_MAX_INFLIGHT)
 struct cmap_ent {
-	uint32_t key;		/* sqid << 16 | cid, +1 in the top: used */
+	uint32_t key;		/* sqid << 16 | cid */
 	bool used;
 	struct lane *lane;
 };
@@ -84,7 +85,7 @@ struct pft {
 	const struct hmb_dict *dict;
 	struct input *in;
 	struct hmb_fwmodel *m;
-	uint64_t fw_root, host_root, fw_inflight, host_inflight, lost_track;
+	uint64_t fw_root, host_root, fw_inflight, host_inflight;
 	struct pseq meta, lost;
 	struct pseq *cpu[256];
 	struct {
@@ -98,13 +99,11 @@ struct pft {
 	/* the record being modelled: what its callbacks left to write */
 	struct {
 		struct lane *lane;
-		const struct hmb_fwm_cmd *c;
 		bool begin, step_end, end;
 		int64_t begin_val, end_val;
 		uint64_t begin_ts, step_ts, end_ts;
 		char name[16];
 		uint32_t flow;
-		uint32_t fseq;
 	} pend;
 	int64_t fw_open, host_open;
 	/* --host */
@@ -151,7 +150,7 @@ static struct lgroup *group_of(struct pft *p, bool host, uint16_t q)
 	else
 		snprintf(name, sizeof(name), "fw sq%u", q);
 	pfw_track(&p->w, g->uuid, host ? p->host_root : p->fw_root, name,
-	      1000 + q, 0, false);
+		  1000 + q, 0, false);
 	return g;
 }
 
@@ -190,7 +189,7 @@ static struct lane *lane_get(struct pft *p, struct lgroup *g, uint64_t ts)
 	l->k = g->nlanes;
 	g->lanes[g->nlanes++] = l;
 	pfw_seq_init(&p->w, &l->s, pfw_uuid(&p->w),
-		 g->host ? p->host_inflight : p->fw_inflight);
+		     g->host ? p->host_inflight : p->fw_inflight);
 	snprintf(name, sizeof(name), "%s%u #%u", g->host ? "q" : "sq", g->q,
 		 l->k);
 	pfw_track(&p->w, l->s.track, g->uuid, name, (int)l->k, 0, false);
@@ -526,8 +525,8 @@ static void lost_slice(struct pft *p, const struct hmb_gap *g)
 
 	if (!p->lost.id) {
 		pfw_seq_init(&p->w, &p->lost, pfw_uuid(&p->w), 0);
-		pfw_track(&p->w, p->lost.track, p->fw_root, "lost records", 30, 0,
-		      false);
+		pfw_track(&p->w, p->lost.track, p->fw_root, "lost records",
+			  30, 0, false);
 	}
 	if (t0 < p->lost_end) {
 		t0 = p->lost_end;
@@ -673,7 +672,7 @@ static int host_cmd(void *ctx, const struct hmb_join *j, size_t i,
 		pfw_track(&p->w, p->host_root, 0, name, -1, 2, false);
 		p->host_inflight = pfw_uuid(&p->w);
 		pfw_track(&p->w, p->host_inflight, p->host_root,
-		      "host commands in flight", 0, 0, true);
+			  "host commands in flight", 0, 0, true);
 	}
 	t0 = to_fw(j, i, h->submit_ns);
 	t1 = to_fw(j, i, h->complete_ns);
@@ -894,8 +893,8 @@ static int write_pftrace(struct input *in, struct hmb_outbuf *ob,
 	p->fw_root = pfw_uuid(&p->w);
 	pfw_track(&p->w, p->fw_root, 0, name, -1, 1, false);
 	p->fw_inflight = pfw_uuid(&p->w);
-	pfw_track(&p->w, p->fw_inflight, p->fw_root, "fw commands in flight", 0, 0,
-	      true);
+	pfw_track(&p->w, p->fw_inflight, p->fw_root,
+		  "fw commands in flight", 0, 0, true);
 	if (c->host)
 		rc = pft_host(p, c, dict, &corr);
 	if (!rc)	/* what the join left (all of it without --host) */

@@ -94,7 +94,7 @@ uint64_t pfw_uuid(struct pfw *p)
 
 /* A TrackDescriptor: @parent 0 for none, @rank < 0 for none. */
 void pfw_track(struct pfw *p, uint64_t uuid, uint64_t parent,
-		  const char *name, int rank, int pid, bool counter)
+	       const char *name, int rank, int pid, bool counter)
 {
 	struct hmb_pb *b = &p->pkt;
 
@@ -123,7 +123,7 @@ void pfw_track(struct pfw *p, uint64_t uuid, uint64_t parent,
 }
 
 void pfw_seq_init(struct pfw *p, struct pseq *s, uint64_t track,
-		     uint64_t counter)
+		  uint64_t counter)
 {
 	memset(s, 0, sizeof(*s));
 	s->id = ++p->next_seq;
@@ -197,7 +197,7 @@ static bool seq_has(struct pfw *p, struct pseq *s, uint32_t key)
 
 /* The next event, on sequence @s at firmware time @ts. */
 struct hmb_pb *pfw_ev_start(struct pfw *p, struct pseq *s, uint64_t ts,
-			       int type)
+			    int type)
 {
 	if (!s->started)
 		seq_start(p, s, ts);

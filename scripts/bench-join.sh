@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # bench-join.sh: does the offline join's cost stay flat as the trace grows?
-# `correlate`, `report --host` and `convert --to perfetto --host` over
-# 1 M and 10 M commands: wall time, CPU time and peak RSS
-# (/usr/bin/time -v's maximum resident set size).  Goals: the 10 M
+# `correlate`, `report --host` and `convert --to perfetto-json --host` (the
+# JSON, the heavier writer) over 1 M and 10 M commands: wall time, CPU time
+# and peak RSS (/usr/bin/time -v's maximum resident set size).  Goals: the 10 M
 # run at most 11x the 1 M run, peak RSS under 64 MiB at 10 M.
 #
 # Input (generated once, cached in build/bench keyed by a hash of this
@@ -101,7 +101,7 @@ for ((i = 0; i < runs; i++)); do
 	for x in x1 x10; do
 		run1 "correlate.$x" "$bin" correlate "$d1.$x.bin" "$d1.$x.jsonl"
 		run1 "report.$x" "$bin" report "$d1.$x.bin" --host "$d1.$x.jsonl" -o -
-		run1 "perfetto.$x" "$bin" convert "$d1.$x.bin" - --to perfetto \
+		run1 "perfetto.$x" "$bin" convert "$d1.$x.bin" - --to perfetto-json \
 			--host "$d1.$x.jsonl"
 	done
 	echo "bench-join: round $((i + 1)) of $runs done" >&2
@@ -123,7 +123,7 @@ for c in correlate report perfetto; do
 	case $c in
 	correlate) name='`correlate DUMP HOST.jsonl`' ;;
 	report) name='`report DUMP --host HOST.jsonl -o -`' ;;
-	perfetto) name='`convert DUMP - --to perfetto --host HOST.jsonl`' ;;
+	perfetto) name='`convert DUMP - --to perfetto-json --host HOST.jsonl`' ;;
 	esac
 	rows+="| $name | $w1 s / $c1 s / $((r1 / 1024)) MiB | $w10 s / $c10 s / $((r10 / 1024)) MiB (max $((rmax / 1024))) | **$rw** / **$rc** | $ok |
 "

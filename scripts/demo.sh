@@ -89,7 +89,7 @@ mkdir -p "$out"
 rm -rf "$out/vm"
 rm -f "$out"/agent.txt "$out"/agent.jsonl "$out"/agent*.err "$out"/agent-host.* "$out"/fw.bin \
 	"$out"/fw.bin.meta "$out"/fw-*.log "$out"/fw-report.json "$out"/fio-*.txt "$out"/stats.txt \
-	"$out"/correlate.* "$out"/report.html "$out"/trace.perfetto.json "$out"/matches-*.txt \
+	"$out"/correlate.* "$out"/report.html "$out"/trace.pftrace "$out"/matches-*.txt \
 	"$out"/vm.tap "$out"/account*.json "$out"/nvme-account.jsonl "$out"/daemon.*
 
 say "1. Build nvme-hmb-trace.ko and the patched nvme.ko for the guest's kernel (Debian's, ~30 s)"
@@ -268,7 +268,7 @@ fi
 
 say "8. An HTML report and a Perfetto trace of the dump, with the host's commands"
 run hmb-trace-analyze report "$out/fw.bin" --host "$host" -o "$out/report.html"
-run hmb-trace-analyze convert "$out/fw.bin" "$out/trace.perfetto.json" --to perfetto \
+run hmb-trace-analyze convert "$out/fw.bin" "$out/trace.pftrace" --to perfetto \
 	--host "$host"
 took
 
@@ -283,7 +283,7 @@ if [ "$path" = hmb ]; then
   stats.txt            hmb-trace-analyze stats of fw.bin
   correlate.txt/.jsonl the offline join of fw.bin with agent-host.jsonl
   report.html          open in a browser (self-contained, no network)
-  trace.perfetto.json  open in https://ui.perfetto.dev or chrome://tracing
+  trace.pftrace        open in https://ui.perfetto.dev (Perfetto's protobuf trace)
   fio-*.txt, vm/ (guest console)
 EOF
 else
@@ -295,7 +295,7 @@ else
   stats.txt            hmb-trace-analyze stats of fw.bin
   correlate.txt/.jsonl the offline join of fw.bin with agent.jsonl
   report.html          open in a browser (self-contained, no network)
-  trace.perfetto.json  open in https://ui.perfetto.dev or chrome://tracing
+  trace.pftrace        open in https://ui.perfetto.dev (Perfetto's protobuf trace)
   fio-qd1.txt, fio-qd32.txt, vm/ (guest console, QEMU trace log)
 EOF
 fi

@@ -3,7 +3,8 @@
 # deps.sh GROUP...: install the Debian 12 packages that GROUP needs when any
 # of them is missing (apt-get, as root).  Groups:
 #   build   compilers and libraries for user space (libcurl: export)
-#   test    test runners (pytest, babeltrace2)
+#   test    test runners (pytest, babeltrace2; protoc and python3-protobuf
+#           decode convert --to perfetto's protobuf trace)
 #   kernel  headers and sources to build and check the module, the debug
 #           guest kernel, and the 32-bit (compat) selftests
 #   bpf     clang/llvm, libbpf, bpftool
@@ -22,7 +23,7 @@
 set -eu
 declare -A pkgs=(
 	[build]="gcc make pkg-config libelf-dev zlib1g-dev libjson-c-dev libcurl4-openssl-dev python3 time"
-	[test]="python3-pytest babeltrace2 bsdextrautils"
+	[test]="python3-pytest babeltrace2 bsdextrautils protobuf-compiler python3-protobuf"
 	[kernel]="linux-headers-amd64 linux-source-6.1 xz-utils bc flex bison libelf-dev libssl-dev gcc-multilib sparse"
 	[bpf]="clang llvm libbpf-dev bpftool libbpf-tools"
 	[vm]="qemu-system-x86 busybox-static cpio kmod fio linux-perf trace-cmd bpftool nvme-cli linux-headers-amd64 gcc python3 util-linux e2fsprogs xz-utils zstd"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""TAP tests of `hmb-trace-analyze convert --to perfetto`.
+"""TAP tests of `hmb-trace-analyze convert --to perfetto-json`.
 
 usage: test_perfetto.py BINARY
 
@@ -29,7 +29,7 @@ N = int(os.environ.get("HMB_FORMATS_CMDS", "3000"))
 
 def convert(dump, extra=()):
     out = dump + ".json"
-    r = run([BIN, "convert", dump, out, "--to", "perfetto", *extra])
+    r = run([BIN, "convert", dump, out, "--to", "perfetto-json", *extra])
     return r, out
 
 
@@ -85,7 +85,7 @@ def test_workload(label, w, extra=()):
     dump = os.path.join(WORK, label + ".bin")
     w.write(dump)
     r, out = convert(dump, extra)
-    if not T.eq(r.returncode, 0, "%s: convert --to perfetto exits 0" % label):
+    if not T.eq(r.returncode, 0, "%s: convert --to perfetto-json exits 0" % label):
         print("# " + r.stderr.decode())
         return None
     try:
@@ -267,7 +267,7 @@ T.ok(r.returncode == 1 and b"bad.bin" in r.stderr and b"offset" in r.stderr,
 r = run([BIN, "convert", dump, "x.out", "--to", "nope"])
 T.eq(r.returncode, 2, "an unknown --to is a usage error")
 r = run([BIN, "convert", "--help"])
-T.ok(r.returncode == 0 and b"--to perfetto" in r.stdout,
-     "convert --help documents --to perfetto")
+T.ok(r.returncode == 0 and b"perfetto-json" in r.stdout,
+     "convert --help documents --to perfetto-json")
 
 sys.exit(T.done())

@@ -81,7 +81,9 @@ static const struct conv_format formats[] = {
 	  FMT_JSONL, conv_records },
 	{ "ctf", { NULL }, CO_NAMES | CO_DICT | CO_RAW | CO_INPUT, FMT_CTF,
 	  conv_ctf },
-	{ "perfetto", { NULL }, CO_DICT | CO_HOST | CO_INPUT, FMT_JSONL,
+	{ "perfetto", { ".pftrace", ".perfetto-trace" },
+	  CO_DICT | CO_HOST | CO_INPUT, FMT_JSONL, pftrace_convert },
+	{ "perfetto-json", { NULL }, CO_DICT | CO_HOST | CO_INPUT, FMT_JSONL,
 	  perfetto_convert },
 };
 
@@ -90,12 +92,14 @@ static const struct conv_format formats[] = {
 void usage_convert(FILE *f)
 {
 	fprintf(f,
-"Usage: " PROG " convert FILE OUT [--to csv|jsonl|ctf|perfetto] [OPTIONS]\n"
+"Usage: " PROG " convert FILE OUT [--to csv|jsonl|ctf|perfetto|perfetto-json]\n"
+"       [OPTIONS]\n"
 "\n"
 "Convert the records of FILE (a dump or ring image, or - for stdin) into\n"
 "OUT (a path, or - for stdout; a directory for ctf).\n"
 "\n"
-"Formats (-t, --to; default: from OUT's extension, .csv, .jsonl or .json):\n"
+"Formats (-t, --to; default: from OUT's extension, .csv, .jsonl or .json,\n"
+"  .pftrace or .perfetto-trace):\n"
 "  csv       a header line, then seq,ts_ns,opcode,cpu,flags,payload_len,\n"
 "            payload (payload in lowercase hex); the records decode prints\n"
 "  jsonl     the same lines as decode --format jsonl\n"
@@ -107,27 +111,39 @@ void usage_convert(FILE *f)
 "            reads the dump as written (every record, wrap markers and\n"
 "            duplicates included, payload raw); a ring image, or a dump\n"
 "            whose timestamps go backwards, is refused\n"
-"  perfetto  a Trace Event JSON file for ui.perfetto.dev or\n"
-"            chrome://tracing: a track per firmware CPU with every record\n"
+"  perfetto  Perfetto's own protobuf trace (a TracePacket stream) for\n"
+"            ui.perfetto.dev and trace_processor: a lane per command in\n"
+"            flight under its queue (\"fw sqN\"), each command a slice\n"
+"            named after its NVMe opcode with the intervals between its\n"
+"            phases nested inside and its records' fields as args;\n"
+"            background windows (gc, thermal) as slices and 0/1\n"
+"            counters; commands in flight as a counter; the other\n"
+"            records as instants on a track per firmware CPU; every\n"
+"            sequence gap as a \"LOST N records\" slice.  About 1/10 of\n"
+"            the JSON's size.  Times are the firmware clock\n"
+"  perfetto-json  a Trace Event JSON file (ui.perfetto.dev,\n"
+"            chrome://tracing): a track per firmware CPU with every record\n"
 "            (dictionary names and fields as args), NVMe commands as async\n"
 "            slices with their phases nested inside, background windows\n"
-"            (gc, thermal) on their own tracks, and every sequence gap as\n"
-"            a \"LOST N records\" slice.  Times are the firmware clock\n"
+"            on their own tracks, every sequence gap a \"LOST\" slice\n"
 "\n"
 "Options:\n"
 "  -t, --to FMT         the format (above)\n"
 "  -n, --names          csv, jsonl: add event names (and fields) from the\n"
 "                       shipped event dictionary\n"
-"  -d, --dict FILE      csv, jsonl, ctf, perfetto: the event dictionary FILE\n"
+"  -d, --dict FILE      csv, jsonl, ctf, perfetto(-json): the event\n"
+"                       dictionary FILE\n"
 "                       (default: the shipped one, or $HMB_EVENTS_DICT)\n"
 "      --raw            ctf: describe the dump as it is (above)\n"
-"      --host FILE      perfetto: also the host's commands (the output of\n"
+"      --host FILE      perfetto(-json): also the host's commands (the output of\n"
 "                       hmb-trace-agent -j --per-command, or perf script of\n"
 "                       the nvme tracepoints; see correlate --help), placed\n"
 "                       on the firmware time line by the clock estimate, with\n"
-"                       a flow arrow from each host submit to its firmware\n"
-"                       fetch\n"
-"      --ctrl N         perfetto: the host controller of FILE (see correlate\n"
+"                       a flow arrow from each host command to its firmware\n"
+"                       command (perfetto) or fetch record (perfetto-json);\n"
+"                       perfetto adds host lanes per queue and a counter of\n"
+"                       host commands in flight\n"
+"      --ctrl N         perfetto(-json): the host controller of FILE (see correlate\n"
 "                       --help)\n"
 "      --meta PATH      read this sidecar instead of FILE.meta\n"
 "      --no-meta        ignore FILE.meta\n"
@@ -143,9 +159,10 @@ void usage_convert(FILE *f)
 "  " PROG " convert trace.bin - --to jsonl | gzip > trace.jsonl.gz\n"
 "  " PROG " convert trace.bin trace-ctf --to ctf && babeltrace2 trace-ctf\n"
 "  " PROG " convert trace.bin raw-ctf --to ctf --raw && babeltrace2 raw-ctf\n"
-"  " PROG " convert trace.bin trace.json --to perfetto\n"
-"      then open trace.json in https://ui.perfetto.dev\n"
-"  " PROG " convert trace.bin both.json --to perfetto --host agent.jsonl\n");
+"  " PROG " convert trace.bin trace.pftrace\n"
+"      then open trace.pftrace in https://ui.perfetto.dev\n"
+"  " PROG " convert trace.bin both.pftrace --host agent.jsonl\n"
+"  " PROG " convert trace.bin trace.json --to perfetto-json\n");
 }
 
 enum { OPT_RAW = 0x200, OPT_HOST, OPT_CTRL };
@@ -192,7 +209,7 @@ static int option(struct conv *c, int opt, const char *arg,
 	case 't':
 		*f = find_format(arg);
 		if (!*f) {
-			errorf("--to: unknown format '%s' (expected csv, jsonl, ctf or perfetto)",
+			errorf("--to: unknown format '%s' (expected csv, jsonl, ctf, perfetto or perfetto-json)",
 			       arg);
 			return EXIT_USAGE;
 		}
@@ -242,7 +259,7 @@ int cmd_convert(int argc, char **argv)
 	if (!f)
 		f = format_of_out(c.out);
 	if (!f) {
-		errorf("convert: cannot tell the format from '%s'; give --to csv, jsonl, ctf or perfetto",
+		errorf("convert: cannot tell the format from '%s'; give --to csv, jsonl, ctf, perfetto or perfetto-json",
 		       c.out);
 		return EXIT_USAGE;
 	}

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * convert --to perfetto: a Trace Event JSON file (the "JSON trace format"
+ * convert --to perfetto-json: a Trace Event JSON file (the "JSON trace format"
  * that ui.perfetto.dev and chrome://tracing open).
  *
  * Layout (process "SSD firmware"):
@@ -47,7 +47,7 @@ struct pf {
 	uint64_t lost_clamped;
 	/* --host: flows from host submit to the fetch record */
 	const struct corr *corr;
-	struct flow *flows;	/* sorted by (seq, ts) of the fetch record;
+	struct pf_flow *flows;	/* sorted by (seq, ts) of the fetch record;
 				 * those of records not written yet */
 	size_t nflows, capflows;
 	uint64_t n_host, n_flows_out;
@@ -62,12 +62,6 @@ struct pf {
 	uint64_t gaps_seen;
 	int rec_rc;		/* pf_advance's failure, for pf_host */
 	bool host_named, oom;
-};
-
-struct flow {
-	uint64_t ts;
-	uint32_t seq;
-	uint32_t id;
 };
 
 /* A new event of the traceEvents array, one per line. */
@@ -130,22 +124,22 @@ static void meta_name(struct pf *p, const char *what, int tid,
 	meta_name_pid(p, PID_FW, what, tid, name, sort);
 }
 
-static const struct flow *flow_find(const struct pf *p, uint32_t seq,
-				    uint64_t ts)
+const struct pf_flow *pf_flow_find(const struct pf_flow *v, size_t n,
+				   uint32_t seq, uint64_t ts)
 {
-	size_t lo = 0, hi = p->nflows;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const struct flow *f = &p->flows[mid];
+		const struct pf_flow *f = &v[mid];
 
 		if (f->seq < seq || (f->seq == seq && f->ts < ts))
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo < p->nflows && p->flows[lo].seq == seq && p->flows[lo].ts == ts)
-		return &p->flows[lo];
+	if (lo < n && v[lo].seq == seq && v[lo].ts == ts)
+		return &v[lo];
 	return NULL;
 }
 
@@ -226,7 +220,8 @@ static void on_record(void *ctx, const struct hmb_record *rec,
 	kv_us(j, "ts", h->ts_ns);
 	record_args(j, ev, rec);
 	if (p->nflows && ev && ev->phase == HMB_PHASE_FETCH) {
-		const struct flow *f = flow_find(p, h->seq, h->ts_ns);
+		const struct pf_flow *f = pf_flow_find(p->flows, p->nflows,
+						       h->seq, h->ts_ns);
 
 		if (f) {
 			kv_id(j, "bind_id", f->id);
@@ -408,11 +403,16 @@ static void lost_slice(struct pf *p, const struct hmb_gap *g)
 
 static int cmp_flow(const void *a, const void *b)
 {
-	const struct flow *x = a, *y = b;
+	const struct pf_flow *x = a, *y = b;
 
 	if (x->seq != y->seq)
 		return x->seq < y->seq ? -1 : 1;
 	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+void pf_flow_sort(struct pf_flow *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_flow);
 }
 
 static uint64_t to_fw(const struct hmb_join *j, size_t i, uint64_t host_ns)
@@ -484,7 +484,7 @@ static void host_submit(struct pf *p, const struct hmb_cmd *c, size_t i,
 	if ((c->fw.mask & (1u << HMB_PHASE_FETCH)) &&
 	    p->nflows == p->capflows) {
 		size_t cap = p->capflows ? p->capflows * 2 : 4096;
-		struct flow *v = realloc(p->flows, cap * sizeof(*v));
+		struct pf_flow *v = realloc(p->flows, cap * sizeof(*v));
 
 		if (v) {
 			p->flows = v;
@@ -494,7 +494,7 @@ static void host_submit(struct pf *p, const struct hmb_cmd *c, size_t i,
 		}
 	}
 	if ((c->fw.mask & (1u << HMB_PHASE_FETCH)) && p->nflows < p->capflows) {
-		struct flow *f = &p->flows[p->nflows++];
+		struct pf_flow *f = &p->flows[p->nflows++];
 
 		kv_id(j, "bind_id", i + 1);
 		hmb_json_kv_bool(j, "flow_out", true);
@@ -650,7 +650,7 @@ static int pf_window(void *ctx, uint32_t before, bool all)
 {
 	struct pf *p = ctx;
 
-	qsort(p->flows, p->nflows, sizeof(*p->flows), cmp_flow);
+	pf_flow_sort(p->flows, p->nflows);
 	p->rec_rc = pf_advance(p, before, all);
 	return p->rec_rc ? 1 : 0;
 }
@@ -743,7 +743,7 @@ static int write_perfetto(struct input *in, struct hmb_outbuf *ob,
 	return 0;
 }
 
-/* convert --to perfetto (convert.c's table). */
+/* convert --to perfetto-json (convert.c's table). */
 int perfetto_convert(const struct conv *c, const struct conv_format *f)
 {
 	struct hmb_dict *dict = NULL;

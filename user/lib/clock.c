@@ -627,7 +627,7 @@ static void combine_prior(struct hmb_clock *c, double *b)
 	c->drift_err = 1 / sqrt(wn + wp);
 }
 
-bool hmb_clock_solve(struct hmb_clock *c)
+static bool solve_once(struct hmb_clock *c)
 {
 	struct hmb_clk_pt *p;
 	double *tmp, b = 0, L, U, ta, tb;
@@ -694,10 +694,10 @@ bool hmb_clock_solve(struct hmb_clock *c)
 	 * moves the offset across the window (hmb_clock_err_at; the step
 	 * search keeps the intersection's own bound).
 	 */
-	c->drift_slack_ns = c->drift_err < 0 ?
-			    HMB_CLOCK_DRIFT_MAX * fmax(c->ref - (double)p[0].t,
-						       (double)p[n - 1].t - c->ref) :
-			    0;
+	c->drift_slack_ns = (c->drift_err < 0 ? HMB_CLOCK_DRIFT_MAX :
+						c->drift_err) *
+			    fmax(c->ref - (double)p[0].t,
+				 (double)p[n - 1].t - c->ref);
 	c->consistent = L <= U;
 	c->used = n;
 	c->valid = true;
@@ -715,6 +715,42 @@ bool hmb_clock_solve(struct hmb_clock *c)
 		}
 	}
 	return true;
+}
+
+/*
+ * Live (shed_old): a window whose bounds contradict each other beyond
+ * what the trim absorbs, with no step being placed, holds commands the
+ * join paired wrongly (the agent attached while commands were in flight)
+ * or a clock that moved: the newest commands decide, so the older half
+ * goes, until the rest agrees or is too short to say (then not
+ * consistent: still converging).
+ */
+bool hmb_clock_solve(struct hmb_clock *c)
+{
+	bool ok = solve_once(c), redrift = true;
+
+	while (c->shed_old && ok && !c->consistent && !c->have_prev &&
+	       !c->brk_on && c->n >= 2 * c->min_points) {
+		size_t k = c->n / 2;
+
+		if (c->have_drift && redrift) {
+			redrift = false;
+			/*
+			 * First the drift: one from a window that held wrong
+			 * pairs, or too short, tilts a longer one out of
+			 * agreement; this window gives its own.
+			 */
+			c->have_drift = false;
+			ok = solve_once(c);
+			continue;
+		}
+		c->first = (c->first + k) % c->cap;
+		c->n -= k;
+		c->streak = 0;
+		c->shed += k;
+		ok = solve_once(c);
+	}
+	return ok;
 }
 
 /*

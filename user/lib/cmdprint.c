@@ -249,7 +249,12 @@ void hmb_clock_print(FILE *f, const struct hmb_clock *k)
 			k->drift_err * 1e6);
 	fprintf(f, "; %zu commands, %zu trimmed per side%s, %u step(s)\n",
 		k->used, k->trimmed,
-		k->consistent ? "" : ", INCONSISTENT bounds", k->steps);
+		k->consistent ? "" : k->shed_old ?
+		", INCONSISTENT bounds: converging" : ", INCONSISTENT bounds",
+		k->steps);
+	if (k->shed)
+		fprintf(f, "clock: %llu older commands shed from the window where it disagreed with the newer ones\n",
+			(unsigned long long)k->shed);
 	if (k->have_prev)
 		fprintf(f, "clock step: %+.3f us (±%.3f) at firmware record seq %u (fw %.6f s); records before it keep the earlier estimate; %llu commands across it left out of the estimate\n",
 			k->step_ns / 1e3, k->step_err_ns / 1e3, k->step_seq,
@@ -277,6 +282,8 @@ void hmb_clock_json_members(struct hmb_json *j, const struct hmb_clock *k)
 		hmb_json_kv_u64(j, "points", k->used);
 		hmb_json_kv_u64(j, "trimmed", k->trimmed);
 	}
+	if (k->shed_old)
+		hmb_json_kv_u64(j, "shed", k->shed);
 	hmb_json_kv_u64(j, "steps", k->steps);
 	hmb_json_kv_u64(j, "matched_seen", k->added);
 	if (k->have_prev) {

@@ -17,6 +17,7 @@ int hmb_live_init(struct hmb_live *l, const struct hmb_live_opts *o)
 		return -1;
 	if (o->clock_min_points)
 		l->clk.min_points = o->clock_min_points;
+	l->clk.shed_old = true;
 	l->pending = calloc(HMB_LIVE_PENDING, sizeof(*l->pending));
 	if (!l->pending || hmb_cmd_stats_init(&l->run, o->top_n, o->min_lat_ns) ||
 	    hmb_cmd_stats_init(&l->iv, o->top_n, o->min_lat_ns)) {

@@ -114,6 +114,12 @@ struct hmb_clock {
 	unsigned int streak;	/* consecutive points contradicting it */
 	size_t streak_start;	/* n at the first of them */
 	uint64_t added, rejected_while_stepping;
+	/*
+	 * Live use: an inconsistent window sheds its older half (see
+	 * hmb_clock_solve); shed counts the points dropped so.
+	 */
+	bool shed_old;
+	uint64_t shed;
 };
 
 int hmb_clock_init(struct hmb_clock *c, size_t cap);

@@ -341,6 +341,8 @@ static void run_qemu_bursts(const char *name, struct truth tr, int nbursts,
 	free(v);
 }
 
+static double true_off_at(const struct truth *tr, double fw, int after_step);
+
 static void run_deep(const char *name, struct truth tr, double secs,
 		     double iops, double media_ns)
 {
@@ -422,6 +424,90 @@ static void run_deep(const char *name, struct truth tr, double secs,
 		   "%s: the step found at the first record on the new clock (seq %u; first new %u, step at %u)",
 		   name, a.clk.step_seq, first_new, sstep);
 	}
+	hmb_live_free(&a);
+	free(v);
+}
+
+/*
+ * The agent attached during QD32 I/O: for the first @bad_secs, a share
+ * @bad of the commands carry the records of the command before them with
+ * the same id (what the live join can pair a command with before it has a
+ * clock: the earlier command's records reach it late), which completed
+ * before this one was submitted.  At every tick, a confident estimate
+ * (valid and consistent) must hold the truth within its own error bound;
+ * 5 s after attach the estimate must have converged (offset within
+ * 20 us, drift within 10 %).
+ */
+static void run_attach(const char *name, struct truth tr, double bad,
+		       double bad_secs, double start)
+{
+	struct hmb_live_opts o = { .top_n = 5, .clock_window = 65536 };
+	double iops = 8000, secs = 6, t0 = start, t = t0, end = t0 + secs * 1e9;
+	size_t n = (size_t)(secs * iops * 1.2) + 16, m = 0, i;
+	struct tcmd *v = calloc(n, sizeof(*v));
+	unsigned int confident = 0, wrong = 0, ticks = 0;
+	double worst = 0, next_tick, conv_off = -1, conv_drift = 0;
+	struct hmb_live a;
+
+	if (!v || hmb_live_init(&a, &o)) {
+		ok(0, "%s: init", name);
+		free(v);
+		return;
+	}
+	while (t < end && m < n) {
+		make_deep_cmd(&tr, t, 4e6, &v[m]);
+		if (t < t0 + bad_secs * 1e9 && urand() < bad) {
+			/* the previous command of this id: done before t */
+			double cqe = t - 3000 - erand(20000);
+			double fetch = cqe - 6000 - erand(4e6);
+
+			v[m].fw.ts[HMB_PHASE_FETCH] =
+				(uint64_t)fw_of_host(&tr, fetch);
+			v[m].fw.ts[HMB_PHASE_CQE_POSTED] =
+				(uint64_t)fw_of_host(&tr, cqe);
+		}
+		m++;
+		t += erand(1e9 / iops);
+	}
+	qsort(v, m, sizeof(*v), cmp_complete);
+	next_tick = (double)v[0].h.complete_ns + 100e6;
+	for (i = 0; i < m; i++) {
+		feed(&a, &v[i]);
+		if ((double)v[i].h.complete_ns < next_tick && i + 1 < m)
+			continue;
+		next_tick += 100e6;
+		hmb_live_tick(&a);
+		ticks++;
+		if (!a.clk.valid || !a.clk.consistent)
+			continue;
+		confident++;
+		{
+			double e = hmb_clock_offset_at(&a.clk, (uint64_t)a.clk.ref) -
+				   true_off_at(&tr, a.clk.ref, 0);
+			double bound = hmb_clock_err_at(&a.clk, UINT32_MAX);
+
+			if (fabs(e) > bound) {
+				wrong++;
+				if (fabs(e) - bound > worst)
+					worst = fabs(e) - bound;
+			}
+			if ((double)v[i].h.complete_ns >= t0 + 5e9 &&
+			    conv_off < 0) {
+				conv_off = fabs(e);
+				conv_drift = a.clk.drift;
+			}
+		}
+	}
+	hmb_live_flush(&a);
+	printf("# %s: %zu commands, %u ticks, %u confident, %u outside their bound (worst by %.1f us); at 5 s: offset error %.2f us, drift %.3f ppm (true %.3f)\n",
+	       name, m, ticks, confident, wrong, worst / 1e3, conv_off / 1e3,
+	       conv_drift * 1e6, tr.drift * 1e6);
+	ok(wrong == 0, "%s: no confident estimate outside its error bound (%u of %u)",
+	   name, wrong, confident);
+	ok(conv_off >= 0 && conv_off < 20000 &&
+	   fabs(conv_drift - tr.drift) <= 0.1 * fabs(tr.drift),
+	   "%s: converged 5 s after attach (offset within 20 us, drift within 10 %%)",
+	   name);
 	hmb_live_free(&a);
 	free(v);
 }
@@ -751,6 +837,17 @@ int main(void)
 				 fwd, 2000, 2.2e6);
 		run_qemu_bursts("QD32 as the HMB model under TCG, 3 ms back after a late burst",
 				 back, 2000, 3.2e6);
+	}
+	{
+		/* the agent attached during QD32 I/O, as in the field */
+		struct truth att = { .off0 = 5e9, .drift = -186e-6 };
+
+		for (int k = 0; k < 4; k++)
+			run_attach("attached during QD32, 30 % stale pairs for 0.3 s",
+				   att, 0.3, 0.3, 10e9 + k * 1.7e9);
+		run_attach("attached during QD32, no stale pairs", att, 0, 0, 10e9);
+		run_attach("attached during QD32, 10 % stale pairs for 2 s",
+			   att, 0.1, 2, 10e9);
 	}
 	test_breakdown();
 	test_bg_bits();

@@ -1,49 +1,18 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
 /*
- * hmb_agent.bpf.c - join NVMe commands seen by the host with the firmware
- * records of the same commands, in the kernel.
- *
- * Host side: nvme:nvme_setup_cmd and nvme:nvme_complete_rq (tp_btf, or
- * raw_tp where BTF for them is missing; the agent picks at load time).
- * Firmware side: hmb_trace:hmb_trace_records, emitted by nvme-hmb-trace.ko's
- * bridge for up to HMB_BRIDGE_BATCH records it drained, one program run
- * each (raw_tp: the module has no BTF; its TP_PROTO is (u32 ring_id,
- * const struct hmb_bridge_rec *recs, u32 nr)); with a module without it,
- * hmb_trace:hmb_trace_record, one run per record ((u32 ring_id,
- * const struct hmb_record_hdr *hdr, const void *payload)).
- *
- * The join key is (controller instance, queue id, full 16-bit command id):
- * the host puts a 4-bit generation counter into the top of the command id
- * and the firmware sees the whole id, so a tag's next use has another key.
- * Records arrive after the bridge drains a batch, often after the host has
- * completed the command: a completed command waits in "done" until its
- * cqe_posted record arrives or the agent sweeps it after a grace period.
- * The same full id comes round again 16 uses of a tag later, which under
- * load is often before the bridge has delivered the predecessor's records
- * (seen in the VM: 983 reuses in 6626 commands, some 6 ms apart).  So up
- * to HMB_MAX_WAIT completed commands wait per key, in "done" under (key, n)
- * with n counting the key's completions ("kseq" keeps which n may still
- * wait; one more flushes the oldest, counted), and a record goes to the
- * oldest command of its key that has not had that phase yet: the ring
- * delivers a command's records before its successor's.  While the agent publishes a clock
- * estimate, the command must also contain the record's mapped time in its
- * host window (a tight tolerance first, then a loose one), which keeps a
- * successor's record off a predecessor whose own record was lost.  Two
- * things settle a candidate before any window: a fetch record names its
- * LBA, so it goes to the oldest read or write of its key that lacks a
- * fetch and has that slba; and a later phase goes to the oldest command of
- * its key that has its fetch but neither that phase nor its completion
- * record, while no record was lost since that command was submitted (lost
- * = a seq gap of its ring): the ring delivers a command's records before
- * its successor's.  So a clock estimate that is off (a firmware clock step
- * not yet recognised) cannot give a predecessor's records to a successor
- * whose window happens to hold them.
- *
- * Fallback without NVMe: block:block_rq_issue/block_rq_complete, host-only
- * (the same points and arithmetic as libbpf-tools' biolatency).
- *
- * Nothing is dropped silently: every lost or unmatched event bumps one of
- * the counters in hmb_agent.h.
+ * hmb_agent.bpf.c - join in the kernel the NVMe commands the host sees
+ * (nvme_setup_cmd, nvme_complete_rq) with their firmware records from
+ * nvme-hmb-trace.ko's bridge (docs/agent.md, "The join").  Rules:
+ * - key (controller, queue, full 16-bit cid): the cid's generation bits
+ *   tell a tag's reuses apart; up to HMB_MAX_WAIT completed commands per
+ *   key wait in "done" for records that come after the completion;
+ * - a record goes to the oldest command of its key lacking its phase,
+ *   as the ring delivers a command's records before its successor's;
+ * - a fetch goes by its LBA, a later phase by that order while no seq
+ *   gap was seen, else only into its command's host window by the clock
+ *   estimate: a clock that is off cannot feed a successor;
+ * - without NVMe, block:block_rq_* as biolatency; nothing is dropped
+ *   silently: every loss bumps a counter of hmb_agent.h.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

@@ -16,28 +16,14 @@ table=$(cat <<EOT
 <!-- bench-hmb:begin -->
 ## The HMB path: the controller model with the bridge vs with the daemon
 
-$(date -u +%Y-%m-%d).  Same guest (Debian $(ls "$top/build/vm/kernel" 2>/dev/null | head -1), QEMU TCG, 2 vCPUs), same
-producer: the VM bench's HMB-capable NVMe controller (\`$props\`) writing,
-by DMA into a 2 MiB trace slice of the patched nvme.ko, the records of
-fio's QD32 random reads plus background windows (a QEMU timer); same run,
-${secs} s per consumer. Made = the controller's seq counter over the window
-(records it wrote or dropped); sustained = records the consumer took in the
-window (the bridge's own count; for the daemon the tail it moved over the
-dump's mean record size); dropped = the controller's drops the consumer
-counted (ring full).
+Measured $(date -u +%Y-%m-%d) by \`HMB_BENCH_SECS=$secs scripts/bench-hmb.sh\` (or \`make bench\`): Debian $(ls "$top/build/vm/kernel" 2>/dev/null | head -1) guest under QEMU TCG (2 vCPUs); the VM bench's HMB-capable NVMe controller (\`$props\`) writing, by DMA into a 2 MiB trace slice of the patched nvme.ko, the records of fio's QD32 random reads plus background windows (a QEMU timer); ${secs} s per consumer in one run. Made = the controller's seq counter over the window (records it wrote or dropped); sustained = records the consumer took in the window (the bridge's own count; for the daemon the tail it moved over the dump's mean record size); dropped = the controller's drops the consumer counted (ring full).
 
 | consumer | made/s by the controller | sustained records/s | dropped |
 |---|---|---|---|
 | bridge -> \`hmb_trace_record\` -> ftrace buffer | $(get bridge_made_rps) | $(get bridge_rps) | $(get bridge_lost) |
 | \`hmb-trace-daemon --device\` (mmap) -> tmpfs file | $(get daemon_made_rps) | $(get daemon_rps) | $(get daemon_lost) |
 
-Ratio bridge / daemon: **$(get ratio)**. Under TCG only the ratio means anything.
-With no drops each consumer took all the model made: the model (TCG I/O
-and its timer) is the bottleneck, and each consumer's CPU use slows the
-guest's I/O (the bridge formats every record), so the ratio is what each
-let the guest do while it consumed everything.
-
-Reproduce: \`HMB_BENCH_SECS=$secs scripts/bench-hmb.sh\` (or \`make bench\`).
+Ratio bridge / daemon: **$(get ratio)**; under TCG only the ratio means anything. With no drops each consumer took all the model made: the model (TCG I/O and its timer) is the bottleneck, and each consumer's CPU use slows the guest's I/O (the bridge formats every record), so the ratio is what each let the guest do while it consumed everything.
 <!-- bench-hmb:end -->
 EOT
 )

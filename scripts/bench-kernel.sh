@@ -21,23 +21,14 @@ table=$(cat <<EOT
 <!-- bench-kernel:begin -->
 ## Kernel: bridge into tracefs vs daemon via mmap
 
-$(date -u +%Y-%m-%d).  Same guest (Debian $(ls "$top/build/vm/kernel" 2>/dev/null | head -1), QEMU TCG, 2 vCPUs), same
-producer (nvme-hmb-trace's in-kernel test producer at full rate, payloads
-16..64 bytes, 4 MiB ring), same run, ${secs} s per consumer. Rate = bytes the
-consumer advanced the ring's tail by during the window, over the producer's
-mean record size, per second.
+Measured $(date -u +%Y-%m-%d) by \`HMB_BENCH_SECS=$secs scripts/bench-kernel.sh\` (or \`make bench\`): Debian $(ls "$top/build/vm/kernel" 2>/dev/null | head -1) guest under QEMU TCG (2 vCPUs), the module's test producer at full rate (payloads 16..64 bytes, 4 MiB ring), ${secs} s per consumer in one run; records/s = the tail's advance over the producer's mean record size.
 
 | consumer | records/s | producer made | producer dropped (ring full) |
 |---|---|---|---|
 | bridge -> \`hmb_trace_record\` -> ftrace buffer | $(get bridge_rps) | $(get bridge_produced) | $(get bridge_dropped) |
 | \`hmb-trace-daemon --device\` (mmap) -> tmpfs file | $(get daemon_rps) | $(get daemon_produced) | $(get daemon_dropped) |
 
-Ratio bridge / daemon: **$(get ratio)**. Under TCG only the ratio means anything.
-When the producer dropped records, it outran the consumer, so the rate is
-the consumer's ceiling; a drop is cheap (one check, no copy), hence the large
-drop counts.
-
-Reproduce: \`HMB_BENCH_SECS=$secs scripts/bench-kernel.sh\` (or \`make bench\`).
+Ratio bridge / daemon: **$(get ratio)**; under TCG only the ratio means anything. A producer that drops outran its consumer, so the rate is the consumer's ceiling (a drop is one check, no copy, hence the large counts).
 <!-- bench-kernel:end -->
 EOT
 )

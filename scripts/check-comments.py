@@ -41,18 +41,6 @@ RULES = [
     ("an issue number", re.compile(r"\bissues?\s+#?\d+\b", re.I)),
 ]
 
-# Files that break the rules today, each with who clears it.  The lead's
-# change to the join and clock code (user/lib) and to the agent
-# (user/agent) cleans these files and removes their lines; a listed file
-# that has become clean fails, so that the list only ever shrinks.
-PENDING = {
-    "user/lib/reader.c": "the lead's rewrite of user/lib",
-    "user/lib/tests/t_fwmodel.c": "the lead's rewrite of user/lib",
-    "user/lib/tests/t_unit.c": "the lead's rewrite of user/lib",
-    "user/agent/vm-suite/agent-bench.sh": "the lead's change to the agent",
-    "user/agent/vm-suite/agent-e2e.sh": "the lead's change to the agent",
-}
-
 HASH_EXT = (".sh", ".bash", ".py", ".mk", ".awk", ".service", ".rules",
             ".conf", ".dkms", ".config", ".in", ".install", ".txt")
 HASH_NAMES = ("Makefile", "Kbuild", "Kconfig", "rules", "series")
@@ -237,33 +225,21 @@ def main():
         os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     tap = Tap()
     hits = {name: [] for name, _ in RULES}
-    pending_hits = {f: 0 for f in PENDING}
     files = [p for p in tracked(top) if not skipped(p)]
     read = 0
     for path in files:
         got = comments(top, path)
         read += 1 if got else 0
-        pend = path if path in PENDING else None
         for line, text in got:
             for name, rx in RULES:
                 m = rx.search(text)
                 if not m:
                     continue
-                if pend:
-                    pending_hits[pend] += 1
-                else:
-                    hits[name].append("%s:%d: %s" %
-                                      (path, line, text.strip()[:160]))
+                hits[name].append("%s:%d: %s" %
+                                  (path, line, text.strip()[:160]))
     for name, _ in RULES:
         tap.ok(not hits[name], "no comment carries %s (%d files with "
                "comments)" % (name, read), "\n".join(hits[name]))
-    for f, who in PENDING.items():
-        if pending_hits[f]:
-            tap.skip("the comments of %s" % f,
-                     "%d hits pending %s" % (pending_hits[f], who))
-        else:
-            tap.ok(False, "the comments of %s are clean: remove its line "
-                   "from PENDING in %s" % (f, os.path.basename(__file__)))
     return tap.done()
 
 

@@ -30,11 +30,10 @@
 #include "internal.h"
 
 /*
- * The read buffer.  256 KiB: against 128 KiB, half the read() calls, and
- * still in L2 when the walk reads what the copy put there; stats of the
- * default payload mix 0.85 -> 0.92 of cat's CPU time (63 interleaved runs
- * each, 2026-12-03), the 64-byte records and the dictionary's events
- * within noise; 512 KiB no better (docs/benchmarks.md).
+ * The read buffer.  256 KiB: half the read() calls of 128 KiB, and still
+ * in L2 when the walk reads what the copy put there, so stats of the
+ * default payload mix gets closer to cat; 512 KiB gains nothing
+ * (docs/benchmarks.md, hmb-trace-analyze stats).
  */
 #define DUMP_BUF (256 * 1024)
 /* Bytes of a dump mapped at a time by hmb_reader_acct() (plus one record). */

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # agent-bench: what hmb-trace-agent's BPF programs cost per command, against
-# libbpf-tools' biolatency on the same I/Os (issue 13 item 5), on the real
+# libbpf-tools' biolatency on the same I/Os, on the real
 # HMB path: the VM bench's HMB-capable NVMe controller writes five firmware
 # records per command it serves into the trace slice of the patched
 # nvme.ko, the module's bridge emits them as hmb_trace:hmb_trace_record.

@@ -11,8 +11,8 @@
 # record came from.  The simulator also keeps every record it wrote as a
 # dump (fw.bin); at the end the VM host runs `hmb-trace-analyze correlate`
 # on fw.bin and the agent's JSON lines, which must give the live agent's
-# matches (issue 6; cmd-matches.awk).  The agent itself keeps every record
-# it received with -w (agent-fw.bin, issue 10 item 7): correlate of that
+# matches (cmd-matches.awk).  The agent itself keeps every record
+# it received with -w (agent-fw.bin): correlate of that
 # dump must give the same matches, and its stats must count what the agent
 # counted.  fw.bin, agent-fw.bin and agent.jsonl stay in the results
 # directory: HMB_VM_RUN_DIR for tests/formats/test_correlate.py.
@@ -58,10 +58,9 @@ fio --name=qd1 --filename="$HMB_NVME_DEV" --direct=1 --ioengine=psync \
 # QD32 at most 2000 IOPS each way: QEMU's trace, vm-run's relay and the
 # simulator on the VM host must keep up with the guest, and with the
 # guest's clock right (vm-run's tsc_early_khz) fio really runs SECS32 s;
-# unbounded it made 47 000 commands in CI with the machine loaded 13x, the
-# records came too late for their command ids (262 flushed by reuse) and
-# the clock estimate failed.  Still > 8192 commands on either side of the
-# step.
+# unbounded, on a busy machine the records come too late for their command
+# ids (flushed by reuse) and the clock estimate fails.  Still > 8192
+# commands on either side of the step.
 fio --name=qd32 --filename="$HMB_NVME_DEV" --direct=1 --ioengine=libaio \
 	--iodepth=32 --rw=randrw --bs=4k --size=64M --time_based --rate_iops=2000 \
 	--runtime="$SECS32" --output-format=terse >"$R/fio32.txt" 2>"$R/fio32.err" &&

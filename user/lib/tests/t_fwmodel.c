@@ -2,9 +2,9 @@
 /*
  * t_fwmodel.c - the firmware command model (hmbtrace_fwmodel.h), TAP:
  * a command's phases joined into one command, an id reused before its
- * end, and more commands in flight than its table holds (issue 11 defect
- * 6: the table must stay at most 3/4 full, every eviction closing a real
- * open command, or the probe for a free slot never ends).
+ * end, and more commands in flight than its table holds (the table must
+ * stay at most 3/4 full, every eviction closing a real open command, or
+ * the probe for a free slot never ends).
  */
 #include <string.h>
 

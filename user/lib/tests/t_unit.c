@@ -710,11 +710,10 @@ static ssize_t read_text(const char *path, char *buf, size_t len)
 }
 
 /*
- * Issue 11, defects 8 and 9: updates keep every line (epochs, clock
- * anchors), restarts are recorded, a symlink planted at "<path>.tmp" is
- * never written through, files are created 0600 (or the mode asked for)
- * whatever the umask, and a sidecar that cannot be parsed is refused and
- * left as it was.
+ * Sidecar updates keep every line (epochs, clock anchors), restarts are
+ * recorded, a symlink planted at "<path>.tmp" is never written through,
+ * files are created 0600 (or the mode asked for) whatever the umask, and
+ * a sidecar that cannot be parsed is refused and left as it was.
  */
 static void test_sidecar_update(const char *dir)
 {

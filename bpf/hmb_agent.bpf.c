@@ -25,19 +25,24 @@
  * with n counting the key's completions ("kseq" keeps which n may still
  * wait; one more flushes the oldest, counted), and a record goes to the
  * oldest command of its key that has not had that phase yet: the ring
- * delivers a command's records before its successor's.  While the agent publishes a clock
- * estimate, the command must also contain the record's mapped time in its
- * host window (a tight tolerance first, then a loose one), which keeps a
- * successor's record off a predecessor whose own record was lost.  Two
- * things settle a candidate before any window: a fetch record names its
- * LBA, so it goes to the oldest read or write of its key that lacks a
- * fetch and has that slba; and a later phase goes to the oldest command of
- * its key that has its fetch but neither that phase nor its completion
- * record, while no record was lost since that command was submitted (lost
- * = a seq gap of its ring): the ring delivers a command's records before
- * its successor's.  So a clock estimate that is off (a firmware clock step
- * not yet recognised) cannot give a predecessor's records to a successor
- * whose window happens to hold them.
+ * delivers a command's records before its successor's.  Two things
+ * propose a candidate: a fetch record names its LBA, so the oldest read
+ * or write of its key that lacks a fetch and has that slba; and for a
+ * later phase the oldest command of its key that has its fetch but neither
+ * that phase nor its completion record, while no record was lost since
+ * that command was submitted (lost = a seq gap of its ring): the ring
+ * delivers a command's records before its successor's.  While the agent
+ * publishes a clock estimate, causality decides: the proposed command's
+ * host window widened by the loose tolerance must hold the record's
+ * mapped time, else the proposal is refused (counted) and the record goes
+ * to the oldest command whose window holds it (a tight tolerance first,
+ * then the loose one), or nowhere.  The loose tolerance (5 ms and more)
+ * still lets a predecessor keep its records across a firmware clock step
+ * not yet recognised, where its successor's window may hold them.  A
+ * fetch never goes to a read or write with another slba.  Without an
+ * estimate (before the first, after one is withdrawn) keys and order
+ * decide alone; the agent's command model holds those commands to their
+ * windows once its estimate places them.
  *
  * Fallback without NVMe: block:block_rq_issue/block_rq_complete, host-only
  * (the same points and arithmetic as libbpf-tools' biolatency).

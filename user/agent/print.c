@@ -339,6 +339,9 @@ static void report_json(const char *kind, const char *ts, uint64_t nio,
 		hmb_json_u64(j, c[i]);
 	}
 	hmb_json_kv_u64(j, "bpf_recursion_misses", recursion_misses());
+	if (ag.fw_on)
+		hmb_json_kv_u64(j, "fw_refused_when_placed",
+				ag.live.fw_refused);
 	hmb_json_kv_u64(j, "stale_ids_removed", ag.ids_swept.removed);
 	hmb_json_kv_u64(j, "stale_ids_restored", ag.ids_swept.restored);
 	if (ag.fw_on) {
@@ -436,6 +439,9 @@ static void report_losses(const uint64_t *c)
 			(unsigned long long)c[HMB_C_FW_UNMAPPED_RING],
 			(unsigned long long)c[HMB_C_FW_READ_FAIL],
 			(unsigned long long)c[HMB_C_FW_MARKER]);
+	if (ag.fw_on)
+		fprintf(ag.out, "; taken off their command when placed (outside its window) %llu",
+			(unsigned long long)ag.live.fw_refused);
 	if (ag.env.dump_path) {
 		uint64_t recs, bytes, lost;
 

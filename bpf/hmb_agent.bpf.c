@@ -8,9 +8,9 @@
  *   key wait in "done" for records that come after the completion;
  * - a record goes to the oldest command of its key lacking its phase,
  *   as the ring delivers a command's records before its successor's;
- * - a fetch goes by its LBA, a later phase by that order while no seq
- *   gap was seen, else only into its command's host window by the clock
- *   estimate: a clock that is off cannot feed a successor;
+ * - a fetch's LBA, or ring order while no seq gap was seen, proposes a
+ *   command; with a clock estimate its host window must hold the record
+ *   (else refused, counted, and the oldest whose window holds it takes it);
  * - without NVMe, block:block_rq_* as biolatency; nothing is dropped
  *   silently: every loss bumps a counter of hmb_agent.h.
  */

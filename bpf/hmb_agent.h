@@ -65,10 +65,12 @@ enum hmb_counter {
 	HMB_C_CMD_FILTERED,	/* commands not reported (filters) */
 	HMB_C_CMD_BELOW_MIN,	/* below --min-latency or the top-N floor: not sent */
 	HMB_C_ACTIVE_OVERWRITE,	/* submitted again while in flight: lost completion */
-	HMB_C_FW_BY_ORDER,	/* attached by slba or ring order, not by window */
+	HMB_C_FW_BY_ORDER,	/* attached as slba or ring order proposed */
 	HMB_C_DUMP_SENT,	/* -w: records handed to user space (map "rawrb") */
 	HMB_C_DUMP_LOST,	/* -w: records not handed over (rawrb full, unreadable) */
 	HMB_C_IDS_NEW,		/* full command ids entered into the index (kseq) */
+	HMB_C_FW_REFUSED,	/* slba or ring order proposed a command whose
+				 * window does not hold the record */
 	HMB_C_COUNT
 };
 
@@ -319,9 +321,13 @@ struct hmb_raw_event {
 /*
  * Firmware -> host clock estimate published by the agent in .bss:
  * host = fw + off_ns + (fw - ref_fw) * drift_ppb / 1e9.  While @valid, a
- * firmware record goes to the oldest command of its key whose host window
- * widened by @tight_ns contains its mapped time, else to the oldest one
- * within @tol_ns, else nowhere (counted).
+ * firmware record goes to the command its slba or ring order proposes if
+ * that one's host window widened by @tol_ns contains its mapped time (else
+ * the proposal is refused, counted), otherwise to the oldest command of
+ * its key whose window widened by @tight_ns contains it, else to the
+ * oldest one within @tol_ns, else nowhere (counted).  @tight_ns is the
+ * estimate's error bound with a margin, @tol_ns adds what the estimate
+ * may have gone stale by since the agent published it.
  */
 struct hmb_clk {
 	__u64 valid;

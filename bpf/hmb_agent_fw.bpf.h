@@ -79,58 +79,96 @@ static __always_inline void fw_bg(__u32 ring, const struct hmb_record_hdr *h,
 	count(HMB_C_FW_BG);
 }
 
-/* Can @st take a record of phase @ph at host time @host (tolerance @tol)? */
-static __always_inline bool fits(const struct hmb_cmd_state *st, __u32 ph,
-				 __s64 host, __u64 tol)
+/* Does @st's host window widened by @tol hold host time @host? */
+static __always_inline bool in_win(const struct hmb_cmd_state *st, __s64 host,
+				   __u64 tol)
 {
-	if (!st || (st->fw_mask & (1 << ph)))
-		return false;
 	if (host < (__s64)st->submit_ns - (__s64)tol)
 		return false;
 	return !st->complete_ns || host <= (__s64)st->complete_ns + (__s64)tol;
 }
 
 /*
- * The oldest candidate for a record of phase @ph among the commands of the
- * key (n = first, first + 1, ...; the one in flight is the last).  Without
- * the clock (@noclk) the first without that phase; with it, the first
- * whose host window widened by @tol holds @host.  Sets *@any when some
- * candidate lacked the phase.  Written out: Linux 6.1's verifier refuses
- * some loop shapes that newer ones accept.
+ * Does a record's slba (@want: a fetch that names one) agree with @st?  A
+ * read or write has its own; the host side keeps none for other commands
+ * (their fetch records carry whatever the SQE's dwords hold).
  */
-static __always_inline int pick(const struct hmb_cmd_key *key, __u32 first,
-				__u32 nwait, __u32 ph, __s64 host, __u64 tol,
-				bool noclk, int *any)
+static __always_inline bool slba_agrees(const struct hmb_cmd_state *st,
+					bool want, __u64 slba)
 {
+	return !want || (st->opc != 0x01 && st->opc != 0x02) ||
+	       st->slba == slba;
+}
+
+/* pick()'s tolerance without a clock: every window holds host time 0. */
+#define HMB_NO_CLOCK_TOL	(1ULL << 62)
+
+/*
+ * The oldest candidate for a record of phase @ph among the commands of the
+ * key (n = first, first + 1, ...; the one in flight is the last) that
+ * lacks the phase, agrees with a fetch's slba (@want_slba, @slba) and
+ * whose host window widened by @tol holds @host (without the clock @tol
+ * is HMB_NO_CLOCK_TOL: the oldest lacking the phase).  Sets *@any when
+ * some candidate lacked the phase.  A bpf_loop() (the callback is
+ * verified once): written out 32 times, with the slba check, it took the
+ * test program past the verifier's million instructions.
+ */
+struct hmb_win_ctx {
+	struct hmb_cmd_key key;
+	__u64 slba;
+	__u64 tol;
+	__s64 host;
+	__u32 first;
+	__u32 nwait;
+	__u32 ph;
+	__u32 want_slba;
+	int any;
+	int res;
+};
+
+static long hmb_win_step(__u32 i, void *data)
+{
+	struct hmb_win_ctx *x = data;
 	struct hmb_cmd_slot *s;
 	struct hmb_cmd_state *st;
-	int res = -1;
+	__u32 ph = x->ph & 7;
 
-#define HMB_PICK(i)							\
-	if (res < 0 && (i) < nwait) {					\
-		s = cmd_find(key, first + (i));				\
-		if (s && !(s->st.fw_mask & (1 << ph))) {		\
-			st = &s->st;					\
-			*any = 1;					\
-			if (noclk || fits(st, ph, host, tol))		\
-				res = (i);				\
-		}							\
-	}
-#define HMB_PICK8(b) HMB_PICK(b) HMB_PICK(b + 1) HMB_PICK(b + 2)	\
-	HMB_PICK(b + 3) HMB_PICK(b + 4) HMB_PICK(b + 5) HMB_PICK(b + 6)	\
-	HMB_PICK(b + 7)
-	HMB_PICK8(0) HMB_PICK8(8) HMB_PICK8(16) HMB_PICK8(24)
-#undef HMB_PICK8
-#undef HMB_PICK
-	_Static_assert(HMB_MAX_WAIT == 32, "HMB_PICK is written out for 32");
-	return res;
+	if (i >= x->nwait)
+		return 1;
+	s = cmd_find(&x->key, x->first + i);
+	if (!s)
+		return 0;
+	st = &s->st;
+	if (st->fw_mask & (1 << ph))
+		return 0;
+	x->any = 1;
+	if (!slba_agrees(st, x->want_slba, x->slba) ||
+	    !in_win(st, x->host, x->tol))
+		return 0;
+	x->res = i;
+	return 1;
+}
+
+static __always_inline int pick(const struct hmb_cmd_key *key, __u32 first,
+				__u32 nwait, __u32 ph, __s64 host, __u64 tol,
+				bool want_slba, __u64 slba, int *any)
+{
+	struct hmb_win_ctx x = { .key = *key, .slba = slba, .tol = tol,
+				 .host = host, .first = first, .nwait = nwait,
+				 .ph = ph, .want_slba = want_slba, .res = -1 };
+
+	bpf_loop(HMB_MAX_WAIT, hmb_win_step, &x, 0);
+	if (x.any)
+		*any = 1;
+	return x.res;
 }
 
 /*
- * The candidate the record is known to belong to, before any window, or
- * -1.  A fetch with its slba (@has_slba): the oldest read or write lacking
- * a fetch with that slba.  Another phase: the oldest command that has its
- * fetch and lacks both that phase and its cqe_posted, if no record of its
+ * The candidate that keys and ring order propose for the record, or -1
+ * (join_fw() holds it to its window while there is a clock).  A fetch
+ * with its slba (@has_slba): the oldest read or write lacking a fetch
+ * with that slba.  Another phase: the oldest command that has its fetch
+ * and lacks both that phase and its cqe_posted, if no record of its
  * controller's rings was lost since it was submitted (@gaps now).  A
  * bpf_loop() (the callback is verified once): written out like pick(), it
  * took the test program past the verifier's million instructions.
@@ -251,7 +289,9 @@ static __always_inline int join_fw(__u32 ring,
 	struct hmb_kseq *ks;
 	__u32 *ctrlp, first, nwait;
 	int which = -1, any = 0, res = 0;
-	__s64 host;
+	__u64 tight = HMB_NO_CLOCK_TOL, tol = HMB_NO_CLOCK_TOL;
+	__s64 host = 0;
+	bool clock;
 
 	ctrlp = bpf_map_lookup_elem(&ring_ctrl, &ring);
 	if (!ctrlp || !*ctrlp) {
@@ -274,20 +314,41 @@ static __always_inline int join_fw(__u32 ring,
 	}
 	which = pick_known(&key, first, nwait, ph, has_slba, slba,
 			   gaps_of(key.ctrl), &s);
+	if (which >= 0 && !s)
+		s = cmd_find(&key, first + which);
+	clock = READ_ONCE(clk.valid);
+	if (clock) {
+		host = fw_to_host(h->ts_ns);
+		tight = clk.tight_ns;
+		tol = clk.tol_ns;
+		/*
+		 * Causality decides, keys propose: the host submits before
+		 * the controller fetches and completes after it posts, so
+		 * the proposed command's window widened by the loose
+		 * tolerance (the estimate's error and its staleness) must
+		 * hold the record, else it is refused and the windows
+		 * decide.
+		 */
+		if (which >= 0 && (!s || !in_win(&s->st, host, tol))) {
+			count(HMB_C_FW_REFUSED);
+			which = -1;
+			s = NULL;
+		}
+	}
 	if (which >= 0) {
 		res = HMB_FW_BY_ORDER;
-	} else if (clk.valid) {
-		host = fw_to_host(h->ts_ns);
-		which = pick(&key, first, nwait, ph, host, clk.tight_ns, false,
-			     &any);
-		if (which < 0)
-			which = pick(&key, first, nwait, ph, host, clk.tol_ns,
-				     false, &any);
 	} else {
-		which = pick(&key, first, nwait, ph, 0, 0, true, &any);
+		/* a tight tolerance first (with the clock), then the loose */
+		which = pick(&key, first, nwait, ph, host, tight, has_slba,
+			     slba, &any);
+		if (which < 0 && clock)
+			which = pick(&key, first, nwait, ph, host, tol,
+				     has_slba, slba, &any);
 	}
 	if (which < 0) {
-		fw_unmatched(any ? HMB_C_FW_OUT_OF_WINDOW : HMB_C_FW_DUP_PHASE,
+		/* no clock: only a fetch naming another slba fails */
+		fw_unmatched(!any ? HMB_C_FW_DUP_PHASE : clock ?
+			     HMB_C_FW_OUT_OF_WINDOW : HMB_C_FW_NO_CMD,
 			     ring, h, sqid, cid, key.ctrl);
 		return 0;
 	}

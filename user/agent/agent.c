@@ -174,9 +174,8 @@ static void publish_clock(void)
 		return;
 	read_counters(c);
 	ow = c[HMB_C_FW_OUT_OF_WINDOW] - ag.counters_prev[HMB_C_FW_OUT_OF_WINDOW];
-	/* those attached by slba or ring order had no window check */
-	rec = c[HMB_C_FW_RECORDS] - ag.counters_prev[HMB_C_FW_RECORDS] -
-	      (c[HMB_C_FW_BY_ORDER] - ag.counters_prev[HMB_C_FW_BY_ORDER]);
+	/* while valid, even what slba or ring order proposes is checked */
+	rec = c[HMB_C_FW_RECORDS] - ag.counters_prev[HMB_C_FW_RECORDS];
 	memcpy(ag.counters_prev, c, sizeof(c));
 	if (b->valid && rec >= 100 && ow * 5 > rec) {
 		/*

@@ -34,6 +34,7 @@ const char *const counter_names[HMB_C_COUNT] = {
 	[HMB_C_FW_OUT_OF_WINDOW] = "fw_unmatched_outside_window",
 	[HMB_C_FW_MATCHED] = "fw_matched",
 	[HMB_C_FW_BY_ORDER] = "fw_matched_by_slba_or_order",
+	[HMB_C_FW_REFUSED] = "fw_refused_outside_window",
 	[HMB_C_FW_BG] = "fw_background",
 	[HMB_C_FW_OTHER] = "fw_other_events",
 	[HMB_C_FW_UNMAPPED_RING] = "fw_unmapped_ring",
@@ -338,6 +339,9 @@ static void report_json(const char *kind, const char *ts, uint64_t nio,
 		hmb_json_u64(j, c[i]);
 	}
 	hmb_json_kv_u64(j, "bpf_recursion_misses", recursion_misses());
+	if (ag.fw_on)
+		hmb_json_kv_u64(j, "fw_refused_when_placed",
+				ag.live.fw_refused);
 	hmb_json_kv_u64(j, "stale_ids_removed", ag.ids_swept.removed);
 	hmb_json_kv_u64(j, "stale_ids_restored", ag.ids_swept.restored);
 	if (ag.fw_on) {
@@ -421,10 +425,11 @@ static void report_losses(const uint64_t *c)
 			(unsigned long long)b[BRIDGE_C_CORRUPT]);
 	}
 	if (ag.fw_on)
-		fprintf(ag.out, "\nfw records %llu: matched %llu (by slba or ring order %llu), background %llu, unmatched: no command %llu, duplicate phase %llu, outside window %llu, unknown opcode %llu, short %llu, unmapped ring %llu, read failed %llu; markers %llu",
+		fprintf(ag.out, "\nfw records %llu: matched %llu (by slba or ring order %llu; proposals refused by the window %llu), background %llu, unmatched: no command %llu, duplicate phase %llu, outside window %llu, unknown opcode %llu, short %llu, unmapped ring %llu, read failed %llu; markers %llu",
 			(unsigned long long)c[HMB_C_FW_RECORDS],
 			(unsigned long long)c[HMB_C_FW_MATCHED],
 			(unsigned long long)c[HMB_C_FW_BY_ORDER],
+			(unsigned long long)c[HMB_C_FW_REFUSED],
 			(unsigned long long)c[HMB_C_FW_BG],
 			(unsigned long long)c[HMB_C_FW_NO_CMD],
 			(unsigned long long)c[HMB_C_FW_DUP_PHASE],
@@ -434,6 +439,9 @@ static void report_losses(const uint64_t *c)
 			(unsigned long long)c[HMB_C_FW_UNMAPPED_RING],
 			(unsigned long long)c[HMB_C_FW_READ_FAIL],
 			(unsigned long long)c[HMB_C_FW_MARKER]);
+	if (ag.fw_on)
+		fprintf(ag.out, "; taken off their command when placed (outside its window) %llu",
+			(unsigned long long)ag.live.fw_refused);
 	if (ag.env.dump_path) {
 		uint64_t recs, bytes, lost;
 

@@ -68,12 +68,44 @@ static uint16_t bg_of(const struct hmb_live *l, const struct hmb_cmd *c)
 	return bits;
 }
 
+/*
+ * Causality decides: the host submits before the controller fetches and
+ * completes after it posts.  The records of placed @c that lie outside
+ * its host window widened by the estimate's error bound for each (the
+ * BPF join attached them by keys and order before it had an estimate, or
+ * within its looser tolerance) are taken off it and counted; @c is judged
+ * again on what is left, so no command is matched or partial outside its
+ * window.
+ */
+static void refuse(struct hmb_live *l, struct hmb_cmd *c,
+		   const struct hmb_cmd_clock *k)
+{
+	double lo = (double)c->h.submit_ns, hi = (double)c->h.complete_ns;
+
+	for (int p = HMB_PHASE_FETCH; p < HMB_PHASE_COUNT; p++) {
+		double m = c->fw_host_ns[p], err;
+
+		if (!(c->fw.mask & (1u << p)))
+			continue;
+		err = k->err(k->ctx, c->fw.seq[p]);
+		if (m >= lo - err && m <= hi + err)
+			continue;
+		c->fw.mask &= (uint8_t)~(1u << p);
+		c->fw.ts[p] = 0;
+		c->fw.seq[p] = 0;
+		l->fw_refused++;
+	}
+	hmb_cmd_judge(c, k);
+}
+
 /* Judge @c with the estimate (if it has one) and account for it. */
 static void judge(struct hmb_live *l, struct hmb_cmd *c)
 {
 	struct hmb_cmd_clock k = hmb_cmd_clock_of(&l->clk);
 
 	hmb_cmd_judge(c, l->clk.valid ? &k : NULL);
+	if (c->placed && !c->in_window_err)
+		refuse(l, c, &k);
 	c->bg = bg_of(l, c);
 	c->bg_groups = l->groups;
 	hmb_cmd_stats_add(&l->run, c);

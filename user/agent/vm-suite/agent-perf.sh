@@ -64,7 +64,7 @@ run_agent() {
 	cmds=$(num commands) matched=$(num matched) rbf=$(num ringbuf_reserve_failed)
 	fwr=$(num fw_records) hcomp=$(num host_complete)
 	tap_diag "$1: agent commands $cmds matched $matched partial $(num partial) unmatched $(num unmatched); ringbuf_reserve_failed $rbf; fw_records $fwr host_complete $hcomp"
-	tap_diag "$1: records by slba or ring order $(num fw_matched_by_slba_or_order), outside window $(num fw_unmatched_outside_window), no command $(num fw_unmatched_no_command); commands swept $(num swept), flushed by id reuse $(num reuse_flushed), completions without submission $(num host_complete_without_submit), stale ids removed $(num stale_ids_removed)"
+	tap_diag "$1: records by slba or ring order $(num fw_matched_by_slba_or_order), refused there $(num fw_refused_outside_window), outside window $(num fw_unmatched_outside_window), taken off when placed $(num fw_refused_when_placed), no command $(num fw_unmatched_no_command); commands swept $(num swept), flushed by id reuse $(num reuse_flushed), completions without submission $(num host_complete_without_submit), stale ids removed $(num stale_ids_removed)"
 	# of every completion the agent saw: a completion it could not tie to
 	# a submission is no command in its totals, yet a command lost
 	[ $arc = 0 ] && [ -n "$cmds" ] && [ "$cmds" -gt 500 ] && [ -n "$hcomp" ] &&

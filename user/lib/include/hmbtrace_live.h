@@ -6,9 +6,12 @@
  * them as they come, and each command is judged (hmb_cmd_judge) once the
  * estimate can place it: with a lag of HMB_LIVE_LAG commands, so that a
  * clock step is found before the commands around it are placed with the
- * old estimate.  Every judged command goes to the caller's on_cmd (per-
- * command output, an exporter) and into the run's and the interval's
- * struct hmb_cmd_stats.  Each judged command carries the background groups
+ * old estimate.  A placed command keeps only the records that lie inside
+ * its host window widened by the estimate's error bound: the others are
+ * taken off it (counted in fw_refused) before it is judged, so it is
+ * matched or partial only inside its window, or unmatched.  Every judged
+ * command goes to the caller's on_cmd (per-command output, an exporter)
+ * and into the run's and the interval's struct hmb_cmd_stats.  Each judged command carries the background groups
  * with a window in flight during its firmware span (struct hmb_cmd.bg,
  * group names in hmb_live.groups): the open window of each group and its
  * last HMB_LIVE_WIN closed ones are kept for that (an end without a begin
@@ -82,6 +85,11 @@ struct hmb_live {
 	struct hmb_cmd *pending;	/* waiting for the clock */
 	size_t npending;
 	uint64_t unplaced_early;	/* judged unplaced: pending was full */
+	/*
+	 * records taken off their command when judged: the estimate placed
+	 * them outside its host window widened by the error bound
+	 */
+	uint64_t fw_refused;
 	bool clk_told;			/* on_clock had the first estimate */
 	unsigned int clk_steps_told;	/* ... and this many steps */
 	struct hmb_cmd_stats run, iv;	/* the whole run, this interval */

@@ -618,13 +618,20 @@ static void run_fit(const char *name, struct truth tr, double secs,
 		   name, (unsigned long long)a.run.tot.in_window_err,
 		   (unsigned long long)n);
 	if (!tr.step) {
-		/* All good commands inside their windows; the bad ones not. */
-		ok(a.run.tot.matched == n && a.run.tot.placed == n &&
-		   a.run.tot.in_window_err >= n - bad &&
-		   a.run.tot.outside_window >= bad * 9 / 10,
-		   "%s: %llu of %llu commands inside their host window (%llu misattributed planted, %llu outside)",
+		/*
+		 * Every command inside its window: the bad ones' records
+		 * outside it (fetch, cqe_posted) taken off, counted, the
+		 * command partial on the rest.
+		 */
+		ok(a.run.tot.matched + a.run.tot.partial == n &&
+		   a.run.tot.placed == n && a.run.tot.in_window_err == n &&
+		   a.run.tot.outside_window == 0 &&
+		   a.run.tot.partial == bad && a.fw_refused == 2 * bad,
+		   "%s: %llu of %llu commands inside their host window (%llu misattributed planted: %llu partial, %llu records refused, %llu outside)",
 		   name, (unsigned long long)a.run.tot.in_window_err,
 		   (unsigned long long)n, (unsigned long long)bad,
+		   (unsigned long long)a.run.tot.partial,
+		   (unsigned long long)a.fw_refused,
 		   (unsigned long long)a.run.tot.outside_window);
 	}
 	hmb_live_free(&a);
@@ -689,21 +696,30 @@ static void test_breakdown(void)
 		   "breakdown: submit->fetch + fw + cqe->complete = host total within the clock error (%lld vs %lld ns)",
 		   (long long)sum, (long long)c->x[HMB_X_HOST_TOTAL]);
 	}
-	/* host-only and unmatched commands are classified, not clocked */
+	/*
+	 * host-only and unmatched commands are classified, not clocked; a
+	 * partial one is placed (host = fw + 5 ms) with a record inside its
+	 * window, kept, and one outside it, taken off: unmatched
+	 */
 	memset(&ev, 0, sizeof(ev));
-	ev.h.submit_ns = 1;
-	ev.h.complete_ns = 1000001;
+	ev.h.submit_ns = 5000001;
+	ev.h.complete_ns = 6000001;
 	ev.h.flags = HMB_CMD_F_HOST_ONLY;
 	feed(&a, &ev);
 	ev.h.flags = HMB_CMD_F_SWEPT;
 	feed(&a, &ev);
 	ev.fw.mask = 1 << HMB_PHASE_FETCH;
-	ev.fw.ts[HMB_PHASE_FETCH] = 7;
+	ev.fw.ts[HMB_PHASE_FETCH] = 100000;
+	feed(&a, &ev);
+	ev.fw.ts[HMB_PHASE_FETCH] = 2000000;	/* host 7 ms: after it */
 	feed(&a, &ev);
 	hmb_live_flush(&a);
-	ok(a.run.tot.host_only == 1 && a.run.tot.unmatched == 1 && a.run.tot.partial == 1 &&
-	   a.run.tot.swept == 2, "breakdown: host-only, unmatched, partial counted");
-	ok(hmb_hist_total(&a.run.xh[HMB_X_HOST_TOTAL]) == 103,
+	ok(a.run.tot.host_only == 1 && a.run.tot.unmatched == 2 && a.run.tot.partial == 1 &&
+	   a.run.tot.swept == 3 && a.fw_refused == 1 &&
+	   a.run.tot.outside_window == 0,
+	   "breakdown: host-only, unmatched, partial counted; the record outside its window refused (%llu), its command unmatched",
+	   (unsigned long long)a.fw_refused);
+	ok(hmb_hist_total(&a.run.xh[HMB_X_HOST_TOTAL]) == 104,
 	   "breakdown: host histogram has every command");
 
 	/* background windows: gc [1000,5000], thermal from 4000 open, gc 9000 */

@@ -364,15 +364,19 @@ static int drain(struct daemon *d)
 
 static int reopen_output(struct daemon *d)
 {
+	int r;
+
 	d->reopen = false;
 	if (!d->out_is_file && d->out_fd == STDOUT_FILENO) {
 		log_msg(LOG_INFO, "SIGHUP: output is stdout, nothing to reopen");
 		return 0;
 	}
 	output_close(d);
-	if (output_open(d, true)) {
-		d->exit_code = EXIT_ERR;
-		d->exit_reason = "reopen failed";
+	r = output_open(d, true);
+	if (r) {
+		d->exit_code = r;
+		d->exit_reason = r == EXIT_NOT_DUMP ? "output not a dump" :
+			"reopen failed";
 		return -1;
 	}
 	d->st.reopens++;
@@ -575,16 +579,24 @@ static void summary(struct daemon *d)
 	if (!d->o.stats_json)
 		return;
 	{
-		/* As the dump: never through a symbolic link, our mode. */
+		/*
+		 * As the dump: never through a symbolic link, our mode.  A
+		 * FIFO with nobody reading must not block the exit
+		 * (O_NONBLOCK: ENXIO); one with a reader gets the summary.
+		 */
 		int fd = open(d->o.stats_json, O_WRONLY | O_CREAT | O_TRUNC |
-			      O_NOFOLLOW | O_CLOEXEC, d->o.file_mode);
+			      O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, d->o.file_mode);
+		int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
 
-		f = fd >= 0 ? fdopen(fd, "w") : NULL;
+		f = fl >= 0 && !fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) ?
+		    fdopen(fd, "w") : NULL;
 		if (fd >= 0 && !f)
 			close(fd);
 	}
 	if (!f) {
-		log_msg(LOG_ERR, "cannot write %s: %s", d->o.stats_json, strerror(errno));
+		log_msg(LOG_ERR, "cannot write %s: %s%s", d->o.stats_json,
+			strerror(errno),
+			errno == ENXIO ? " (a FIFO nobody reads)" : "");
 		return;
 	}
 	write_stats_json(f, d, el);
@@ -628,8 +640,9 @@ int main(int argc, char **argv)
 		log_msg(LOG_ERR, "cannot allocate a %zu-byte batch buffer", d->o.batch);
 		return EXIT_ERR;
 	}
-	if (output_open(d, false))
-		return EXIT_ERR;
+	r = output_open(d, false);
+	if (r)
+		return r;
 	d->flags = 0;
 	d->published = hmb_consumer_cursor(d->c);
 	sigbus_setup(d);

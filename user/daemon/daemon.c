@@ -604,6 +604,30 @@ static void summary(struct daemon *d)
 		log_msg(LOG_ERR, "cannot write %s: %s", d->o.stats_json, strerror(errno));
 }
 
+/*
+ * The exit status for a failed attach, as the man page has it: a header
+ * the daemon cannot read is refused (4); cursors no producer could have
+ * left (head behind tail or more than a ring ahead, misaligned) are a
+ * corrupt ring (3), like a bad record met while draining.
+ */
+static int attach_exit(int code)
+{
+	switch (code) {
+	case HMB_E_RING_MAGIC:
+	case HMB_E_RING_VERSION:
+	case HMB_E_RING_SIZE:
+	case HMB_E_RING_AREA_OFF:
+	case HMB_E_RING_SHORT:
+		return EXIT_VERSION;
+	case HMB_E_HEAD_BACKWARDS:
+	case HMB_E_HEAD_AHEAD:
+	case HMB_E_HEAD_MISALIGNED:
+		return EXIT_CORRUPT;
+	default:
+		return EXIT_ERR;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static struct daemon dd;
@@ -627,8 +651,7 @@ int main(int argc, char **argv)
 	if (r) {
 		log_msg(LOG_ERR, "cannot attach to ring %s: %s", d->src.path, err.msg);
 		source_close(&d->src);
-		return r == HMB_E_RING_VERSION || r == HMB_E_RING_MAGIC ? EXIT_VERSION :
-		       EXIT_ERR;
+		return attach_exit(r);
 	}
 	if (d->src.kind == SRC_RING_FILE &&
 	    hmb_consumer_set_fd(d->c, d->src.fd, 0, &err)) {

@@ -551,7 +551,13 @@ static void write_stats_json(FILE *f, const struct daemon *d, double el)
 	hmb_json_kv_u64(&j, "output_retries", s->output_retries);
 	hmb_json_kv_u64(&j, "fsyncs", s->fsyncs);
 	hmb_json_kv_u64(&j, "ring_changed", s->ring_changed);
-	hmb_json_kv_u64(&j, "tail", d->c ? hmb_consumer_cursor(d->c) : 0);
+	/*
+	 * "tail": what the ring holds as its tail, where the next consumer
+	 * starts.  "consumed": how far this one read; past the tail when a
+	 * batch was read and not written (exit 6: it is still in the ring).
+	 */
+	hmb_json_kv_u64(&j, "tail", d->published);
+	hmb_json_kv_u64(&j, "consumed", d->c ? hmb_consumer_cursor(d->c) : 0);
 	hmb_json_kv_dbl(&j, "elapsed_s", el, 6);
 	hmb_json_kv_i64(&j, "exit_code", d->exit_code);
 	hmb_json_kv_str(&j, "exit_reason", d->exit_reason);

@@ -364,15 +364,19 @@ static int drain(struct daemon *d)
 
 static int reopen_output(struct daemon *d)
 {
+	int r;
+
 	d->reopen = false;
 	if (!d->out_is_file && d->out_fd == STDOUT_FILENO) {
 		log_msg(LOG_INFO, "SIGHUP: output is stdout, nothing to reopen");
 		return 0;
 	}
 	output_close(d);
-	if (output_open(d, true)) {
-		d->exit_code = EXIT_ERR;
-		d->exit_reason = "reopen failed";
+	r = output_open(d, true);
+	if (r) {
+		d->exit_code = r;
+		d->exit_reason = r == EXIT_NOT_DUMP ? "output not a dump" :
+			"reopen failed";
 		return -1;
 	}
 	d->st.reopens++;
@@ -547,7 +551,13 @@ static void write_stats_json(FILE *f, const struct daemon *d, double el)
 	hmb_json_kv_u64(&j, "output_retries", s->output_retries);
 	hmb_json_kv_u64(&j, "fsyncs", s->fsyncs);
 	hmb_json_kv_u64(&j, "ring_changed", s->ring_changed);
-	hmb_json_kv_u64(&j, "tail", d->c ? hmb_consumer_cursor(d->c) : 0);
+	/*
+	 * "tail": what the ring holds as its tail, where the next consumer
+	 * starts.  "consumed": how far this one read; past the tail when a
+	 * batch was read and not written (exit 6: it is still in the ring).
+	 */
+	hmb_json_kv_u64(&j, "tail", d->published);
+	hmb_json_kv_u64(&j, "consumed", d->c ? hmb_consumer_cursor(d->c) : 0);
 	hmb_json_kv_dbl(&j, "elapsed_s", el, 6);
 	hmb_json_kv_i64(&j, "exit_code", d->exit_code);
 	hmb_json_kv_str(&j, "exit_reason", d->exit_reason);
@@ -575,21 +585,53 @@ static void summary(struct daemon *d)
 	if (!d->o.stats_json)
 		return;
 	{
-		/* As the dump: never through a symbolic link, our mode. */
+		/*
+		 * As the dump: never through a symbolic link, our mode.  A
+		 * FIFO with nobody reading must not block the exit
+		 * (O_NONBLOCK: ENXIO); one with a reader gets the summary.
+		 */
 		int fd = open(d->o.stats_json, O_WRONLY | O_CREAT | O_TRUNC |
-			      O_NOFOLLOW | O_CLOEXEC, d->o.file_mode);
+			      O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, d->o.file_mode);
+		int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
 
-		f = fd >= 0 ? fdopen(fd, "w") : NULL;
+		f = fl >= 0 && !fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) ?
+		    fdopen(fd, "w") : NULL;
 		if (fd >= 0 && !f)
 			close(fd);
 	}
 	if (!f) {
-		log_msg(LOG_ERR, "cannot write %s: %s", d->o.stats_json, strerror(errno));
+		log_msg(LOG_ERR, "cannot write %s: %s%s", d->o.stats_json,
+			strerror(errno),
+			errno == ENXIO ? " (a FIFO nobody reads)" : "");
 		return;
 	}
 	write_stats_json(f, d, el);
 	if (fclose(f))
 		log_msg(LOG_ERR, "cannot write %s: %s", d->o.stats_json, strerror(errno));
+}
+
+/*
+ * The exit status for a failed attach, as the man page has it: a header
+ * the daemon cannot read is refused (4); cursors no producer could have
+ * left (head behind tail or more than a ring ahead, misaligned) are a
+ * corrupt ring (3), like a bad record met while draining.
+ */
+static int attach_exit(int code)
+{
+	switch (code) {
+	case HMB_E_RING_MAGIC:
+	case HMB_E_RING_VERSION:
+	case HMB_E_RING_SIZE:
+	case HMB_E_RING_AREA_OFF:
+	case HMB_E_RING_SHORT:
+		return EXIT_VERSION;
+	case HMB_E_HEAD_BACKWARDS:
+	case HMB_E_HEAD_AHEAD:
+	case HMB_E_HEAD_MISALIGNED:
+		return EXIT_CORRUPT;
+	default:
+		return EXIT_ERR;
+	}
 }
 
 int main(int argc, char **argv)
@@ -615,8 +657,7 @@ int main(int argc, char **argv)
 	if (r) {
 		log_msg(LOG_ERR, "cannot attach to ring %s: %s", d->src.path, err.msg);
 		source_close(&d->src);
-		return r == HMB_E_RING_VERSION || r == HMB_E_RING_MAGIC ? EXIT_VERSION :
-		       EXIT_ERR;
+		return attach_exit(r);
 	}
 	if (d->src.kind == SRC_RING_FILE &&
 	    hmb_consumer_set_fd(d->c, d->src.fd, 0, &err)) {
@@ -628,8 +669,9 @@ int main(int argc, char **argv)
 		log_msg(LOG_ERR, "cannot allocate a %zu-byte batch buffer", d->o.batch);
 		return EXIT_ERR;
 	}
-	if (output_open(d, false))
-		return EXIT_ERR;
+	r = output_open(d, false);
+	if (r)
+		return r;
 	d->flags = 0;
 	d->published = hmb_consumer_cursor(d->c);
 	sigbus_setup(d);

@@ -28,6 +28,7 @@ enum {
 	EXIT_VERSION = 4,	/* ring header refused (version > 1, bad magic) */
 	EXIT_GONE = 5,		/* device (or ring file) went away */
 	EXIT_OUTPUT = 6,	/* stopped while output still failed; data kept in the ring */
+	EXIT_NOT_DUMP = 7,	/* existing output not a dump: refused, nothing drained */
 };
 
 /* ------------------------------------------------------------- logging */
@@ -139,7 +140,10 @@ void signals_read(struct daemon *d);
 /* opts.c: the options into @o; --help exits 0, bad usage exits 2. */
 void parse_opts(struct opts *o, int argc, char **argv);
 
-/* output.c: the dump file and its sidecar */
+/*
+ * output.c: the dump file and its sidecar.  output_open() returns 0 or the
+ * exit status for the failure it logged (EXIT_ERR, EXIT_NOT_DUMP).
+ */
 int output_open(struct daemon *d, bool reopen);
 void output_close(struct daemon *d);
 int output_sync(struct daemon *d);

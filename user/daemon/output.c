@@ -16,6 +16,25 @@
 
 #include "daemon.h"
 
+/*
+ * What kinds of file the daemon refuses to open as its output or sidecar:
+ * opening a FIFO blocks until the other end opens, a socket cannot be
+ * opened, and neither can hold a dump to append to.  A character device
+ * (/dev/null) is an output; a symbolic link is refused by O_NOFOLLOW.
+ */
+static const char *odd_type(mode_t m)
+{
+	if (S_ISFIFO(m))
+		return "a FIFO";
+	if (S_ISSOCK(m))
+		return "a socket";
+	if (S_ISDIR(m))
+		return "a directory";
+	if (S_ISBLK(m))
+		return "a block device";
+	return NULL;
+}
+
 static void sidecar_path(const struct daemon *d, char *path, size_t len)
 {
 	snprintf(path, len, "%s.meta", d->o.output);
@@ -41,6 +60,17 @@ static int write_sidecar(struct daemon *d)
 	if (!d->out_is_file)
 		return 0;
 	sidecar_path(d, path, sizeof(path));
+	{
+		const char *odd;
+		struct stat st;
+
+		/* Neither read (it would block) nor renamed over. */
+		if (!lstat(path, &st) && (odd = odd_type(st.st_mode))) {
+			log_msg(LOG_ERR, "sidecar %s is %s, not a regular file; refusing it (move it away)",
+				path, odd);
+			return -1;
+		}
+	}
 	/* A sidecar beside an empty dump describes nothing that is left. */
 	if (d->out_size && (access(path, F_OK) == 0 || errno != ENOENT)) {
 		struct hmb_sidecar_restart r;
@@ -77,59 +107,81 @@ static int write_sidecar(struct daemon *d)
 	return 0;
 }
 
-/*
- * A daemon killed in the middle of a write (kill -9) can leave a torn record
- * at the end of its output; the records of that batch are still in the
- * ring and will be written again.  Find the end of the last whole record
- * and cut the file back to it, so that appending keeps the dump valid.
- */
-static void output_recover(struct daemon *d)
+/* @msg without the "@name: " the library's messages start with. */
+static const char *unprefixed(const char *msg, const char *name)
 {
-	struct hmb_reader *r;
-	struct hmb_record rec;
+	size_t n = strlen(name);
+
+	return !strncmp(msg, name, n) && !strncmp(msg + n, ": ", 2) ?
+	       msg + n + 2 : msg;
+}
+
+/*
+ * Before anything is appended to an existing FILE it must be a dump up to
+ * a record boundary (hmb_dump_check, docs/format.md 12.1): appending to a
+ * ring image, a text file or a dump corrupt in the middle would put the
+ * records where no reader finds them, and their ring space is gone once
+ * the tail is published.  Such a FILE is refused before a byte is drained.
+ * A daemon killed in the middle of a write (kill -9) can leave a torn
+ * record at the end (the records of that batch are still in the ring and
+ * will be written again), a crash zero bytes: FILE is cut back to its last
+ * whole record.  Returns 0, EXIT_NOT_DUMP or EXIT_ERR (logged).
+ */
+static int output_check(struct daemon *d, const struct stat *out_st)
+{
+	struct hmb_dump_state ds;
 	struct hmb_error err;
-	uint64_t good = 0;
+	struct stat st;
 	int fd, rc;
 
-	fd = open(d->o.output, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	rc = hmb_reader_open(&r, fd, d->o.output, &err);
-	if (rc == 0) {
-		if (hmb_reader_dialect(r) != HMB_DIALECT_DUMP) {
-			log_msg(LOG_WARN, "output %s is a ring image, not a dump; appending anyway",
-				d->o.output);
-			rc = 1;
-		} else {
-			while ((rc = hmb_reader_next(r, &rec, &err)) == 1)
-				good = rec.offset + rec.raw_len;
-		}
-		hmb_reader_close(r);
+	fd = open(d->o.output, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) || st.st_dev != out_st->st_dev ||
+	    st.st_ino != out_st->st_ino) {
+		log_msg(LOG_ERR, "cannot read output %s to check it before appending: %s (--no-output-check appends unchecked)",
+			d->o.output, fd < 0 ? strerror(errno) :
+			"it was replaced while being opened");
+		if (fd >= 0)
+			close(fd);
+		return EXIT_ERR;
 	}
+	rc = hmb_dump_check(fd, d->o.output, &ds, &err);
 	close(fd);
-	if (rc == HMB_E_TRUNC_HDR || rc == HMB_E_TRUNC_PAYLOAD) {
-		log_msg(LOG_WARN, "output %s ends with a torn record (%s); cutting it back from %" PRIu64
-			" to %" PRIu64 " bytes (the record is still in the ring)",
-			d->o.output, err.msg, d->out_size, good);
-		if (ftruncate(d->out_fd, (off_t)good))
-			log_msg(LOG_ERR, "cannot cut %s back: %s", d->o.output,
-				strerror(errno));
-		else
-			d->out_size = good;
-	} else if (rc < 0) {
-		log_msg(LOG_WARN, "output %s is not a valid dump (%s); appending anyway",
-			d->o.output, err.msg);
+	if (rc == HMB_E_IO || rc == HMB_E_NOMEM || rc == HMB_E_INVAL) {
+		log_msg(LOG_ERR, "cannot check output %s before appending: %s",
+			d->o.output, unprefixed(err.msg, d->o.output));
+		return EXIT_ERR;
 	}
+	if (rc) {
+		log_msg(LOG_ERR, "output %s is not a dump to append to: %s; refusing it: nothing written, the records stay in the ring",
+			d->o.output, unprefixed(err.msg, d->o.output));
+		return EXIT_NOT_DUMP;
+	}
+	if (ds.tail == HMB_DUMP_END_CLEAN)
+		return 0;
+	log_msg(LOG_WARN, "output %s ends with %s (%s); cutting it back from %" PRIu64
+		" to %" PRIu64 " bytes%s", d->o.output,
+		ds.tail == HMB_DUMP_END_TORN ? "a torn record" : "zero bytes",
+		unprefixed(err.msg, d->o.output), d->out_size, ds.end,
+		ds.tail == HMB_DUMP_END_TORN ? " (the record is still in the ring)" : "");
+	if (ftruncate(d->out_fd, (off_t)ds.end)) {
+		log_msg(LOG_ERR, "cannot cut %s back: %s", d->o.output,
+			strerror(errno));
+		return EXIT_ERR;
+	}
+	d->out_size = ds.end;
+	return 0;
 }
 
 /*
  * Open FILE for appending, never through a symbolic link (O_NOFOLLOW): a
  * new file is created with O_EXCL and given exactly --file-mode; an
- * existing one keeps its mode.  Sets *@created.
+ * existing one keeps its mode.  O_NONBLOCK: a FIFO put there after
+ * output_open() looked must not block the open (the caller refuses it and
+ * clears the flag for anything else).  Sets *@created.
  */
 static int open_output_file(struct daemon *d, bool *created)
 {
-	const int fl = O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW;
+	const int fl = O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
 	int fd, tries;
 
 	for (tries = 0; tries < 8; tries++) {
@@ -156,7 +208,9 @@ static int open_output_file(struct daemon *d, bool *created)
 int output_open(struct daemon *d, bool reopen)
 {
 	bool created = false;
+	const char *odd;
 	struct stat st;
+	int rc;
 
 	if (!strcmp(d->o.output, "-")) {
 		d->out_fd = STDOUT_FILENO;
@@ -164,16 +218,33 @@ int output_open(struct daemon *d, bool reopen)
 		d->out_size = 0;
 		return 0;
 	}
+	if (!lstat(d->o.output, &st) && (odd = odd_type(st.st_mode))) {
+		log_msg(LOG_ERR, "output %s is %s, not a regular file; refusing it (-o - writes to standard output, for a pipe)",
+			d->o.output, odd);
+		return EXIT_ERR;
+	}
 	d->out_fd = open_output_file(d, &created);
 	if (d->out_fd < 0) {
 		log_msg(LOG_ERR, "cannot open output %s: %s%s", d->o.output,
 			strerror(errno),
-			errno == ELOOP ? " (it is a symbolic link; the daemon does not follow links for its output)" : "");
-		return -1;
+			errno == ELOOP ? " (it is a symbolic link; the daemon does not follow links for its output)" :
+			errno == ENXIO ? " (a FIFO or socket put there meanwhile?)" : "");
+		return EXIT_ERR;
 	}
 	if (fstat(d->out_fd, &st)) {
 		log_msg(LOG_ERR, "output %s: fstat: %s", d->o.output, strerror(errno));
-		return -1;
+		goto fail;
+	}
+	if ((odd = odd_type(st.st_mode))) {
+		log_msg(LOG_ERR, "output %s is %s, not a regular file; refusing it",
+			d->o.output, odd);
+		goto fail;
+	}
+	/* A character device may block in write(2) like any output. */
+	rc = fcntl(d->out_fd, F_GETFL);
+	if (rc < 0 || fcntl(d->out_fd, F_SETFL, rc & ~O_NONBLOCK)) {
+		log_msg(LOG_ERR, "output %s: fcntl: %s", d->o.output, strerror(errno));
+		goto fail;
 	}
 	d->out_is_file = S_ISREG(st.st_mode);
 	d->out_size = d->out_is_file ? (uint64_t)st.st_size : 0;
@@ -182,14 +253,17 @@ int output_open(struct daemon *d, bool reopen)
 	/* A new name in the directory survives a power loss only once the
 	 * directory is synced. */
 	if (created && d->o.fsync != FSYNC_NONE) {
-		int rc = hmb_fsync_dir_of(d->o.output);
-
+		rc = hmb_fsync_dir_of(d->o.output);
 		if (rc)
 			log_msg(LOG_WARN, "output %s: cannot sync its directory: %s",
 				d->o.output, strerror(-rc));
 	}
-	if (d->out_size && !d->o.no_recover)
-		output_recover(d);
+	if (d->out_size && !d->o.no_recover) {
+		rc = output_check(d, &st);
+		if (rc)
+			goto fail_rc;
+		d->synced_size = d->out_size;
+	}
 	if (reopen && d->out_is_file && st.st_dev == d->out_dev &&
 	    st.st_ino == d->out_ino) {
 		/* SIGHUP, FILE not moved away: the same dump goes on. */
@@ -197,7 +271,14 @@ int output_open(struct daemon *d, bool reopen)
 	}
 	d->out_dev = st.st_dev;
 	d->out_ino = st.st_ino;
-	return write_sidecar(d);
+	return write_sidecar(d) ? EXIT_ERR : 0;
+
+fail:
+	rc = EXIT_ERR;
+fail_rc:
+	close(d->out_fd);
+	d->out_fd = -1;
+	return rc;
 }
 
 /*

@@ -49,6 +49,7 @@ static const struct {
 	{ HMB_E_SIDECAR, "HMB_E_SIDECAR", "bad sidecar metadata file" },
 	{ HMB_E_SIDECAR_VERSION, "HMB_E_SIDECAR_VERSION",
 	  "unsupported sidecar abi_version" },
+	{ HMB_E_NOT_DUMP, "HMB_E_NOT_DUMP", "a ring image, not a dump" },
 	{ HMB_E_DICT, "HMB_E_DICT", "bad event dictionary" },
 };
 

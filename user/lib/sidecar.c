@@ -159,7 +159,12 @@ int hmb_sidecar_write(const char *path, const struct hmb_sidecar *sc,
 	return hmb_sidecar_create(path, sc, 0, SIDECAR_DEFAULT_MODE, err);
 }
 
-/* Read all of @path (opened without following a symlink) into *@out. */
+/*
+ * Read all of @path (opened without following a symlink) into *@out.  Opened
+ * O_NONBLOCK, so that a FIFO there is refused as not a regular file instead
+ * of waiting for a writer (a daemon with SIGTERM blocked would wait for
+ * ever); reads of a regular file do not heed the flag.
+ */
 static int slurp(const char *path, char **out, size_t *len, unsigned int *mode,
 		 struct hmb_error *err)
 {
@@ -168,20 +173,24 @@ static int slurp(const char *path, char **out, size_t *len, unsigned int *mode,
 	size_t n = 0;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return hmb__err(err, errno == ENOENT ? HMB_E_SIDECAR : HMB_E_IO,
 				errno, 0, "%s: cannot open: %s", path,
 				strerror(errno));
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size > SIDECAR_FILE_MAX) {
+	if (fstat(fd, &st)) {
 		int e = errno;
 
 		close(fd);
+		return hmb__err(err, HMB_E_IO, e, 0, "%s: fstat: %s", path,
+				strerror(e));
+	}
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > SIDECAR_FILE_MAX) {
+		close(fd);
 		return hmb__err(err, HMB_E_SIDECAR, 0, 0,
-				"%s: not a regular file of at most %u bytes%s%s",
-				path, SIDECAR_FILE_MAX, e ? ": " : "",
-				e ? strerror(e) : "");
+				"%s: not a regular file of at most %u bytes%s",
+				path, SIDECAR_FILE_MAX,
+				S_ISFIFO(st.st_mode) ? " (a FIFO)" : "");
 	}
 	if (mode)
 		*mode = st.st_mode & 07777;

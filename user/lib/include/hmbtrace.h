@@ -57,6 +57,7 @@ enum hmb_errcode {
 	HMB_E_UNKNOWN_MAGIC = -32,	/* first 4 bytes neither HMBT nor RECT */
 	HMB_E_SIDECAR = -33,		/* sidecar unreadable or malformed */
 	HMB_E_SIDECAR_VERSION = -34,	/* sidecar abi_version > 1 */
+	HMB_E_NOT_DUMP = -35,		/* a ring image where a dump must be */
 	HMB_E_DICT = -40,		/* event dictionary malformed */
 };
 
@@ -394,6 +395,43 @@ int hmb_reader_acct(struct hmb_reader *r, struct hmb_acct *a, uint64_t stop,
 int hmb_reader_set_map_window(struct hmb_reader *r, size_t bytes);
 /* Byte offset of the next record of a dump (0 at the start). */
 uint64_t hmb_reader_offset(const struct hmb_reader *r);
+
+/*
+ * What an existing dump holds before records are appended to it
+ * (hmb_dump_check, docs/format.md 12.1 "Appending to a dump").
+ */
+enum hmb_dump_end {
+	HMB_DUMP_END_CLEAN = 0,	/* empty, or ends after a whole record */
+	HMB_DUMP_END_TORN = 1,	/* then one record cut short: a prefix of a
+				 * valid header, or a valid header and part
+				 * of its payload (a writer killed mid-write) */
+	HMB_DUMP_END_ZEROS = 2,	/* then zero bytes only (blocks allocated but
+				 * never written before a crash) */
+};
+
+struct hmb_dump_state {
+	uint64_t size;		/* bytes from the start offset to the end */
+	uint64_t end;		/* end of the last whole record */
+	uint64_t records;	/* whole records before @end (any kind) */
+	enum hmb_dump_end tail;	/* what [end, size) holds */
+};
+
+/*
+ * May records be appended to the dump in @fd, read from its current
+ * offset to its end (a regular file, left at an unspecified offset; @name
+ * prefixes messages)?
+ * Returns 0 when it is a dump up to @st->end followed by nothing or by
+ * what an interrupted writer leaves (@st->tail); the appender cuts the
+ * file back to @st->end first, and @err then says what is cut (for a log
+ * line).  Otherwise, without reading further than needed, a negative code
+ * naming the byte offset of the first byte that is neither part of a whole
+ * record nor such a tail: HMB_E_NOT_DUMP (a ring image, "HMBT", offset 0),
+ * HMB_E_UNKNOWN_MAGIC (offset 0), HMB_E_REC_MAGIC, HMB_E_REC_LEN or
+ * HMB_E_MARKER_PAYLOAD (the bytes after the last whole record), HMB_E_IO.
+ * The file is never written.
+ */
+int hmb_dump_check(int fd, const char *name, struct hmb_dump_state *st,
+		   struct hmb_error *err);
 
 /*
  * Iterate the records in a memory buffer holding a dump stream (for example

@@ -777,6 +777,20 @@ static void test_sidecar_update(const char *dir)
 	ok(read_text(victim, after, sizeof(after)) > 0 &&
 	   !strcmp(after, "precious\n"), "its target not written");
 	unlink(path);
+	/*
+	 * A FIFO there: refused at once, not opened for a writer that never
+	 * comes (a hang is the failure; alarm() ends it).
+	 */
+	ok(!mkfifo(path, 0600), "sidecar replaced by a FIFO");
+	alarm(30);
+	ok(hmb_sidecar_read(path, &rd, &e) == HMB_E_SIDECAR &&
+	   strstr(e.msg, "not a regular file"), "reading a FIFO refused: %s",
+	   e.msg);
+	ok(hmb_sidecar_append_epoch(path, 1, &e) == HMB_E_SIDECAR,
+	   "appending to a FIFO refused: %s", e.msg);
+	alarm(0);
+	ok(lstat(path, &st) == 0 && S_ISFIFO(st.st_mode), "the FIFO left there");
+	unlink(path);
 	/* Malformed: refused, left exactly as it was. */
 	f = fopen(path, "w");
 	fputs("hmb_trace_sidecar=1\nabi_version=1\nepoch=12x\n", f);

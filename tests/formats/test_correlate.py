@@ -130,6 +130,21 @@ r = run([BIN, "correlate", dump, agent])
 T.ok(r.returncode == 0 and b"clock fw->host: host = fw" in r.stdout and
      b"slowest commands" in r.stdout and b"usecs" in r.stdout,
      "text output: summary, clock, histograms, slowest commands", r.stderr)
+# An opcode name from the host's file is untrusted text: escape sequences
+# in it must reach the terminal as \xNN, never as ESC or BEL.
+hostile = os.path.join(WORK, "hostile.jsonl")
+with open(agent) as src, open(hostile, "w") as dst:
+    for ln in src:
+        x = json.loads(ln)
+        if x.get("type") == "cmd":
+            x["cmd"]["opc"] = "\x1b[2J\x1b]0;owned\x07\\rd"
+        dst.write(json.dumps(x) + "\n")
+r = run([BIN, "correlate", dump, hostile])
+T.ok(r.returncode == 0 and b"\x1b" not in r.stdout and
+     b"\x07" not in r.stdout and
+     b"\\x1b[2J\\x1b]0;owne" in r.stdout,
+     "text output: escape sequences in host opcodes are printed as \\xNN",
+     r.stdout[-600:] + r.stderr[-300:])
 outp = os.path.join(WORK, "corr.jsonl")
 r2 = run([BIN, "correlate", dump, agent, "-j", "-o", outp])
 r3 = run([BIN, "correlate", dump, agent, "-j"])

@@ -167,6 +167,7 @@ static void print_text(struct hmb_outbuf *ob, const struct input *in)
 	unsigned int nops = 0;
 	uint64_t n;
 	uint16_t op;
+	char src[4 * sizeof(in->sidecar.source)];
 
 	hmb_ob_puts(ob, "file:          ");
 	hmb_ob_puts(ob, in->name);
@@ -185,7 +186,9 @@ static void print_text(struct hmb_outbuf *ob, const struct input *in)
 		hmb_ob_puts(ob, "sidecar:       ");
 		hmb_ob_puts(ob, in->meta_path);
 		hmb_ob_puts(ob, " (source ");
-		hmb_ob_puts(ob, in->sidecar.source);
+		/* the sidecar is a file anyone may have written */
+		hmb_ob_puts(ob, hmb_text_esc(src, sizeof(src),
+					     in->sidecar.source));
 		hmb_ob_printf(ob, ", ring size %u, %llu epoch%s)\n",
 			  in->sidecar.ring_size,
 			  (unsigned long long)in->epochs,

@@ -350,7 +350,7 @@ int hmb_sidecar_parse(const char *text, size_t len, const char *name,
 		      size_t max_epochs, size_t *n_epochs,
 		      struct hmb_error *err)
 {
-	char line[SIDECAR_LINE_MAX + 1];
+	char line[SIDECAR_LINE_MAX + 1], esc[128];
 	struct hmb_sidecar tmp;
 	bool have_abi = false;
 	unsigned int lineno = 0;
@@ -428,7 +428,8 @@ int hmb_sidecar_parse(const char *text, size_t len, const char *name,
 				    UINT64_MAX, &v))
 			return hmb__err(err, HMB_E_SIDECAR, 0, lineno,
 					"%s:%u: %s=%s is not a valid number",
-					name, lineno, line, val);
+					name, lineno, line,
+					hmb_text_esc(esc, sizeof(esc), val));
 		if (!strcmp(line, "abi_version")) {
 			if (v == 0 || v > HMB_TRACE_ABI_VERSION)
 				return hmb__err(err, v ? HMB_E_SIDECAR_VERSION :

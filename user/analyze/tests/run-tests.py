@@ -634,6 +634,22 @@ def test_sidecar():
     s = json.loads(run("stats", f, "-j", "--no-meta").out)
     T.eq((s["records"], s["duplicates"]), (30, 20),
          "--no-meta: the restart looks like a replay without the sidecar")
+    # The sidecar is text anyone may have written: what stats and the
+    # error lines show of it cannot act on the terminal.
+    write("epoch.bin.meta", meta.replace(b"/dev/shm/ring",
+                                         b"\x1b]0;owned\x07\x1b[2J"))
+    r = run("stats", f)
+    T.ok(r.rc == 0 and b"\x1b" not in r.out and b"\x07" not in r.out and
+         b"(source \\x1b]0;owned\\x07\\x1b[2J," in r.out,
+         "stats text: escape sequences in the sidecar's source as \\xNN",
+         r.out)
+    write("epoch.bin.meta", meta + b"ring_size=1\x1b[2J\n")
+    r = run("stats", f)
+    T.eq((r.rc, r.errlines),
+         (1, ["%s: %s.meta:7: ring_size=1\\x1b[2J is not a valid number"
+              % (PROG, f)]),
+         "sidecar error line: the bad value escaped")
+    write("epoch.bin.meta", meta)
     os.rename(path("epoch.bin.meta"), path("other.meta"))
     s = json.loads(run("stats", f, "-j").out)
     T.eq(s["duplicates"], 20, "no sidecar beside the dump: none used")

@@ -159,7 +159,10 @@ int hmb_sidecar_write(const char *path, const struct hmb_sidecar *sc,
 	return hmb_sidecar_create(path, sc, 0, SIDECAR_DEFAULT_MODE, err);
 }
 
-/* Read all of @path (opened without following a symlink) into *@out. */
+/*
+ * Read all of @path (opened without following a symlink, and without
+ * blocking: a FIFO or a device is refused, not waited on) into *@out.
+ */
 static int slurp(const char *path, char **out, size_t *len, unsigned int *mode,
 		 struct hmb_error *err)
 {
@@ -168,7 +171,8 @@ static int slurp(const char *path, char **out, size_t *len, unsigned int *mode,
 	size_t n = 0;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+		  O_CLOEXEC);
 	if (fd < 0)
 		return hmb__err(err, errno == ENOENT ? HMB_E_SIDECAR : HMB_E_IO,
 				errno, 0, "%s: cannot open: %s", path,

@@ -661,6 +661,24 @@ def test_sidecar():
     T.eq((s["records"], s["duplicates"]), (50, 0),
          "--meta with stdin")
 
+    # A FIFO (or any non-regular file) as the sidecar is refused at once,
+    # not waited on for a writer that never comes.
+    fifo = path("fifo.meta")
+    os.mkfifo(fifo)
+    os.rename(fifo, f + ".meta")
+    for args in ((), ("--meta", f + ".meta")):
+        try:
+            p = subprocess.run([BIN, "stats", f] + list(args),
+                               capture_output=True, timeout=20)
+            T.eq((p.returncode, p.stderr.decode().splitlines()),
+                 (1, ["%s: %s.meta: not a regular file of at most 16777216 "
+                      "bytes" % (PROG, f)]),
+                 "sidecar a FIFO%s: refused without blocking"
+                 % (" (--meta)" if args else ""))
+        except subprocess.TimeoutExpired:
+            T.ok(False, "sidecar a FIFO: refused without blocking", "hung")
+    os.unlink(f + ".meta")
+
     # An NVMe controller's seq continues across a reset (format.md,
     # "The HMB trace slice"): records the old epoch never delivered show
     # up as a forward gap at the epoch boundary and are counted lost.

@@ -272,15 +272,12 @@ static int count_all(struct input *in, struct hmb_error *err)
 		if (dump && in->next_epoch < in->n_epochs)
 			stop = in->epoch_offs[in->next_epoch];
 		rc = hmb_reader_acct(in->reader, in->acct, stop, err);
+		if (rc == 0 && dump)
+			input_epochs_end(in);
 		if (rc != 1)
 			return rc;
 		at = hmb_reader_offset(in->reader);
-		while (in->next_epoch < in->n_epochs &&
-		       at >= in->epoch_offs[in->next_epoch]) {
-			hmb_acct_new_epoch(in->acct);
-			in->epochs++;
-			in->next_epoch++;
-		}
+		input_epochs_to(in, at);
 	}
 }
 

@@ -349,10 +349,24 @@ static bool parse_restart(char *val, struct hmb_sidecar_restart *r)
 	return true;
 }
 
+static int parse(const char *text, size_t len, const char *name,
+		 struct hmb_sidecar *sc, uint64_t *epochs,
+		 unsigned int *epoch_lines, size_t max_epochs,
+		 size_t *n_epochs, struct hmb_error *err);
+
 int hmb_sidecar_parse(const char *text, size_t len, const char *name,
 		      struct hmb_sidecar *sc, uint64_t *epochs,
 		      size_t max_epochs, size_t *n_epochs,
 		      struct hmb_error *err)
+{
+	return parse(text, len, name, sc, epochs, NULL, max_epochs, n_epochs,
+		     err);
+}
+
+static int parse(const char *text, size_t len, const char *name,
+		 struct hmb_sidecar *sc, uint64_t *epochs,
+		 unsigned int *epoch_lines, size_t max_epochs,
+		 size_t *n_epochs, struct hmb_error *err)
 {
 	char line[SIDECAR_LINE_MAX + 1], esc[128];
 	struct hmb_sidecar tmp;
@@ -461,6 +475,8 @@ int hmb_sidecar_parse(const char *text, size_t len, const char *name,
 						name, lineno, max_epochs);
 			if (epochs)
 				epochs[ne] = v;
+			if (epoch_lines)
+				epoch_lines[ne] = lineno;
 			ne++;
 		}
 	}
@@ -480,8 +496,9 @@ int hmb_sidecar_parse(const char *text, size_t len, const char *name,
 }
 
 static int sidecar_parse_file(const char *path, struct hmb_sidecar *sc,
-			      uint64_t *epochs, size_t max_epochs,
-			      size_t *n_epochs, struct hmb_error *err)
+			      uint64_t *epochs, unsigned int *lines,
+			      size_t max_epochs, size_t *n_epochs,
+			      struct hmb_error *err)
 {
 	char *text;
 	size_t len;
@@ -490,8 +507,8 @@ static int sidecar_parse_file(const char *path, struct hmb_sidecar *sc,
 	rc = slurp(path, &text, &len, NULL, err);
 	if (rc)
 		return rc;
-	rc = hmb_sidecar_parse(text, len, path, sc, epochs, max_epochs,
-			       n_epochs, err);
+	rc = parse(text, len, path, sc, epochs, lines, max_epochs, n_epochs,
+		   err);
 	free(text);
 	return rc;
 }
@@ -501,8 +518,8 @@ int hmb_sidecar_read(const char *path, struct hmb_sidecar *sc,
 {
 	if (!path || !sc)
 		return hmb__err(err, HMB_E_INVAL, 0, 0, "no sidecar path or data");
-	return sidecar_parse_file(path, sc, NULL, HMB_SIDECAR_MAX_EPOCHS, NULL,
-				  err);
+	return sidecar_parse_file(path, sc, NULL, NULL, HMB_SIDECAR_MAX_EPOCHS,
+				  NULL, err);
 }
 
 int hmb_sidecar_epochs(const char *path, uint64_t *offs, size_t max,
@@ -513,5 +530,17 @@ int hmb_sidecar_epochs(const char *path, uint64_t *offs, size_t max,
 	*n = 0;
 	if (max > HMB_SIDECAR_MAX_EPOCHS)
 		max = HMB_SIDECAR_MAX_EPOCHS;
-	return sidecar_parse_file(path, NULL, offs, max, n, err);
+	return sidecar_parse_file(path, NULL, offs, NULL, max, n, err);
+}
+
+int hmb_sidecar_epoch_lines(const char *path, uint64_t *offs,
+			    unsigned int *lines, size_t max, size_t *n,
+			    struct hmb_error *err)
+{
+	if (!path || !n || (max && (!offs || !lines)))
+		return hmb__err(err, HMB_E_INVAL, 0, 0, "no sidecar path or list");
+	*n = 0;
+	if (max > HMB_SIDECAR_MAX_EPOCHS)
+		max = HMB_SIDECAR_MAX_EPOCHS;
+	return sidecar_parse_file(path, NULL, offs, lines, max, n, err);
 }

@@ -661,6 +661,30 @@ def test_sidecar():
     T.eq((s["records"], s["duplicates"]), (50, 0),
          "--meta with stdin")
 
+    # epoch= offsets where no record starts (inside one, past the end):
+    # a warning naming the sidecar's line, and the entry ignored.
+    inside, past = epoch_off + 8, len(d.buf) + 64
+    write("epoch.bin.meta", meta + ("epoch=%d\nepoch=%d\n"
+                                    % (past, inside)).encode())
+    r = run("stats", f, "-j")
+    s = json.loads(r.out) if r.rc == 0 else {}
+    T.eq((r.rc, s.get("records"), s.get("duplicates"), s.get("epochs")),
+         (0, 50, 0, 2), "bad epoch= offsets: ignored, the good ones kept")
+    T.eq(r.errlines,
+         ["%s: warning: %s.meta:8: epoch=%d is inside a record (the next "
+          "starts at byte %d); ignored" % (PROG, f, inside,
+                                           epoch_off + len(encode_record(
+                                               0, 0, payload=payload(0, 1)))),
+          "%s: warning: %s.meta:7: epoch=%d is past the dump's last record; "
+          "ignored" % (PROG, f, past)],
+         "bad epoch= offsets: one warning each, naming the sidecar's line")
+    r2 = run("decode", f, "-j")
+    T.ok(r2.rc == 0 and r2.errlines == r.errlines and
+         jsonl_lines(r2) == d.jsonl(),
+         "bad epoch= offsets: decode warns the same and prints every record",
+         r2.errlines)
+    write("epoch.bin.meta", meta)
+
     # A FIFO (or any non-regular file) as the sidecar is refused at once,
     # not waited on for a writer that never comes.
     fifo = path("fifo.meta")

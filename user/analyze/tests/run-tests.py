@@ -35,6 +35,8 @@ T = Tap()
 BIN = sys.argv[1]
 ASAN = "--asan" in sys.argv[2:]
 WORK = tempfile.mkdtemp(prefix="hmb-analyze-test.")
+UMASK = os.umask(0o22)
+os.umask(UMASK)
 
 
 class Result:
@@ -466,6 +468,40 @@ def test_convert():
     r = run("convert", "-", path("pipe.csv"), stdin=bytes(d.buf))
     with open(path("pipe.csv")) as fh:
         T.eq(fh.read().splitlines(), want, "convert from stdin")
+
+
+def test_convert_bad_input():
+    """A converter whose input turns bad leaves no cut file under OUT and
+    does not replace one already there; it says so."""
+    d = good_records(3)
+    bad = write("conv-bad.bin", bytes(d.buf) + encode_record(3, 1, magic=0x12345678))
+    for fmt, name in (("csv", "o.csv"), ("jsonl", "o.jsonl"),
+                      ("perfetto", "o.pftrace"), ("perfetto-json", "o.json")):
+        out = path(name)
+        if os.path.exists(out):
+            os.unlink(out)
+        r = run("convert", bad, out, "--to", fmt)
+        T.ok(r.rc == 1 and not os.path.exists(out) and
+             r.errlines[-1:] == ["%s: %s: not written (the partial output "
+                                 "was removed)" % (PROG, out)] and
+             not [x for x in os.listdir(WORK) if x.startswith("." + name)],
+             "convert --to %s, input bad: no OUT, no temporary left, said"
+             % fmt, r.errlines)
+        write(name, b"previous")
+        r = run("convert", bad, out, "--to", fmt)
+        T.ok(r.rc == 1 and open(out, "rb").read() == b"previous",
+             "convert --to %s, input bad: an existing OUT is left as it was"
+             % fmt)
+        good = write("conv-good.bin", bytes(d.buf))
+        r = run("convert", good, out, "--to", fmt)
+        T.ok(r.rc == 0 and os.path.getsize(out) > len(b"previous") and
+             oct(os.stat(out).st_mode & 0o777) == oct(0o644 & ~UMASK),
+             "convert --to %s, input good: OUT replaced, mode 0644 less "
+             "the umask" % fmt, r.errlines)
+    r = run("convert", bad, "/dev/null", "--to", "csv")
+    T.ok(r.rc == 1 and os.path.exists("/dev/null") and
+         os.path.isfile("/dev/null") is False,
+         "convert to /dev/null: written through, the device left alone")
 
 
 def test_many_commands():
@@ -1014,7 +1050,7 @@ def main():
     print("TAP version 13")
     for t in (test_help, test_decode_mixed, test_stdin, test_gaps,
               test_duplicates, test_seq_wrap, test_ring, test_empty_dump,
-              test_convert, test_many_commands, test_errors, test_sidecar, test_memory,
+              test_convert, test_convert_bad_input, test_many_commands, test_errors, test_sidecar, test_memory,
               test_names, test_ctf):
         try:
             t()

@@ -130,6 +130,64 @@ r = run([BIN, "correlate", dump, agent])
 T.ok(r.returncode == 0 and b"clock fw->host: host = fw" in r.stdout and
      b"slowest commands" in r.stdout and b"usecs" in r.stdout,
      "text output: summary, clock, histograms, slowest commands", r.stderr)
+# An opcode name from the host's file is untrusted text: escape sequences
+# in it must reach the terminal as \xNN, never as ESC or BEL.
+hostile = os.path.join(WORK, "hostile.jsonl")
+with open(agent) as src, open(hostile, "w") as dst:
+    for ln in src:
+        x = json.loads(ln)
+        if x.get("type") == "cmd":
+            x["cmd"]["opc"] = "\x1b[2J\x1b]0;owned\x07\\rd"
+        dst.write(json.dumps(x) + "\n")
+r = run([BIN, "correlate", dump, hostile])
+T.ok(r.returncode == 0 and b"\x1b" not in r.stdout and
+     b"\x07" not in r.stdout and
+     b"\\x1b[2J\\x1b]0;owne" in r.stdout,
+     "text output: escape sequences in host opcodes are printed as \\xNN",
+     r.stdout[-600:] + r.stderr[-300:])
+# A perf time past 2^64 ns is refused, not wrapped to a small time.
+with open(perf) as src:
+    perf_lines = src.readlines()
+line1 = perf_lines[0]
+when = line1.split(":")[0].split()[-1]
+for t, good in (("18446744073.999999999", False),
+                ("18446744073.709551615", False),
+                ("18446744073.709551614", True)):
+    bad = os.path.join(WORK, "bigtime.perf")
+    with open(bad, "w") as dst:
+        dst.write(line1.replace(when, t, 1))
+        dst.writelines(perf_lines[1:])
+    r = run([BIN, "correlate", dump, bad, "-j"])
+    if good:
+        T.ok(b"past" not in r.stderr,
+             "perf time %s: the largest time is taken" % t, r.stderr)
+    else:
+        T.eq((r.returncode, r.stderr.decode().splitlines()),
+             (1, ["hmb-trace-analyze: %s:1: perf time past "
+                  "18446744073.709551614 s (2^64 ns) in this nvme event" % bad]),
+             "perf time %s: refused with one line naming file and line" % t)
+
+# A host event line is at most 1 MiB: a longer one is an error naming its
+# file and line, read without holding it in memory.
+for size, what in ((1 << 20, "1 MiB + 1"), (64 << 20, "64 MiB")):
+    big = os.path.join(WORK, "bigline.jsonl")
+    with open(agent) as src, open(big, "w") as dst:
+        first = src.readline()
+        dst.write(first)
+        dst.write(" " * size + "\n")
+        dst.write(src.read())
+    r = run(["/usr/bin/time", "-f", "maxrss=%M", BIN, "correlate", dump, big,
+             "-j"])
+    err = r.stderr.decode().splitlines()
+    rss = [int(x[7:]) for x in err if x.startswith("maxrss=")]
+    T.eq((r.returncode, [x for x in err if not x.startswith(("maxrss=", "Command"))]),
+         (1, ["hmb-trace-analyze: %s:2: line longer than 1048576 bytes "
+              "(1 MiB): not a host event" % big]),
+         "host line of %s bytes: refused, file and line named" % what)
+    if size > (1 << 20) and "/asan/" not in BIN:
+        T.ok(rss and rss[0] < 48 * 1024,
+             "host line of %s bytes: peak RSS %s KiB < 48 MiB" % (what, rss))
+    os.unlink(big)
 outp = os.path.join(WORK, "corr.jsonl")
 r2 = run([BIN, "correlate", dump, agent, "-j", "-o", outp])
 r3 = run([BIN, "correlate", dump, agent, "-j"])

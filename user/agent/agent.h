@@ -64,6 +64,7 @@ struct env {
 	enum issue_stamp issue_stamp;	/* --issue-stamp */
 	enum fw_event fw_event;		/* --fw-event */
 	const char *export_url;		/* --export: the fleet store */
+	const char *export_credentials;	/* --export-credentials FILE */
 	const char *export_host;
 	size_t export_queue;		/* rows */
 	unsigned int export_wait_ms;	/* at exit */

@@ -404,6 +404,7 @@ int export_start(void)
 
 	if (!ag.env.export_url)
 		return 0;
+	o.credentials = ag.env.export_credentials;
 	if (hmb_ch_open(&X.x.conn, ag.env.export_url, &o, err)) {
 		fprintf(stderr, PROG ": --export: %s\n", err);
 		return -1;

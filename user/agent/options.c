@@ -23,7 +23,8 @@ static void usage(FILE *f)
 "                       [--clock-window N] [--ringbuf-mb MB] [-w FILE]\n"
 "                       [--issue-stamp auto|kernel|bpf]\n"
 "                       [--fw-event auto|batch|record]\n"
-"                       [--export URL [--export-hostname NAME]\n"
+"                       [--export URL [--export-credentials FILE]\n"
+"                       [--export-hostname NAME]\n"
 "                       [--export-queue N] [--export-wait MS]] [-v]\n"
 "                       [interval] [count]\n"
 "\n"
@@ -72,6 +73,10 @@ static void usage(FILE *f)
 "                         exit; rows the queue cannot hold while the store is\n"
 "                         slow or down are dropped, counted, and sent as a\n"
 "                         losses row once it is back\n"
+"      --export-credentials FILE  the store's user and password (lines\n"
+"                         user=NAME, password=SECRET; FILE readable by its\n"
+"                         owner only); else from the URL, else\n"
+"                         $CLICKHOUSE_USER and $CLICKHOUSE_PASSWORD\n"
 "      --export-hostname NAME  host column (default: this host's name)\n"
 "      --export-queue N   rows the export queue holds (default 65536)\n"
 "      --export-wait MS   at exit, how long to keep trying to send what is\n"
@@ -179,6 +184,7 @@ enum {
 	OPT_MIN_LAT = 1000, OPT_DICT, OPT_RING_CTRL, OPT_GRACE, OPT_PER_CMD,
 	OPT_CLOCK_WINDOW, OPT_USAGE, OPT_RINGBUF, OPT_EXPORT, OPT_EXPORT_HOST,
 	OPT_EXPORT_QUEUE, OPT_EXPORT_WAIT, OPT_ISSUE_STAMP, OPT_FW_EVENT,
+	OPT_EXPORT_CRED,
 };
 
 static const struct option long_opts[] = {
@@ -198,6 +204,7 @@ static const struct option long_opts[] = {
 	{ "write", required_argument, NULL, 'w' },
 	{ "export", required_argument, NULL, OPT_EXPORT },
 	{ "export-hostname", required_argument, NULL, OPT_EXPORT_HOST },
+	{ "export-credentials", required_argument, NULL, OPT_EXPORT_CRED },
 	{ "export-queue", required_argument, NULL, OPT_EXPORT_QUEUE },
 	{ "export-wait", required_argument, NULL, OPT_EXPORT_WAIT },
 	{ "issue-stamp", required_argument, NULL, OPT_ISSUE_STAMP },
@@ -257,6 +264,7 @@ static bool option(struct env *e, int opt, const char *arg)
 		break;
 	case OPT_EXPORT: e->export_url = arg; break;
 	case OPT_EXPORT_HOST: e->export_host = arg; break;
+	case OPT_EXPORT_CRED: e->export_credentials = arg; break;
 	case OPT_EXPORT_QUEUE:
 		e->export_queue = (size_t)num_arg(arg, 16, 16777216,
 						  "--export-queue",

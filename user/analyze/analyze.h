@@ -55,6 +55,7 @@ struct input {
 	char meta_path[4096];
 	struct hmb_sidecar sidecar;
 	uint64_t epoch_offs[HMB_SIDECAR_MAX_EPOCHS];	/* sorted */
+	unsigned int epoch_lines[HMB_SIDECAR_MAX_EPOCHS];	/* their lines */
 	size_t n_epochs;
 	size_t next_epoch;	/* index of the next epoch to start */
 	uint64_t epochs;	/* epochs started from the sidecar */
@@ -88,6 +89,14 @@ int input_open(struct input *in, const char *path,
  * Markers, ignored records and duplicates are accounted and skipped.
  */
 int input_next(struct input *in, struct hmb_record *rec, struct hmb_error *err);
+/*
+ * A dump's sidecar epochs up to the record at dump offset @at: a new
+ * accounting epoch for an offset at @at, a warning (and nothing else) for
+ * one before it, inside a record.  input_epochs_end(): at the end of the
+ * dump, a warning for each offset left (past the last record).
+ */
+void input_epochs_to(struct input *in, uint64_t at);
+void input_epochs_end(struct input *in);
 /* Print the one error line for @err about @in. */
 void input_report(const struct input *in, const struct hmb_error *err);
 void input_close(struct input *in);

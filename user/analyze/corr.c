@@ -18,8 +18,7 @@ struct corr_src {
 	bool in_open;
 	struct hostev_reader *r;	/* NULL once closed */
 	FILE *f;
-	char *line;
-	size_t cap, pos;		/* next of c->host.v to hand out */
+	size_t pos;			/* next of c->host.v to hand out */
 	long want_ctrl;
 	corr_cmd_fn fn;
 	int (*window_fn)(void *ctx, uint32_t before, bool all);
@@ -57,7 +56,7 @@ static int src_host(void *ctx, struct hmb_host_cmd *h, bool *end)
 {
 	struct corr_src *s = ctx;
 	struct host_events *he = &s->c->host;
-	ssize_t len;
+	bool eof;
 	int rc;
 
 	/*
@@ -71,22 +70,15 @@ static int src_host(void *ctx, struct hmb_host_cmd *h, bool *end)
 			he->n = 0;
 			s->pos = 0;
 		}
-		len = getline(&s->line, &s->cap, s->f);
-		if (len < 0) {
-			rc = 0;
-			if (ferror(s->f)) {
-				errorf("%s: read error: %s", he->path,
-				       strerror(errno));
-				rc = EXIT_BADINPUT;
-			}
-			rc = host_close(s, rc);
+		rc = hostev_read(s->r, s->f, &eof);
+		if (rc)
+			return host_close(s, rc);
+		if (eof) {
+			rc = host_close(s, 0);
 			if (rc)
 				return rc;
 			break;
 		}
-		rc = hostev_line(s->r, s->line, (size_t)len);
-		if (rc)
-			return host_close(s, rc);
 	}
 	*end = s->pos == he->n;
 	if (!*end)
@@ -193,7 +185,6 @@ int corr_run_src(struct corr *c, const char *dump, const char *host,
 				host, n, hmb_join_ctrl(c->j));
 	}
 	input_close(&s.in);
-	free(s.line);
 	if (rc)
 		corr_free(c);
 	return rc;

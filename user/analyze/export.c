@@ -107,6 +107,9 @@ void usage_export(FILE *f)
 "                        --backoff-ms, doubling up to 5 s)\n"
 "      --backoff-ms N    first wait before a retry (default 100)\n"
 "      --timeout SECS    per request (default 60)\n"
+"      --export-credentials FILE  the store's user and password: lines\n"
+"                        user=NAME and password=SECRET; FILE must be\n"
+"                        readable by its owner only (chmod 600)\n"
 "  -f, --format FMT      summary as text (default) or json\n"
 "  -j, --json            same as --format json\n"
 "  -q, --quiet           no line per retry on stderr\n"
@@ -114,7 +117,11 @@ void usage_export(FILE *f)
 "  -h, --help            this help\n"
 "\n"
 "URL is the HTTP interface of any server of the cluster, e.g.\n"
-"http://127.0.0.1:8123 (user and password as ?user=U&password=P).\n"
+"http://127.0.0.1:8123.  The user and the password are each taken from\n"
+"the first that has it of: --export-credentials FILE, the URL\n"
+"(http://U:P@host:8123 or ?user=U&password=P: visible to every user in\n"
+"ps), $CLICKHOUSE_USER and $CLICKHOUSE_PASSWORD.  No message shows the\n"
+"password.\n"
 "\n"
 "Exit status: 0 when every row is in the store; 1 when the input is bad\n"
 "(the rows before the bad record are exported, the unreadable tail is a\n"
@@ -356,7 +363,10 @@ static bool name_ok(const char *what, const char *s)
 	size_t n = strlen(s);
 
 	if (!n || n > NAME_MAX_LEN) {
-		errorf("%s: '%s' must be 1 to %d bytes", what, s, NAME_MAX_LEN);
+		char esc[4 * NAME_MAX_LEN + 1];
+
+		errorf("%s: '%s' must be 1 to %d bytes", what,
+		       hmb_text_esc(esc, sizeof(esc), s), NAME_MAX_LEN);
 		return false;
 	}
 	for (; *s; s++) {
@@ -474,6 +484,7 @@ static const struct option export_opts[] = {
 	{ "serial", required_argument, NULL, 's' },
 	{ "model", required_argument, NULL, 'm' },
 	{ "fw-rev", required_argument, NULL, 'w' },
+	{ "export-credentials", required_argument, NULL, 'C' },
 	INPUT_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
@@ -543,6 +554,7 @@ static int parse_args(int argc, char **argv, struct exporter *e,
 		case 's': e->serial = optarg; break;
 		case 'm': e->model = optarg; break;
 		case 'w': e->fw_rev = optarg; break;
+		case 'C': a->copts.credentials = optarg; break;
 		case 'h':
 			usage_export(stdout);
 			exit(0);

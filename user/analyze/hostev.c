@@ -283,7 +283,11 @@ static bool field_u64(const char *s, const char *name, uint64_t *v)
 	return p && !hmb_strtou64(p + strlen(name), &e, 10, v);
 }
 
-/* "1234.567890:" before the event name: seconds with up to 9 decimals. */
+/*
+ * "1234.567890:" before the event name: seconds with up to 9 decimals
+ * (more are cut).  A time past 2^64 - 1 ns is UINT64_MAX, for the caller
+ * to refuse: it must not wrap to a small one.
+ */
 static bool perf_ts(const char *line, const char *ev, uint64_t *ns)
 {
 	const char *e = ev, *s, *dot, *end;
@@ -299,17 +303,19 @@ static bool perf_ts(const char *line, const char *ev, uint64_t *ns)
 	while (s > line && ((s[-1] >= '0' && s[-1] <= '9') || s[-1] == '.'))
 		s--;
 	dot = memchr(s, '.', (size_t)(e - s));
-	if (!dot || hmb_strtou64(s, &end, 10, &sec) || end != dot ||
-	    hmb_strtou64(dot + 1, &end, 10, &frac) || end != e ||
-	    sec > UINT64_MAX / 1000000000ull)
+	if (!dot || hmb_strtou64(s, &end, 10, &sec) || end != dot)
 		return false;
+	/* digits beyond ns are cut, not read (they may not fit 64 bits) */
 	digits = (size_t)(e - dot - 1);
-	if (digits > 9) {	/* beyond ns: cut */
-		for (; digits > 9; digits--)
-			frac /= 10;
+	if (!digits || memchr(dot + 1, '.', digits))
+		return false;
+	frac = 0;
+	for (size_t i = 0; i < 9; i++)
+		frac = frac * 10 + (i < digits ? (uint64_t)(dot[1 + i] - '0') : 0);
+	if (sec > (UINT64_MAX - frac) / 1000000000ull) {
+		*ns = UINT64_MAX;	/* past 2^64 ns: the caller says so */
+		return true;
 	}
-	for (; digits < 9; digits++)
-		frac *= 10;
 	*ns = sec * 1000000000ull + frac;
 	return true;
 }
@@ -321,13 +327,20 @@ static int perf_line(struct host_events *he, struct ptab *pt,
 	const char *done = setup ? NULL : strstr(line, "nvme:nvme_complete_rq:");
 	const char *ev = setup ? setup : done, *p;
 	uint64_t ts, ctrl, qid, cid, key, v;
+	bool have_ts;
 
 	if (!ev) {
 		he->other++;
 		return 0;
 	}
 	p = strstr(ev, ": nvme");
-	if (!perf_ts(line, ev, &ts) || !p ||
+	have_ts = perf_ts(line, ev, &ts);
+	if (have_ts && ts == UINT64_MAX) {
+		errorf("%s:%u: perf time past 18446744073.709551614 s (2^64 ns) in this nvme event",
+		       he->path, no);
+		return EXIT_BADINPUT;
+	}
+	if (!have_ts || !p ||
 	    !field_u64(p, ": nvme", &ctrl) || ctrl > UINT32_MAX ||
 	    !field_u64(p, "qid=", &qid) || !field_u64(p, "cmdid=", &cid) ||
 	    qid > 0xffff || cid > 0xffff) {
@@ -403,7 +416,11 @@ struct hostev_reader {
 	uint32_t no;
 	char *buf;		/* the line, NUL-terminated */
 	size_t cap;
+	char *in;		/* hostev_read: what was read ahead */
+	size_t in_len, in_pos;
 };
+
+#define HOSTEV_CHUNK (64u << 10)
 
 struct hostev_reader *hostev_open(struct host_events *he, const char *path)
 {
@@ -428,6 +445,11 @@ int hostev_line(struct hostev_reader *r, const char *text, size_t len)
 	struct host_events *he = r->he;
 	const char *p, *line;
 
+	if (len > HOSTEV_LINE_MAX) {
+		errorf("%s:%u: line longer than %u bytes (1 MiB): not a host event",
+		       he->path, r->no + 1, HOSTEV_LINE_MAX);
+		return EXIT_BADINPUT;
+	}
 	if (len >= r->cap) {
 		char *b = realloc(r->buf, len + 1);
 
@@ -438,7 +460,8 @@ int hostev_line(struct hostev_reader *r, const char *text, size_t len)
 		r->buf = b;
 		r->cap = len + 1;
 	}
-	memcpy(r->buf, text, len);
+	if (text != r->buf)	/* hostev_read's line is there already */
+		memcpy(r->buf, text, len);
 	r->buf[len] = 0;
 	p = line = r->buf;
 	r->no++;
@@ -455,6 +478,68 @@ int hostev_line(struct hostev_reader *r, const char *text, size_t len)
 	return perf_line(he, &r->pt, line, r->no);
 }
 
+int hostev_read(struct hostev_reader *r, FILE *f, bool *eof)
+{
+	size_t n = 0;
+	bool nl = false;
+
+	*eof = false;
+	if (!r->in) {
+		r->in = malloc(HOSTEV_CHUNK);
+		if (!r->in) {
+			errorf("out of memory");
+			return EXIT_BADINPUT;
+		}
+	}
+	/* never more than HOSTEV_LINE_MAX of one line in memory */
+	while (!nl) {
+		const char *p, *e;
+		size_t k;
+
+		if (r->in_pos == r->in_len) {
+			r->in_pos = 0;
+			r->in_len = fread(r->in, 1, HOSTEV_CHUNK, f);
+			if (!r->in_len)
+				break;
+		}
+		p = r->in + r->in_pos;
+		e = memchr(p, '\n', r->in_len - r->in_pos);
+		k = e ? (size_t)(e - p) + 1 : r->in_len - r->in_pos;
+		nl = e != NULL;
+		r->in_pos += k;
+		if (n + k > HOSTEV_LINE_MAX) {
+			errorf("%s:%u: line longer than %u bytes (1 MiB): not a host event",
+			       r->he->path, r->no + 1, HOSTEV_LINE_MAX);
+			return EXIT_BADINPUT;
+		}
+		if (n + k + 1 > r->cap) {
+			size_t cap = r->cap ? r->cap : 4096;
+			char *b;
+
+			while (cap < n + k + 1)
+				cap *= 2;
+			b = realloc(r->buf, cap);
+			if (!b) {
+				errorf("out of memory");
+				return EXIT_BADINPUT;
+			}
+			r->buf = b;
+			r->cap = cap;
+		}
+		memcpy(r->buf + n, p, k);
+		n += k;
+	}
+	if (ferror(f)) {
+		errorf("%s: read error: %s", r->he->path, strerror(errno));
+		return EXIT_BADINPUT;
+	}
+	if (!n) {
+		*eof = true;
+		return 0;
+	}
+	return hostev_line(r, r->buf, n);
+}
+
 int hostev_close(struct hostev_reader *r, int rc)
 {
 	struct host_events *he = r->he;
@@ -462,6 +547,7 @@ int hostev_close(struct hostev_reader *r, int rc)
 	json_tokener_free(r->tok);
 	free(r->pt.t);
 	free(r->buf);
+	free(r->in);
 	free(r);
 	if (!rc && he->fmt == HOST_FMT_PERF) {
 		/* drop setups that never completed */
@@ -489,9 +575,7 @@ int hostev_close(struct hostev_reader *r, int rc)
 int hostev_load(struct host_events *he, const char *path)
 {
 	struct hostev_reader *r = hostev_open(he, path);
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
+	bool eof = false;
 	FILE *f;
 	int rc = 0;
 
@@ -502,15 +586,10 @@ int hostev_load(struct host_events *he, const char *path)
 		errorf("%s: cannot open: %s", path, strerror(errno));
 		return hostev_close(r, EXIT_BADINPUT);
 	}
-	while (!rc && (len = getline(&line, &cap, f)) >= 0)
-		rc = hostev_line(r, line, (size_t)len);
-	if (!rc && ferror(f)) {
-		errorf("%s: read error: %s", path, strerror(errno));
-		rc = EXIT_BADINPUT;
-	}
+	while (!rc && !eof)
+		rc = hostev_read(r, f, &eof);
 	if (f != stdin)
 		fclose(f);
-	free(line);
 	return hostev_close(r, rc);
 }
 

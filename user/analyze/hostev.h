@@ -10,12 +10,17 @@
 #ifndef HMB_HOSTEV_H
 #define HMB_HOSTEV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "hmbtrace_cmd.h"
 
 enum host_fmt { HOST_FMT_AGENT = 1, HOST_FMT_PERF };
+
+/* The longest line taken (an agent line is a few hundred bytes). */
+#define HOSTEV_LINE_MAX (1u << 20)
 
 struct host_events {
 	const char *path;
@@ -45,6 +50,12 @@ int hostev_load(struct host_events *he, const char *path);
 struct hostev_reader;
 struct hostev_reader *hostev_open(struct host_events *he, const char *path);
 int hostev_line(struct hostev_reader *r, const char *line, size_t len);
+/*
+ * The next line of @f into hostev_line(), read with at most
+ * HOSTEV_LINE_MAX bytes of it in memory: 0 (*@eof set at the end of @f) or
+ * EXIT_BADINPUT after the one error line (a longer line is one).
+ */
+int hostev_read(struct hostev_reader *r, FILE *f, bool *eof);
 int hostev_close(struct hostev_reader *r, int rc);
 void hostev_free(struct host_events *he);
 const char *hostev_fmt_name(enum host_fmt f);

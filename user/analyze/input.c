@@ -48,11 +48,42 @@ static void on_gap(void *ctx, const struct hmb_gap *gap)
 		in->gap_hook(in->gap_hook_ctx, gap);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+struct epoch_ent {
+	uint64_t off;
+	unsigned int line;
+};
 
-	return x < y ? -1 : x > y;
+static int cmp_epoch(const void *a, const void *b)
+{
+	const struct epoch_ent *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off ? 1 :
+	       x->line < y->line ? -1 : x->line > y->line;
+}
+
+/* The daemon appends them in order; do not rely on it. */
+static void sort_epochs(struct input *in)
+{
+	static struct epoch_ent e[HMB_SIDECAR_MAX_EPOCHS];
+
+	for (size_t i = 0; i < in->n_epochs; i++)
+		e[i] = (struct epoch_ent){ in->epoch_offs[i], in->epoch_lines[i] };
+	qsort(e, in->n_epochs, sizeof(e[0]), cmp_epoch);
+	for (size_t i = 0; i < in->n_epochs; i++) {
+		in->epoch_offs[i] = e[i].off;
+		in->epoch_lines[i] = e[i].line;
+	}
+}
+
+/*
+ * An epoch= offset where no record starts says nothing about the records:
+ * warned about by its line and ignored (docs/format.md 12.4).
+ */
+static void bad_epoch(const struct input *in, size_t i, const char *where)
+{
+	fprintf(stderr, "%s: warning: %s:%u: epoch=%" PRIu64 " %s; ignored\n",
+		PROG, in->meta_path, in->epoch_lines[i], in->epoch_offs[i],
+		where);
 }
 
 int input_opt(struct input_opts *o, int opt, const char *arg)
@@ -169,18 +200,18 @@ int input_open(struct input *in, const char *path,
 			in->err_in_meta = true;
 			rc = hmb_sidecar_read(in->meta_path, &in->sidecar, &err);
 			if (!rc)
-				rc = hmb_sidecar_epochs(in->meta_path, in->epoch_offs,
-							HMB_SIDECAR_MAX_EPOCHS,
-							&in->n_epochs, &err);
+				rc = hmb_sidecar_epoch_lines(in->meta_path,
+							     in->epoch_offs,
+							     in->epoch_lines,
+							     HMB_SIDECAR_MAX_EPOCHS,
+							     &in->n_epochs, &err);
 			if (rc) {
 				input_report(in, &err);
 				goto fail;
 			}
 			in->err_in_meta = false;
 			in->have_sidecar = true;
-			/* The daemon appends them in order; do not rely on it. */
-			qsort(in->epoch_offs, in->n_epochs,
-			      sizeof(in->epoch_offs[0]), cmp_u64);
+			sort_epochs(in);
 		}
 	}
 
@@ -207,26 +238,56 @@ fail:
 	return EXIT_BADINPUT;
 }
 
+void input_epochs_to(struct input *in, uint64_t at)
+{
+	while (in->next_epoch < in->n_epochs &&
+	       at >= in->epoch_offs[in->next_epoch]) {
+		if (at > in->epoch_offs[in->next_epoch]) {
+			char where[80];
+
+			snprintf(where, sizeof(where),
+				 "is inside a record (the next starts at byte %" PRIu64 ")",
+				 at);
+			bad_epoch(in, in->next_epoch, where);
+		} else {
+			hmb_acct_new_epoch(in->acct);
+			in->epochs++;
+		}
+		in->next_epoch++;
+	}
+}
+
+void input_epochs_end(struct input *in)
+{
+	for (; in->next_epoch < in->n_epochs; in->next_epoch++)
+		bad_epoch(in, in->next_epoch, "is past the dump's last record");
+}
+
 int input_next(struct input *in, struct hmb_record *rec, struct hmb_error *err)
 {
 	for (;;) {
 		int rc = hmb_reader_next(in->reader, rec, err);
+		bool dump;
 
-		if (rc <= 0)
+		if (rc < 0)
 			return rc;
+		dump = hmb_reader_dialect(in->reader) == HMB_DIALECT_DUMP;
+		if (rc == 0) {
+			if (dump)
+				input_epochs_end(in);
+			return 0;
+		}
 		/*
 		 * A new epoch starts at each sidecar offset: the ring was
 		 * re-initialised there and seqs restarted.  Only dumps have
 		 * sidecars; a ring image's offsets are not dump offsets.
 		 */
-		while (in->next_epoch < in->n_epochs &&
-		       rec->offset >= in->epoch_offs[in->next_epoch]) {
-			if (hmb_reader_dialect(in->reader) == HMB_DIALECT_DUMP) {
-				hmb_acct_new_epoch(in->acct);
-				in->epochs++;
-			}
-			in->next_epoch++;
-		}
+		if (dump)
+			input_epochs_to(in, rec->offset);
+		else
+			while (in->next_epoch < in->n_epochs &&
+			       rec->offset >= in->epoch_offs[in->next_epoch])
+				in->next_epoch++;
 		if (hmb_acct_add(in->acct, rec) == HMB_ACCT_NEW)
 			return 1;
 	}

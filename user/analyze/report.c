@@ -985,10 +985,8 @@ int cmd_report(int argc, char **argv)
 	rc = ob_create(&ob, out, OUTBUF_SIZE);
 	if (!rc) {
 		rc = write_report(&in, &ob, dict, top_n, host ? &corr : NULL);
+		/* No half report: ob_finish renames only a whole one. */
 		rc = ob_finish(&ob, rc);
-		/* No half report: a failed run leaves no file behind. */
-		if (rc && strcmp(out, "-") != 0)
-			unlink(out);
 	}
 	input_close(&in);
 	if (host) {

@@ -167,6 +167,7 @@ static void print_text(struct hmb_outbuf *ob, const struct input *in)
 	unsigned int nops = 0;
 	uint64_t n;
 	uint16_t op;
+	char src[4 * sizeof(in->sidecar.source)];
 
 	hmb_ob_puts(ob, "file:          ");
 	hmb_ob_puts(ob, in->name);
@@ -185,7 +186,9 @@ static void print_text(struct hmb_outbuf *ob, const struct input *in)
 		hmb_ob_puts(ob, "sidecar:       ");
 		hmb_ob_puts(ob, in->meta_path);
 		hmb_ob_puts(ob, " (source ");
-		hmb_ob_puts(ob, in->sidecar.source);
+		/* the sidecar is a file anyone may have written */
+		hmb_ob_puts(ob, hmb_text_esc(src, sizeof(src),
+					     in->sidecar.source));
 		hmb_ob_printf(ob, ", ring size %u, %llu epoch%s)\n",
 			  in->sidecar.ring_size,
 			  (unsigned long long)in->epochs,
@@ -269,15 +272,12 @@ static int count_all(struct input *in, struct hmb_error *err)
 		if (dump && in->next_epoch < in->n_epochs)
 			stop = in->epoch_offs[in->next_epoch];
 		rc = hmb_reader_acct(in->reader, in->acct, stop, err);
+		if (rc == 0 && dump)
+			input_epochs_end(in);
 		if (rc != 1)
 			return rc;
 		at = hmb_reader_offset(in->reader);
-		while (in->next_epoch < in->n_epochs &&
-		       at >= in->epoch_offs[in->next_epoch]) {
-			hmb_acct_new_epoch(in->acct);
-			in->epochs++;
-			in->next_epoch++;
-		}
+		input_epochs_to(in, at);
 	}
 }
 

@@ -70,8 +70,13 @@ static int state_once(struct hmb_ch_sink *s, uint64_t *count, uint64_t *max,
 		return rc;
 	if (hmb_strtou64(ans, &p, 10, count) || *p != '\t' ||
 	    hmb_strtou64(p + 1, &p, 10, max) || strcmp(p, "\n")) {
-		snprintf(err, HMB_CH_ERR_LEN, "%s: unexpected answer to the row count of %s: '%.60s'",
-			 hmb_ch_url(s->x->conn), s->table, ans);
+		char head[61], esc[4 * sizeof(head)];
+
+		/* the first 60 bytes, escaped: the server's text is not ours */
+		snprintf(head, sizeof(head), "%s", ans);
+		snprintf(err, HMB_CH_ERR_LEN, "%s: unexpected answer to the row count of %s: '%s'",
+			 hmb_ch_url(s->x->conn), s->table,
+			 hmb_text_esc(esc, sizeof(esc), head));
 		return HMB_CH_FATAL;
 	}
 	return HMB_CH_OK;

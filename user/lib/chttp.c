@@ -3,10 +3,14 @@
  * chttp: ClickHouse's HTTP interface through libcurl (see chttp.h).
  */
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include <curl/curl.h>
 
@@ -15,6 +19,9 @@
 
 /* Answers kept: queries return a line, errors a message. */
 #define HMB_CH_ANS_MAX (1u << 20)
+/* A credentials file holds two short lines. */
+#define CRED_FILE_MAX (64u << 10)
+#define CRED_MAX 1024
 
 struct hmb_ch_conn {
 	CURL *curl;
@@ -68,18 +75,284 @@ static size_t on_data(char *p, size_t size, size_t n, void *ctx)
 	return size * n;	/* the rest is dropped, not an error */
 }
 
+/*
+ * @url for a message: the password of its user information ("u:P@host")
+ * and the value of every "password=" parameter replaced by "***".  Works
+ * on any text, a URL libcurl refuses included.
+ */
+static void redact(const char *url, char *out, size_t cap)
+{
+	const char *auth = strstr(url, "://"), *end, *at = NULL, *p;
+	size_t n = 0;
+
+	auth = auth ? auth + 3 : url;
+	end = auth + strcspn(auth, "/?#");
+	for (p = auth; p < end; p++)
+		if (*p == '@')
+			at = p;
+	for (p = url; *p && n + 4 < cap; ) {
+		if (at && p > auth && p[-1] == ':' && p <= at &&
+		    !memchr(auth, ':', (size_t)(p - 1 - auth))) {
+			/* the first ':' of the user information */
+			memcpy(out + n, "***", 3);
+			n += 3;
+			p = at;
+			continue;
+		}
+		if (p > end && strncmp(p, "password=", 9) == 0 &&
+		    (p[-1] == '?' || p[-1] == '&') && n + 12 < cap) {
+			memcpy(out + n, "password=***", 12);
+			n += 12;
+			p += 9 + strcspn(p + 9, "&#");
+			continue;
+		}
+		out[n++] = *p++;
+	}
+	out[n] = 0;
+}
+
+/* %XX and '+' decoded, in place. */
+static void form_decode(char *s)
+{
+	char *w = s;
+
+	for (; *s; s++) {
+		unsigned int v;
+
+		if (*s == '%' && sscanf(s + 1, "%2x", &v) == 1 &&
+		    isxdigit((unsigned char)s[1]) &&
+		    isxdigit((unsigned char)s[2])) {
+			*w++ = (char)v;
+			s += 2;
+		} else {
+			*w++ = *s == '+' ? ' ' : *s;
+		}
+	}
+	*w = 0;
+}
+
+struct creds {
+	char user[CRED_MAX], password[CRED_MAX];
+	bool have_user, have_password;
+	bool too_long;
+};
+
+static void cred_set(struct creds *c, char *dst, bool *have, const char *v)
+{
+	if (strlen(v) >= CRED_MAX)
+		c->too_long = true;
+	snprintf(dst, CRED_MAX, "%s", v);
+	*have = true;
+}
+
+/*
+ * The URL's own credentials ("user:password@host", "?user=&password="),
+ * taken out of @u: they go in headers, never in the request line.
+ */
+static int url_creds(CURLU *u, struct creds *c, char err[HMB_CH_ERR_LEN],
+		     const char *shown)
+{
+	char *v = NULL, *q = NULL, *kept, *tok, *save = NULL;
+	size_t k = 0;
+
+	if (!curl_url_get(u, CURLUPART_USER, &v, CURLU_URLDECODE) && v) {
+		cred_set(c, c->user, &c->have_user, v);
+		curl_free(v);
+		curl_url_set(u, CURLUPART_USER, NULL, 0);
+	}
+	v = NULL;
+	if (!curl_url_get(u, CURLUPART_PASSWORD, &v, CURLU_URLDECODE) && v) {
+		cred_set(c, c->password, &c->have_password, v);
+		curl_free(v);
+		curl_url_set(u, CURLUPART_PASSWORD, NULL, 0);
+	}
+	if (curl_url_get(u, CURLUPART_QUERY, &q, 0) || !q)
+		return 0;
+	kept = malloc(strlen(q) + 1);
+	if (!kept) {
+		curl_free(q);
+		errf(err, "out of memory");
+		return -1;
+	}
+	for (tok = strtok_r(q, "&", &save); tok; tok = strtok_r(NULL, "&", &save)) {
+		bool is_user = !strncmp(tok, "user=", 5);
+
+		if (is_user || !strncmp(tok, "password=", 9)) {
+			char *val = tok + (is_user ? 5 : 9);
+
+			form_decode(val);
+			if (is_user)
+				cred_set(c, c->user, &c->have_user, val);
+			else
+				cred_set(c, c->password, &c->have_password, val);
+			continue;
+		}
+		k += (size_t)sprintf(kept + k, "%s%s", k ? "&" : "", tok);
+	}
+	explicit_bzero(q, strlen(q));
+	curl_free(q);
+	kept[k] = 0;
+	if (curl_url_set(u, CURLUPART_QUERY, k ? kept : NULL, 0)) {
+		free(kept);
+		errf(err, "'%s': bad URL query", shown);
+		return -1;
+	}
+	free(kept);
+	return 0;
+}
+
+/*
+ * A credentials file (docs/fleet.md): "user=NAME" and "password=SECRET"
+ * lines (the value is the rest of the line), '#' comments, blank lines.
+ * Refused unless a regular file only its owner may read: it holds a
+ * password.  Opened without blocking, so a FIFO is refused, not waited on.
+ */
+static int file_creds(const char *path, struct creds *c,
+		      char err[HMB_CH_ERR_LEN])
+{
+	char *buf, *line, *next;
+	struct stat st;
+	ssize_t got;
+	unsigned int no = 0;
+	int fd, rc = 0;
+
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		errf(err, "%s: cannot open the credentials file: %s", path,
+		     strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size > CRED_FILE_MAX) {
+		errf(err, "%s: the credentials file is not a regular file of at most %u bytes",
+		     path, CRED_FILE_MAX);
+		close(fd);
+		return -1;
+	}
+	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+		errf(err, "%s: the credentials file is open to group or others (mode %04o); refused, it holds a password: chmod 600 %s",
+		     path, (unsigned int)(st.st_mode & 07777), path);
+		close(fd);
+		return -1;
+	}
+	buf = calloc(1, (size_t)st.st_size + 1);
+	if (!buf) {
+		close(fd);
+		errf(err, "out of memory");
+		return -1;
+	}
+	got = read(fd, buf, (size_t)st.st_size);
+	close(fd);
+	if (got < 0) {
+		errf(err, "%s: cannot read the credentials file: %s", path,
+		     strerror(errno));
+		free(buf);
+		return -1;
+	}
+	buf[got] = 0;
+	for (line = buf; line && !rc; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		no++;
+		if (*line && line[strlen(line) - 1] == '\r')
+			line[strlen(line) - 1] = 0;
+		if (!*line || *line == '#')
+			continue;
+		/* the line is never shown: it may be the password */
+		if (!strncmp(line, "user=", 5)) {
+			cred_set(c, c->user, &c->have_user, line + 5);
+		} else if (!strncmp(line, "password=", 9)) {
+			cred_set(c, c->password, &c->have_password, line + 9);
+		} else {
+			errf(err, "%s:%u: not a user= or password= line", path,
+			     no);
+			rc = -1;
+		}
+	}
+	explicit_bzero(buf, (size_t)got);
+	free(buf);
+	return rc;
+}
+
+/*
+ * Who connects: each of user and password from the first that has it of
+ * the credentials file, the URL, $CLICKHOUSE_USER / $CLICKHOUSE_PASSWORD
+ * (docs/fleet.md).  Sent as ClickHouse's X-ClickHouse-User/-Key headers.
+ */
+static int set_creds(struct hmb_ch_conn *c, const char *file,
+		     char err[HMB_CH_ERR_LEN], const char *shown)
+{
+	struct creds url = { 0 }, f = { 0 }, *pick[2] = { &f, &url };
+	const char *eu = getenv("CLICKHOUSE_USER");
+	const char *ep = getenv("CLICKHOUSE_PASSWORD");
+	const char *user = NULL, *pw = NULL;
+	char hdr[CRED_MAX + 32];
+	int rc = -1;
+
+	if (url_creds(c->base, &url, err, shown))
+		goto out;
+	if (file && file_creds(file, &f, err))
+		goto out;
+	for (int i = 0; i < 2; i++) {
+		if (!user && pick[i]->have_user)
+			user = pick[i]->user;
+		if (!pw && pick[i]->have_password)
+			pw = pick[i]->password;
+	}
+	if (!user && eu)
+		user = eu;
+	if (!pw && ep)
+		pw = ep;
+	if (url.too_long || f.too_long || (user && strlen(user) >= CRED_MAX) ||
+	    (pw && strlen(pw) >= CRED_MAX)) {
+		errf(err, "the ClickHouse user or password is longer than %d bytes",
+		     CRED_MAX - 1);
+		goto out;
+	}
+	if ((user && strpbrk(user, "\r\n")) || (pw && strpbrk(pw, "\r\n"))) {
+		errf(err, "the ClickHouse user or password holds a line break");
+		goto out;
+	}
+	if (!user && pw)
+		user = "default";
+	rc = 0;
+	if (user) {
+		snprintf(hdr, sizeof(hdr), "X-ClickHouse-User: %.*s",
+			 CRED_MAX - 1, user);
+		c->hdrs = curl_slist_append(c->hdrs, hdr);
+	}
+	if (pw) {
+		snprintf(hdr, sizeof(hdr), "X-ClickHouse-Key: %.*s",
+			 CRED_MAX - 1, pw);
+		c->hdrs = curl_slist_append(c->hdrs, hdr);
+		explicit_bzero(hdr, sizeof(hdr));
+	}
+	if (!c->hdrs) {
+		errf(err, "out of memory");
+		rc = -1;
+	}
+out:
+	explicit_bzero(&url, sizeof(url));
+	explicit_bzero(&f, sizeof(f));
+	return rc;
+}
+
 int hmb_ch_open(struct hmb_ch_conn **out, const char *url, const struct hmb_ch_opts *o,
 	    char err[HMB_CH_ERR_LEN])
 {
 	struct hmb_ch_conn *c;
 	char *host = NULL, *port = NULL, *scheme = NULL;
+	char shown[HMB_CH_ERR_LEN / 2];
 	CURLUcode uc;
 
 	*out = NULL;
+	/* No message shows a password (the URL may hold one). */
+	redact(url, shown, sizeof(shown));
 	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
 		errf(err,
 			 "'%s': not an http:// or https:// URL of a ClickHouse server",
-			 url);
+			 shown);
 		return HMB_CH_FATAL;
 	}
 	if (!curl_ready) {
@@ -101,13 +374,13 @@ int hmb_ch_open(struct hmb_ch_conn **out, const char *url, const struct hmb_ch_o
 	c->ans[0] = 0;
 	uc = curl_url_set(c->base, CURLUPART_URL, url, 0);
 	if (uc) {
-		errf(err, "'%s': bad URL: %s", url,
+		errf(err, "'%s': bad URL: %s", shown,
 			 curl_url_strerror(uc));
 		hmb_ch_close(c);
 		return HMB_CH_FATAL;
 	}
 	if (curl_url_get(c->base, CURLUPART_HOST, &host, 0) || !host || !*host) {
-		errf(err, "'%s': bad URL: no host", url);
+		errf(err, "'%s': bad URL: no host", shown);
 		curl_free(host);
 		hmb_ch_close(c);
 		return HMB_CH_FATAL;
@@ -127,6 +400,10 @@ int hmb_ch_open(struct hmb_ch_conn **out, const char *url, const struct hmb_ch_o
 	c->hdrs = curl_slist_append(NULL, "Expect:");
 	if (!c->hdrs)
 		goto nomem;
+	if (set_creds(c, o ? o->credentials : NULL, err, shown)) {
+		hmb_ch_close(c);
+		return HMB_CH_FATAL;
+	}
 	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, c->hdrs);
 	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_data);
@@ -203,7 +480,8 @@ static long hmb_ch_code(const char *ans)
 static void flatten(const char *in, char *out, size_t cap)
 {
 	const char *p = in, *dt = strstr(in, "e.displayText() = ");
-	size_t n = 0;
+	char raw[HMB_CH_ERR_LEN];
+	size_t n = 0, k;
 	long code = hmb_ch_code(in);
 
 	if (code >= 0 && dt) {
@@ -212,19 +490,22 @@ static void flatten(const char *in, char *out, size_t cap)
 		n = (size_t)snprintf(out, cap, "Code %ld: ", code);
 		p = colon ? colon + 2 : dt + 18;
 	}
-	for (; *p && n + 1 < cap; p++) {
+	for (k = 0; *p && k + 1 < sizeof(raw); p++) {
 		if (strncmp(p, ", e.what() = ", 13) == 0)
 			break;
 		if (*p == '\n' || *p == '\r' || *p == '\t') {
-			if (n && out[n - 1] != ' ')
-				out[n++] = ' ';
+			if (k && raw[k - 1] != ' ')
+				raw[k++] = ' ';
 			continue;
 		}
-		out[n++] = isprint((unsigned char)*p) ? *p : '?';
+		raw[k++] = *p;
 	}
-	while (n && out[n - 1] == ' ')
-		n--;
-	out[n] = 0;
+	while (k && raw[k - 1] == ' ')
+		k--;
+	raw[k] = 0;
+	/* the server's words end up on a terminal: nothing in them acts */
+	if (n < cap)
+		hmb_text_esc(out + n, cap - n, raw);
 }
 
 static bool curl_retryable(CURLcode rc, bool *sent)

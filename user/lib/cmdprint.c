@@ -73,19 +73,21 @@ static const char *us(int64_t x, char *buf, size_t len)
 static void print_head(FILE *f, const struct hmb_cmd *c, int rank)
 {
 	const struct hmb_host_cmd *h = &c->h;
-	char r[16] = "", t[32];
+	char r[16] = "", t[32], opc[4 * sizeof(h->opc)];
 
 	if (rank)
 		snprintf(r, sizeof(r), "#%-3d ", rank);
 	us(c->x[HMB_X_HOST_TOTAL], t, sizeof(t));
+	/* the opcode's name comes from the host's event file */
+	hmb_text_esc(opc, sizeof(opc), h->opc);
 	if (h->flags & HMB_CMD_F_BLOCK)
 		fprintf(f, "  %sdev %u:%u %-5s sector %llu bytes %u: total %s us\n",
-			r, h->dev >> 20, h->dev & 0xfffff, h->opc,
+			r, h->dev >> 20, h->dev & 0xfffff, opc,
 			(unsigned long long)h->slba, h->nlb, t);
 	else
 		fprintf(f, "  %snvme%u q%u cid 0x%04x (gen %u tag %u) %-5s nsid %u slba %llu nlb %u [%s]: total %s us\n",
 			r, h->ctrl, h->qid, h->cid, h->cid >> 12,
-			h->cid & 0xfff, h->opc, h->nsid,
+			h->cid & 0xfff, opc, h->nsid,
 			(unsigned long long)h->slba, h->nlb,
 			hmb_match_name(c->match), t);
 }

@@ -273,6 +273,52 @@ void hmb_json_escape(struct hmb_outbuf *ob, const char *str, size_t n)
 	}
 }
 
+const char *hmb_text_esc(char *out, size_t cap, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t n = 0, i = 0, len;
+
+	if (!cap)
+		return out;
+	len = s ? strlen(str) : 0;
+	while (i < len) {
+		unsigned char c = s[i];
+		size_t u = c >= 0x80 ? utf8_len(s + i, len - i) : 0;
+		/* U+0080..U+009F: C1 controls (0x9b is CSI) */
+		bool c1 = u == 2 && c == 0xc2 && s[i + 1] < 0xa0;
+
+		if (c >= 0x20 && c < 0x7f && c != '\\') {
+			if (n + 1 >= cap)
+				break;
+			out[n++] = (char)c;
+			i++;
+		} else if (c == '\\') {
+			if (n + 2 >= cap)
+				break;
+			out[n++] = '\\';
+			out[n++] = '\\';
+			i++;
+		} else if (u && !c1) {
+			if (n + u >= cap)
+				break;
+			memcpy(out + n, s + i, u);
+			n += u;
+			i += u;
+		} else {
+			/* control, DEL, C1 or a byte of no valid UTF-8 */
+			if (n + 4 >= cap)
+				break;
+			out[n++] = '\\';
+			out[n++] = 'x';
+			out[n++] = "0123456789abcdef"[c >> 4];
+			out[n++] = "0123456789abcdef"[c & 15];
+			i++;
+		}
+	}
+	out[n] = 0;
+	return out;
+}
+
 static void value(struct hmb_json *j, size_t room)
 {
 	hmb_ob_reserve(j->ob, room + 1);

@@ -160,10 +160,8 @@ int hmb_sidecar_write(const char *path, const struct hmb_sidecar *sc,
 }
 
 /*
- * Read all of @path (opened without following a symlink) into *@out.  Opened
- * O_NONBLOCK, so that a FIFO there is refused as not a regular file instead
- * of waiting for a writer (a daemon with SIGTERM blocked would wait for
- * ever); reads of a regular file do not heed the flag.
+ * Read all of @path (opened without following a symlink, and without
+ * blocking: a FIFO or a device is refused, not waited on) into *@out.
  */
 static int slurp(const char *path, char **out, size_t *len, unsigned int *mode,
 		 struct hmb_error *err)
@@ -173,7 +171,8 @@ static int slurp(const char *path, char **out, size_t *len, unsigned int *mode,
 	size_t n = 0;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+		  O_CLOEXEC);
 	if (fd < 0)
 		return hmb__err(err, errno == ENOENT ? HMB_E_SIDECAR : HMB_E_IO,
 				errno, 0, "%s: cannot open: %s", path,
@@ -354,12 +353,26 @@ static bool parse_restart(char *val, struct hmb_sidecar_restart *r)
 	return true;
 }
 
+static int parse(const char *text, size_t len, const char *name,
+		 struct hmb_sidecar *sc, uint64_t *epochs,
+		 unsigned int *epoch_lines, size_t max_epochs,
+		 size_t *n_epochs, struct hmb_error *err);
+
 int hmb_sidecar_parse(const char *text, size_t len, const char *name,
 		      struct hmb_sidecar *sc, uint64_t *epochs,
 		      size_t max_epochs, size_t *n_epochs,
 		      struct hmb_error *err)
 {
-	char line[SIDECAR_LINE_MAX + 1];
+	return parse(text, len, name, sc, epochs, NULL, max_epochs, n_epochs,
+		     err);
+}
+
+static int parse(const char *text, size_t len, const char *name,
+		 struct hmb_sidecar *sc, uint64_t *epochs,
+		 unsigned int *epoch_lines, size_t max_epochs,
+		 size_t *n_epochs, struct hmb_error *err)
+{
+	char line[SIDECAR_LINE_MAX + 1], esc[128];
 	struct hmb_sidecar tmp;
 	bool have_abi = false;
 	unsigned int lineno = 0;
@@ -437,7 +450,8 @@ int hmb_sidecar_parse(const char *text, size_t len, const char *name,
 				    UINT64_MAX, &v))
 			return hmb__err(err, HMB_E_SIDECAR, 0, lineno,
 					"%s:%u: %s=%s is not a valid number",
-					name, lineno, line, val);
+					name, lineno, line,
+					hmb_text_esc(esc, sizeof(esc), val));
 		if (!strcmp(line, "abi_version")) {
 			if (v == 0 || v > HMB_TRACE_ABI_VERSION)
 				return hmb__err(err, v ? HMB_E_SIDECAR_VERSION :
@@ -465,6 +479,8 @@ int hmb_sidecar_parse(const char *text, size_t len, const char *name,
 						name, lineno, max_epochs);
 			if (epochs)
 				epochs[ne] = v;
+			if (epoch_lines)
+				epoch_lines[ne] = lineno;
 			ne++;
 		}
 	}
@@ -484,8 +500,9 @@ int hmb_sidecar_parse(const char *text, size_t len, const char *name,
 }
 
 static int sidecar_parse_file(const char *path, struct hmb_sidecar *sc,
-			      uint64_t *epochs, size_t max_epochs,
-			      size_t *n_epochs, struct hmb_error *err)
+			      uint64_t *epochs, unsigned int *lines,
+			      size_t max_epochs, size_t *n_epochs,
+			      struct hmb_error *err)
 {
 	char *text;
 	size_t len;
@@ -494,8 +511,8 @@ static int sidecar_parse_file(const char *path, struct hmb_sidecar *sc,
 	rc = slurp(path, &text, &len, NULL, err);
 	if (rc)
 		return rc;
-	rc = hmb_sidecar_parse(text, len, path, sc, epochs, max_epochs,
-			       n_epochs, err);
+	rc = parse(text, len, path, sc, epochs, lines, max_epochs, n_epochs,
+		   err);
 	free(text);
 	return rc;
 }
@@ -505,8 +522,8 @@ int hmb_sidecar_read(const char *path, struct hmb_sidecar *sc,
 {
 	if (!path || !sc)
 		return hmb__err(err, HMB_E_INVAL, 0, 0, "no sidecar path or data");
-	return sidecar_parse_file(path, sc, NULL, HMB_SIDECAR_MAX_EPOCHS, NULL,
-				  err);
+	return sidecar_parse_file(path, sc, NULL, NULL, HMB_SIDECAR_MAX_EPOCHS,
+				  NULL, err);
 }
 
 int hmb_sidecar_epochs(const char *path, uint64_t *offs, size_t max,
@@ -517,5 +534,17 @@ int hmb_sidecar_epochs(const char *path, uint64_t *offs, size_t max,
 	*n = 0;
 	if (max > HMB_SIDECAR_MAX_EPOCHS)
 		max = HMB_SIDECAR_MAX_EPOCHS;
-	return sidecar_parse_file(path, NULL, offs, max, n, err);
+	return sidecar_parse_file(path, NULL, offs, NULL, max, n, err);
+}
+
+int hmb_sidecar_epoch_lines(const char *path, uint64_t *offs,
+			    unsigned int *lines, size_t max, size_t *n,
+			    struct hmb_error *err)
+{
+	if (!path || !n || (max && (!offs || !lines)))
+		return hmb__err(err, HMB_E_INVAL, 0, 0, "no sidecar path or list");
+	*n = 0;
+	if (max > HMB_SIDECAR_MAX_EPOCHS)
+		max = HMB_SIDECAR_MAX_EPOCHS;
+	return sidecar_parse_file(path, NULL, offs, lines, max, n, err);
 }

@@ -35,6 +35,8 @@ T = Tap()
 BIN = sys.argv[1]
 ASAN = "--asan" in sys.argv[2:]
 WORK = tempfile.mkdtemp(prefix="hmb-analyze-test.")
+UMASK = os.umask(0o22)
+os.umask(UMASK)
 
 
 class Result:
@@ -468,6 +470,40 @@ def test_convert():
         T.eq(fh.read().splitlines(), want, "convert from stdin")
 
 
+def test_convert_bad_input():
+    """A converter whose input turns bad leaves no cut file under OUT and
+    does not replace one already there; it says so."""
+    d = good_records(3)
+    bad = write("conv-bad.bin", bytes(d.buf) + encode_record(3, 1, magic=0x12345678))
+    for fmt, name in (("csv", "o.csv"), ("jsonl", "o.jsonl"),
+                      ("perfetto", "o.pftrace"), ("perfetto-json", "o.json")):
+        out = path(name)
+        if os.path.exists(out):
+            os.unlink(out)
+        r = run("convert", bad, out, "--to", fmt)
+        T.ok(r.rc == 1 and not os.path.exists(out) and
+             r.errlines[-1:] == ["%s: %s: not written (the partial output "
+                                 "was removed)" % (PROG, out)] and
+             not [x for x in os.listdir(WORK) if x.startswith("." + name)],
+             "convert --to %s, input bad: no OUT, no temporary left, said"
+             % fmt, r.errlines)
+        write(name, b"previous")
+        r = run("convert", bad, out, "--to", fmt)
+        T.ok(r.rc == 1 and open(out, "rb").read() == b"previous",
+             "convert --to %s, input bad: an existing OUT is left as it was"
+             % fmt)
+        good = write("conv-good.bin", bytes(d.buf))
+        r = run("convert", good, out, "--to", fmt)
+        T.ok(r.rc == 0 and os.path.getsize(out) > len(b"previous") and
+             oct(os.stat(out).st_mode & 0o777) == oct(0o644 & ~UMASK),
+             "convert --to %s, input good: OUT replaced, mode 0644 less "
+             "the umask" % fmt, r.errlines)
+    r = run("convert", bad, "/dev/null", "--to", "csv")
+    T.ok(r.rc == 1 and os.path.exists("/dev/null") and
+         os.path.isfile("/dev/null") is False,
+         "convert to /dev/null: written through, the device left alone")
+
+
 def test_many_commands():
     """More commands in flight than the firmware model's
     table holds (700 k fetch records, every one a new (sqid, cid)).  The
@@ -634,6 +670,22 @@ def test_sidecar():
     s = json.loads(run("stats", f, "-j", "--no-meta").out)
     T.eq((s["records"], s["duplicates"]), (30, 20),
          "--no-meta: the restart looks like a replay without the sidecar")
+    # The sidecar is text anyone may have written: what stats and the
+    # error lines show of it cannot act on the terminal.
+    write("epoch.bin.meta", meta.replace(b"/dev/shm/ring",
+                                         b"\x1b]0;owned\x07\x1b[2J"))
+    r = run("stats", f)
+    T.ok(r.rc == 0 and b"\x1b" not in r.out and b"\x07" not in r.out and
+         b"(source \\x1b]0;owned\\x07\\x1b[2J," in r.out,
+         "stats text: escape sequences in the sidecar's source as \\xNN",
+         r.out)
+    write("epoch.bin.meta", meta + b"ring_size=1\x1b[2J\n")
+    r = run("stats", f)
+    T.eq((r.rc, r.errlines),
+         (1, ["%s: %s.meta:7: ring_size=1\\x1b[2J is not a valid number"
+              % (PROG, f)]),
+         "sidecar error line: the bad value escaped")
+    write("epoch.bin.meta", meta)
     os.rename(path("epoch.bin.meta"), path("other.meta"))
     s = json.loads(run("stats", f, "-j").out)
     T.eq(s["duplicates"], 20, "no sidecar beside the dump: none used")
@@ -644,6 +696,48 @@ def test_sidecar():
                        stdin=bytes(d.buf)).out)
     T.eq((s["records"], s["duplicates"]), (50, 0),
          "--meta with stdin")
+
+    # epoch= offsets where no record starts (inside one, past the end):
+    # a warning naming the sidecar's line, and the entry ignored.
+    inside, past = epoch_off + 8, len(d.buf) + 64
+    write("epoch.bin.meta", meta + ("epoch=%d\nepoch=%d\n"
+                                    % (past, inside)).encode())
+    r = run("stats", f, "-j")
+    s = json.loads(r.out) if r.rc == 0 else {}
+    T.eq((r.rc, s.get("records"), s.get("duplicates"), s.get("epochs")),
+         (0, 50, 0, 2), "bad epoch= offsets: ignored, the good ones kept")
+    T.eq(r.errlines,
+         ["%s: warning: %s.meta:8: epoch=%d is inside a record (the next "
+          "starts at byte %d); ignored" % (PROG, f, inside,
+                                           epoch_off + len(encode_record(
+                                               0, 0, payload=payload(0, 1)))),
+          "%s: warning: %s.meta:7: epoch=%d is past the dump's last record; "
+          "ignored" % (PROG, f, past)],
+         "bad epoch= offsets: one warning each, naming the sidecar's line")
+    r2 = run("decode", f, "-j")
+    T.ok(r2.rc == 0 and r2.errlines == r.errlines and
+         jsonl_lines(r2) == d.jsonl(),
+         "bad epoch= offsets: decode warns the same and prints every record",
+         r2.errlines)
+    write("epoch.bin.meta", meta)
+
+    # A FIFO (or any non-regular file) as the sidecar is refused at once,
+    # not waited on for a writer that never comes.
+    fifo = path("fifo.meta")
+    os.mkfifo(fifo)
+    os.rename(fifo, f + ".meta")
+    for args in ((), ("--meta", f + ".meta")):
+        try:
+            p = subprocess.run([BIN, "stats", f] + list(args),
+                               capture_output=True, timeout=20)
+            T.eq((p.returncode, p.stderr.decode().splitlines()),
+                 (1, ["%s: %s.meta: not a regular file of at most 16777216 "
+                      "bytes" % (PROG, f)]),
+                 "sidecar a FIFO%s: refused without blocking"
+                 % (" (--meta)" if args else ""))
+        except subprocess.TimeoutExpired:
+            T.ok(False, "sidecar a FIFO: refused without blocking", "hung")
+    os.unlink(f + ".meta")
 
     # An NVMe controller's seq continues across a reset (format.md,
     # "The HMB trace slice"): records the old epoch never delivered show
@@ -956,7 +1050,7 @@ def main():
     print("TAP version 13")
     for t in (test_help, test_decode_mixed, test_stdin, test_gaps,
               test_duplicates, test_seq_wrap, test_ring, test_empty_dump,
-              test_convert, test_many_commands, test_errors, test_sidecar, test_memory,
+              test_convert, test_convert_bad_input, test_many_commands, test_errors, test_sidecar, test_memory,
               test_names, test_ctf):
         try:
             t()

@@ -639,6 +639,14 @@ int hmb_sidecar_append_restart(const char *path,
  */
 int hmb_sidecar_epochs(const char *path, uint64_t *offs, size_t max,
 		       size_t *n, struct hmb_error *err);
+/*
+ * The same with the line of each in @lines: an offset that is not where a
+ * record of the dump starts (inside one, or past the end) is the reader's
+ * to report by its line (docs/format.md 12.4).
+ */
+int hmb_sidecar_epoch_lines(const char *path, uint64_t *offs,
+			    unsigned int *lines, size_t max, size_t *n,
+			    struct hmb_error *err);
 /* fsync the directory that holds @path.  0 or a negative errno. */
 int hmb_fsync_dir_of(const char *path);
 

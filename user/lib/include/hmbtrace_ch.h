@@ -54,12 +54,19 @@ struct hmb_ch_conn;
 struct hmb_ch_opts {
 	long timeout_s;		/* whole request; 0: 60 */
 	long connect_timeout_s;	/* 0: 5 */
+	/* a credentials file: "user=" and "password=" lines, mode 0600 */
+	const char *credentials;
 };
 
 /*
- * @url: http:// or https:// base URL of a server (query parameters such as
- * ?user=...&password=... are kept and extended).  Fails (HMB_CH_FATAL, message
- * in @err) on a URL libcurl or this client cannot use.
+ * @url: http:// or https:// base URL of a server (its query parameters are
+ * kept and extended).  The user and the password are each taken from the
+ * first that has it of: @o->credentials, the URL ("http://U:P@host" or
+ * "?user=U&password=P"; taken out of the URL), $CLICKHOUSE_USER and
+ * $CLICKHOUSE_PASSWORD; they are sent as the X-ClickHouse-User and
+ * X-ClickHouse-Key headers.  Fails (HMB_CH_FATAL, message in @err) on a URL
+ * libcurl or this client cannot use, or a credentials file that is not a
+ * regular file readable by its owner only.  No message holds the password.
  */
 int hmb_ch_open(struct hmb_ch_conn **out, const char *url, const struct hmb_ch_opts *o,
 	    char err[HMB_CH_ERR_LEN]);
@@ -85,7 +92,7 @@ int hmb_ch_insert(struct hmb_ch_conn *c, const char *table, const char *cols,
 	      const char *query_id, const void *body, size_t len, bool *sent,
 	      char err[HMB_CH_ERR_LEN]);
 
-/* The URL as given, with any password in it replaced by "***". */
+/* The server as scheme://host:port, without credentials. */
 const char *hmb_ch_url(const struct hmb_ch_conn *c);
 
 /* ------------------------------------------------------------ sinks */

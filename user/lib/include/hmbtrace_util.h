@@ -117,6 +117,18 @@ void hmb_ob_u64_pad(struct hmb_outbuf *ob, uint64_t v, int width, char pad);
 void hmb_ob_hex_fixed(struct hmb_outbuf *ob, uint64_t v, int digits);
 void hmb_ob_hexbytes(struct hmb_outbuf *ob, const uint8_t *p, size_t n);
 
+/* ------------------------------------------------------------- text */
+
+/*
+ * The one escaper of untrusted text for a terminal or a text line (host
+ * event strings, a server's answer, names from files): control characters,
+ * DEL, C1 controls (U+0080..U+009F) and bytes that are not valid UTF-8
+ * become \xNN, a backslash becomes \\; the rest is copied.  Into @out
+ * (@cap bytes), NUL-terminated, cut before an escape that does not fit.
+ * Returns @out.  Size @cap as 4 * strlen + 1 to keep everything.
+ */
+const char *hmb_text_esc(char *out, size_t cap, const char *s);
+
 /* ------------------------------------------------------------------ JSON */
 
 /*

@@ -190,6 +190,27 @@ static void test_escape(void)
 	   "escape: an embedded NUL");
 }
 
+static void test_text_esc(void)
+{
+	char b[64], small[8];
+
+	ok(!strcmp(hmb_text_esc(b, sizeof(b), "read"), "read"),
+	   "text escape: plain text kept");
+	ok(!strcmp(hmb_text_esc(b, sizeof(b), "\x1b[31mX\x1b]0;t\x07"),
+		   "\\x1b[31mX\\x1b]0;t\\x07"),
+	   "text escape: ESC and BEL as \\xNN, nothing a terminal acts on");
+	ok(!strcmp(hmb_text_esc(b, sizeof(b), "a\\b\n\r\t\x7f"),
+		   "a\\\\b\\x0a\\x0d\\x09\\x7f"),
+	   "text escape: backslash doubled, control characters and DEL");
+	ok(!strcmp(hmb_text_esc(b, sizeof(b), "\xc3\xa9\xc2\x9b" "1m\xff\x9b"),
+		   "\xc3\xa9\\xc2\\x9b1m\\xff\\x9b"),
+	   "text escape: UTF-8 kept, C1 (CSI) and invalid bytes escaped");
+	ok(!strcmp(hmb_text_esc(small, sizeof(small), "abcd\x1b"), "abcd"),
+	   "text escape: cut before an escape that does not fit");
+	ok(!strcmp(hmb_text_esc(b, sizeof(b), NULL), ""),
+	   "text escape: NULL is empty");
+}
+
 static void test_outbuf(void)
 {
 	struct mem m;
@@ -219,6 +240,7 @@ int main(void)
 	test_double();
 	test_json();
 	test_escape();
+	test_text_esc();
 	test_outbuf();
 	return tap_done();
 }

@@ -17,6 +17,9 @@ the log2 histogram of each phase) and the generator's truth:
   - p50 and p99 of each phase from a SQL quantile over the rows fall
     within one log2 histogram bucket of correlate's own (the slot its
     histogram puts the same quantile in), over the same number of rows;
+  - correlate's percentiles (p50, p90, p99, p99.9, max) of each phase are
+    quantileExact's over the same rows where correlate held the values,
+    and hold it within the bounds correlate states where it did not;
   - host times are on the wall clock through the sidecar (host A has one:
     realtime_ns - monotonic_ns added to every host time; the first
     submit is the generator's);
@@ -133,6 +136,7 @@ PHASES = [
     ("fw_cqe_posted_to_host_complete", "complete_ns - cqe_ns",
      "cqe_ns > 0 AND complete_ns >= cqe_ns"),
 ]
+LEVELS = [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999)]
 MONO, REAL = 81_234_567_890, 1_706_745_600_000_000_000
 
 
@@ -229,6 +233,34 @@ def check_host(name, hostname, url, other, p, sidecar, exp):
            " vs correlate's p50 slot %s, p99 slot %s"
            % (name, key, n, p50, slot(p50), p99, slot(p99), w50, w99),
            "correlate's histogram has %d values" % nvals)
+        # correlate's percentiles: quantileExact's when it held the values,
+        # else holding it inside the bounds it states
+        pc = fin.get("percentiles", {}).get(key, {})
+        ans = q(other, "SELECT %s, max(%s) FROM hmb.commands WHERE %s AND "
+                "%s FORMAT TabSeparated" % (", ".join(
+                    "quantileExact(%s)(%s)" % (lv, expr)
+                    for _, lv in LEVELS), expr, where, cond))
+        sql = dict(zip([nm for nm, _ in LEVELS] + ["max"],
+                       (int(x) for x in ans.split("\t"))))
+        # the firmware total is on the firmware clock, the rows' times on
+        # the host's: the two differ by the drift (HMB_CLOCK_DRIFT_MAX)
+        slack = 500e-6 if key == "fw_fetch_to_cqe_posted" else 0
+        bad = []
+        for nm, _ in LEVELS + [("max", 1)]:
+            v = pc.get(nm + "_ns")
+            lo = pc.get(nm + "_lo_ns", v) if not pc.get("exact") else v
+            hi = pc.get(nm + "_hi_ns", v) if not pc.get("exact") else v
+            if v is None or not (lo - slack * lo - 1 if slack else lo) <= \
+                    sql[nm] <= (hi + slack * hi + 1 if slack else hi):
+                bad.append("%s: SQL %d, correlate %s [%s, %s]"
+                           % (nm, sql[nm], v, lo, hi))
+        ok(pc.get("n") == n and not bad,
+           "%s: %s: correlate's p50 p90 p99 p99.9 max %s ClickHouse's "
+           "quantileExact over the %d rows%s" % (
+               name, key, "equal" if pc.get("exact") else
+               "(from buckets) hold", n,
+               " (within the drift: firmware clock)" if slack else ""),
+           "; ".join(bad) or str(pc))
     want = {st: (n, tot) for st, n, tot in truth.get("status", [])}
     got = {}
     for line in q(other, "SELECT status, count(), sum(slba) FROM "

@@ -212,6 +212,38 @@ T.ok(r.returncode == 0 and len(want) == 4 and got == want,
      "log2 slots (%s)" % ", ".join("%s %d" % (k, sum(v.values()))
                                    for k, v in sorted(got.items())),
      "want %s\ngot %s" % (want, got))
+# the final line's percentiles: ClickHouse's quantileExact of each
+# phase over the command lines (the sorted values at floor(level * n))
+want = {}
+for c in cmds:
+    for key in ("host_total", "host_submit_to_fw_fetch",
+                "fw_fetch_to_cqe_posted", "fw_cqe_posted_to_host_complete"):
+        if key + "_ns" in c:
+            want.setdefault(key, []).append(c[key + "_ns"])
+bad = []
+pct = (final or {}).get("percentiles", {})
+for key, vals in want.items():
+    vals.sort()
+    got_p = pct.get(key, {})
+    exp = {"n": len(vals), "exact": True, "max_ns": vals[-1]}
+    for name, lv in (("p50", 0.5), ("p90", 0.9), ("p99", 0.99),
+                     ("p999", 0.999)):
+        exp[name + "_ns"] = vals[min(int(lv * len(vals)), len(vals) - 1)]
+    if got_p != exp:
+        bad.append("%s: got %s want %s" % (key, got_p, exp))
+T.ok(r.returncode == 0 and len(want) == 4 and not bad and
+     set(pct) == set(want),
+     "-j: the final line's percentiles (p50 p90 p99 p99.9 max) of every "
+     "phase are quantileExact's of the command lines, exact",
+     "\n".join(bad) or str(pct))
+r5 = run([BIN, "correlate", dump, agent])
+txt = r5.stdout.decode()
+hp = want["host_total"]
+line = "p50 %.1f p90 %.1f p99 %.1f p99.9 %.1f max %.1f (exact, %d)" % tuple(
+    [hp[min(int(lv * len(hp)), len(hp) - 1)] / 1e3
+     for lv in (0.5, 0.9, 0.99, 0.999)] + [hp[-1] / 1e3, len(hp)])
+T.ok(r5.returncode == 0 and "percentiles (us):" in txt and line in txt,
+     "text: the host total's percentiles line (%s)" % line, txt[:2000])
 r4 = run([BIN, "correlate", dump, agent, "-j", "--no-commands"])
 last = r3.stdout.decode().splitlines()[-1:]
 T.ok(r4.returncode == 0 and r4.stdout.decode().splitlines() == last and

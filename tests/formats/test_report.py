@@ -171,6 +171,17 @@ def fmt_dur(ns):
 T.ok(slow_txt and slow_txt.group(1) == fmt_dur(slow),
      "slowest command first, with its firmware total (%s)" % fmt_dur(slow),
      slow_txt.group(1) if slow_txt else "no slowest table")
+# the total's percentiles: quantileExact's of the complete commands
+tot = sorted(ph[-1][1] - ph[0][1] for ph in complete)
+want_p = ", ".join("%s %s" % (name, fmt_dur(tot[min(int(lv * len(tot)),
+                                                 len(tot) - 1)]))
+                   for name, lv in (("p50", 0.5), ("p90", 0.9),
+                                    ("p99", 0.99), ("p99.9", 0.999)))
+m = re.search(r"total: fetch -&gt; cqe_posted</h3><p class=\"small\">"
+              r"n=\d+, min [^,]+, ([^<]*), max", doc)
+T.ok(m and m.group(1) == want_p,
+     "total latency: p50 p90 p99 p99.9 those of the complete commands, "
+     "exact (%s)" % want_p, m.group(0) if m else "no total histogram")
 n_charts = doc.count('<svg class="chart"')
 whole = {i for i, ph in exp.items() if ph[0][0] == 1 and ph[-1][0] == 5}
 want_m = sum(1 for h in hosts if h["idx"] in whole)

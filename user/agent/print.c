@@ -47,6 +47,16 @@ const char *const counter_names[HMB_C_COUNT] = {
 	[HMB_C_IDS_NEW] = "command_ids_indexed",
 };
 
+/*
+ * Percentiles need every command in user space: NVMe mode, --per-command
+ * and --export send them all; block mode otherwise only the slow ones
+ * (its histograms count every I/O in the kernel).
+ */
+static bool every_cmd(void)
+{
+	return ag.skel && ag.skel->rodata->emit_all;
+}
+
 static const char *const bpf_hist_names[HMB_H_COUNT] = {
 	[HMB_H_HOST_TOTAL] = "host_total",
 	[HMB_H_FW_TOTAL] = "fw_fetch_to_cqe_posted",
@@ -391,6 +401,10 @@ static void report_json(const char *kind, const char *ts, uint64_t nio,
 		hmb_hist_json(j, &s->xh[x]);
 	}
 	hmb_json_end(j);
+	if (every_cmd()) {
+		hmb_json_key(j, "percentiles");
+		hmb_quant_json(j, s);
+	}
 	hmb_json_key(j, "top");
 	hmb_json_arr(j);
 	hmb_cmd_stats_sort(s);
@@ -470,6 +484,8 @@ static void report_text(const char *kind, const char *ts, uint64_t nio,
 	report_losses(c);
 	if (ag.fw_on)
 		hmb_clock_print(ag.out, &ag.live.clk);
+	if (every_cmd())
+		hmb_quant_print(ag.out, s);
 	hmb_hist_print(ag.out, &bh[HMB_H_HOST_TOTAL],
 		       "host: submit -> complete (BPF map)");
 	for (int i = HMB_H_FW_TOTAL; ag.fw_on && i < HMB_H_COUNT; i++) {

@@ -73,6 +73,7 @@ static void print_text(FILE *f, const struct corr *c,
 			(unsigned long long)t->fw_split);
 	hmb_clock_print(f, hmb_join_clock(c->j));
 	print_segments(f, c);
+	hmb_quant_print(f, s);
 	for (int x = 0; x < HMB_X_COUNT; x++)
 		hmb_hist_print(f, &s->xh[x], hmb_xphase_title(x));
 	if (!s->ntop)
@@ -179,6 +180,8 @@ static void final_hists(struct hmb_json *j, const struct corr *c)
 		hmb_hist_json(j, &s->xh[x]);
 	}
 	hmb_json_end(j);
+	hmb_json_key(j, "percentiles");
+	hmb_quant_json(j, s);
 }
 
 /* The final line, after the "cmd" lines the join streamed through @j. */

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -26,70 +27,17 @@
 
 #define OUTBUF_SIZE	(1u << 18)
 #define NBUCKETS	400		/* timeline resolution */
-#define HSUB		8		/* log-linear sub-buckets per octave */
-#define HBUCKETS	(64 * HSUB)
 #define MAX_TOP		100
 #define MAX_BG		20000
 #define MAX_GAPS	1000
 
 /* ------------------------------------------------------------ histogram */
 
-struct lhist {
-	uint64_t n, sum, min, max;
-	uint32_t b[HBUCKETS];
-};
-
-static unsigned int lh_idx(uint64_t v)
-{
-	unsigned int k;
-
-	if (v < HSUB)
-		return (unsigned int)v;
-	k = 63 - (unsigned int)__builtin_clzll(v);	/* >= 3 */
-	return (k - 2) * HSUB + (unsigned int)((v >> (k - 3)) & (HSUB - 1));
-}
-
-static uint64_t lh_lower(unsigned int i)
-{
-	unsigned int k;
-
-	if (i < HSUB)
-		return i;
-	k = i / HSUB + 2;
-	return (uint64_t)(HSUB + i % HSUB) << (k - 3);
-}
-
-static void lh_add(struct lhist *h, uint64_t v)
-{
-	if (!h->n || v < h->min)
-		h->min = v;
-	if (v > h->max)
-		h->max = v;
-	h->n++;
-	h->sum += v;
-	h->b[lh_idx(v)]++;
-}
-
-/* Upper bound of the bucket holding quantile @q, capped at the maximum. */
-static uint64_t lh_quantile(const struct lhist *h, double q)
-{
-	double qn = q * (double)h->n;
-	uint64_t want = (uint64_t)qn, cum = 0;
-
-	if ((double)want < qn || want == 0)
-		want++;
-	for (unsigned int i = 0; i < HBUCKETS; i++) {
-		cum += h->b[i];
-		if (cum >= want) {
-			uint64_t up = i + 1 < HBUCKETS ? lh_lower(i + 1) - 1 :
-							UINT64_MAX;
-
-			return up < h->max ? (up > h->min ? up : h->min) :
-					     h->max;
-		}
-	}
-	return h->max;
-}
+/*
+ * The charts' values are libhmbtrace's percentiles (hmbtrace_quant.h):
+ * its buckets draw them, and its percentiles are exact while it holds the
+ * values, else within 1/32, said in the chart.
+ */
 
 /* ----------------------------------------------------------- collector */
 
@@ -111,8 +59,8 @@ struct rep {
 	uint64_t t0, width;
 	uint64_t tl_rec[NBUCKETS], tl_cmd[NBUCKETS], tl_lost[NBUCKETS];
 	/* latency */
-	struct lhist step[HMB_PHASE_COUNT][HMB_PHASE_COUNT];
-	struct lhist total;		/* fetch -> cqe_posted */
+	struct hmb_quant step[HMB_PHASE_COUNT][HMB_PHASE_COUNT];
+	struct hmb_quant total;		/* fetch -> cqe_posted */
 	/* top-N slowest complete commands */
 	struct topcmd top[MAX_TOP];
 	unsigned int ntop, top_n;
@@ -176,7 +124,7 @@ static void on_cmd_step(void *ctx, const struct hmb_fwm_cmd *c,
 	struct rep *r = ctx;
 
 	(void)c;
-	lh_add(&r->step[from][to], t1 - t0);
+	hmb_quant_add(&r->step[from][to], t1 - t0);
 }
 
 static void on_cmd_end(void *ctx, const struct hmb_fwm_cmd *c, enum hmb_fwm_end why)
@@ -189,7 +137,7 @@ static void on_cmd_end(void *ctx, const struct hmb_fwm_cmd *c, enum hmb_fwm_end 
 	    c->ts[HMB_PHASE_CQE_POSTED] < c->ts[HMB_PHASE_FETCH])
 		return;
 	total = c->ts[HMB_PHASE_CQE_POSTED] - c->ts[HMB_PHASE_FETCH];
-	lh_add(&r->total, total);
+	hmb_quant_add(&r->total, total);
 	if (r->ntop < r->top_n) {
 		i = r->ntop++;
 	} else {
@@ -430,15 +378,13 @@ static void opcodes(struct hmb_outbuf *ob, const struct rep *r,
 /* Position of bucket @i's lower bound on a log2 axis (in octaves). */
 static double oct_pos(unsigned int i)
 {
-	if (i < HSUB)
-		return i < 2 ? 0 : (double)(31 - __builtin_clz(i)) +
-			(double)(i - (1u << (31 - __builtin_clz(i)))) /
-			(double)(1u << (31 - __builtin_clz(i)));
-	return (double)i / HSUB + 2;
+	uint64_t lo = hmb_quant_bucket_lo(i);
+
+	return lo < 2 ? 0 : log2((double)lo);
 }
 
 /* Histogram by octave and CDF on a log axis, side by side. */
-static void latency_chart(struct hmb_outbuf *ob, const struct lhist *h,
+static void latency_chart(struct hmb_outbuf *ob, const struct hmb_quant *h,
 			  const char *title)
 {
 	const int cw = 460, ch = 160, left = 45, top = 8, ph = 120;
@@ -447,22 +393,33 @@ static void latency_chart(struct hmb_outbuf *ob, const struct lhist *h,
 	unsigned int k1 = 63 - (unsigned int)__builtin_clzll(h->max | 1);
 	uint64_t oct[64] = { 0 }, omax = 1, cum = 0;
 	unsigned int nk = k1 - k0 + 1, lstep = (nk + 5) / 6;
-	char b1[32], b2[32], b3[32], b4[32], b5[32];
+	/* the values are sorted on the first percentile: a cache */
+	struct hmb_quant *q = (struct hmb_quant *)h;
+	struct hmb_quant_val pv;
+	char b1[32], b2[32];
+	bool exact = true;
 
-	for (unsigned int i = 0; i < HBUCKETS; i++)
+	for (unsigned int i = 0; h->b && i < HMB_QUANT_BUCKETS; i++)
 		if (h->b[i])
-			oct[63 - __builtin_clzll(lh_lower(i) | 1)] += h->b[i];
+			oct[63 - __builtin_clzll(hmb_quant_bucket_lo(i) | 1)] +=
+				h->b[i];
 	for (unsigned int k = k0; k <= k1; k++)
 		if (oct[k] > omax)
 			omax = oct[k];
 	hmb_ob_printf(ob, "<div class=\"lat\"><h3>");
 	esc(ob, title);
-	hmb_ob_printf(ob, "</h3><p class=\"small\">n=%llu, min %s, p50 %s, p99 %s, max %s, mean %s</p>\n",
-		  (unsigned long long)h->n, dur(h->min, b1, sizeof(b1)),
-		  dur(lh_quantile(h, 0.5), b2, sizeof(b2)),
-		  dur(lh_quantile(h, 0.99), b3, sizeof(b3)),
-		  dur(h->max, b4, sizeof(b4)),
-		  dur(h->sum / h->n, b5, sizeof(b5)));
+	hmb_ob_printf(ob, "</h3><p class=\"small\">n=%llu, min %s",
+		      (unsigned long long)h->n, dur(h->min, b1, sizeof(b1)));
+	for (int i = 0; i < HMB_QUANT_NLEVELS; i++) {
+		hmb_quant_at(q, hmb_quant_levels[i], &pv);
+		exact = exact && pv.exact;
+		hmb_ob_printf(ob, ", %s %s", hmb_quant_level_names[i],
+			      dur(pv.v, b1, sizeof(b1)));
+	}
+	hmb_ob_printf(ob, ", max %s, mean %s%s</p>\n",
+		      dur(h->max, b1, sizeof(b1)),
+		      dur(h->sum / h->n, b2, sizeof(b2)),
+		      exact ? "" : " (percentiles from buckets, within 3.2 %)");
 	/* histogram */
 	svg_open(ob, cw, ch, "histogram");
 	for (unsigned int k = k0; k <= k1; k++) {
@@ -490,13 +447,12 @@ static void latency_chart(struct hmb_outbuf *ob, const struct lhist *h,
 		  left, top, pw, ph);
 	hmb_ob_lit(ob, "<polyline fill=\"none\" stroke=\"#4e79a7\" stroke-width=\"2\" points=\"");
 	hmb_ob_printf(ob, "%d,%d ", left, top + ph);
-	for (unsigned int i = 0; i < HBUCKETS; i++) {
+	for (unsigned int i = 0; h->b && i < HMB_QUANT_BUCKETS; i++) {
 		double x;
 
 		if (!h->b[i])
 			continue;
 		cum += h->b[i];
-		/* log-linear buckets: index / HSUB is the octave, linear within */
 		x = left + pw * (oct_pos(i + 1) - k0) / nk;
 		hmb_ob_reserve(ob, 64);
 		hmb_ob_printf(ob, "%.1f,%.1f ", x > left + pw ? left + pw : x,
@@ -639,8 +595,15 @@ static void losses(struct hmb_outbuf *ob, const struct input *in)
 }
 
 struct host_hists {
-	struct lhist h[HMB_X_COUNT];
+	struct hmb_quant h[HMB_X_COUNT];
 };
+
+static void host_hists_free(struct host_hists *hh)
+{
+	for (int x = 0; hh && x < HMB_X_COUNT; x++)
+		hmb_quant_free(&hh->h[x]);
+	free(hh);
+}
 
 /* corr_run's callback: every command of the joined controller, as it
  * comes out of the join. */
@@ -654,7 +617,7 @@ static int host_hist_add(void *ctx, const struct hmb_join *j, size_t i,
 		return 0;
 	for (int x = 0; x < HMB_X_COUNT; x++)
 		if (c->x[x] >= 0)
-			lh_add(&hh->h[x], (uint64_t)c->x[x]);
+			hmb_quant_add(&hh->h[x], (uint64_t)c->x[x]);
 	return 0;
 }
 
@@ -815,6 +778,23 @@ static void html(struct hmb_outbuf *ob, struct rep *r, const struct input *in,
 	hmb_ob_lit(ob, "</script>\n</body></html>\n");
 }
 
+/* Set up (@init) or free every chart's values. */
+static void rep_quants(struct rep *r, bool init)
+{
+	struct hmb_quant *q[HMB_PHASE_COUNT * HMB_PHASE_COUNT + 1];
+	size_t n = 0;
+
+	q[n++] = &r->total;
+	for (int a = 0; a < HMB_PHASE_COUNT; a++)
+		for (int b = 0; b < HMB_PHASE_COUNT; b++)
+			q[n++] = &r->step[a][b];
+	for (size_t i = 0; i < n; i++)
+		if (init)
+			hmb_quant_init(q[i], HMB_QUANT_KEEP);
+		else
+			hmb_quant_free(q[i]);
+}
+
 static int write_report(struct input *in, struct hmb_outbuf *ob,
 			const struct hmb_dict *dict, unsigned int top_n,
 			const struct corr *corr)
@@ -841,6 +821,7 @@ static int write_report(struct input *in, struct hmb_outbuf *ob,
 	}
 	r->dict = dict;
 	r->top_n = top_n;
+	rep_quants(r, true);
 	while ((rc = input_next(in, &rec, &err)) > 0) {
 		if (in->acct->gaps != gaps_seen) {
 			gaps_seen = in->acct->gaps;
@@ -863,6 +844,7 @@ static int write_report(struct input *in, struct hmb_outbuf *ob,
 			rc = EXIT_BADINPUT;
 		}
 	}
+	rep_quants(r, false);
 	free(r->bg);
 	free(r);
 	return rc;
@@ -966,11 +948,14 @@ int cmd_report(int argc, char **argv)
 		/* the histograms are bounded: the join streams into them */
 		struct host_hists *hh = calloc(1, sizeof(*hh));
 
+		for (int x = 0; hh && x < HMB_X_COUNT; x++)
+			hmb_quant_init(&hh->h[x], HMB_QUANT_KEEP);
+
 		rc = hh ? corr_run(&corr, argv[optind], host, dict, ctrl,
 				   top_n, NULL, host_hist_add, hh) :
 			  (errorf("out of memory"), EXIT_BADINPUT);
 		if (rc) {
-			free(hh);
+			host_hists_free(hh);
 			hmb_dict_free(dict);
 			return rc;
 		}
@@ -990,7 +975,7 @@ int cmd_report(int argc, char **argv)
 	}
 	input_close(&in);
 	if (host) {
-		free(corr.priv);
+		host_hists_free(corr.priv);
 		corr_free(&corr);
 	}
 	hmb_dict_free(dict);

@@ -176,13 +176,20 @@ static void place(struct hmb_cmd *c, const struct hmb_cmd_clock *clk)
 		else if (side != side0)
 			c->across_step = true;
 	}
+	/*
+	 * From the mapped times truncated to whole ns, as every output and
+	 * the fleet store's rows have them: a phase is then the difference
+	 * of two times the user can read (and ClickHouse's quantiles of the
+	 * rows are the same numbers).
+	 */
 	if (fw->mask & (1u << HMB_PHASE_FETCH)) {
-		double d = c->fw_host_ns[HMB_PHASE_FETCH] - lo;
+		double d = (double)(int64_t)c->fw_host_ns[HMB_PHASE_FETCH] - lo;
 
 		c->x[HMB_X_SUBMIT_TO_FETCH] = d < 0 ? -1 : (int64_t)d;
 	}
 	if (fw->mask & (1u << HMB_PHASE_CQE_POSTED)) {
-		double d = hi - c->fw_host_ns[HMB_PHASE_CQE_POSTED];
+		double d = hi -
+			   (double)(int64_t)c->fw_host_ns[HMB_PHASE_CQE_POSTED];
 
 		c->x[HMB_X_CQE_TO_COMPLETE] = d < 0 ? -1 : (int64_t)d;
 	}
@@ -229,6 +236,8 @@ int hmb_cmd_stats_init(struct hmb_cmd_stats *s, unsigned int top_n,
 	memset(s, 0, sizeof(*s));
 	s->top_n = top_n;
 	s->min_lat_ns = min_lat_ns;
+	for (int i = 0; i < HMB_X_COUNT; i++)
+		hmb_quant_init(&s->xq[i], HMB_QUANT_KEEP);
 	s->top = calloc(top_n + 1, sizeof(*s->top));
 	return s->top ? 0 : -1;
 }
@@ -238,12 +247,16 @@ void hmb_cmd_stats_free(struct hmb_cmd_stats *s)
 	free(s->top);
 	s->top = NULL;
 	s->ntop = 0;
+	for (int i = 0; i < HMB_X_COUNT; i++)
+		hmb_quant_free(&s->xq[i]);
 }
 
 void hmb_cmd_stats_clear(struct hmb_cmd_stats *s)
 {
 	memset(&s->tot, 0, sizeof(s->tot));
 	memset(s->xh, 0, sizeof(s->xh));
+	for (int i = 0; i < HMB_X_COUNT; i++)
+		hmb_quant_clear(&s->xq[i]);
 	s->ntop = 0;
 	s->sorted = false;
 }
@@ -356,8 +369,10 @@ void hmb_cmd_stats_add(struct hmb_cmd_stats *s, const struct hmb_cmd *c)
 
 	totals_add(&s->tot, c);
 	for (int i = 0; i < HMB_X_COUNT; i++)
-		if (c->x[i] >= 0)
+		if (c->x[i] >= 0) {
 			hmb_hist_add(&s->xh[i], (uint64_t)c->x[i]);
+			hmb_quant_add(&s->xq[i], (uint64_t)c->x[i]);
+		}
 	if (total < 0)
 		return;
 	if ((uint64_t)total >= s->min_lat_ns)

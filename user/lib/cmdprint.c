@@ -59,6 +59,87 @@ void hmb_hist_json(struct hmb_json *j, const struct hmb_log2_hist *h)
 	hmb_json_end_arr(j);
 }
 
+/* ---------------------------------------------------------- percentiles */
+
+/*
+ * The held values are sorted in place the first time a percentile is
+ * asked for: a cache, not a change of what the stats hold, so the
+ * printers take them const.
+ */
+static struct hmb_quant *quant_of(const struct hmb_cmd_stats *s, int x)
+{
+	return (struct hmb_quant *)&s->xq[x];
+}
+
+void hmb_quant_print(FILE *f, const struct hmb_cmd_stats *s)
+{
+	bool title = false;
+
+	for (int x = 0; x < HMB_X_COUNT; x++) {
+		struct hmb_quant *q = quant_of(s, x);
+		struct hmb_quant_val r;
+		bool exact = true;
+
+		if (!q->n)
+			continue;
+		if (!title)
+			fprintf(f, "\npercentiles (us):\n");
+		title = true;
+		fprintf(f, "  %-22s", hmb_xphase_name((enum hmb_xphase)x));
+		for (int i = 0; i < HMB_QUANT_NLEVELS; i++) {
+			hmb_quant_at(q, hmb_quant_levels[i], &r);
+			exact = exact && r.exact;
+			fprintf(f, " %s %.1f", hmb_quant_level_names[i],
+				(double)r.v / 1e3);
+		}
+		fprintf(f, " max %.1f (%s, %llu)\n", (double)q->max / 1e3,
+			exact ? "exact" : "from buckets, within 3.2 %",
+			(unsigned long long)q->n);
+	}
+}
+
+void hmb_quant_json(struct hmb_json *j, const struct hmb_cmd_stats *s)
+{
+	char key[32];
+
+	hmb_json_obj(j);
+	for (int x = 0; x < HMB_X_COUNT; x++) {
+		struct hmb_quant *q = quant_of(s, x);
+		struct hmb_quant_val r[HMB_QUANT_NLEVELS];
+		bool exact = true;
+
+		if (!q->n)
+			continue;
+		for (int i = 0; i < HMB_QUANT_NLEVELS; i++) {
+			hmb_quant_at(q, hmb_quant_levels[i], &r[i]);
+			exact = exact && r[i].exact;
+		}
+		hmb_json_key_str(j, hmb_xphase_name((enum hmb_xphase)x));
+		hmb_json_obj(j);
+		hmb_json_kv_u64(j, "n", q->n);
+		hmb_json_kv_bool(j, "exact", exact);
+		for (int i = 0; i < HMB_QUANT_NLEVELS; i++) {
+			snprintf(key, sizeof(key), "%s_ns",
+				 hmb_quant_json_names[i]);
+			hmb_json_key_str(j, key);
+			hmb_json_u64(j, r[i].v);
+			if (exact)
+				continue;
+			snprintf(key, sizeof(key), "%s_lo_ns",
+				 hmb_quant_json_names[i]);
+			hmb_json_key_str(j, key);
+			hmb_json_u64(j, r[i].lo);
+			snprintf(key, sizeof(key), "%s_hi_ns",
+				 hmb_quant_json_names[i]);
+			hmb_json_key_str(j, key);
+			hmb_json_u64(j, r[i].hi);
+		}
+		hmb_json_kv_u64(j, "max_ns", q->max);
+		hmb_json_end(j);
+	}
+	hmb_json_end(j);
+}
+
 /* ---------------------------------------------------------------- command */
 
 /* "%.1f" of @x ns in us, or "-" when unknown. */
@@ -187,8 +268,9 @@ void hmb_cmd_json_members(struct hmb_json *j, const struct hmb_cmd *c)
 		hmb_json_kv_str(j, "phase", hmb_phase_name((enum hmb_phase)p));
 		hmb_json_kv_u64(j, "seq", fw->seq[p]);
 		hmb_json_kv_u64(j, "ts_ns", fw->ts[p]);
+		/* whole ns, truncated, as the phases are computed */
 		if (c->placed)
-			hmb_json_kv_dbl(j, "host_ns", c->fw_host_ns[p], 0);
+			hmb_json_kv_i64(j, "host_ns", (int64_t)c->fw_host_ns[p]);
 		if (c->fw_in_bracket & (1u << p))
 			hmb_json_kv_bool(j, "step_bracket", true);
 		hmb_json_end(j);

@@ -50,6 +50,23 @@ wait $apid
 rc=$?
 check "block-mode agent with --ringbuf-mb 2 exits 0 ($rc)" [ "$rc" = 0 ] || cat "$tmp/agent.err" | sed 's/^/# /'
 
+# Percentiles where every command reaches user space (--per-command), of
+# the commands it printed; none in block mode's summary without it (only
+# the slow ones come up).
+"$agent" -m block -j --per-command 1 3 >"$tmp/pct.jsonl" 2>"$tmp/agent.err" &
+apid=$!
+sleep 1
+io="$(dirname "$agent")/.pct-io.$$"	# on disk: /tmp may be a tmpfs
+dd if=/dev/zero of="$io" bs=4k count=500 oflag=direct 2>/dev/null ||
+	dd if=/dev/zero of="$io" bs=4k count=500 conv=fsync 2>/dev/null
+wait $apid
+msg=$(python3 "$(dirname "$0")/pct-check.py" "$tmp/pct.jsonl" 2>&1)
+check "--per-command: the summary's host_total percentiles are quantileExact's of the command lines ($msg)" [ $? = 0 ]
+"$agent" -m block -j 1 1 >"$tmp/nopct.jsonl" 2>"$tmp/agent.err"
+check "block mode without --per-command: no percentiles from the slow commands alone" \
+	sh -c "grep -q '\"type\":\"summary\"' '$tmp/nopct.jsonl' && ! grep -q '\"percentiles\"' '$tmp/nopct.jsonl'"
+rm -f "$io"
+
 # The options that take one of three words refuse anything else (a
 # prefix, another case, a number, nothing) and name themselves and the
 # words they take.

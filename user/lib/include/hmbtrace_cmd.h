@@ -24,6 +24,7 @@
 #include "hmbtrace_clock.h"
 #include "hmbtrace_dict.h"
 #include "hmbtrace_hist.h"
+#include "hmbtrace_quant.h"
 #include "hmbtrace_util.h"
 
 #ifdef __cplusplus
@@ -205,6 +206,8 @@ struct hmb_cmd_stats {
 	unsigned int ntop, top_n;
 	bool sorted;
 	uint64_t min_lat_ns;		/* the slowest list's floor */
+	/* percentiles of every phase (exact up to HMB_QUANT_KEEP values) */
+	struct hmb_quant xq[HMB_X_COUNT];
 };
 
 int hmb_cmd_stats_init(struct hmb_cmd_stats *s, unsigned int top_n,
@@ -215,11 +218,24 @@ void hmb_cmd_stats_clear(struct hmb_cmd_stats *s);
 void hmb_cmd_stats_add(struct hmb_cmd_stats *s, const struct hmb_cmd *c);
 /* top[0..ntop) slowest first. */
 void hmb_cmd_stats_sort(struct hmb_cmd_stats *s);
+
 /* The host total a command needs to enter a full slowest list; -1 while
  * it is not full. */
 int64_t hmb_cmd_stats_floor(const struct hmb_cmd_stats *s);
 
 /* ---------------------------------------------------------------- printers */
+
+/*
+ * "  host_total  p50 93.2  p90 ...  p99.9 ...  max ... us (exact, N)" a
+ * phase, after a "percentiles" title; phases without values are left out.
+ */
+void hmb_quant_print(FILE *f, const struct hmb_cmd_stats *s);
+/*
+ * {"host_total":{"n":N,"exact":true,"p50_ns":...,"p90_ns":...,
+ * "p99_ns":...,"p999_ns":...,"max_ns":...}, ...} (when not exact, each
+ * level also has <level>_lo_ns and <level>_hi_ns, its bucket's bounds).
+ */
+void hmb_quant_json(struct hmb_json *j, const struct hmb_cmd_stats *s);
 
 /*
  * One command, in text: "  #1   nvme0 q1 cid 0x1040 (gen 1 tag 64) read

@@ -92,7 +92,7 @@ size_t hmb__join_drop_interleaved(struct hmb_join *j)
 		sp[g].n++;
 	}
 	for (size_t g = 0; g < j->nseg; g++) {
-		size_t inside = 0;
+		size_t inside = 0, among = 0;
 		int32_t host_of = -1;
 
 		for (size_t h = 0; h < j->nseg && host_of < 0; h++)
@@ -105,14 +105,29 @@ size_t hmb__join_drop_interleaved(struct hmb_join *j)
 		if (host_of < 0)
 			continue;
 		for (size_t i = 0; i < j->nhost; i++) {
+			int32_t k = j->hj[i].seg;
 			int64_t s;
 
-			if (j->hj[i].seg != (int32_t)g || j->hj[i].fw < 0)
+			if (j->hj[i].fw < 0 ||
+			    (k != (int32_t)g && k != host_of))
 				continue;
 			s = jseq_diff(j->fw[j->hj[i].fw].first_seq, base);
-			inside += s > sp[host_of].lo && s < sp[host_of].hi;
+			if (k == (int32_t)g)
+				inside += s > sp[host_of].lo &&
+					  s < sp[host_of].hi;
+			else
+				among += s > sp[g].lo && s < sp[g].hi;
 		}
-		if (2 * inside <= sp[g].n)
+		/*
+		 * Interleaved: inside the larger segment's range, and that
+		 * segment's own records dense across this one's.  A larger
+		 * segment's range also spans its own few coincidences: a
+		 * clock step's earlier side, a minority of a window (the
+		 * streaming join's window that starts shortly before the
+		 * step), lies inside it with hardly a record of the larger
+		 * segment among its own.
+		 */
+		if (2 * inside <= sp[g].n || 2 * among < sp[g].n)
 			continue;
 		for (size_t i = 0; i < j->nhost; i++) {
 			if (j->hj[i].seg != (int32_t)g)

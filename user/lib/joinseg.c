@@ -39,16 +39,26 @@ static const struct hmb_join_seg *seg_across(const struct hmb_join *j,
 	return g;
 }
 
-/* The error bound for a command of segment @k (and its step neighbours). */
+static double seg_bound(const struct hmb_join_seg *g)
+{
+	return g->off_err_ns + g->drift_slack_ns;
+}
+
+/*
+ * The error bound for a record of a command of segment @k (and its step
+ * neighbours): a segment too short for a drift of its own may be off by
+ * what an oscillator's drift moves it across the segment.
+ */
 static double seg_err(const struct hmb_join *j, int32_t k)
 {
-	double e = j->segs[k].off_err_ns;
+	double e = seg_bound(&j->segs[k]);
 
 	if (j->segs[k].step_next && (size_t)k + 1 < j->nseg &&
-	    j->segs[k + 1].off_err_ns > e)
-		e = j->segs[k + 1].off_err_ns;
-	if (k > 0 && j->segs[k - 1].step_next && j->segs[k - 1].off_err_ns > e)
-		e = j->segs[k - 1].off_err_ns;
+	    seg_bound(&j->segs[k + 1]) > e)
+		e = seg_bound(&j->segs[k + 1]);
+	if (k > 0 && j->segs[k - 1].step_next &&
+	    seg_bound(&j->segs[k - 1]) > e)
+		e = seg_bound(&j->segs[k - 1]);
 	return e;
 }
 
@@ -123,6 +133,7 @@ int hmb__join_add_seg(struct hmb_join *j, const struct hmb_clock *k,
 		g->drift = k->drift;
 		g->ref = k->ref;
 		g->off_err_ns = k->off_err_ns;
+		g->drift_slack_ns = k->drift_slack_ns;
 		g->used = k->used;
 	} else {
 		g->off_ns = j->coarse_off;

@@ -1123,15 +1123,8 @@ out:
  *   media_start were lost too, brings a media_end that the model drops as
  *   a duplicate phase of the open one, and the split of the merged
  *   command (fw_split) cannot give it back: both uses lose a record.
- * - STREAM_EDGE: at hmb_join_stream's first window boundary
- *   (correlate's default window of HMB_JOIN_WINDOW host commands) a run
- *   of commands from the (HMB_JOIN_WINDOW - 8192)th in submit order on
- *   is left unmatched when the run has a clock step, or late records and
- *   pauses; the same input joined whole (HMB_DIFF_WINDOW=0) loses far
- *   fewer.
  */
 #define FWM_DUP "offline: a record dropped as a duplicate phase across two lossy uses of an id"
-#define STREAM_EDGE "offline: commands unmatched at the streaming join's first window boundary"
 
 int main(int argc, char **argv)
 {
@@ -1142,11 +1135,11 @@ int main(int argc, char **argv)
 		{ "step-ahead", 4, 64, 32, 0.001, 0, 0, 2 * (int64_t)MS, 40,
 		  2 * MS, NULL },
 		{ "step-back", 4, 64, 32, 0.001, 0, 0, -3 * (int64_t)MS, -60,
-		  2 * MS, STREAM_EDGE },
+		  2 * MS, NULL },
 		{ "late", 3, 64, 48, 0.001, 0.0002, 50 * MS, 0, 80, 20 * MS,
-		  STREAM_EDGE },
+		  NULL },
 		{ "mixed", 8, 32, 20, 0.002, 0.0003, 30 * MS, 2 * (int64_t)MS,
-		  -40, 5 * MS, STREAM_EDGE },
+		  -40, 5 * MS, FWM_DUP },
 	};
 	struct hmb_error err = { 0 };
 	const char *dpath = argc > 1 ? argv[1] : "../../share/hmb-events.dict";

@@ -94,6 +94,12 @@ struct hmb_join_seg {
 	size_t used;		/* commands in its estimate */
 	bool step_next;		/* the clock steps before the next segment */
 	uint32_t step_seq;	/* ... at this record: the first on its clock */
+	/*
+	 * What the drift's uncertainty (HMB_CLOCK_DRIFT_MAX while none is
+	 * estimated) moves the offset across its commands: a record's error
+	 * bound is off_err_ns plus this, as hmb_clock_err_at's.
+	 */
+	double drift_slack_ns;
 };
 
 /* A new join; @dict names the phase events (it must outlive the join). */

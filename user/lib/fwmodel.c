@@ -126,6 +126,7 @@ static struct hmb_fwm_cmd *new_cmd(struct hmb_fwmodel *m, uint32_t key,
 	c->first_ts = c->last_ts = rec->hdr.ts_ns;
 	c->first_seq = c->last_seq = rec->hdr.seq;
 	c->last_phase = HMB_PHASE_NONE;
+	c->gaps_at = m->seq_gaps;
 	m->open++;
 	m->st.cmds++;
 	return c;
@@ -148,6 +149,42 @@ static bool get_named(const struct hmb_dict_event *ev,
 	return f && hmb_dict_get(f, rec->payload, rec->hdr.payload_len, v) == 0;
 }
 
+static int32_t seq_diff(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b);
+}
+
+/*
+ * Records lost in front of @seq: a forward step in the seqs.  A repeated
+ * or earlier seq (a batch written twice) moves nothing, as in the join's
+ * own gap list (join.c), which cuts commands merged across a loss.
+ */
+static void note_seq(struct hmb_fwmodel *m, uint32_t seq)
+{
+	if (m->have_seq && seq_diff(seq, m->seq_next) > 0)
+		m->seq_gaps++;
+	if (!m->have_seq || seq_diff(seq, m->seq_next) >= 0)
+		m->seq_next = seq + 1;
+	m->have_seq = true;
+}
+
+/*
+ * A second record of @c's last phase: the same record again (a replay
+ * the reader let through, no later than the highest seq) is a duplicate.
+ * A later one after a loss is the id's next use, whose earlier records
+ * were lost as @c's later ones were: @c ends there, or the record would
+ * be dropped and the cut of the merged command (joincausal.c) could not
+ * give it back.  Without a loss since, it stays a duplicate: nothing was
+ * lost between, so the id's next use would have shown its fetch.
+ */
+static bool new_use(const struct hmb_fwmodel *m, const struct hmb_fwm_cmd *c,
+		    uint32_t seq)
+{
+	return seq_diff(seq, c->last_seq) > 0 &&
+	       seq_diff(seq + 1, m->seq_next) >= 0 &&
+	       m->seq_gaps != c->gaps_at;
+}
+
 static void phase_event(struct hmb_fwmodel *m, const struct hmb_record *rec,
 			const struct hmb_dict_event *ev)
 {
@@ -164,11 +201,12 @@ static void phase_event(struct hmb_fwmodel *m, const struct hmb_record *rec,
 	}
 	key = key_of(sqid, cid);
 	c = lookup(m, key);
-	if (c && p == c->last_phase && p != HMB_PHASE_FETCH) {
+	if (c && p == c->last_phase && p != HMB_PHASE_FETCH &&
+	    !new_use(m, c, rec->hdr.seq)) {
 		m->st.dup_phase++;
 		return;
 	}
-	if (c && (p == HMB_PHASE_FETCH || p < c->last_phase)) {
+	if (c && (p == HMB_PHASE_FETCH || p <= c->last_phase)) {
 		/* The id was reused: the old command's end went missing. */
 		end_cmd(m, c, HMB_FWM_END_REUSED);
 		c = NULL;
@@ -217,6 +255,7 @@ static void phase_event(struct hmb_fwmodel *m, const struct hmb_record *rec,
 		c->last_phase = p;
 		c->last_ts = ts;
 		c->last_seq = rec->hdr.seq;
+		c->gaps_at = m->seq_gaps;
 	}
 	if (p == HMB_PHASE_CQE_POSTED)
 		end_cmd(m, c, HMB_FWM_END_COMPLETE);
@@ -286,6 +325,7 @@ void hmb_fwm_add(struct hmb_fwmodel *m, const struct hmb_record *rec)
 	}
 	if (rec->hdr.ts_ns > m->last_ts)
 		m->last_ts = rec->hdr.ts_ns;
+	note_seq(m, rec->hdr.seq);
 	if (!ev) {
 		m->st.unknown_opcode++;
 	} else if (ev->phase != HMB_PHASE_NONE) {

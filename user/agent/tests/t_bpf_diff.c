@@ -1130,7 +1130,7 @@ int main(int argc, char **argv)
 {
 	static const struct scen scens[] = {
 		{ "base", 4, 64, 32, 0, 0, 0, 0, 20, 2 * MS, NULL },
-		{ "loss", 4, 64, 32, 0.003, 0.0005, 0, 0, -30, 2 * MS, FWM_DUP },
+		{ "loss", 4, 64, 32, 0.003, 0.0005, 0, 0, -30, 2 * MS, NULL },
 		{ "pauses", 2, 32, 24, 0.001, 0, 200 * MS, 0, 50, 2 * MS, NULL },
 		{ "step-ahead", 4, 64, 32, 0.001, 0, 0, 2 * (int64_t)MS, 40,
 		  2 * MS, NULL },

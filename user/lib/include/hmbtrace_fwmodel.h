@@ -52,6 +52,7 @@ struct hmb_fwm_cmd {
 	uint8_t ecpu[HMB_PHASE_COUNT];
 	uint32_t nsid, nlb;	/* from fetch when present (0 otherwise) */
 	uint64_t slba;
+	uint64_t gaps_at;	/* seq_gaps of the model at its last record */
 	bool used;
 };
 
@@ -80,7 +81,12 @@ struct hmb_fwm_stats {
 	uint64_t records, unknown_opcode, short_payload;
 	uint64_t cmds, complete, reused, eof_open, evicted;
 	uint64_t no_fetch;	/* commands whose first event was not fetch */
-	uint64_t dup_phase;	/* a phase event at or before the last one */
+	/*
+	 * A phase event of an open command's last phase, taken as a replay
+	 * of it: written twice, or no record lost since (with a seq gap
+	 * since, it starts the id's next use instead, counted in reused).
+	 */
+	uint64_t dup_phase;
 	uint64_t bg_events, bg_windows, bg_unpaired;
 	/*
 	 * A command's record earlier than its previous one (kept as written,
@@ -100,6 +106,9 @@ struct hmb_fwmodel {
 	uint64_t last_ts;	/* highest ts seen */
 	uint64_t first_ts;
 	bool have_ts;
+	bool have_seq;
+	uint32_t seq_next;	/* highest seq seen + 1 */
+	uint64_t seq_gaps;	/* forward seq steps: records were lost there */
 	char groups[HMB_FWM_MAX_GROUPS][HMB_DICT_NAME_LEN];
 	unsigned int ngroups;
 	bool bg_open[HMB_FWM_MAX_GROUPS];

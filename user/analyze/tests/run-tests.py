@@ -732,7 +732,7 @@ def test_sidecar():
                                capture_output=True, timeout=20)
             T.eq((p.returncode, p.stderr.decode().splitlines()),
                  (1, ["%s: %s.meta: not a regular file of at most 16777216 "
-                      "bytes" % (PROG, f)]),
+                      "bytes (a FIFO)" % (PROG, f)]),
                  "sidecar a FIFO%s: refused without blocking"
                  % (" (--meta)" if args else ""))
         except subprocess.TimeoutExpired:

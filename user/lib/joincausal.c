@@ -146,6 +146,42 @@ size_t hmb__join_drop_interleaved(struct hmb_join *j)
 	return dropped;
 }
 
+/* How many of this controller's pairings the chosen clocks hold. */
+static size_t held(const struct hmb_join *j)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < j->nhost; i++) {
+		const struct jhost *r = &j->hj[i];
+		bool judged;
+		double d;
+
+		if (r->fw >= 0 && j->host[i].ctrl == j->ctrl &&
+		    causal(j, i, &j->fw[r->fw], &d, &judged))
+			n++;
+	}
+	return n;
+}
+
+/*
+ * The run's estimate places the commands unless the segments' clocks
+ * hold more of the pairings: where the two disagree about a step's
+ * record, the one that keeps causality for more commands has the
+ * evidence, and refusing what only the other holds would undo right
+ * pairings.
+ */
+static void choose_by_evidence(struct hmb_join *j)
+{
+	size_t run;
+
+	if (!j->tot.place_run || !j->nseg)
+		return;
+	run = held(j);
+	j->tot.place_run = false;
+	if (held(j) <= run)
+		j->tot.place_run = true;
+}
+
 /* Undo every pairing of this controller that breaks causality. */
 static size_t refuse(struct hmb_join *j)
 {
@@ -343,6 +379,7 @@ static int split_merged(struct hmb_join *j)
 
 int hmb__join_causal(struct hmb_join *j)
 {
+	choose_by_evidence(j);
 	for (int round = 0; round < 4; round++) {
 		size_t refused = refuse(j);
 
@@ -351,6 +388,7 @@ int hmb__join_causal(struct hmb_join *j)
 			if (hmb__join_run_estimate(j))
 				return -1;
 			hmb__join_choose_placement(j);
+			choose_by_evidence(j);
 		}
 		if (!rejoin(j) && !refused)
 			break;

@@ -139,7 +139,7 @@ void usage_export(FILE *f)
 "      /var/lib/hmb-trace/nvme0.bin -j | jq .tables.fw_records\n"
 "  " PROG " export --to clickhouse http://127.0.0.1:8123 fw.bin \\\n"
 "      --host agent.jsonl --serial S123 --fw-rev 1.2.3   # and the commands\n"
-"  " PROG " export --to clickhouse http://127.0.0.1:8123 --day 2024-05-01 \\\n"
+"  " PROG " export --to clickhouse http://127.0.0.1:8123 --day \"$(date -u +%%F)\" \\\n"
 "      --ring nvme0 --trace-id 7 - < trace.bin\n");
 }
 

@@ -33,13 +33,29 @@ def _records(args, acct, state):
     state["reader"] = reader
     nxt = 0
     for rec in reader:
+        # A ring image's offsets are not dump offsets: its epochs say
+        # nothing.  In a dump, an epoch where no record starts is warned
+        # about and ignored (docs/format.md 12.4).
         while nxt < len(epochs) and rec.offset >= epochs[nxt]:
-            if reader.dialect == "dump":
+            if reader.dialect != "dump":
+                pass
+            elif rec.offset > epochs[nxt]:
+                _bad_epoch(sidecar, nxt, "is inside a record (the next "
+                           "starts at byte %d)" % rec.offset)
+            else:
                 acct.new_epoch()
                 state["epochs"] += 1
             nxt += 1
         if acct.add(rec) == NEW:
             yield rec
+    if reader.dialect == "dump":
+        for i in range(nxt, len(epochs)):
+            _bad_epoch(sidecar, i, "is past the dump's last record")
+
+
+def _bad_epoch(sidecar, i, where):
+    sys.stderr.write("hmb_trace: warning: %s:%d: epoch=%d %s; ignored\n" % (
+        sidecar.path, sidecar.epoch_lines[i], sidecar.epochs[i], where))
 
 
 def _text_line(rec):

@@ -27,6 +27,8 @@ class Sidecar:
     monotonic_ns: int = 0
     boottime_ns: int = 0
     epochs: list = field(default_factory=list)
+    # the sidecar line of each epochs[i], for warnings that name it
+    epoch_lines: list = field(default_factory=list)
 
 
 def _num(path, lineno, key, val, limit):
@@ -82,8 +84,10 @@ def read_sidecar(path):
             if len(sc.epochs) >= MAX_EPOCHS:
                 raise FormatError(path, lineno, "more than %d epoch lines"
                                   % MAX_EPOCHS, "HMB_E_SIDECAR")
-            sc.epochs.append(_num(path, lineno, key, val, _U64))
+            sc.epochs.append((_num(path, lineno, key, val, _U64), lineno))
     if not have_abi:
         raise FormatError(path, 0, "no abi_version line", "HMB_E_SIDECAR")
-    sc.epochs.sort()
+    pairs = sorted(sc.epochs)
+    sc.epochs = [off for off, _ in pairs]
+    sc.epoch_lines = [line for _, line in pairs]
     return sc

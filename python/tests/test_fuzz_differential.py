@@ -103,6 +103,18 @@ def offsets(err):
     return [int(x, 0) for x in re.findall(r"offset (0x[0-9a-fA-F]+|\d+)", err)]
 
 
+def warnings(err):
+    """(the warnings without the program's name, the other lines)"""
+    warn, rest = [], []
+    for line in err.splitlines(keepends=True):
+        prog, sep, tail = line.partition(": warning: ")
+        if sep and prog in ("hmb-trace-analyze", "hmb_trace"):
+            warn.append(tail)
+        else:
+            rest.append(line)
+    return warn, "".join(rest)
+
+
 def test_fuzz_differential(analyze, tmp_path):
     rng = random.Random(SEED)
     py = [sys.executable, "-m", "hmb_trace"]
@@ -125,6 +137,9 @@ def test_fuzz_differential(analyze, tmp_path):
         assert rc1 == rc2, "%s: exit %d (C) vs %d (Python): %s | %s" % (
             what, rc1, rc2, e1.strip(), e2.strip())
         assert o1 == o2, "%s: the decoded records differ" % what
+        w1, e1 = warnings(e1)
+        w2, e2 = warnings(e2)
+        assert w1 == w2, "%s: the warnings differ: %s | %s" % (what, w1, w2)
         if rc1 and (".meta" in e1 or ".meta" in e2):
             # the sidecar's errors name a line (C) or an offset (Python)
             assert ".meta" in e1 and ".meta" in e2, (

@@ -13,7 +13,8 @@
 #   - the clock: drift within 10 % and the offset within 20 us of the truth
 #     (the controller's clocks read against CLOCK_MONOTONIC before and
 #     after, vm-nvme-hmb clock), the step's size within the agent's bound
-#     and 50 us, placed at the very record the controller stepped at;
+#     and 50 us, the controller's first record on the new clock inside the
+#     bracket the agent's evidence gives for it (agent_check_step_seq);
 #   - three controller resets during I/O with the bridge and the agent on:
 #     the bridge carries on across the 3 re-initialisations (bridge_epochs),
 #     every record the controller made is emitted or counted lost, the

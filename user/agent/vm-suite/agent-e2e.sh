@@ -114,8 +114,9 @@ awk -v step=$STEP_NS -v at=$STEP_AT -v dr=$DRIFT '
 	}' "$R/clock-intervals.txt" > "$R/step-err-intervals.txt"
 tap_diag "step from the whole-window interval estimates: error $(cat "$R/step-err-intervals.txt") ns"
 # the step's record: the simulator knows the first record it wrote on the
-# stepped clock; the first command record from there on is where the agent
-# must have placed the step (it sees command records only)
+# stepped clock; the first command record from there on is where the step
+# is (the agent sees command records only), and it must lie in the bracket
+# the agent's evidence gives
 want_seq=$A_step_want
 got_seq=$A_step_seq
 across=$(sed -n 's/.*"across_step": \([0-9]*\).*/\1/p' "$R/attr.json")

@@ -53,7 +53,8 @@ agent_summary() {
 		fw_refused_when_placed; do
 		eval "A_$_k=\$(printf '%s' \"\$_tot\" | sed -n 's/.*\"$_k\":\([0-9-]*\).*/\1/p' | head -1)"
 	done
-	for _k in offset_ns offset_err_ns ref_fw_ns drift_ppm steps step_seq step_ns step_err_ns; do
+	for _k in offset_ns offset_err_ns ref_fw_ns drift_ppm steps step_seq step_lo_seq \
+		step_hi_seq step_ns step_err_ns; do
 		eval "A_$_k=\$(printf '%s' \"\$_clk\" | sed -n 's/.*\"$_k\":\([0-9.-]*\).*/\1/p' | head -1)"
 	done
 	tap_diag "agent: commands $A_commands matched $A_matched partial $A_partial unmatched $A_unmatched placed $A_placed in_window_err $A_in_window_err"
@@ -131,11 +132,26 @@ agent_check_step_size() {
 		tap_fail "offset step recovered within the agent's bound and 50 us" "agent step_ns '$A_step_ns' (bound '$A_step_err_ns'), want -$1"
 }
 
-# agent_check_step_seq WANT_SEQ: the step placed at exactly that record
+# agent_check_step_seq WANT_SEQ: the step held to the agent's own
+# evidence (docs/formats.md, "Firmware times are never rewritten").  Its
+# bracket (step_lo_seq, step_hi_seq] is what the host windows prove: the
+# last record on the old clock and the first on the new one; inside it the
+# agent places the step by the firmware times' jump and marks the records
+# between as step_bracket.  So the producer's first record on the new
+# clock must lie in the bracket, and so must the agent's step_seq; where
+# the agent gives no bracket it claims the very record.
 agent_check_step_seq() {
-	[ -n "$1" ] && [ "$A_step_seq" = "$1" ] &&
-		tap_ok "the agent placed the step at the very record the producer stepped at (seq $A_step_seq)" ||
-		tap_fail "step placed at the producer's record" "agent '$A_step_seq', producer '$1'"
+	if [ -z "$A_step_lo_seq" ] || [ -z "$A_step_hi_seq" ]; then
+		[ -n "$1" ] && [ "$A_step_seq" = "$1" ] &&
+			tap_ok "no bracket: the agent placed the step at the very record the producer stepped at (seq $A_step_seq)" ||
+			tap_fail "step placed at the producer's record (no bracket given)" "agent '$A_step_seq', producer '$1'"
+		return
+	fi
+	[ -n "$1" ] && [ -n "$A_step_seq" ] &&
+		[ "$A_step_lo_seq" -lt "$1" ] && [ "$1" -le "$A_step_hi_seq" ] &&
+		[ "$A_step_lo_seq" -lt "$A_step_seq" ] && [ "$A_step_seq" -le "$A_step_hi_seq" ] &&
+		tap_ok "the producer's step record (seq $1) lies in the agent's bracket (seq $A_step_lo_seq, $A_step_hi_seq], and so does its step_seq $A_step_seq ($(if [ "$A_step_seq" = "$1" ]; then echo exact; else echo "$((A_step_seq - $1)) records off"; fi))" ||
+		tap_fail "step inside the agent's bracket" "producer '$1', agent step_seq '$A_step_seq' bracket ('$A_step_lo_seq', '$A_step_hi_seq']"
 }
 
 # agent_check_losses BRIDGE_RECORDS: no ring buffer failure, and the agent

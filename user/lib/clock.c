@@ -437,7 +437,14 @@ void hmb_clock_add(struct hmb_clock *c, uint64_t submit, uint64_t complete,
 		if (seq_diff(seq_fetch, c->step_seq) > (1 << 28))
 			c->have_prev = false;
 	}
-	if (c->valid) {
+	/*
+	 * Only an estimate whose window agrees can be contradicted by a
+	 * step: one that does not (the agent attached while commands were
+	 * in flight, and the join paired some with their predecessors'
+	 * records, a queue's worth in a row) is converging, and shedding
+	 * its older commands, not a step, is what brings it back.
+	 */
+	if (c->valid && c->consistent) {
 		double pred = hmb_clock_offset_at(c, fw_fetch);
 		double tol = 4 * c->off_err_ns;
 

@@ -26,10 +26,7 @@ T=/sys/kernel/tracing
 R=$HMB_RESULTS
 SECS=${HMB_BENCH_SECS:-3}
 
-[ -n "${HMB_NVME_HMB:-}" ] && [ "$HMB_NVME_MODULE" = patched ] || {
-	tap_fail "the HMB-capable controller with the patched nvme (vm-nvme-hmb, vm-nvme)"
-	tap_done
-}
+hmb_need_patched_hmb
 hmb_load || { tap_fail "insmod nvme-hmb-trace.ko" "$(dmesg | tail -5)"; tap_done; }
 dev=$(hmb_wait_ring nvme-pci)
 S=$HMB_CLASS/$dev

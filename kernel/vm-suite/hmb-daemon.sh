@@ -27,11 +27,7 @@ R=$HMB_RESULTS
 C=$HMB_NVME_CTRL
 T=/sys/kernel/tracing
 
-[ -n "${HMB_NVME_HMB:-}" ] && [ "$HMB_NVME_MODULE" = patched ] || {
-	tap_fail "the HMB-capable controller with the patched nvme (vm-nvme-hmb, vm-nvme)" \
-		"HMB_NVME_HMB='${HMB_NVME_HMB:-}' HMB_NVME_MODULE=$HMB_NVME_MODULE"
-	tap_done
-}
+hmb_need_patched_hmb
 hmb_load || { tap_fail "insmod nvme-hmb-trace.ko" "$(dmesg | tail -5)"; tap_done; }
 dev=$(hmb_wait_ring nvme-pci)
 S=$HMB_CLASS/$dev

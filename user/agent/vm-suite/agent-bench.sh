@@ -39,11 +39,7 @@ R=$HMB_RESULTS
 DISK=${HMB_NVME_DEV#/dev/}
 STATS=/proc/sys/kernel/bpf_stats_enabled
 
-[ -n "${HMB_NVME_HMB:-}" ] && [ "$HMB_NVME_MODULE" = patched ] || {
-	tap_fail "the HMB-capable controller with the patched nvme (vm-nvme-hmb, vm-nvme)" \
-		"HMB_NVME_HMB='${HMB_NVME_HMB:-}' HMB_NVME_MODULE=$HMB_NVME_MODULE"
-	tap_done
-}
+hmb_need_patched_hmb
 command -v biolatency >/dev/null || {
 	tap_fail "biolatency in the guest (libbpf-tools on the VM host: scripts/deps.sh bpf, then the guest is rebuilt)"
 	tap_done

@@ -112,6 +112,9 @@ static bool hmb_bridge_epoch(struct hmb_trace_ring *ring, u32 flags, u64 head,
 		return !rewritten &&
 		       !hmb_cursor_before(head, ring->bridge_last_head);
 	*reason = hmb_trace_check_cursors(ring, head, tail);
+	/* The drain walks 8-byte records from the new tail, as at enable. */
+	if (*reason == HMB_CORRUPT_NONE && (tail & (HMB_RECORD_ALIGN - 1)))
+		*reason = HMB_CORRUPT_TAIL_UNALIGNED;
 	if (*reason != HMB_CORRUPT_NONE)
 		return true;
 	if (rewritten || hmb_cursor_before(head, ring->bridge_last_head)) {

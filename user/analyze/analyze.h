@@ -36,6 +36,16 @@ int ob_create(struct hmb_outbuf *ob, const char *path, size_t cap);
  * Returns @rc, or EXIT_BADINPUT if it was 0 and closing the file failed.
  */
 int ob_finish(struct hmb_outbuf *ob, int rc);
+/*
+ * An output directory @path (convert --to ctf), new or empty, written as a
+ * temporary directory @tmp (@cap bytes) beside it and renamed over it by
+ * od_finish() when @rc is 0, else removed with a line saying so.  @out
+ * (PATH_MAX bytes) is the directory renamed over: @path, or the directory
+ * a symbolic link @path points to.  Both print the one error line and
+ * return 0 or EXIT_BADINPUT; od_finish returns @rc when it was not 0.
+ */
+int od_create(const char *path, char *out, char *tmp, size_t cap);
+int od_finish(const char *path, const char *out, const char *tmp, int rc);
 
 /* ----------------------------------------------------------------- input */
 

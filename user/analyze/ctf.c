@@ -30,6 +30,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -427,32 +428,34 @@ int ctf_convert(struct input *in, const char *dir,
 	struct hmb_record rec;
 	struct ctf *c;
 	uint64_t gaps_seen = 0;
+	char outdir[PATH_MAX], tmp[PATH_MAX];
 	int rc, in_rc;
 
 	if (check_dict(dict))
 		return EXIT_BADINPUT;
-	/* A new directory, or an empty one: never mix two traces. */
-	if (mkdir(dir, 0755) && errno != EEXIST) {
-		errorf("%s: cannot create: %s", dir, strerror(errno));
-		return EXIT_BADINPUT;
-	}
 	c = calloc(1, sizeof(*c));
 	if (!c || !(c->pkt = malloc(PKT_MAX))) {
 		free(c);
 		errorf("out of memory");
 		return EXIT_BADINPUT;
 	}
-	c->dir = dir;
+	/*
+	 * A new directory, or an empty one, never mixing two traces; written
+	 * whole or not at all: a cut trace reads as a complete one of fewer
+	 * records.
+	 */
+	rc = od_create(dir, outdir, tmp, sizeof(tmp));
+	if (rc) {
+		free(c->pkt);
+		free(c);
+		return rc;
+	}
+	c->dir = tmp;
 	c->dict = dict;
 	c->fd = -1;
-	c->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	c->dirfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (c->dirfd < 0) {
-		errorf("%s: cannot open: %s", dir, strerror(errno));
-		rc = EXIT_BADINPUT;
-		goto out;
-	}
-	if (faccessat(c->dirfd, "metadata", F_OK, 0) == 0) {
-		errorf("%s: already holds a trace (metadata exists)", dir);
+		errorf("%s: cannot open: %s", tmp, strerror(errno));
 		rc = EXIT_BADINPUT;
 		goto out;
 	}
@@ -464,17 +467,14 @@ int ctf_convert(struct input *in, const char *dir,
 		if (rc)
 			goto out;
 	}
-	/*
-	 * On a bad record keep what was decoded before it (a readable trace,
-	 * like decode's stream), then report.
-	 */
+	if (in_rc < 0) {
+		input_report(in, &err);
+		rc = EXIT_BADINPUT;
+		goto out;
+	}
 	rc = close_stream(c);
 	if (!rc)
 		rc = write_metadata(c, in);
-	if (!rc && in_rc < 0) {
-		input_report(in, &err);
-		rc = EXIT_BADINPUT;
-	}
 out:
 	if (c->fd >= 0)
 		close(c->fd);
@@ -482,5 +482,5 @@ out:
 		close(c->dirfd);
 	free(c->pkt);
 	free(c);
-	return rc;
+	return od_finish(dir, outdir, tmp, rc);
 }

@@ -122,7 +122,8 @@ int ctf_raw_convert(const char *path, const char *dir,
 	struct hmb_record rec;
 	uint8_t *ops = calloc(65536 / 8, 1);
 	uint64_t last = 0, n = 0;
-	char abs[PATH_MAX];
+	char abs[PATH_MAX], outdir[PATH_MAX], tmp[PATH_MAX];
+	bool made = false;
 	int fd = -1, dirfd = -1, rc = EXIT_BADINPUT, k;
 
 	if (!ops) {
@@ -168,28 +169,23 @@ int ctf_raw_convert(const char *path, const char *dir,
 		errorf("%s: %s", path, strerror(errno));
 		goto out;
 	}
-	if (mkdir(dir, 0755) && errno != EEXIST) {
-		errorf("%s: cannot create directory: %s", dir, strerror(errno));
+	/* written whole or not at all, as convert --to ctf */
+	if (od_create(dir, outdir, tmp, sizeof(tmp)))
 		goto out;
-	}
-	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	made = true;
+	dirfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0) {
-		errorf("%s: cannot open directory: %s", dir, strerror(errno));
-		goto out;
-	}
-	if (faccessat(dirfd, "metadata", F_OK, 0) == 0) {
-		errorf("%s: already holds a trace (metadata); remove it or give a new directory",
-		       dir);
+		errorf("%s: cannot open directory: %s", tmp, strerror(errno));
 		goto out;
 	}
 	/* the dump itself: a hard link if we can, else a symbolic link */
 	if (linkat(AT_FDCWD, abs, dirfd, "stream", 0) &&
 	    symlinkat(abs, dirfd, "stream")) {
-		errorf("%s/stream: cannot link to %s: %s", dir, abs,
+		errorf("%s/stream: cannot link to %s: %s", tmp, abs,
 		       strerror(errno));
 		goto out;
 	}
-	if (write_raw_metadata(dirfd, dir, dict, ops))
+	if (write_raw_metadata(dirfd, tmp, dict, ops))
 		goto out;
 	rc = 0;
 out:
@@ -200,5 +196,5 @@ out:
 	if (dirfd >= 0)
 		close(dirfd);
 	free(ops);
-	return rc;
+	return made ? od_finish(dir, outdir, tmp, rc) : rc;
 }

@@ -24,6 +24,7 @@
 static struct {
 	CURLcode (*global_init)(long);
 	CURL *(*easy_init)(void);
+	CURL *(*easy_duphandle)(CURL *);
 	CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
 	CURLcode (*easy_perform)(CURL *);
 	void (*easy_cleanup)(CURL *);
@@ -38,6 +39,9 @@ static struct {
 	CURLUcode (*url_get)(CURLU *, CURLUPart, char **, unsigned int);
 	CURLUcode (*url_set)(CURLU *, CURLUPart, const char *, unsigned int);
 	const char *(*url_strerror)(CURLUcode);
+	CURLSH *(*share_init)(void);
+	CURLSHcode (*share_setopt)(CURLSH *, CURLSHoption, ...);
+	CURLSHcode (*share_cleanup)(CURLSH *);
 } fn;
 static bool loaded;
 
@@ -47,6 +51,7 @@ static bool load(void)
 	static const struct { const char *name; void **p; } syms[] = {
 		{ "curl_global_init", (void **)&fn.global_init },
 		{ "curl_easy_init", (void **)&fn.easy_init },
+		{ "curl_easy_duphandle", (void **)&fn.easy_duphandle },
 		{ "curl_easy_setopt", (void **)&fn.easy_setopt },
 		{ "curl_easy_perform", (void **)&fn.easy_perform },
 		{ "curl_easy_cleanup", (void **)&fn.easy_cleanup },
@@ -61,6 +66,9 @@ static bool load(void)
 		{ "curl_url_get", (void **)&fn.url_get },
 		{ "curl_url_set", (void **)&fn.url_set },
 		{ "curl_url_strerror", (void **)&fn.url_strerror },
+		{ "curl_share_init", (void **)&fn.share_init },
+		{ "curl_share_setopt", (void **)&fn.share_setopt },
+		{ "curl_share_cleanup", (void **)&fn.share_cleanup },
 	};
 	void *h;
 
@@ -94,6 +102,11 @@ CURLcode curl_global_init(long flags)
 CURL *curl_easy_init(void)
 {
 	return load() ? fn.easy_init() : NULL;
+}
+
+CURL *curl_easy_duphandle(CURL *curl)
+{
+	return load() ? fn.easy_duphandle(curl) : NULL;
 }
 
 /* The option's number says the type of its argument (curl.h). */
@@ -197,4 +210,31 @@ CURLUcode curl_url_set(CURLU *u, CURLUPart what, const char *part,
 const char *curl_url_strerror(CURLUcode code)
 {
 	return load() ? fn.url_strerror(code) : "libcurl not loaded";
+}
+
+CURLSH *curl_share_init(void)
+{
+	return load() ? fn.share_init() : NULL;
+}
+
+/* What is shared is an int (curl_lock_data); the other options, pointers. */
+CURLSHcode curl_share_setopt(CURLSH *sh, CURLSHoption option, ...)
+{
+	CURLSHcode rc;
+	va_list ap;
+
+	if (!load())
+		return CURLSHE_NOT_BUILT_IN;
+	va_start(ap, option);
+	if (option == CURLSHOPT_SHARE || option == CURLSHOPT_UNSHARE)
+		rc = fn.share_setopt(sh, option, va_arg(ap, int));
+	else
+		rc = fn.share_setopt(sh, option, va_arg(ap, void *));
+	va_end(ap);
+	return rc;
+}
+
+CURLSHcode curl_share_cleanup(CURLSH *sh)
+{
+	return load() ? fn.share_cleanup(sh) : CURLSHE_NOT_BUILT_IN;
 }

@@ -8,9 +8,11 @@
  * nor replaces a good one.  What is not a regular file (/dev/null, a FIFO,
  * a symbolic link) is written through as before.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -134,5 +136,114 @@ int ob_finish(struct hmb_outbuf *ob, int rc)
 		errorf("%s: not written (the partial output was removed)", name);
 	}
 	p->ob = NULL;
+	return rc;
+}
+
+/*
+ * An output directory (convert --to ctf): new, or an existing empty one.
+ * Refused before any input is read when it is something else.
+ */
+static int od_check(const char *path)
+{
+	struct dirent *e;
+	bool trace = false, other = false;
+	DIR *d = opendir(path);
+
+	if (!d) {
+		if (errno == ENOENT)
+			return 0;
+		errorf("%s: cannot open: %s", path, strerror(errno));
+		return EXIT_BADINPUT;
+	}
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (!strcmp(e->d_name, "metadata"))
+			trace = true;
+		else
+			other = true;
+	}
+	closedir(d);
+	if (trace) {
+		errorf("%s: already holds a trace (metadata); remove it or give a new directory",
+		       path);
+		return EXIT_BADINPUT;
+	}
+	if (other) {
+		errorf("%s: not empty; give a new or an empty directory", path);
+		return EXIT_BADINPUT;
+	}
+	return 0;
+}
+
+int od_create(const char *path, char *out, char *tmp, size_t cap)
+{
+	char dir[PATH_MAX], base[PATH_MAX];
+	struct stat st;
+	mode_t mask;
+	int rc;
+
+	/* a link to a directory: the directory is the output, as it was */
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) &&
+	    stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (!realpath(path, out)) {
+			errorf("%s: %s", path, strerror(errno));
+			return EXIT_BADINPUT;
+		}
+	} else if ((size_t)snprintf(out, PATH_MAX, "%s", path) >= PATH_MAX) {
+		errorf("%s: %s", path, strerror(ENAMETOOLONG));
+		return EXIT_BADINPUT;
+	}
+	rc = od_check(out);
+	if (rc)
+		return rc;
+	snprintf(dir, sizeof(dir), "%s", out);
+	snprintf(base, sizeof(base), "%s", out);
+	if ((size_t)snprintf(tmp, cap, "%s/.%s.XXXXXX", dirname(dir),
+			     basename(base)) >= cap) {
+		errorf("%s: cannot create: %s", path, strerror(ENAMETOOLONG));
+		return EXIT_BADINPUT;
+	}
+	if (!mkdtemp(tmp)) {
+		errorf("%s: cannot create: %s", path, strerror(errno));
+		return EXIT_BADINPUT;
+	}
+	mask = umask(0);
+	umask(mask);
+	if (chmod(tmp, 0755 & ~mask)) {
+		errorf("%s: cannot create: %s", path, strerror(errno));
+		rmdir(tmp);
+		return EXIT_BADINPUT;
+	}
+	return 0;
+}
+
+/* The converters write only files, no subdirectories. */
+static void od_remove(const char *tmp)
+{
+	struct dirent *e;
+	DIR *d = opendir(tmp);
+
+	if (d) {
+		while ((e = readdir(d)))
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+				unlinkat(dirfd(d), e->d_name, 0);
+		closedir(d);
+	}
+	rmdir(tmp);
+}
+
+int od_finish(const char *path, const char *out, const char *tmp, int rc)
+{
+	/* rename() replaces an empty directory, never a full one */
+	if (rc == 0 && rename(tmp, out)) {
+		errorf("%s: cannot rename %s to it: %s", path, tmp,
+		       strerror(errno));
+		rc = EXIT_BADINPUT;
+	}
+	if (rc) {
+		od_remove(tmp);
+		errorf("%s: not written (the partial output was removed)", path);
+	}
 	return rc;
 }

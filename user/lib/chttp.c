@@ -16,6 +16,7 @@
 
 #include "hmbtrace_ch.h"
 #include "hmbtrace_util.h"
+#include "internal.h"
 
 /* Answers kept: queries return a line, errors a message. */
 #define HMB_CH_ANS_MAX (1u << 20)
@@ -24,7 +25,8 @@
 #define CRED_MAX 1024
 
 struct hmb_ch_conn {
-	CURL *curl;
+	CURL *curl;		/* the options; each request runs a copy */
+	CURLSH *share;		/* the copies' connections, kept alive */
 	CURLU *base;		/* the URL as given (its query kept) */
 	struct curl_slist *hdrs;
 	char display[256];	/* scheme://host:port, no credentials */
@@ -368,8 +370,10 @@ int hmb_ch_open(struct hmb_ch_conn **out, const char *url, const struct hmb_ch_o
 	c->ans_cap = 4096;
 	c->ans = malloc(c->ans_cap);
 	c->curl = curl_easy_init();
+	c->share = curl_share_init();
 	c->base = curl_url();
-	if (!c->ans || !c->curl || !c->base)
+	if (!c->ans || !c->curl || !c->share || !c->base ||
+	    curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT))
 		goto nomem;
 	c->ans[0] = 0;
 	uc = curl_url_set(c->base, CURLUPART_URL, url, 0);
@@ -426,10 +430,17 @@ void hmb_ch_close(struct hmb_ch_conn *c)
 		return;
 	if (c->curl)
 		curl_easy_cleanup(c->curl);
+	if (c->share)
+		curl_share_cleanup(c->share);
 	curl_url_cleanup(c->base);
 	curl_slist_free_all(c->hdrs);
 	free(c->ans);
 	free(c);
+}
+
+void *hmb__ch_curl(struct hmb_ch_conn *c)
+{
+	return c->curl;
 }
 
 const char *hmb_ch_url(const struct hmb_ch_conn *c)
@@ -540,6 +551,7 @@ static int request(struct hmb_ch_conn *c, const char *const *params,
 		   char err[HMB_CH_ERR_LEN], const char *what)
 {
 	CURLU *u = curl_url_dup(c->base);
+	CURL *h;
 	char *url = NULL, msg[HMB_CH_ERR_LEN];
 	CURLcode rc;
 	long status = 0, code = -1;
@@ -568,18 +580,34 @@ static int request(struct hmb_ch_conn *c, const char *const *params,
 	c->ans_len = 0;
 	c->ans_cut = false;
 	c->ans[0] = 0;
-	curl_easy_setopt(c->curl, CURLOPT_URL, url);
+	/*
+	 * A handle of its own for each request: libcurl 7.88 (Debian 12)
+	 * keeps a pointer to the last header of the previous answer in a
+	 * reused handle, and a next answer whose first header line is a
+	 * folded continuation reads it after it was freed (fuzz_chttp,
+	 * curl's fix 11103 in 8.1.0).  The share keeps the connection.
+	 */
+	h = curl_easy_duphandle(c->curl);
+	if (!h) {
+		curl_free(url);
+		errf(err, "out of memory");
+		return HMB_CH_FATAL;
+	}
+	curl_easy_setopt(h, CURLOPT_SHARE, c->share);
+	curl_easy_setopt(h, CURLOPT_URL, url);
 	/*
 	 * libcurl sends a request again by itself when a reused connection
 	 * turns out dead before any answer: harmless for a query, a second
 	 * copy of the batch for an insert the server committed before the
 	 * connection broke.  An insert gets a connection of its own.
 	 */
-	curl_easy_setopt(c->curl, CURLOPT_FRESH_CONNECT, fresh ? 1L : 0L);
-	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-	rc = curl_easy_perform(c->curl);
+	curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, fresh ? 1L : 0L);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	rc = curl_easy_perform(h);
 	curl_free(url);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_cleanup(h);
 	if (rc != CURLE_OK) {
 		bool retry = curl_retryable(rc, sent);
 
@@ -588,7 +616,6 @@ static int request(struct hmb_ch_conn *c, const char *const *params,
 		return retry ? HMB_CH_RETRY : HMB_CH_FATAL;
 	}
 	*sent = true;
-	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
 	if (status == 200)
 		return HMB_CH_OK;
 	flatten(c->ans, msg, sizeof(msg));

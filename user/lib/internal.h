@@ -108,4 +108,13 @@ static inline bool hmb__is_pow2(uint64_t v)
 	return v && !(v & (v - 1));
 }
 
+/*
+ * The libcurl handle of @c, for the fuzz harness of server answers
+ * (fuzz/fuzz_chttp.c): it points the connection at its own socket, so
+ * that libcurl and the client parse the answers it feeds as they would
+ * a server's.
+ */
+struct hmb_ch_conn;
+HMB_HIDDEN void *hmb__ch_curl(struct hmb_ch_conn *c);
+
 #endif /* HMBTRACE_INTERNAL_H */

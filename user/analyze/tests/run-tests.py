@@ -503,6 +503,54 @@ def test_convert_bad_input():
          os.path.isfile("/dev/null") is False,
          "convert to /dev/null: written through, the device left alone")
 
+    # ctf: OUT is a directory, written as a temporary directory beside it
+    out = path("o.ctf")
+    subprocess.run(["rm", "-rf", out])
+
+    def temps():
+        return [x for x in os.listdir(WORK) if x.startswith(".o.ctf.")]
+    r = run("convert", bad, out, "--to", "ctf")
+    T.ok(r.rc == 1 and not os.path.exists(out) and not temps() and
+         r.errlines[-1:] == ["%s: %s: not written (the partial output "
+                             "was removed)" % (PROG, out)],
+         "convert --to ctf, input bad: no OUT, no temporary left, said",
+         (r.errlines, temps()))
+    os.mkdir(out)
+    r = run("convert", bad, out, "--to", "ctf")
+    T.ok(r.rc == 1 and os.path.isdir(out) and os.listdir(out) == [] and
+         not temps(),
+         "convert --to ctf, input bad: an existing empty OUT is left empty",
+         (r.errlines, os.listdir(out), temps()))
+    good = write("conv-good.bin", bytes(d.buf))
+    r = run("convert", good, out, "--to", "ctf")
+    T.ok(r.rc == 0 and sorted(os.listdir(out)) == ["metadata", "stream_0"]
+         and oct(os.stat(out).st_mode & 0o777) == oct(0o755 & ~UMASK) and
+         not temps(),
+         "convert --to ctf, input good: the empty OUT replaced by the trace, "
+         "mode 0755 less the umask", (r.errlines, os.listdir(out)))
+    before = {x: open(os.path.join(out, x), "rb").read()
+              for x in os.listdir(out)}
+    r = run("convert", good, out, "--to", "ctf")
+    T.ok(r.rc == 1 and "already holds a trace" in "".join(r.errlines) and
+         {x: open(os.path.join(out, x), "rb").read()
+          for x in os.listdir(out)} == before and not temps(),
+         "convert --to ctf: a trace already in OUT is left as it was",
+         r.errlines)
+    subprocess.run(["rm", "-rf", out])
+    os.mkdir(out)
+    write("o.ctf/notes.txt", b"mine")
+    r = run("convert", good, out, "--to", "ctf")
+    T.ok(r.rc == 1 and os.listdir(out) == ["notes.txt"] and not temps(),
+         "convert --to ctf: a directory that is not empty is refused, left "
+         "as it was", r.errlines)
+    subprocess.run(["rm", "-rf", out])
+    r = run("convert", good, out, "--to", "ctf", "--raw")
+    T.ok(r.rc == 0 and sorted(os.listdir(out)) == ["metadata", "stream"]
+         and not temps(),
+         "convert --to ctf --raw: the directory renamed into place",
+         r.errlines)
+    subprocess.run(["rm", "-rf", out])
+
 
 def test_many_commands():
     """More commands in flight than the firmware model's
@@ -968,6 +1016,12 @@ def ctf_check(src, what, sort=False, want_rc=0):
     dec = run("decode", src, "-j", "--names")
     if not T.ok(r.rc == want_rc and dec.rc == want_rc,
                 "%s: convert --to ctf exit %d" % (what, want_rc), r.errlines):
+        return None
+    if want_rc:
+        T.ok(not os.path.exists(out) and r.errlines[-1:] ==
+             ["%s: %s: not written (the partial output was removed)"
+              % (PROG, out)],
+             "%s: no trace directory, said" % what, r.errlines)
         return None
     rc, got, warn = bt2_events(out)
     want = expected_ctf(jsonl_lines(dec))

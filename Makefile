@@ -3,7 +3,8 @@
 #
 #   make            build the user-space tools and library (build/bin, build/lib)
 #   make check      install missing packages, build, run every test suite and
-#                   print "N passed, N failed, N skipped"
+#                   print "N passed, N failed, N skipped"; T=PATTERN only the
+#                   suites it names (TESTING.md)
 #   make demo       the main job on an embedded default: the VM bench, the
 #                   module, the agent and the analyzer on real NVMe commands
 #   make demo-host  the classic path only (simulator, daemon, analyzer), no VM
@@ -27,6 +28,32 @@ USER_DIRS := $(foreach d,$(USER_DIRS),$(if $(wildcard $(d)/Makefile),$(d)))
 # Directories that only contribute tests.
 CHECK_DIRS := $(USER_DIRS) \
 	$(foreach d,docs/test-vectors python tests tests/formats tests/fleet fuzz kernel bpf selftests docs/man packaging scripts/vm,$(if $(wildcard $(d)/Makefile),$(d)))
+
+# make check T=PATTERN: only the TAP suites whose name matches PATTERN
+# (shell globs, space-separated), e.g. T=lib-t_live or T='formats-*'.
+T ?=
+export HMB_TEST_ONLY := $(T)
+
+# Every TAP suite a directory's check writes is named with one of its
+# prefixes (scripts/tap-run fails one that is not), so that T= enters only
+# the directories whose suites can match it.
+SUITES_user/lib := lib-
+SUITES_mock/hmb-fwsim := fwsim
+SUITES_user/daemon := daemon-
+SUITES_user/analyze := analyze
+SUITES_user/agent := agent-
+SUITES_docs/test-vectors := test-vectors
+SUITES_python := python
+SUITES_tests := classic- make-missing-tools usage-errors
+SUITES_tests/formats := formats-
+SUITES_tests/fleet := fleet-
+SUITES_fuzz := fuzz-
+SUITES_kernel := kernel-
+SUITES_bpf := bpf-
+SUITES_selftests := selftests-
+SUITES_docs/man := man-
+SUITES_packaging := pkg-
+SUITES_scripts/vm := vm-
 
 .PHONY: all check check-run demo demo-host bench fuzz vectors module deb clean deps-check deps-demo $(USER_DIRS)
 
@@ -64,10 +91,18 @@ deps-demo:
 	@$(TOP)/scripts/deps.sh build bpf vm kernel qemu
 
 # Every suite runs even if an earlier one failed; the summary decides.
+# With T= the results of the other suites stay, and a build error stops.
 check: deps-check
+ifeq ($(T),)
 	@rm -rf $(HMB_TEST_RESULTS)
 	@mkdir -p $(HMB_TEST_RESULTS)
 	@$(MAKE) all || $(TOP)/scripts/tap-run build -- false
+else
+	@mkdir -p $(HMB_TEST_RESULTS)
+	@cd $(HMB_TEST_RESULTS) && set -f && for p in $(T); do \
+		set +f; rm -f ./$$p.tap ./$$p.stderr; set -f; done
+	@$(MAKE) all
+endif
 	@$(TOP)/scripts/tap-run tree-spdx -- python3 $(TOP)/scripts/check-source.py spdx
 	@$(TOP)/scripts/tap-run tree-size -- python3 $(TOP)/scripts/check-source.py size
 	@$(TOP)/scripts/tap-run tree-decision-codes -- $(TOP)/scripts/check-decision-codes.sh
@@ -75,9 +110,9 @@ check: deps-check
 	@$(TOP)/scripts/tap-run tree-check-comments-test -- python3 $(TOP)/scripts/tests/test_check_comments.py
 	@$(TOP)/scripts/tap-run tree-commits -- $(TOP)/scripts/check-commits
 	@$(TOP)/scripts/tap-run tree-check-commits-test -- python3 $(TOP)/scripts/tests/test_check_commits.py
-	@for d in $(CHECK_DIRS); do $(MAKE) -C $$d check || \
-		echo "not ok - make -C $$d check failed" >> $(HMB_TEST_RESULTS)/make-$$(echo $$d | tr / -).tap; done
-	@$(TOP)/scripts/tap-summary
+	@$(TOP)/scripts/tap-run tree-tap-select-test -- python3 $(TOP)/scripts/tests/test_tap_select.py
+	@fail=0; $(foreach d,$(CHECK_DIRS),MAKE='$(MAKE)' $(TOP)/scripts/check-dir $(d) $(SUITES_$(d)) || fail=1;) \
+		$(TOP)/scripts/tap-summary && [ $$fail = 0 ]
 
 demo: deps-demo all
 	@$(TOP)/scripts/demo.sh

@@ -35,6 +35,8 @@ NEED_GROUP := build
 #   $(call tap,NAME,COMMAND)
 TAP_RUN := $(TOP)/scripts/tap-run
 tap = $(TAP_RUN) $(1) -- $(2)
+# Exit 0 if a suite is to run (make check T=...): to skip its build steps.
+TAP_WANT := $(TOP)/scripts/tap-want
 
 $(OBJDIR)/%.o: %.c $(TOP)/VERSION
 	@mkdir -p $(dir $@)

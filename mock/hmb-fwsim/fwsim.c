@@ -122,6 +122,18 @@ static void die(int code, const char *fmt, ...)
 	exit(code);
 }
 
+/* The usage-error line every tool prints. */
+__attribute__((format(printf, 1, 2), noreturn))
+static void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	hmb_usage_verror(PROG, NULL, fmt, ap);
+	va_end(ap);
+	exit(EXIT_USAGE);
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -221,7 +233,7 @@ static uint64_t parse_size(const char *s, const char *what)
 	uint64_t v;
 
 	if (hmb_parse_u64(s, HMB_NUM_SIZE, 0, UINT64_MAX, &v))
-		die(EXIT_USAGE, "bad %s '%s'", what, s);
+		usage_error("bad %s '%s'", what, s);
 	return v;
 }
 
@@ -231,7 +243,7 @@ static double parse_double(const char *s, const char *what)
 	double v;
 
 	if (hmb_parse_double(s, 0, 1e300, &v))
-		die(EXIT_USAGE, "bad %s '%s'", what, s);
+		usage_error("bad %s '%s'", what, s);
 	return v;
 }
 
@@ -288,8 +300,9 @@ static void parse_opts(struct sim *s, int argc, char **argv)
 	o->seed = 1;
 	o->freeze_hold = 2;
 	o->wait_timeout = 30;
+	opterr = 0;
 
-	while ((c = getopt_long(argc, argv, "r:s:n:d:R:b:p:m:qhV", lo,
+	while ((c = getopt_long(argc, argv, ":r:s:n:d:R:b:p:m:qhV", lo,
 				NULL)) != -1) {
 		switch (c) {
 		case 'r': o->ring_file = optarg; break;
@@ -299,14 +312,14 @@ static void parse_opts(struct sim *s, int argc, char **argv)
 		case O_FIRST_SEQ:
 			v = parse_size(optarg, "first seq");
 			if (v > UINT32_MAX)
-				die(EXIT_USAGE, "--first-seq must fit in 32 bits");
+				usage_error("--first-seq must fit in 32 bits");
 			o->first_seq = (uint32_t)v;
 			o->have_first_seq = true;
 			break;
 		case O_START_CURSOR:
 			o->start_cursor = parse_size(optarg, "start cursor");
 			if (o->start_cursor & (HMB_RECORD_ALIGN - 1))
-				die(EXIT_USAGE, "--start-cursor must be a multiple of 8");
+				usage_error("--start-cursor must be a multiple of 8");
 			break;
 		case 'n': o->count = parse_size(optarg, "count"); break;
 		case 'd': o->duration = parse_double(optarg, "duration"); break;
@@ -314,14 +327,14 @@ static void parse_opts(struct sim *s, int argc, char **argv)
 		case 'b':
 			o->burst = parse_size(optarg, "burst");
 			if (!o->burst)
-				die(EXIT_USAGE, "--burst must be at least 1");
+				usage_error("--burst must be at least 1");
 			break;
 		case 'p': o->payload = optarg; break;
 		case O_OPCODES: o->opcodes = optarg; break;
 		case O_CPUS:
 			v = parse_size(optarg, "cpu count");
 			if (v < 1 || v > 256)
-				die(EXIT_USAGE, "--cpus must be 1..256");
+				usage_error("--cpus must be 1..256");
 			o->cpus = (unsigned int)v;
 			break;
 		case O_SEED: o->seed = parse_size(optarg, "seed"); break;
@@ -331,7 +344,7 @@ static void parse_opts(struct sim *s, int argc, char **argv)
 			else if (!strcmp(optarg, "wait"))
 				o->mode_wait = true;
 			else
-				die(EXIT_USAGE, "--mode must be drop or wait, not '%s'", optarg);
+				usage_error("--mode must be drop or wait, not '%s'", optarg);
 			break;
 		case O_WAIT_TIMEOUT:
 			o->wait_timeout = parse_double(optarg, "wait timeout");
@@ -340,7 +353,7 @@ static void parse_opts(struct sim *s, int argc, char **argv)
 		case O_FREEZE_AFTER:
 			o->freeze_after = parse_size(optarg, "freeze count");
 			if (!o->freeze_after)
-				die(EXIT_USAGE, "--freeze-after must be at least 1");
+				usage_error("--freeze-after must be at least 1");
 			break;
 		case O_REINIT: o->reinit = true; break;
 		case O_FREEZE_HOLD:
@@ -349,7 +362,7 @@ static void parse_opts(struct sim *s, int argc, char **argv)
 		case O_CORRUPT_SEQ:
 			v = parse_size(optarg, "corrupt seq");
 			if (v > UINT32_MAX)
-				die(EXIT_USAGE, "--corrupt-seq must fit in 32 bits");
+				usage_error("--corrupt-seq must fit in 32 bits");
 			o->corrupt = true;
 			o->corrupt_seq = (uint32_t)v;
 			break;
@@ -359,29 +372,31 @@ static void parse_opts(struct sim *s, int argc, char **argv)
 		case 'q': o->quiet = true; break;
 		case QT_OPT_FIRST ... QT_OPT_LAST:
 			if (qt_opt(&o->qt, c, optarg, msg, sizeof(msg)))
-				die(EXIT_USAGE, "%s", msg);
+				usage_error("%s", msg);
 			break;
 		case 'h': usage(stdout); exit(EXIT_OK);
 		case 'V': printf("hmb-fwsim %s\n", HMB_VERSION); exit(EXIT_OK);
-		default: usage(stderr); exit(EXIT_USAGE);
+		default:
+			hmb_usage_getopt(PROG, NULL, c, argv);
+			exit(EXIT_USAGE);
 		}
 	}
 	if (optind < argc)
-		die(EXIT_USAGE, "unexpected argument '%s' (try --help)", argv[optind]);
+		usage_error("unexpected argument '%s'", argv[optind]);
 	if (!o->ring_file)
-		die(EXIT_USAGE, "--ring-file is required (try --help)");
+		usage_error("--ring-file is required");
 	if (o->ring_size < HMB_RING_MIN_SIZE || o->ring_size > HMB_RING_MAX_SIZE ||
 	    (o->ring_size & (o->ring_size - 1)))
-		die(EXIT_USAGE, "--ring-size %" PRIu64 " is not a power of two in %u..%u",
-		    o->ring_size, HMB_RING_MIN_SIZE, HMB_RING_MAX_SIZE);
+		usage_error("--ring-size %" PRIu64 " is not a power of two in %u..%u",
+			    o->ring_size, HMB_RING_MIN_SIZE, HMB_RING_MAX_SIZE);
 	if (o->reinit && !o->freeze_after)
-		die(EXIT_USAGE, "--reinit-after-freeze needs --freeze-after N");
+		usage_error("--reinit-after-freeze needs --freeze-after N");
 	if (o->attach && (o->init_only || o->version2))
-		die(EXIT_USAGE, "--attach cannot be combined with --init-only or --version2");
+		usage_error("--attach cannot be combined with --init-only or --version2");
 	if (gen_parse_payload(&s->gen.payload, o->payload, msg, sizeof(msg)))
-		die(EXIT_USAGE, "--payload: %s", msg);
+		usage_error("--payload: %s", msg);
 	if (gen_parse_opcodes(&s->gen.opcodes, o->opcodes, msg, sizeof(msg)))
-		die(EXIT_USAGE, "--opcodes: %s", msg);
+		usage_error("--opcodes: %s", msg);
 	s->gen.cpus = o->cpus;
 }
 

@@ -115,11 +115,9 @@ static void usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, PROG ": ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	hmb_usage_verror(PROG, NULL, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, " (try '" PROG " --help')\n");
 	exit(EXIT_USAGE);
 }
 
@@ -290,18 +288,6 @@ static bool option(struct env *e, int opt, const char *arg)
 	return true;
 }
 
-/* getopt's '?' or ':' for argv's option at optind - 1: the usage error. */
-static void bad_option(int opt, char **argv)
-{
-	const char *a = argv[optind - 1];
-
-	if (opt == ':')
-		usage_error("option '%s' needs an argument", a);
-	if (optopt && a[0] == '-' && a[1] != '-')
-		usage_error("unknown option '-%c'", optopt);
-	usage_error("unknown option '%s'", a);
-}
-
 void parse_args(struct env *e, int argc, char **argv)
 {
 	int opt, pos;
@@ -330,7 +316,8 @@ void parse_args(struct env *e, int argc, char **argv)
 			       HMB_TRACE_ABI_VERSION);
 			exit(0);
 		default:
-			bad_option(opt, argv);
+			hmb_usage_getopt(PROG, NULL, opt, argv);
+			exit(EXIT_USAGE);
 		}
 	}
 	for (pos = 0; optind < argc; pos++, optind++) {

@@ -114,6 +114,11 @@ void input_close(struct input *in);
 /* Print "PROG: what" as the one error line. */
 __attribute__((format(printf, 1, 2)))
 void errorf(const char *fmt, ...);
+/* The subcommand running (NULL before one is chosen, and for help). */
+extern const char *usage_cmd;
+/* Print the usage-error line, "PROG: CMD: what (try 'PROG CMD --help')". */
+__attribute__((format(printf, 1, 2)))
+void usagef(const char *fmt, ...);
 
 /* ----------------------------------------------------------- subcommands */
 
@@ -176,11 +181,12 @@ int parse_u64(const char *s, uint64_t *v);
 int input_opt(struct input_opts *o, int opt, const char *arg);
 /*
  * The default: branch of a subcommand's option switch: an input option
- * (input_opt), else the subcommand's usage on stderr.  Returns 0 when
- * taken, non-zero (EXIT_USAGE) for a bad value or an unknown option.
+ * (input_opt), else getopt's error @opt about @argv as the usage-error
+ * line.  Returns 0 when taken, non-zero (EXIT_USAGE) for a bad value or
+ * an unknown option.
  */
 int input_opt_or_usage(struct input_opts *o, int opt, const char *arg,
-		       void (*usage)(FILE *));
+		       char **argv);
 /* Option --@name's value @arg as a number in [@lo, @hi]; 0, or
  * EXIT_USAGE after saying why. */
 int parse_count(const char *name, const char *arg, uint64_t lo, uint64_t hi,

@@ -208,13 +208,13 @@ static const struct conv_format *format_of_out(const char *out)
 
 /* One option into @c; 0, 1 for --help, or EXIT_USAGE (said). */
 static int option(struct conv *c, int opt, const char *arg,
-		  const struct conv_format **f)
+		  const struct conv_format **f, char **argv)
 {
 	switch (opt) {
 	case 't':
 		*f = find_format(arg);
 		if (!*f) {
-			errorf("--to: unknown format '%s' (expected csv, jsonl, ctf, perfetto or perfetto-json)",
+			usagef("--to: unknown format '%s' (expected csv, jsonl, ctf, perfetto or perfetto-json)",
 			       arg);
 			return EXIT_USAGE;
 		}
@@ -235,7 +235,7 @@ static int option(struct conv *c, int opt, const char *arg,
 		return 1;
 	}
 	c->given |= CO_INPUT;
-	return input_opt_or_usage(&c->iopts, opt, arg, usage_convert);
+	return input_opt_or_usage(&c->iopts, opt, arg, argv);
 }
 
 static const char *const opt_names[] = {
@@ -251,12 +251,12 @@ int cmd_convert(int argc, char **argv)
 	int opt, rc;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "t:nd:h", convert_opts,
+	while ((opt = getopt_long(argc, argv, ":t:nd:h", convert_opts,
 				  NULL)) != -1)
-		if ((rc = option(&c, opt, optarg, &f)))
+		if ((rc = option(&c, opt, optarg, &f, argv)))
 			return rc == 1 ? 0 : rc;
 	if (argc - optind != 2) {
-		errorf("convert: expected FILE and OUT (try '" PROG " convert --help')");
+		usagef("expected FILE and OUT");
 		return EXIT_USAGE;
 	}
 	c.in = argv[optind];
@@ -264,19 +264,19 @@ int cmd_convert(int argc, char **argv)
 	if (!f)
 		f = format_of_out(c.out);
 	if (!f) {
-		errorf("convert: cannot tell the format from '%s'; give --to csv, jsonl, ctf, perfetto or perfetto-json",
+		usagef("cannot tell the format from '%s'; give --to csv, jsonl, ctf, perfetto or perfetto-json",
 		       c.out);
 		return EXIT_USAGE;
 	}
 	extra = c.given & ~f->opts;
 	for (size_t k = 0; extra && k < 5; k++)
 		if (extra & (1u << k)) {
-			errorf("convert --to %s: %s does not apply to this format (try '" PROG " convert --help')",
+			usagef("--to %s: %s does not apply to this format",
 			       f->name, opt_names[k]);
 			return EXIT_USAGE;
 		}
 	if (c.raw && (c.given & CO_INPUT)) {
-		errorf("convert --to ctf --raw: the dump is described as it is; --meta, --no-meta and --dup-window do not apply");
+		usagef("--to ctf --raw: the dump is described as it is; --meta, --no-meta and --dup-window do not apply");
 		return EXIT_USAGE;
 	}
 	return f->run(&c, f);

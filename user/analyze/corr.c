@@ -99,7 +99,7 @@ static int src_pick(void *ctx, const uint32_t *ctrls, unsigned int n,
 		*out = ctrls[0];
 		return 0;
 	}
-	errorf("%s: commands of %u controllers; say which one the dump belongs to with --ctrl N (nvmeN)",
+	usagef("%s: commands of %u controllers; say which one the dump belongs to with --ctrl N (nvmeN)",
 	       s->c->host.path, n);
 	return EXIT_USAGE;
 }

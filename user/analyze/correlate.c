@@ -277,7 +277,7 @@ int cmd_correlate(int argc, char **argv)
 	int opt, rc;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "f:jo:h", corr_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":f:jo:h", corr_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
 		case 'j':
@@ -316,16 +316,16 @@ int cmd_correlate(int argc, char **argv)
 			usage_correlate(stdout);
 			return 0;
 		default:
-			usage_correlate(stderr);
+			hmb_usage_getopt(PROG, usage_cmd, opt, argv);
 			return EXIT_USAGE;
 		}
 	}
 	if (!per_cmd && !json) {
-		errorf("correlate: --no-commands is for --format json (the text summary has no line per command)");
+		usagef("--no-commands is for --format json (the text summary has no line per command)");
 		return EXIT_USAGE;
 	}
 	if (argc - optind != 2) {
-		errorf("correlate: expected FW_DUMP and HOST_EVENTS (try '" PROG " correlate --help')");
+		usagef("expected FW_DUMP and HOST_EVENTS");
 		return EXIT_USAGE;
 	}
 	if (dict_open(dict_path, &dict))

@@ -131,7 +131,7 @@ int ctf_raw_convert(const char *path, const char *dir,
 		return EXIT_BADINPUT;
 	}
 	if (strcmp(path, "-") == 0) {
-		errorf("convert --raw: the stream is FILE itself; give a file, not -");
+		usagef("--raw: the stream is FILE itself; give a file, not -");
 		free(ops);
 		return EXIT_USAGE;
 	}

@@ -201,7 +201,7 @@ static int parse_format(const char *s, enum rec_format *fmt, bool allow_text,
 	else if (!allow_text && strcmp(s, "ctf") == 0)
 		*fmt = FMT_CTF;
 	else {
-		errorf("%s: unknown format '%s' (expected %s)", opt, s,
+		usagef("%s: unknown format '%s' (expected %s)", opt, s,
 		       allow_text ? "text or jsonl" : "csv, jsonl or ctf");
 		return -1;
 	}
@@ -272,7 +272,7 @@ int cmd_decode(int argc, char **argv)
 	int opt, rc;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "f:jnd:h", decode_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":f:jnd:h", decode_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'n':
 			names = true;
@@ -295,12 +295,12 @@ int cmd_decode(int argc, char **argv)
 			usage_decode(stdout);
 			return 0;
 		default:
-			if (input_opt_or_usage(&iopts, opt, optarg, usage_decode))
+			if (input_opt_or_usage(&iopts, opt, optarg, argv))
 				return EXIT_USAGE;
 		}
 	}
 	if (argc - optind != 1) {
-		errorf("decode: expected one FILE (try '" PROG " decode --help')");
+		usagef("expected one FILE");
 		return EXIT_USAGE;
 	}
 	/*

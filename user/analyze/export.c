@@ -365,13 +365,13 @@ static bool name_ok(const char *what, const char *s)
 	if (!n || n > NAME_MAX_LEN) {
 		char esc[4 * NAME_MAX_LEN + 1];
 
-		errorf("%s: '%s' must be 1 to %d bytes", what,
+		usagef("%s: '%s' must be 1 to %d bytes", what,
 		       hmb_text_esc(esc, sizeof(esc), s), NAME_MAX_LEN);
 		return false;
 	}
 	for (; *s; s++) {
 		if ((unsigned char)*s < 0x20 || *s == 0x7f) {
-			errorf("%s: control characters are not allowed", what);
+			usagef("%s: control characters are not allowed", what);
 			return false;
 		}
 	}
@@ -505,7 +505,7 @@ static int parse_args(int argc, char **argv, struct exporter *e,
 	int opt;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "f:jqh", export_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":f:jqh", export_opts, NULL)) != -1) {
 		switch (opt) {
 		case 't': a->to = optarg; break;
 		case 'H': e->host = optarg; break;
@@ -559,31 +559,31 @@ static int parse_args(int argc, char **argv, struct exporter *e,
 			usage_export(stdout);
 			exit(0);
 		default:
-			if (input_opt_or_usage(&a->iopts, opt, optarg, usage_export))
+			if (input_opt_or_usage(&a->iopts, opt, optarg, argv))
 				return EXIT_USAGE;
 		}
 	}
 	if (!a->to) {
-		errorf("export: --to clickhouse is required (try '" PROG " export --help')");
+		usagef("--to clickhouse is required");
 		return EXIT_USAGE;
 	}
 	if (strcmp(a->to, "clickhouse")) {
-		errorf("export: --to: unknown store '%s' (expected clickhouse)", a->to);
+		usagef("--to: unknown store '%s' (expected clickhouse)", a->to);
 		return EXIT_USAGE;
 	}
 	if (argc - optind != 2) {
-		errorf("export: expected URL and FILE (try '" PROG " export --help')");
+		usagef("expected URL and FILE");
 		return EXIT_USAGE;
 	}
 	a->url = argv[optind];
 	a->file = argv[optind + 1];
 	if (a->host && !strcmp(a->file, "-")) {
-		errorf("export: --host needs FILE to be a file (the join reads it again), not stdin");
+		usagef("--host needs FILE to be a file (the join reads it again), not stdin");
 		return EXIT_USAGE;
 	}
 	if (!a->host && (a->ctrl >= 0 || a->dict || e->serial || e->model ||
 			 e->fw_rev)) {
-		errorf("export: --ctrl, --dict, --serial, --model and --fw-rev go with --host");
+		usagef("--ctrl, --dict, --serial, --model and --fw-rev go with --host");
 		return EXIT_USAGE;
 	}
 	e->cmds = a->host != NULL;
@@ -592,11 +592,11 @@ static int parse_args(int argc, char **argv, struct exporter *e,
 	    (e->fw_rev && !name_ok("--fw-rev", e->fw_rev)))
 		return EXIT_USAGE;
 	if (a->day && parse_day(a->day, &e->day)) {
-		errorf("--day: '%s' is not a date YYYY-MM-DD from 1970 to 2149", a->day);
+		usagef("--day: '%s' is not a date YYYY-MM-DD from 1970 to 2149", a->day);
 		return EXIT_USAGE;
 	}
 	if (a->trace_id && parse_u64(a->trace_id, &e->x.trace_id)) {
-		errorf("--trace-id: '%s' is not a number", a->trace_id);
+		usagef("--trace-id: '%s' is not a number", a->trace_id);
 		return EXIT_USAGE;
 	}
 	if (!name_ok("--database", e->x.database))
@@ -604,7 +604,7 @@ static int parse_args(int argc, char **argv, struct exporter *e,
 	for (const char *p = e->x.database; *p; p++)
 		if (!(*p == '_' || (*p >= '0' && *p <= '9') ||
 		      (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z'))) {
-			errorf("--database: '%s' is not a plain identifier", e->x.database);
+			usagef("--database: '%s' is not a plain identifier", e->x.database);
 			return EXIT_USAGE;
 		}
 	return 0;
@@ -639,7 +639,7 @@ static int resolve_identity(struct exporter *e, struct export_args *a,
 		return EXIT_USAGE;
 	if (!a->day) {
 		if (!e->in->have_sidecar) {
-			errorf("%s: no sidecar to date the trace: give --day YYYY-MM-DD (the UTC date it was taken)",
+			usagef("%s: no sidecar to date the trace: give --day YYYY-MM-DD (the UTC date it was taken)",
 			       e->in->name);
 			return EXIT_USAGE;
 		}
@@ -650,7 +650,7 @@ static int resolve_identity(struct exporter *e, struct export_args *a,
 		if (trace_identity(e, a->file, &have))
 			return EXIT_BADINPUT;
 		if (!have) {
-			errorf("export: stdin without a sidecar: give --trace-id N (the export's identity, for re-runs)");
+			usagef("stdin without a sidecar: give --trace-id N (the export's identity, for re-runs)");
 			return EXIT_USAGE;
 		}
 	}
@@ -724,7 +724,7 @@ int cmd_export(int argc, char **argv)
 	if (!e.fw_rev)
 		e.fw_rev = "";
 	if (hmb_ch_open(&e.x.conn, a.url, &a.copts, e.x.err)) {
-		errorf("export: %s", e.x.err);
+		usagef("%s", e.x.err);
 		return EXIT_USAGE;
 	}
 	if (input_open(&in, a.file, &a.iopts)) {

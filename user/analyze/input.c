@@ -35,6 +35,17 @@ void errorf(const char *fmt, ...)
 	fflush(stderr);
 }
 
+const char *usage_cmd;
+
+void usagef(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	hmb_usage_verror(PROG, usage_cmd, fmt, ap);
+	va_end(ap);
+}
+
 static void on_gap(void *ctx, const struct hmb_gap *gap)
 {
 	struct input *in = ctx;
@@ -107,12 +118,12 @@ int input_opt(struct input_opts *o, int opt, const char *arg)
 }
 
 int input_opt_or_usage(struct input_opts *o, int opt, const char *arg,
-		       void (*usage)(FILE *))
+		       char **argv)
 {
 	int rc = input_opt(o, opt, arg);
 
 	if (rc == 0)
-		usage(stderr);
+		hmb_usage_getopt(PROG, usage_cmd, opt, argv);
 	return rc > 0 ? 0 : EXIT_USAGE;
 }
 
@@ -120,7 +131,7 @@ int parse_count(const char *name, const char *arg, uint64_t lo, uint64_t hi,
 		uint64_t *v)
 {
 	if (parse_u64(arg, v) || *v < lo || *v > hi) {
-		errorf("--%s: '%s' is not a number in %" PRIu64 "..%" PRIu64,
+		usagef("--%s: '%s' is not a number in %" PRIu64 "..%" PRIu64,
 		       name, arg, lo, hi);
 		return EXIT_USAGE;
 	}
@@ -149,7 +160,7 @@ int format_opt(int opt, const char *arg, bool *json)
 int parse_text_json(const char *arg, bool *json)
 {
 	if (strcmp(arg, "json") && strcmp(arg, "text")) {
-		errorf("--format: unknown format '%s' (expected text or json)",
+		usagef("--format: unknown format '%s' (expected text or json)",
 		       arg);
 		return EXIT_USAGE;
 	}

@@ -5,6 +5,7 @@
  * "PROG help" and "PROG CMD --help".
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,7 +82,8 @@ static int cmd_help(int argc, char **argv)
 	}
 	c = find_cmd(argv[1]);
 	if (!c || !c->usage) {
-		errorf("help: unknown command '%s'", argv[1]);
+		hmb_usage_error(PROG, NULL, "help: unknown command '%s'",
+				argv[1]);
 		return EXIT_USAGE;
 	}
 	c->usage(stdout);
@@ -98,7 +100,7 @@ int main(int argc, char **argv)
 	const struct cmd *c;
 
 	if (argc < 2) {
-		usage(stderr);
+		usagef("no command given");
 		return EXIT_USAGE;
 	}
 	if (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0) {
@@ -112,8 +114,10 @@ int main(int argc, char **argv)
 	}
 	c = find_cmd(argv[1]);
 	if (!c) {
-		errorf("unknown command '%s' (try '" PROG " --help')", argv[1]);
+		usagef("unknown command '%s'", argv[1]);
 		return EXIT_USAGE;
 	}
+	usage_cmd = c->usage ? c->name : NULL;
+	opterr = 0;
 	return c->fn(argc - 1, argv + 1);
 }

@@ -753,7 +753,7 @@ int perfetto_convert(const struct conv *c, const struct conv_format *f)
 
 	(void)f;
 	if (c->host && strcmp(c->in, "-") == 0) {
-		errorf("convert: --host reads FILE twice; give a file, not -");
+		usagef("--host reads FILE twice; give a file, not -");
 		return EXIT_USAGE;
 	}
 	if (dict_open(c->dict_path, &dict))

@@ -906,7 +906,7 @@ int cmd_report(int argc, char **argv)
 	int opt, rc;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "o:h", report_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":o:h", report_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
 			out = optarg;
@@ -930,16 +930,16 @@ int cmd_report(int argc, char **argv)
 			usage_report(stdout);
 			return 0;
 		default:
-			if (input_opt_or_usage(&iopts, opt, optarg, usage_report))
+			if (input_opt_or_usage(&iopts, opt, optarg, argv))
 				return EXIT_USAGE;
 		}
 	}
 	if (argc - optind != 1 || !out) {
-		errorf("report: expected FILE and -o REPORT.html (try '" PROG " report --help')");
+		usagef("expected FILE and -o REPORT.html");
 		return EXIT_USAGE;
 	}
 	if (host && strcmp(argv[optind], "-") == 0) {
-		errorf("report: --host reads FILE twice; give a file, not -");
+		usagef("--host reads FILE twice; give a file, not -");
 		return EXIT_USAGE;
 	}
 	if (dict_open(dict_path, &dict))

@@ -301,7 +301,7 @@ int cmd_stats(int argc, char **argv)
 	int opt, rc;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "f:jh", stats_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":f:jh", stats_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
 		case 'j':
@@ -317,12 +317,12 @@ int cmd_stats(int argc, char **argv)
 			usage_stats(stdout);
 			return 0;
 		default:
-			if (input_opt_or_usage(&iopts, opt, optarg, usage_stats))
+			if (input_opt_or_usage(&iopts, opt, optarg, argv))
 				return EXIT_USAGE;
 		}
 	}
 	if (argc - optind != 1) {
-		errorf("stats: expected one FILE (try '" PROG " stats --help')");
+		usagef("expected one FILE");
 		return EXIT_USAGE;
 	}
 	if (input_open(&in, argv[optind], &iopts))

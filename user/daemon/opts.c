@@ -4,6 +4,7 @@
  * libhmbtrace's parser).
  */
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,15 +103,25 @@ static void usage(FILE *f)
 "  kill -HUP $(pidof " PROG ")   # after moving trace.bin away\n");
 }
 
+/* The usage-error line every tool prints, whatever --log-format says. */
+__attribute__((format(printf, 1, 2), noreturn))
+static void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	hmb_usage_verror(PROG, NULL, fmt, ap);
+	va_end(ap);
+	exit(EXIT_USAGE);
+}
+
 /* A count or size option (k, M, G suffixes), or a usage error. */
 static uint64_t parse_num(const char *s, const char *what)
 {
 	uint64_t v;
 
-	if (hmb_parse_u64(s, HMB_NUM_SIZE, 0, UINT64_MAX, &v)) {
-		log_msg(LOG_ERR, "bad %s '%s' (try --help)", what, s);
-		exit(EXIT_USAGE);
-	}
+	if (hmb_parse_u64(s, HMB_NUM_SIZE, 0, UINT64_MAX, &v))
+		usage_error("bad %s '%s'", what, s);
 	return v;
 }
 
@@ -155,45 +166,38 @@ void parse_opts(struct opts *o, int argc, char **argv)
 	o->fsync = FSYNC_NONE;
 	o->fsync_interval_ms = 1000;
 	o->copy = true;
-	while ((c = getopt_long(argc, argv, "d:r:o:b:qvhV", long_opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":d:r:o:b:qvhV", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': o->kind = SRC_DEVICE; o->source = optarg; nsrc++; break;
 		case 'r': o->kind = SRC_RING_FILE; o->source = optarg; nsrc++; break;
 		case 'o': o->output = optarg; break;
 		case 'b':
 			v = parse_num(optarg, "batch size");
-			if (v < HMB_RECORD_MAX_SIZE || v > (1u << 30)) {
-				log_msg(LOG_ERR, "--batch-bytes must be between %d and 1G",
-					HMB_RECORD_MAX_SIZE);
-				exit(EXIT_USAGE);
-			}
+			if (v < HMB_RECORD_MAX_SIZE || v > (1u << 30))
+				usage_error("--batch-bytes must be between %d and 1G",
+					    HMB_RECORD_MAX_SIZE);
 			o->batch = (size_t)v;
 			break;
 		case O_ONCE: o->once = true; break;
 		case O_STATS_JSON: o->stats_json = optarg; break;
 		case O_IDLE_MAX:
 			v = parse_num(optarg, "idle sleep");
-			if (v < 1 || v > 1000) {
-				log_msg(LOG_ERR, "--idle-max-ms must be 1..1000");
-				exit(EXIT_USAGE);
-			}
+			if (v < 1 || v > 1000)
+				usage_error("--idle-max-ms must be 1..1000");
 			o->idle_max_ms = (unsigned int)v;
 			break;
 		case O_NO_RECOVER: o->no_recover = true; break;
 		case O_WATERMARK:
 			v = parse_num(optarg, "watermark");
-			if (v > (1u << 30)) {
-				log_msg(LOG_ERR, "--watermark must be at most 1G");
-				exit(EXIT_USAGE);
-			}
+			if (v > (1u << 30))
+				usage_error("--watermark must be at most 1G");
 			o->watermark = (size_t)v;
 			break;
 		case O_MAX_DELAY:
 			v = parse_num(optarg, "delay");
-			if (v < 1 || v > 60000000) {
-				log_msg(LOG_ERR, "--max-delay-us must be 1..60000000 (60 s)");
-				exit(EXIT_USAGE);
-			}
+			if (v < 1 || v > 60000000)
+				usage_error("--max-delay-us must be 1..60000000 (60 s)");
 			o->max_delay_us = (unsigned int)v;
 			break;
 		case O_FILE_MODE: {
@@ -201,11 +205,9 @@ void parse_opts(struct opts *o, int argc, char **argv)
 			uint64_t m;
 
 			if (hmb_strtou64(optarg, &end, 8, &m) || *end ||
-			    m > 0777) {
-				log_msg(LOG_ERR, "--file-mode must be octal permission bits, 0..0777 (e.g. 0640), not '%s'",
-					optarg);
-				exit(EXIT_USAGE);
-			}
+			    m > 0777)
+				usage_error("--file-mode must be octal permission bits, 0..0777 (e.g. 0640), not '%s'",
+					    optarg);
 			o->file_mode = (unsigned int)m;
 			break;
 		}
@@ -217,17 +219,14 @@ void parse_opts(struct opts *o, int argc, char **argv)
 			} else if (!strcmp(optarg, "interval")) {
 				o->fsync = FSYNC_INTERVAL;
 			} else {
-				log_msg(LOG_ERR, "--fsync must be none, batch or interval, not '%s'",
-					optarg);
-				exit(EXIT_USAGE);
+				usage_error("--fsync must be none, batch or interval, not '%s'",
+					    optarg);
 			}
 			break;
 		case OPT_FSYNC_INTERVAL:
 			v = parse_num(optarg, "fsync interval");
-			if (v < 1 || v > 3600000) {
-				log_msg(LOG_ERR, "--fsync-interval-ms must be 1..3600000 (1 h)");
-				exit(EXIT_USAGE);
-			}
+			if (v < 1 || v > 3600000)
+				usage_error("--fsync-interval-ms must be 1..3600000 (1 h)");
 			o->fsync_interval_ms = (unsigned int)v;
 			break;
 		case O_WRITE_MODE:
@@ -236,9 +235,8 @@ void parse_opts(struct opts *o, int argc, char **argv)
 			} else if (!strcmp(optarg, "spans")) {
 				o->copy = false;
 			} else {
-				log_msg(LOG_ERR, "--write-mode must be spans or copy, not '%s'",
-					optarg);
-				exit(EXIT_USAGE);
+				usage_error("--write-mode must be spans or copy, not '%s'",
+					    optarg);
 			}
 			break;
 		case O_THROTTLE: o->throttle = (double)parse_num(optarg, "throttle"); break;
@@ -248,25 +246,20 @@ void parse_opts(struct opts *o, int argc, char **argv)
 			if (!strcmp(optarg, "json")) {
 				log_json = true;
 			} else if (strcmp(optarg, "text")) {
-				log_msg(LOG_ERR, "--log-format must be text or json");
-				exit(EXIT_USAGE);
+				usage_error("--log-format must be text or json");
 			}
 			break;
 		case 'h': usage(stdout); exit(EXIT_OK);
 		case 'V': printf("hmb-trace-daemon %s\n", HMB_VERSION); exit(EXIT_OK);
-		default: usage(stderr); exit(EXIT_USAGE);
+		default:
+			hmb_usage_getopt(PROG, NULL, c, argv);
+			exit(EXIT_USAGE);
 		}
 	}
-	if (optind < argc) {
-		log_msg(LOG_ERR, "unexpected argument '%s' (try --help)", argv[optind]);
-		exit(EXIT_USAGE);
-	}
-	if (nsrc != 1) {
-		log_msg(LOG_ERR, "give exactly one of --device DEV or --ring-file PATH (try --help)");
-		exit(EXIT_USAGE);
-	}
-	if (!o->output) {
-		log_msg(LOG_ERR, "-o FILE is required (try --help)");
-		exit(EXIT_USAGE);
-	}
+	if (optind < argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
+	if (nsrc != 1)
+		usage_error("give exactly one of --device DEV or --ring-file PATH");
+	if (!o->output)
+		usage_error("-o FILE is required");
 }

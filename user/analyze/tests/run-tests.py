@@ -190,13 +190,16 @@ def test_help():
          (2, ["%s: unknown command 'frobnicate' (try '%s --help')"
               % (PROG, PROG)]), "unknown command: exit 2, one line")
     r = run()
-    T.ok(r.rc == 2 and "Usage:" in r.err.decode(), "no command: usage, exit 2")
+    T.eq((r.rc, r.errlines),
+         (2, ["%s: no command given (try '%s --help')" % (PROG, PROG)]),
+         "no command: exit 2, one line")
     r = run("decode")
     T.eq(r.rc, 2, "decode without FILE: exit 2")
     r = run("decode", path("x"), "--format", "xml")
     T.eq((r.rc, r.errlines),
-         (2, ["%s: --format: unknown format 'xml' (expected text or jsonl)"
-              % PROG]), "decode --format xml: exit 2")
+         (2, ["%s: decode: --format: unknown format 'xml' (expected text or"
+              " jsonl) (try '%s decode --help')" % (PROG, PROG)]),
+         "decode --format xml: exit 2")
     r = run("decode", path("does-not-exist"))
     T.eq((r.rc, r.errlines),
          (1, ["%s: %s: cannot open: No such file or directory"

@@ -2,17 +2,20 @@
 /*
  * hmbtrace_util.h - what every nvme-hmb-trace tool needs besides the
  * format: the one number parser (options, dictionary, sidecar, trace and
- * perf lines) and the one buffered writer with the one JSON writer and
- * escaper (every JSON any tool prints goes through hmb_json).
+ * perf lines), the one buffered writer with the one JSON writer and
+ * escaper (every JSON any tool prints goes through hmb_json), and the one
+ * usage-error line of every tool.
  *
- * None of these print, exit or allocate behind the caller's back; the
- * writer keeps its first write error for the caller to report.
+ * None of these exit or allocate behind the caller's back, and only the
+ * usage-error helpers print; the writer keeps its first write error for
+ * the caller to report.
  */
 #ifndef HMBTRACE_UTIL_H
 #define HMBTRACE_UTIL_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -235,6 +238,31 @@ static inline void hmb_json_u64(struct hmb_json *j, uint64_t v)
 	do { hmb_json_key(j, k); hmb_json_dbl(j, v, prec); } while (0)
 #define hmb_json_kv_bool(j, k, v) \
 	do { hmb_json_key(j, k); hmb_json_bool(j, v); } while (0)
+
+/* ---------------------------------------------------------- usage errors */
+
+/* The exit status of a usage error, in every tool. */
+#define HMB_EXIT_USAGE	2
+
+/*
+ * The one line every tool prints for a bad command line, on stderr:
+ *     PROG: WHAT (try 'PROG --help')
+ *     PROG: SUB: WHAT (try 'PROG SUB --help')     (@sub not NULL)
+ * The caller then exits (or returns) HMB_EXIT_USAGE.
+ */
+__attribute__((format(printf, 3, 4)))
+void hmb_usage_error(const char *prog, const char *sub, const char *fmt, ...);
+__attribute__((format(printf, 3, 0)))
+void hmb_usage_verror(const char *prog, const char *sub, const char *fmt,
+		      va_list ap);
+
+/*
+ * getopt_long() returned '?' or ':' (@opt; opterr = 0 and an optstring
+ * that starts with ':'): the usage-error line naming the option, from
+ * @argv, optind and optopt.
+ */
+void hmb_usage_getopt(const char *prog, const char *sub, int opt,
+		      char *const argv[]);
 
 #ifdef __cplusplus
 }

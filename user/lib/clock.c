@@ -331,6 +331,7 @@ static double hi_d(const struct hmb_clock *c, const struct hmb_clk_pt *q)
 }
 
 #define STEP_LOOK_BACK	1024	/* window points searched for the step */
+#define STEP_MIN_USED	512	/* an estimate on fewer sees no step */
 #define STEP_SLACK_NS	2000.0
 
 /*
@@ -438,13 +439,15 @@ void hmb_clock_add(struct hmb_clock *c, uint64_t submit, uint64_t complete,
 			c->have_prev = false;
 	}
 	/*
-	 * Only an estimate whose window agrees can be contradicted by a
-	 * step: one that does not (the agent attached while commands were
-	 * in flight, and the join paired some with their predecessors'
-	 * records, a queue's worth in a row) is converging, and shedding
-	 * its older commands, not a step, is what brings it back.
+	 * Only an estimate whose window agrees, on enough commands, can be
+	 * contradicted by a step: one that does not (the agent attached
+	 * while commands were in flight, and the join paired some with
+	 * their predecessors' records, a queue's worth in a row) is
+	 * converging, and so is one that agrees only on what shedding left
+	 * of such pairs (a few dozen, all of one stale lag); dropping its
+	 * older commands, not a step, is what brings it back.
 	 */
-	if (c->valid && c->consistent) {
+	if (c->valid && c->consistent && c->used >= STEP_MIN_USED) {
 		double pred = hmb_clock_offset_at(c, fw_fetch);
 		double tol = 4 * c->off_err_ns;
 

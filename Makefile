@@ -75,6 +75,8 @@ check: deps-check
 	@$(TOP)/scripts/tap-run tree-check-comments-test -- python3 $(TOP)/scripts/tests/test_check_comments.py
 	@$(TOP)/scripts/tap-run tree-commits -- $(TOP)/scripts/check-commits
 	@$(TOP)/scripts/tap-run tree-check-commits-test -- python3 $(TOP)/scripts/tests/test_check_commits.py
+	@$(TOP)/scripts/tap-run tree-vm-kernels -- $(TOP)/scripts/check-vm-kernels --check
+	@$(TOP)/scripts/tap-run tree-check-vm-kernels-test -- python3 $(TOP)/scripts/tests/test_check_vm_kernels.py
 	@for d in $(CHECK_DIRS); do $(MAKE) -C $$d check || \
 		echo "not ok - make -C $$d check failed" >> $(HMB_TEST_RESULTS)/make-$$(echo $$d | tr / -).tap; done
 	@$(TOP)/scripts/tap-summary

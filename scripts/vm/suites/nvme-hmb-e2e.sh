@@ -28,7 +28,9 @@ T=vm-nvme-hmb
 C=$HMB_NVME_CTRL
 R=$HMB_RESULTS
 ACCT=$HMB_NVME_ACCOUNT
-NVKO=$HMB_REPO/build/nvme-patched/drivers/nvme/host/nvme.ko
+# The init's choice, built for the running kernel: build/nvme-patched/drivers
+# is the default kernel's, which 6.12 and the debug kernel refuse.
+NVKO=$HMB_NVME_KO
 KB=1024
 DRIFT=200
 STEP_NS=2000000
@@ -49,7 +51,7 @@ N0=$(grep -c '"ev":"adopt"' "$ACCT")
 $T clock "$C" 30 > "$R/clock0.json"
 
 # --- the patched nvme.ko, after nvme-hmb-trace.ko -------------------------------
-[ -f "$NVKO" ] || { tap_fail "patched nvme.ko present" "no $NVKO (make -C kernel nvme-patched on the host)"; tap_done; }
+[ -f "$NVKO" ] || { tap_fail "patched nvme.ko present" "no $NVKO (make -C kernel nvme-patched KERNEL=$HMB_KVER on the host)"; tap_done; }
 rmmod nvme 2> "$R/rmmod.err" || { tap_fail "rmmod nvme (Debian's)" "$(cat "$R/rmmod.err")"; tap_done; }
 hmb_load || { tap_fail "insmod nvme-hmb-trace.ko" "$(dmesg | tail -5)"; tap_done; }
 dmesg -c > "$R/dmesg-before.txt"

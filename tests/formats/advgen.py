@@ -55,6 +55,7 @@ class Scenario:
     pair_losses   how many times a command's cqe_posted and the next
                   same-id command's fetch are lost together
     host_from, host_to   fractions: the host recorder's span
+    fetch_ns      (min, max) submit -> fetch latency (queueing spreads it)
     first_seq     seq of the first record (near 2^32: seqs wrap)
     """
 
@@ -62,7 +63,7 @@ class Scenario:
                  flush_frac=0.15, offset_ns=-7_000_000_000_123,
                  drift_ppm=-120.0, steps=(), pauses=(), losses=(),
                  pair_losses=0, host_from=0.0, host_to=1.0, first_seq=0,
-                 gap_ns=(1_000, 30_000)):
+                 gap_ns=(1_000, 30_000), fetch_ns=(1_500, 12_000)):
         rnd = random.Random(seed)
         self.rnd = rnd
         self.offset_ns, self.drift = offset_ns, drift_ppm * 1e-6
@@ -93,7 +94,7 @@ class Scenario:
                     0 if opc in (0, 9) else rnd.randrange(1 << 40),
                     0 if opc in (0, 9) else rnd.randint(0, 255))
             c.submit = t
-            f = t + rnd.randint(1_500, 12_000)
+            f = t + rnd.randint(*fetch_ns)
             if rnd.random() < 0.02:                 # queued in the device
                 f += rnd.randint(50_000, 400_000)
             ph = [(1, f)]

@@ -50,6 +50,11 @@ SCENARIOS = [
                            qd=4)),
     ("late capture, seq wrap", dict(host_from=0.25, host_to=0.85,
                                     first_seq=(1 << 32) - 3000)),
+    # QD32 whose fetches queue for up to 6 ms (TCG): without flushes each
+    # command has one candidate, and only that latency spreads them
+    ("fetches queued up to 6 ms", dict(qd=32, gap_ns=(1_000, 200_000),
+                                       flush_frac=0,
+                                       fetch_ns=(5_000, 6_000_000))),
     ("all at once", dict(pauses=[(0.3, 80_000_000)],
                          steps=[(0.6, -1_500_000)], pair_losses=10,
                          losses=[(0.8, 30)], qd=4, flush_frac=0.3,

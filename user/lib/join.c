@@ -290,6 +290,7 @@ size_t hmb__join_fw_lower(const struct hmb_join *j, uint32_t key)
 static int coarse_offset(struct hmb_join *j, const size_t *set, size_t ns)
 {
 	size_t stride = ns / 512 + 1, n = 0, best = 0, bi = 0, sampled = 0;
+	size_t span = 0;
 	double spread;
 	int64_t *cand = malloc(JOIN_MAX_CANDS * sizeof(*cand));
 
@@ -311,28 +312,38 @@ static int coarse_offset(struct hmb_join *j, const size_t *set, size_t ns)
 		return 1;
 	}
 	qsort(cand, n, sizeof(*cand), cmp_i64);
-	/* densest window of JOIN_COARSE_WIN */
-	for (size_t i = 0, k = 0; i < n; i++) {
+	/*
+	 * Densest window of JOIN_COARSE_WIN (the offset less the commonest
+	 * submit -> fetch latency), and of JOIN_COARSE_SPAN (every latency
+	 * queueing allows).
+	 */
+	for (size_t i = 0, k = 0, w = 0; i < n; i++) {
 		while (cand[i] - cand[k] > JOIN_COARSE_WIN)
 			k++;
+		while (cand[i] - cand[w] > JOIN_COARSE_SPAN)
+			w++;
 		if (i - k + 1 > best) {
 			best = i - k + 1;
 			bi = k;
 		}
+		if (i - w + 1 > span)
+			span = i - w + 1;
 	}
 	j->coarse_off = (double)cand[bi + best / 2];
 	/*
 	 * Commands whose firmware records do not exist (a paused trace, a
 	 * host recorder started earlier) still have candidates: other uses
 	 * of their ids, at random distances.  An offset is a clock when a
-	 * quarter of the commands agree on it, or when far more of them do
-	 * than candidates spread evenly would put in any one window; else
-	 * it is such a coincidence.
+	 * quarter of the commands agree on it within the latencies queueing
+	 * allows (at QD32 under TCG, submit -> fetch spreads over
+	 * milliseconds: no 100 us window then holds a quarter), or when far
+	 * more of them do than candidates spread evenly would put in any one
+	 * window; else it is such a coincidence.
 	 */
 	spread = (double)n * JOIN_COARSE_WIN /
 		 ((double)(cand[n - 1] - cand[0]) + JOIN_COARSE_WIN);
 	free(cand);
-	return best >= 2 && (best * 4 >= sampled || best >= 8 * spread) ?
+	return best >= 2 && (span * 4 >= sampled || best >= 8 * spread) ?
 	       0 : 1;
 }
 

@@ -11,6 +11,7 @@
 #include "internal.h"
 
 #define JOIN_COARSE_WIN	100000		/* ns */
+#define JOIN_COARSE_SPAN	20000000	/* ns: submit -> fetch at most */
 #define JOIN_PASS2_TOL	200000		/* ns */
 #define JOIN_MIN_TOL	20000		/* ns */
 #define JOIN_MAX_CANDS	(4u << 20)

@@ -36,6 +36,17 @@ hmb_need_patched_hmb() {
 	tap_done
 }
 
+# hmb_nvme_bridge_on: insmod, the nvme-pci ring's name in $dev and its
+# sysfs directory in $S, its bridge on; else one failure and the suite ends.
+hmb_nvme_bridge_on() {
+	hmb_load || { tap_fail "insmod nvme-hmb-trace.ko" "$(dmesg | tail -5)"; tap_done; }
+	dev=$(hmb_wait_ring nvme-pci)
+	S=$HMB_CLASS/$dev
+	[ -n "$dev" ] && echo 1 > "$S/bridge" &&
+		tap_ok "the nvme-pci ring $dev (ring_size $(cat "$S/ring_size")), bridge on" ||
+		{ tap_fail "bridge on the nvme-pci ring" "$(ls $HMB_CLASS; dmesg | tail -5)"; tap_done; }
+}
+
 # hmb_load ARGS...: insmod the module built by make -C kernel module.
 hmb_load() {
 	[ -f "$HMB_KO" ] || { echo "no $HMB_KO (make -C kernel module KERNEL=$HMB_KVER on the host)" >&2; return 1; }

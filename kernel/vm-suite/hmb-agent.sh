@@ -40,12 +40,7 @@ R=$HMB_RESULTS
 C=$HMB_NVME_CTRL
 
 hmb_need_patched_hmb
-hmb_load || { tap_fail "insmod nvme-hmb-trace.ko" "$(dmesg | tail -5)"; tap_done; }
-dev=$(hmb_wait_ring nvme-pci)
-S=$HMB_CLASS/$dev
-[ -n "$dev" ] && echo 1 > "$S/bridge" &&
-	tap_ok "the nvme-pci ring $dev (ring_size $(cat "$S/ring_size")), bridge on" ||
-	{ tap_fail "bridge on the nvme-pci ring" "$(ls $HMB_CLASS; dmesg | tail -5)"; tap_done; }
+hmb_nvme_bridge_on
 
 vm-nvme-hmb clock "$C" 50 > "$R/clock0.json"
 agent_start "$R/agent.jsonl" -N 5 1 || tap_done

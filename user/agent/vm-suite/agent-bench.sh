@@ -44,12 +44,7 @@ command -v biolatency >/dev/null || {
 	tap_fail "biolatency in the guest (libbpf-tools on the VM host: scripts/deps.sh bpf, then the guest is rebuilt)"
 	tap_done
 }
-hmb_load || { tap_fail "insmod nvme-hmb-trace.ko" "$(dmesg | tail -5)"; tap_done; }
-dev=$(hmb_wait_ring nvme-pci)
-S=$HMB_CLASS/$dev
-[ -n "$dev" ] && echo 1 > "$S/bridge" &&
-	tap_ok "the nvme-pci ring $dev, bridge on" ||
-	{ tap_fail "bridge on the nvme-pci ring" "$(ls $HMB_CLASS; dmesg | tail -5)"; tap_done; }
+hmb_nvme_bridge_on
 echo 1 > $STATS
 
 # progs FILE: "id name run_time_ns run_cnt recursion_misses" per loaded program

@@ -57,6 +57,8 @@ static int signals_setup(struct daemon *d)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
+	if (d->o.snap_sig)
+		sigaddset(&set, d->o.snap_sig);
 	if (sigprocmask(SIG_BLOCK, &set, NULL)) {
 		log_msg(LOG_ERR, "sigprocmask: %s", strerror(errno));
 		return -1;
@@ -76,6 +78,11 @@ void signals_read(struct daemon *d)
 	struct signalfd_siginfo si;
 
 	while (read(d->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (d->o.snap_sig && (int)si.ssi_signo == d->o.snap_sig) {
+			/* Handled between batches, after one more drain. */
+			d->win.pending++;
+			continue;
+		}
 		switch (si.ssi_signo) {
 		case SIGHUP:
 			d->reopen = true;
@@ -159,6 +166,8 @@ static int check_reinit(struct daemon *d)
 	d->st.reinits++;
 	d->published = hmb_consumer_cursor(d->c);
 	check_flags(d);
+	if (d->o.snap_sig)
+		window_epoch(d);
 	log_msg(LOG_WARN, "ring re-initialised (epoch %" PRIu64 "): carrying on from tail %" PRIu64
 		" at output offset %" PRIu64, d->st.reinits, hmb_consumer_cursor(d->c),
 		d->out_size);
@@ -235,7 +244,7 @@ static bool hold(struct daemon *d, uint64_t avail)
 
 	if (wm > d->src.ring_size / 4)
 		wm = d->src.ring_size / 4;
-	if (avail >= wm || d->stop || d->reopen || d->o.once ||
+	if (avail >= wm || d->stop || d->reopen || d->o.once || d->win.pending ||
 	    (hmb_consumer_flags(d->c) & (HMB_RING_FLAG_FROZEN |
 					 HMB_RING_FLAG_OVERFLOWED))) {
 		d->hold_since = 0;
@@ -284,7 +293,8 @@ static int drain(struct daemon *d)
 		return 2;
 	for (;;) {
 		struct hmb_consumer_counts n0, n1;
-		bool spans = !d->o.copy && !d->copy_next;
+		/* The window keeps a copy: spans would gain nothing. */
+		bool spans = !d->o.copy && !d->copy_next && !d->o.snap_sig;
 		uint64_t start = d->out_size;
 		struct iovec one;
 		int niov = 0, w;
@@ -300,8 +310,9 @@ static int drain(struct daemon *d)
 		}
 		d->copy_next = false;
 		if (len) {
-			w = output_write(d, spans ? d->iov : &one, spans ? niov : 1,
-					 len);
+			w = d->o.snap_sig ? window_add(d, d->buf, len) :
+			    output_write(d, spans ? d->iov : &one,
+					 spans ? niov : 1, len);
 			if (w) {
 				d->exit_code = w == -2 ? EXIT_GONE : EXIT_OUTPUT;
 				d->exit_reason = w == -2 ? "ring gone" : "output failed";
@@ -367,6 +378,10 @@ static int reopen_output(struct daemon *d)
 	int r;
 
 	d->reopen = false;
+	if (d->o.snap_sig) {
+		log_msg(LOG_INFO, "SIGHUP: a flight recorder has no output to reopen");
+		return 0;
+	}
 	if (!d->out_is_file && d->out_fd == STDOUT_FILENO) {
 		log_msg(LOG_INFO, "SIGHUP: output is stdout, nothing to reopen");
 		return 0;
@@ -490,6 +505,12 @@ static int run(struct daemon *d)
 		if (r < 0)
 			return -1;
 		output_sync_due(d);
+		if (d->win.pending) {
+			/* What the ring holds now belongs in the snapshot. */
+			if (drain(d) < 0)
+				return -1;
+			window_requests(d);
+		}
 		if (d->stop)
 			return 0;
 		if (d->reopen && reopen_output(d))
@@ -558,6 +579,8 @@ static void write_stats_json(FILE *f, const struct daemon *d, double el)
 	 */
 	hmb_json_kv_u64(&j, "tail", d->published);
 	hmb_json_kv_u64(&j, "consumed", d->c ? hmb_consumer_cursor(d->c) : 0);
+	if (d->o.snap_sig)
+		window_stats_json(d, &j);
 	hmb_json_kv_dbl(&j, "elapsed_s", el, 6);
 	hmb_json_kv_i64(&j, "exit_code", d->exit_code);
 	hmb_json_kv_str(&j, "exit_reason", d->exit_reason);
@@ -582,6 +605,14 @@ static void summary(struct daemon *d)
 		s->frozen_events, s->unknown_flag_events, s->reinits, s->reopens,
 		s->output_errors, s->output_retries, el, d->exit_code,
 		d->exit_reason);
+	if (d->o.snap_sig)
+		log_msg(LOG_INFO, "flight recorder: %" PRIu64 " snapshot requests: %" PRIu64
+			" written, %" PRIu64 " failed, %" PRIu64 " suppressed (%" PRIu64
+			" holdoff, %" PRIu64 " max, %" PRIu64 " together); window evicted %"
+			PRIu64 " records", d->win.requests, d->win.written,
+			d->win.failed, d->win.sup_holdoff + d->win.sup_max +
+			d->win.sup_pending, d->win.sup_holdoff, d->win.sup_max,
+			d->win.sup_pending, d->win.ev_records);
 	if (!d->o.stats_json)
 		return;
 	{
@@ -669,15 +700,20 @@ int main(int argc, char **argv)
 		log_msg(LOG_ERR, "cannot allocate a %zu-byte batch buffer", d->o.batch);
 		return EXIT_ERR;
 	}
-	r = output_open(d, false);
+	r = d->o.snap_sig ? (window_open(d) ? EXIT_ERR : 0) : output_open(d, false);
 	if (r)
 		return r;
 	d->flags = 0;
 	d->published = hmb_consumer_cursor(d->c);
 	sigbus_setup(d);
-	log_msg(LOG_INFO, "draining %s (ring %u bytes, tail %" PRIu64 ") into %s",
-		d->src.path, d->src.ring_size, hmb_consumer_cursor(d->c),
-		d->o.output);
+	if (d->o.snap_sig)
+		log_msg(LOG_INFO, "draining %s (ring %u bytes, tail %" PRIu64 ") into a %zu-byte window; %s writes a snapshot into %s",
+			d->src.path, d->src.ring_size, hmb_consumer_cursor(d->c),
+			d->o.window, d->o.snap_name, d->o.snap_dir);
+	else
+		log_msg(LOG_INFO, "draining %s (ring %u bytes, tail %" PRIu64 ") into %s",
+			d->src.path, d->src.ring_size, hmb_consumer_cursor(d->c),
+			d->o.output);
 
 	run(d);
 	bus_armed = 0;
@@ -685,6 +721,7 @@ int main(int argc, char **argv)
 		d->exit_reason = d->stop_sig == SIGINT ? "SIGINT" : "SIGTERM";
 	output_close(d);
 	summary(d);
+	window_close(d);
 	hmb_consumer_close(d->c);
 	source_close(&d->src);
 	free(d->buf);

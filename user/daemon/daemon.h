@@ -16,6 +16,7 @@
 #include <sys/uio.h>
 
 #include <hmbtrace.h>
+#include "hmbtrace_util.h"
 
 #define PROG "hmb-trace-daemon"
 
@@ -90,6 +91,41 @@ struct opts {
 	enum { FSYNC_NONE, FSYNC_BATCH, FSYNC_INTERVAL } fsync;
 	unsigned int fsync_interval_ms;
 	bool copy;		/* --write-mode copy */
+	/* flight recorder (window.c): 0 = off, else the signal */
+	int snap_sig;
+	const char *snap_name;	/* "SIGUSR1" */
+	const char *snap_dir;	/* --snapshot-dir */
+	size_t window;		/* --window-mb, in bytes */
+	uint64_t max_snaps;	/* --max-snapshots, 0 = no limit */
+	unsigned int holdoff_s;	/* --holdoff */
+};
+
+#define DEFAULT_WINDOW_MB 64
+#define MAX_WINDOW_MB 16384
+#define DEFAULT_HOLDOFF_S 10
+
+/*
+ * The flight recorder's window: the last --window-mb bytes of whole
+ * records drained, in memory mapped twice back to back so that the
+ * records from the oldest to the newest always lie contiguous at
+ * map + tail % size.  @tail and @head count bytes of the drained stream.
+ */
+struct window {
+	uint8_t *map;
+	size_t size;
+	uint64_t tail, head;
+	/* evicted since the start, by kind; the last seq-bearing one's seq */
+	uint64_t ev_records, ev_ignored, ev_markers, ev_bytes;
+	bool ev_have_seq;
+	uint32_t ev_last_seq;
+	/* stream offsets where a new producer epoch begins (re-inits) */
+	uint64_t *epochs;
+	size_t n_epochs;
+	/* requests and what became of them */
+	uint64_t requests, written, failed;
+	uint64_t sup_holdoff, sup_max, sup_pending;
+	double last_written;	/* now_s() of the last snapshot written */
+	unsigned int pending;	/* requests read, not handled yet */
 };
 
 struct stats {
@@ -125,6 +161,7 @@ struct daemon {
 	uint64_t published;		/* last tail published */
 	double hold_since;		/* below the watermark since (0: not) */
 	struct stats st;
+	struct window win;
 	int exit_code;
 	const char *exit_reason;
 };
@@ -150,5 +187,24 @@ int output_sync(struct daemon *d);
 void output_sync_due(struct daemon *d);
 int output_cut(struct daemon *d, uint64_t size);
 int output_write(struct daemon *d, struct iovec *iov, int n, size_t len);
+/*
+ * Write @len bytes at @buf as the dump DIR/trace.bin, synced, with its
+ * sidecar (clocks of now, anchored at the dump's end) plus @lines.  0 or
+ * -1 (logged; nothing is retried, the caller removes DIR).
+ */
+int output_snapshot(struct daemon *d, const char *dir, const void *buf,
+		    size_t len, const char *lines);
+#define SNAP_DUMP_NAME "trace.bin"
+
+/* window.c: the flight recorder (--snapshot-on). */
+int window_open(struct daemon *d);
+void window_close(struct daemon *d);
+/* Keep @len bytes of whole records, evicting the oldest records first. */
+int window_add(struct daemon *d, const void *buf, size_t len);
+/* The ring was re-initialised: the next record begins a new epoch. */
+void window_epoch(struct daemon *d);
+/* Handle the pending requests: one snapshot at most, the rest suppressed. */
+void window_requests(struct daemon *d);
+void window_stats_json(const struct daemon *d, struct hmb_json *j);
 
 #endif

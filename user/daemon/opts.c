@@ -4,10 +4,12 @@
  * libhmbtrace's parser).
  */
 #include <getopt.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "daemon.h"
 #include "hmbtrace_util.h"
@@ -16,6 +18,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: " PROG " (--device DEV | --ring-file PATH) -o FILE [OPTIONS]\n"
+"       " PROG " (--device DEV | --ring-file PATH) --snapshot-on SIGUSR1\n"
+"                        --snapshot-dir DIR [OPTIONS]\n"
 "\n"
 "Drain an NVMe HMB trace ring into a dump file: every record verbatim, in\n"
 "ring order, wrap markers included; the ring's tail is published only after\n"
@@ -58,6 +62,18 @@ static void usage(FILE *f)
 "      --throttle BYTES/S   limit the drain rate by holding each batch's tail\n"
 "                           back (testing: makes the ring overflow, widens\n"
 "                           the write-to-publish window)\n"
+"Flight recorder (instead of -o: records kept in memory, written on demand):\n"
+"      --snapshot-on SIG    SIGUSR1 or SIGUSR2: on it, write the window as\n"
+"                           DIR/SNAP-<UTC time>-<sig>/trace.bin (a dump)\n"
+"                           and trace.bin.meta, and carry on draining\n"
+"      --snapshot-dir DIR   where snapshots go (required with --snapshot-on)\n"
+"      --window-mb N        keep the last N MiB of whole records, the oldest\n"
+"                           evicted first (default 64, 1..16384)\n"
+"      --max-snapshots N    write at most N snapshots (default 0: no limit)\n"
+"      --holdoff SECONDS    at least this long between two snapshots\n"
+"                           (default 10; 0: none)\n"
+"                           A request neither allows is suppressed: logged\n"
+"                           and counted (--stats-json)\n"
 "Logging (stderr):\n"
 "  -q, --quiet              warnings and errors only\n"
 "  -v, --verbose            debug messages\n"
@@ -86,6 +102,7 @@ static void usage(FILE *f)
 "  SIGINT, SIGTERM  finish the batch in hand (write, publish) and exit 0\n"
 "  SIGHUP           reopen FILE after the batch in hand (logrotate) and\n"
 "                   write a new FILE.meta; no record is lost or repeated\n"
+"  SIG of --snapshot-on  drain the ring, then write a snapshot\n"
 "\n"
 "Exit status:\n"
 "  0 stopped by a signal, or --once done     1 error (open, map, output)\n"
@@ -100,7 +117,8 @@ static void usage(FILE *f)
 "  " PROG " --device /dev/nvme-hmb-trace0 -o /var/log/hmb/trace.bin\n"
 "  " PROG " --ring-file /dev/shm/hmb0 -o trace.bin --stats-json stats.json\n"
 "  " PROG " -r /dev/shm/hmb0 -o - --once | hmb-trace-analyze stats -\n"
-"  kill -HUP $(pidof " PROG ")   # after moving trace.bin away\n");
+"  kill -HUP $(pidof " PROG ")   # after moving trace.bin away\n"
+"  " PROG " -d /dev/nvme-hmb-trace0 --snapshot-on SIGUSR1 --snapshot-dir /var/log/hmb\n");
 }
 
 /* The usage-error line every tool prints, whatever --log-format says. */
@@ -115,6 +133,42 @@ static void usage_error(const char *fmt, ...)
 	exit(EXIT_USAGE);
 }
 
+/* --snapshot-on: SIGUSR1 or SIGUSR2, with or without "SIG", any case. */
+static void parse_snap_sig(struct opts *o, const char *s)
+{
+	const char *n = strncasecmp(s, "SIG", 3) ? s : s + 3;
+
+	if (!strcasecmp(n, "USR1")) {
+		o->snap_sig = SIGUSR1;
+		o->snap_name = "SIGUSR1";
+	} else if (!strcasecmp(n, "USR2")) {
+		o->snap_sig = SIGUSR2;
+		o->snap_name = "SIGUSR2";
+	} else {
+		usage_error("--snapshot-on must be SIGUSR1 or SIGUSR2, not '%s'", s);
+	}
+}
+
+/* The flight recorder's options against the rest. */
+static void check_snap_opts(const struct opts *o, const char *fr_only)
+{
+	if (!o->snap_sig) {
+		if (fr_only)
+			usage_error("%s needs --snapshot-on", fr_only);
+		if (!o->output)
+			usage_error("-o FILE is required");
+		return;
+	}
+	if (o->output)
+		usage_error("-o and --snapshot-on exclude each other: a flight recorder writes snapshots only");
+	if (o->once)
+		usage_error("--once and --snapshot-on exclude each other");
+	if (!o->snap_dir)
+		usage_error("--snapshot-on needs --snapshot-dir DIR");
+	if (o->batch > o->window)
+		usage_error("--batch-bytes must not exceed --window-mb");
+}
+
 /* A count or size option (k, M, G suffixes), or a usage error. */
 static uint64_t parse_num(const char *s, const char *what)
 {
@@ -127,7 +181,8 @@ static uint64_t parse_num(const char *s, const char *what)
 
 enum { O_ONCE = 256, O_STATS_JSON, O_LOG_FORMAT, O_IDLE_MAX, O_THROTTLE,
        O_NO_RECOVER, O_WATERMARK, O_MAX_DELAY, O_FILE_MODE, OPT_FSYNC,
-       OPT_FSYNC_INTERVAL, O_WRITE_MODE };
+       OPT_FSYNC_INTERVAL, O_WRITE_MODE, O_SNAP_ON, O_SNAP_DIR, O_WINDOW,
+       O_MAX_SNAPS, O_HOLDOFF };
 
 static const struct option long_opts[] = {
 	{ "device", required_argument, NULL, 'd' },
@@ -145,6 +200,11 @@ static const struct option long_opts[] = {
 	{ "fsync", required_argument, NULL, OPT_FSYNC },
 	{ "fsync-interval-ms", required_argument, NULL, OPT_FSYNC_INTERVAL },
 	{ "write-mode", required_argument, NULL, O_WRITE_MODE },
+	{ "snapshot-on", required_argument, NULL, O_SNAP_ON },
+	{ "snapshot-dir", required_argument, NULL, O_SNAP_DIR },
+	{ "window-mb", required_argument, NULL, O_WINDOW },
+	{ "max-snapshots", required_argument, NULL, O_MAX_SNAPS },
+	{ "holdoff", required_argument, NULL, O_HOLDOFF },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "log-format", required_argument, NULL, O_LOG_FORMAT },
@@ -155,6 +215,7 @@ static const struct option long_opts[] = {
 
 void parse_opts(struct opts *o, int argc, char **argv)
 {
+	const char *fr_only = NULL;
 	int c, nsrc = 0;
 	uint64_t v;
 
@@ -166,6 +227,8 @@ void parse_opts(struct opts *o, int argc, char **argv)
 	o->fsync = FSYNC_NONE;
 	o->fsync_interval_ms = 1000;
 	o->copy = true;
+	o->window = (size_t)DEFAULT_WINDOW_MB << 20;
+	o->holdoff_s = DEFAULT_HOLDOFF_S;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":d:r:o:b:qvhV", long_opts, NULL)) != -1) {
 		switch (c) {
@@ -239,6 +302,34 @@ void parse_opts(struct opts *o, int argc, char **argv)
 					    optarg);
 			}
 			break;
+		case O_SNAP_ON: parse_snap_sig(o, optarg); break;
+		case O_SNAP_DIR:
+			if (!*optarg)
+				usage_error("--snapshot-dir must not be empty");
+			o->snap_dir = optarg;
+			fr_only = "--snapshot-dir";
+			break;
+		case O_WINDOW:
+			if (hmb_parse_u64(optarg, HMB_NUM_DEC, 1, MAX_WINDOW_MB, &v))
+				usage_error("--window-mb must be a number of MiB, 1..%d, not '%s'",
+					    MAX_WINDOW_MB, optarg);
+			o->window = (size_t)v << 20;
+			fr_only = "--window-mb";
+			break;
+		case O_MAX_SNAPS:
+			if (hmb_parse_u64(optarg, HMB_NUM_DEC, 0, UINT32_MAX, &v))
+				usage_error("--max-snapshots must be a count (0: no limit), not '%s'",
+					    optarg);
+			o->max_snaps = v;
+			fr_only = "--max-snapshots";
+			break;
+		case O_HOLDOFF:
+			if (hmb_parse_u64(optarg, HMB_NUM_DEC, 0, 86400, &v))
+				usage_error("--holdoff must be 0..86400 seconds, not '%s'",
+					    optarg);
+			o->holdoff_s = (unsigned int)v;
+			fr_only = "--holdoff";
+			break;
 		case O_THROTTLE: o->throttle = (double)parse_num(optarg, "throttle"); break;
 		case 'q': log_verbosity = LOG_WARN; break;
 		case 'v': log_verbosity = LOG_DEBUG; break;
@@ -260,6 +351,5 @@ void parse_opts(struct opts *o, int argc, char **argv)
 		usage_error("unexpected argument '%s'", argv[optind]);
 	if (nsrc != 1)
 		usage_error("give exactly one of --device DEV or --ring-file PATH");
-	if (!o->output)
-		usage_error("-o FILE is required");
+	check_snap_opts(o, fr_only);
 }

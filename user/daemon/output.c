@@ -343,20 +343,30 @@ int output_cut(struct daemon *d, uint64_t size)
 }
 
 /*
- * Write the @n buffers of @iov (@len bytes in all) with writev(2).  Partial
- * writes are continued where they stopped; ENOSPC/EIO and friends are
- * retried with exponential back-off (1 ms to 1 s) for as long as it takes,
- * logged once per episode.  The tail is not touched here, so nothing
- * unwritten is ever published.  Returns 0, or -1 when the daemon was told
- * to stop while the output still failed or on an error that cannot get
- * better (the output was then cut back to the last record boundary it had
- * before this batch, so the batch stays in the ring), or -2 when the ring's
- * memory itself is gone (EFAULT reading the spans: device removed, ring
- * file truncated).  @iov is consumed.
+ * Where write_iov() writes: the dump FILE (retrying) or a snapshot's dump
+ * (not retrying: the records stay in the window for the next request).
  */
-int output_write(struct daemon *d, struct iovec *iov, int n, size_t len)
+struct target {
+	int fd;
+	const char *name;
+	uint64_t *size;		/* bytes in the file, advanced as written */
+	bool retry;
+};
+
+/*
+ * Write the @n buffers of @iov (@len bytes in all) with writev(2) to @t.
+ * Partial writes are continued where they stopped; with @t->retry,
+ * ENOSPC/EIO and friends are retried with exponential back-off (1 ms to
+ * 1 s) for as long as it takes, logged once per episode.  The tail is not
+ * touched here, so nothing unwritten is ever published.  Returns 0, -1
+ * when the daemon was told to stop while the output still failed or on an
+ * error that cannot get better (or any error without @t->retry), or -2
+ * when the ring's memory itself is gone (EFAULT reading the spans: device
+ * removed, ring file truncated).  @iov is consumed.
+ */
+static int write_iov(struct daemon *d, const struct target *t,
+		     struct iovec *iov, int n, size_t len)
 {
-	uint64_t start_size = d->out_size;
 	size_t done = 0;
 	double delay_ms = 1, t_fail = 0;
 	bool episode = false;
@@ -364,10 +374,10 @@ int output_write(struct daemon *d, struct iovec *iov, int n, size_t len)
 	ssize_t w;
 
 	while (done < len) {
-		w = writev(d->out_fd, iov, n > IOV_MAX ? IOV_MAX : n);
+		w = writev(t->fd, iov, n > IOV_MAX ? IOV_MAX : n);
 		if (w > 0) {
 			done += (size_t)w;
-			d->out_size += (uint64_t)w;
+			*t->size += (uint64_t)w;
 			/* Step over what was written, into a partial buffer. */
 			while (n && (size_t)w >= iov->iov_len) {
 				w -= (ssize_t)iov->iov_len;
@@ -383,17 +393,16 @@ int output_write(struct daemon *d, struct iovec *iov, int n, size_t len)
 		last_err = w < 0 ? errno : EIO;
 		if (last_err == EINTR)
 			continue;
-		if (last_err == EFAULT) {
+		if (last_err == EFAULT && t->retry) {
 			log_msg(LOG_ERR, "%s %s gone: its memory is no longer there (EFAULT writing from the ring)",
 				d->src.kind == SRC_DEVICE ? "device" : "ring file",
 				d->src.path);
-			output_cut(d, start_size);
 			return -2;
 		}
-		if (!errno_retryable(last_err)) {
+		if (!t->retry || !errno_retryable(last_err)) {
 			log_msg(LOG_ERR, "output %s: %s; %zu bytes of this batch unwritten",
-				d->o.output, strerror(last_err), len - done);
-			goto give_up;
+				t->name, strerror(last_err), len - done);
+			return -1;
 		}
 		if (!episode) {
 			episode = true;
@@ -401,26 +410,93 @@ int output_write(struct daemon *d, struct iovec *iov, int n, size_t len)
 			d->st.output_errors++;
 			log_msg(LOG_WARN, "output %s: %s; holding the ring tail at %" PRIu64
 				", %zu bytes pending; retrying",
-				d->o.output, strerror(last_err), d->published,
+				t->name, strerror(last_err), d->published,
 				len - done);
 		}
 		d->st.output_retries++;
 		signals_read(d);
 		if (d->stop) {
 			log_msg(LOG_ERR, "output %s: still failing (%s) when told to stop; %zu bytes stay in the ring",
-				d->o.output, strerror(last_err), len - done);
-			goto give_up;
+				t->name, strerror(last_err), len - done);
+			return -1;
 		}
 		sleep_ms(d, delay_ms);
 		delay_ms = delay_ms * 2 > BACKOFF_CAP_MS ? BACKOFF_CAP_MS : delay_ms * 2;
 	}
 	if (episode)
 		log_msg(LOG_INFO, "output %s: writing again after %.1f s (%s)",
-			d->o.output, now_s() - t_fail, strerror(last_err));
+			t->name, now_s() - t_fail, strerror(last_err));
 	return 0;
+}
 
-give_up:
-	/* Leave the file at a record boundary; the batch is still in the ring. */
-	output_cut(d, start_size);
-	return -1;
+/*
+ * Write a batch to the dump FILE (write_iov).  On failure FILE is cut back
+ * to the last record boundary it had before this batch, so the batch stays
+ * in the ring.
+ */
+int output_write(struct daemon *d, struct iovec *iov, int n, size_t len)
+{
+	const struct target t = { .fd = d->out_fd, .name = d->o.output,
+				  .size = &d->out_size, .retry = true };
+	uint64_t start_size = d->out_size;
+	int r = write_iov(d, &t, iov, n, len);
+
+	if (r)
+		output_cut(d, start_size);
+	return r;
+}
+
+/*
+ * A snapshot's dump and sidecar, through the same writer as FILE's.  The
+ * sidecar's clocks are read now, when every record of the dump has been
+ * drained: anchor_offset says so (docs/format.md 12.4).
+ */
+int output_snapshot(struct daemon *d, const char *dir, const void *buf,
+		    size_t len, const char *lines)
+{
+	char path[4096], meta[4096 + 8];
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	uint64_t size = 0;
+	struct target t = { .name = path, .size = &size, .retry = false };
+	struct hmb_sidecar sc;
+	struct hmb_error err;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, SNAP_DUMP_NAME);
+	snprintf(meta, sizeof(meta), "%s.meta", path);
+	t.fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    d->o.file_mode);
+	if (t.fd < 0) {
+		log_msg(LOG_ERR, "cannot create %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fchmod(t.fd, d->o.file_mode))
+		log_msg(LOG_WARN, "cannot set mode %04o on %s: %s",
+			d->o.file_mode, path, strerror(errno));
+	r = write_iov(d, &t, &iov, 1, len);
+	while (!r && fdatasync(t.fd)) {
+		if (errno == EINTR)
+			continue;
+		log_msg(LOG_ERR, "output %s: fdatasync: %s", path, strerror(errno));
+		r = -1;
+	}
+	if (close(t.fd) && !r) {
+		log_msg(LOG_ERR, "output %s: close: %s", path, strerror(errno));
+		r = -1;
+	}
+	if (r)
+		return -1;
+	memset(&sc, 0, sizeof(sc));
+	sc.abi_version = HMB_TRACE_ABI_VERSION;
+	sc.ring_size = d->src.ring_size;
+	snprintf(sc.source, sizeof(sc.source), "%s", d->src.path);
+	sc.realtime_ns = clock_ns(CLOCK_REALTIME);
+	sc.monotonic_ns = clock_ns(CLOCK_MONOTONIC);
+	sc.boottime_ns = clock_ns(CLOCK_BOOTTIME);
+	if (hmb_sidecar_create(meta, &sc, size, d->o.file_mode, &err) ||
+	    hmb_sidecar_append(meta, lines, &err)) {
+		log_msg(LOG_ERR, "cannot write sidecar %s: %s", meta, err.msg);
+		return -1;
+	}
+	return 0;
 }

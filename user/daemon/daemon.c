@@ -505,6 +505,8 @@ static int run(struct daemon *d)
 		if (r < 0)
 			return -1;
 		output_sync_due(d);
+		if (d->o.snap_sig)
+			window_reap(d, false);
 		if (d->win.pending) {
 			/* What the ring holds now belongs in the snapshot. */
 			if (drain(d) < 0)
@@ -720,6 +722,9 @@ int main(int argc, char **argv)
 	if (d->stop && d->exit_code == EXIT_OK)
 		d->exit_reason = d->stop_sig == SIGINT ? "SIGINT" : "SIGTERM";
 	output_close(d);
+	/* A snapshot being written is finished and counted. */
+	if (d->o.snap_sig)
+		window_reap(d, true);
 	summary(d);
 	window_close(d);
 	hmb_consumer_close(d->c);

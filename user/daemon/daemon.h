@@ -106,9 +106,8 @@ struct opts {
 
 /*
  * The flight recorder's window: the last --window-mb bytes of whole
- * records drained, in memory mapped twice back to back so that the
- * records from the oldest to the newest always lie contiguous at
- * map + tail % size.  @tail and @head count bytes of the drained stream.
+ * records drained, a circular buffer: the byte at stream offset x is at
+ * map[x % size].  @tail and @head count bytes of the drained stream.
  */
 struct window {
 	uint8_t *map;
@@ -124,8 +123,11 @@ struct window {
 	/* requests and what became of them */
 	uint64_t requests, written, failed;
 	uint64_t sup_holdoff, sup_max, sup_pending;
-	double last_written;	/* now_s() of the last snapshot written */
+	double last_written;	/* now_s() when the last one written began */
 	unsigned int pending;	/* requests read, not handled yet */
+	pid_t child;		/* writing a snapshot, 0: none */
+	double child_started;
+	char child_tmp[4096];	/* its temporary directory */
 };
 
 struct stats {
@@ -188,12 +190,12 @@ void output_sync_due(struct daemon *d);
 int output_cut(struct daemon *d, uint64_t size);
 int output_write(struct daemon *d, struct iovec *iov, int n, size_t len);
 /*
- * Write @len bytes at @buf as the dump DIR/trace.bin, synced, with its
+ * Write the @n buffers of @iov, @len bytes, as the dump DIR/trace.bin, synced, with its
  * sidecar (clocks of now, anchored at the dump's end) plus @lines.  0 or
  * -1 (logged; nothing is retried, the caller removes DIR).
  */
-int output_snapshot(struct daemon *d, const char *dir, const void *buf,
-		    size_t len, const char *lines);
+int output_snapshot(struct daemon *d, const char *dir, struct iovec *iov,
+		    int n, size_t len, const char *lines);
 #define SNAP_DUMP_NAME "trace.bin"
 
 /* window.c: the flight recorder (--snapshot-on). */
@@ -203,8 +205,13 @@ void window_close(struct daemon *d);
 int window_add(struct daemon *d, const void *buf, size_t len);
 /* The ring was re-initialised: the next record begins a new epoch. */
 void window_epoch(struct daemon *d);
-/* Handle the pending requests: one snapshot at most, the rest suppressed. */
+/*
+ * Handle the pending requests: one snapshot at most, written by a child
+ * process, the rest suppressed.
+ */
 void window_requests(struct daemon *d);
+/* Count the snapshot being written once it is done (@block: wait for it). */
+void window_reap(struct daemon *d, bool block);
 void window_stats_json(const struct daemon *d, struct hmb_json *j);
 
 #endif

@@ -451,11 +451,10 @@ int output_write(struct daemon *d, struct iovec *iov, int n, size_t len)
  * sidecar's clocks are read now, when every record of the dump has been
  * drained: anchor_offset says so (docs/format.md 12.4).
  */
-int output_snapshot(struct daemon *d, const char *dir, const void *buf,
-		    size_t len, const char *lines)
+int output_snapshot(struct daemon *d, const char *dir, struct iovec *iov,
+		    int n, size_t len, const char *lines)
 {
 	char path[4096], meta[4096 + 8];
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	uint64_t size = 0;
 	struct target t = { .name = path, .size = &size, .retry = false };
 	struct hmb_sidecar sc;
@@ -473,7 +472,7 @@ int output_snapshot(struct daemon *d, const char *dir, const void *buf,
 	if (fchmod(t.fd, d->o.file_mode))
 		log_msg(LOG_WARN, "cannot set mode %04o on %s: %s",
 			d->o.file_mode, path, strerror(errno));
-	r = write_iov(d, &t, &iov, 1, len);
+	r = write_iov(d, &t, iov, n, len);
 	while (!r && fdatasync(t.fd)) {
 		if (errno == EINTR)
 			continue;

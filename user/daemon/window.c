@@ -7,9 +7,13 @@
  * DIR/SNAP-<UTC time>-<signal>/trace.bin with its sidecar, which says
  * which seqs it holds and what the window evicted before them.
  *
- * Records are parsed by libhmbtrace only (hmb_buf_iter, hmb_acct): the
- * window is mapped twice back to back, so the records it holds always lie
- * contiguous in memory, as a dump stream, however the window has wrapped.
+ * Records are parsed by libhmbtrace only (hmb_buf_iter, hmb_acct), each
+ * in place or, when it straddles the end of the buffer, from a copy.
+ *
+ * A snapshot is written by a child process: fork() gives it the window
+ * as it is (copy-on-write private memory), while the daemon goes on
+ * draining the ring; writing and syncing a large window takes far longer
+ * than a ring holds records at a high rate.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +25,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "daemon.h"
 
@@ -29,7 +34,6 @@ int window_open(struct daemon *d)
 	struct window *w = &d->win;
 	size_t sz = d->o.window;
 	uint8_t *m;
-	int fd;
 
 	memset(w, 0, sizeof(*w));
 	w->epochs = calloc(HMB_SIDECAR_MAX_EPOCHS, sizeof(*w->epochs));
@@ -37,33 +41,19 @@ int window_open(struct daemon *d)
 		log_msg(LOG_ERR, "cannot allocate the window's epoch list");
 		return -1;
 	}
-	fd = memfd_create("hmb-trace-window", MFD_CLOEXEC);
-	if (fd < 0 || ftruncate(fd, (off_t)sz)) {
-		log_msg(LOG_ERR, "cannot create a %zu-byte window: %s", sz,
+	/* Private: a snapshot's child keeps the window as it was at fork. */
+	m = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	if (m == MAP_FAILED) {
+		log_msg(LOG_ERR, "cannot map a %zu-byte window: %s", sz,
 			strerror(errno));
-		goto fail;
+		free(w->epochs);
+		w->epochs = NULL;
+		return -1;
 	}
-	m = mmap(NULL, 2 * sz, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED)
-		goto fail_map;
-	if (mmap(m, sz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED ||
-	    mmap(m + sz, sz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
-		munmap(m, 2 * sz);
-		goto fail_map;
-	}
-	close(fd);
 	w->map = m;
 	w->size = sz;
 	return 0;
-
-fail_map:
-	log_msg(LOG_ERR, "cannot map a %zu-byte window: %s", sz, strerror(errno));
-fail:
-	if (fd >= 0)
-		close(fd);
-	free(w->epochs);
-	w->epochs = NULL;
-	return -1;
 }
 
 void window_close(struct daemon *d)
@@ -71,28 +61,43 @@ void window_close(struct daemon *d)
 	struct window *w = &d->win;
 
 	if (w->map)
-		munmap(w->map, 2 * w->size);
+		munmap(w->map, w->size);
 	w->map = NULL;
 	free(w->epochs);
 	w->epochs = NULL;
 }
 
-static const uint8_t *window_data(const struct window *w)
+/*
+ * The record at stream offset @pos (before head), parsed by libhmbtrace:
+ * in place, or from @tmp when its bytes straddle the end of the buffer.
+ */
+static int rec_at(const struct window *w, uint64_t pos, struct hmb_record *rec,
+		  uint8_t tmp[HMB_RECORD_MAX_SIZE], struct hmb_error *err)
 {
-	return w->map + w->tail % w->size;
+	size_t off = pos % w->size, left = w->head - pos;
+	size_t n = left < HMB_RECORD_MAX_SIZE ? left : HMB_RECORD_MAX_SIZE;
+	const uint8_t *p = w->map + off;
+	struct hmb_buf_iter it;
+
+	if (off + n > w->size) {
+		memcpy(tmp, p, w->size - off);
+		memcpy(tmp + (w->size - off), w->map, n - (w->size - off));
+		p = tmp;
+	}
+	hmb_buf_iter_init(&it, p, n, pos - w->tail);
+	return hmb_buf_iter_next(&it, rec, err);
 }
 
 /* Drop the oldest record.  -1 if the window holds none it can parse. */
 static int evict_one(struct daemon *d)
 {
 	struct window *w = &d->win;
-	struct hmb_buf_iter it;
+	uint8_t tmp[HMB_RECORD_MAX_SIZE];
 	struct hmb_record rec;
 	struct hmb_error err;
 	int r;
 
-	hmb_buf_iter_init(&it, window_data(w), w->head - w->tail, w->tail);
-	r = hmb_buf_iter_next(&it, &rec, &err);
+	r = rec_at(w, w->tail, &rec, tmp, &err);
 	if (r <= 0) {
 		/* Only checked records go in: this is a bug, not the ring. */
 		log_msg(LOG_ERR, "window: cannot step over its oldest record: %s; emptying it",
@@ -124,12 +129,15 @@ static int evict_one(struct daemon *d)
 int window_add(struct daemon *d, const void *buf, size_t len)
 {
 	struct window *w = &d->win;
+	size_t off = w->head % w->size, first;
 
 	/* --batch-bytes <= --window-mb (opts.c): the batch always fits. */
 	while (w->head - w->tail + len > w->size)
 		if (evict_one(d))
 			break;
-	memcpy(w->map + w->head % w->size, buf, len);
+	first = len < w->size - off ? len : w->size - off;
+	memcpy(w->map + off, buf, first);
+	memcpy(w->map, (const uint8_t *)buf + first, len - first);
 	w->head += len;
 	return 0;
 }
@@ -166,11 +174,12 @@ struct snap_sum {
 
 static int snap_walk(const struct window *w, struct snap_sum *s)
 {
-	struct hmb_buf_iter it;
+	uint8_t tmp[HMB_RECORD_MAX_SIZE];
 	struct hmb_record rec;
 	struct hmb_error err;
+	uint64_t pos = w->tail;
 	size_t e = 0;
-	int r;
+	int r = 0;
 
 	s->acct = hmb_acct_new(0, NULL, NULL);
 	if (!s->acct) {
@@ -178,8 +187,8 @@ static int snap_walk(const struct window *w, struct snap_sum *s)
 			strerror(errno));
 		return -1;
 	}
-	hmb_buf_iter_init(&it, window_data(w), w->head - w->tail, 0);
-	while ((r = hmb_buf_iter_next(&it, &rec, &err)) > 0) {
+	while (pos < w->head && (r = rec_at(w, pos, &rec, tmp, &err)) > 0) {
+		pos += rec.raw_len;
 		while (e < w->n_epochs && w->epochs[e] <= w->tail + rec.offset) {
 			if (w->epochs[e] == w->tail + rec.offset && rec.offset)
 				hmb_acct_new_epoch(s->acct);
@@ -193,8 +202,9 @@ static int snap_walk(const struct window *w, struct snap_sum *s)
 		s->have_seq = true;
 		s->last_seq = rec.hdr.seq;
 	}
-	if (r < 0) {
-		log_msg(LOG_ERR, "snapshot: the window does not parse: %s", err.msg);
+	if (r <= 0 && pos < w->head) {
+		log_msg(LOG_ERR, "snapshot: the window does not parse: %s",
+			r ? err.msg : "a record runs past its end");
 		hmb_acct_free(s->acct);
 		return -1;
 	}
@@ -296,25 +306,21 @@ static int snap_publish(const struct daemon *d, const char *tmp,
 	return 0;
 }
 
-/* Write the window out.  0, or -1 (logged, nothing left behind). */
-static int snapshot_take(struct daemon *d)
+/*
+ * In the child: write the window out as DIR/@stem through @tmp.  0, or -1
+ * (logged, nothing left behind).
+ */
+static int snapshot_write(struct daemon *d, const char *stem, const char *tmp)
 {
 	struct window *w = &d->win;
-	char reason[32], stem[128], tmp[4096], final[4096 + 8], *lines;
 	unsigned int dmode = d->o.file_mode | ((d->o.file_mode & 0444) >> 2);
+	size_t off = w->tail % w->size, len = w->head - w->tail;
+	char reason[32], final[4096 + 8], *lines;
 	struct snap_sum s = { 0 };
-	struct timespec ts;
-	struct tm tm;
-	size_t n;
+	struct iovec iov[2];
 	int r;
 
 	sig_reason(d->o.snap_name, reason, sizeof(reason));
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	n = strftime(stem, sizeof(stem), "SNAP-%Y%m%dT%H%M%S", &tm);
-	snprintf(stem + n, sizeof(stem) - n, ".%03ldZ-%s", ts.tv_nsec / 1000000,
-		 reason);
-	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", d->o.snap_dir, stem);
 	if (snap_walk(w, &s))
 		return -1;
 	lines = snap_lines(d, &s, reason);
@@ -323,6 +329,11 @@ static int snapshot_take(struct daemon *d)
 		hmb_acct_free(s.acct);
 		return -1;
 	}
+	/* The records from the oldest: up to the end of the buffer, then on. */
+	iov[0].iov_base = w->map + off;
+	iov[0].iov_len = len < w->size - off ? len : w->size - off;
+	iov[1].iov_base = w->map;
+	iov[1].iov_len = len - iov[0].iov_len;
 	if (mkdir(tmp, dmode)) {
 		log_msg(LOG_ERR, "cannot create %s: %s", tmp, strerror(errno));
 		r = -1;
@@ -331,7 +342,7 @@ static int snapshot_take(struct daemon *d)
 		if (chmod(tmp, dmode))
 			log_msg(LOG_WARN, "cannot set mode %04o on %s: %s", dmode,
 				tmp, strerror(errno));
-		r = output_snapshot(d, tmp, window_data(w), w->head - w->tail, lines);
+		r = output_snapshot(d, tmp, iov, iov[1].iov_len ? 2 : 1, len, lines);
 		if (!r)
 			r = snap_publish(d, tmp, stem, final, sizeof(final));
 		if (r)
@@ -346,18 +357,80 @@ static int snapshot_take(struct daemon *d)
 		log_msg(LOG_INFO, "snapshot %s: %" PRIu64 " records, %s (%" PRIu64
 			" lost by the ring), %" PRIu64 " bytes; the window evicted %"
 			PRIu64 " records before them", final, s.acct->records, seqs,
-			s.acct->lost, w->head - w->tail, w->ev_records);
+			s.acct->lost, len, w->ev_records);
 	}
 	free(lines);
 	hmb_acct_free(s.acct);
 	return r;
 }
 
+/*
+ * The snapshot being written, if any: count what became of it.  @block:
+ * wait for it to finish.  A child killed before it finished leaves its
+ * temporary directory: removed here.
+ */
+void window_reap(struct daemon *d, bool block)
+{
+	struct window *w = &d->win;
+	int st;
+	pid_t r;
+
+	if (!w->child)
+		return;
+	do
+		r = waitpid(w->child, &st, block ? 0 : WNOHANG);
+	while (r < 0 && errno == EINTR);
+	if (!r)
+		return;
+	if (r == w->child && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+		w->written++;
+		w->last_written = w->child_started;
+	} else {
+		w->failed++;
+		if (r == w->child && WIFSIGNALED(st)) {
+			log_msg(LOG_ERR, "snapshot %s: its writer was killed by %s",
+				w->child_tmp, strsignal(WTERMSIG(st)));
+			snap_discard(w->child_tmp);
+		}
+	}
+	w->child = 0;
+}
+
+/* Start writing the window in a child.  -1 (logged) if it cannot start. */
+static int snapshot_start(struct daemon *d, double t)
+{
+	struct window *w = &d->win;
+	char reason[32], stem[128];
+	struct timespec ts;
+	struct tm tm;
+	size_t n;
+	pid_t pid;
+
+	sig_reason(d->o.snap_name, reason, sizeof(reason));
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	n = strftime(stem, sizeof(stem), "SNAP-%Y%m%dT%H%M%S", &tm);
+	snprintf(stem + n, sizeof(stem) - n, ".%03ldZ-%s", ts.tv_nsec / 1000000,
+		 reason);
+	snprintf(w->child_tmp, sizeof(w->child_tmp), "%s/.%s.tmp",
+		 d->o.snap_dir, stem);
+	pid = fork();
+	if (pid < 0) {
+		log_msg(LOG_ERR, "snapshot: cannot fork its writer: %s", strerror(errno));
+		return -1;
+	}
+	if (!pid)
+		_exit(snapshot_write(d, stem, w->child_tmp) ? 1 : 0);
+	w->child = pid;
+	w->child_started = t;
+	return 0;
+}
+
 void window_requests(struct daemon *d)
 {
 	struct window *w = &d->win;
 	unsigned int n = w->pending;
-	double t = now_s();
+	double t;
 
 	if (!n)
 		return;
@@ -369,6 +442,9 @@ void window_requests(struct daemon *d)
 			" suppressed so far)", d->o.snap_name, n,
 			w->sup_pending + w->sup_holdoff + w->sup_max);
 	}
+	/* Whether the one being written succeeds decides the limits. */
+	window_reap(d, true);
+	t = now_s();
 	if (d->o.max_snaps && w->written >= d->o.max_snaps) {
 		w->sup_max++;
 		log_msg(LOG_WARN, "%s: snapshot suppressed: %" PRIu64 " written, --max-snapshots %" PRIu64
@@ -385,12 +461,8 @@ void window_requests(struct daemon *d)
 			w->sup_pending + w->sup_holdoff + w->sup_max);
 		return;
 	}
-	if (snapshot_take(d)) {
+	if (snapshot_start(d, t))
 		w->failed++;
-		return;
-	}
-	w->written++;
-	w->last_written = now_s();
 }
 
 void window_stats_json(const struct daemon *d, struct hmb_json *j)

@@ -134,22 +134,6 @@ static void usage_error(const char *fmt, ...)
 	exit(EXIT_USAGE);
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 static void sleep_s(double s)
 {
 	struct timespec ts;
@@ -575,10 +559,10 @@ static void backoff_wait(struct backoff *b)
 static bool wait_drained(struct sim *s, double timeout)
 {
 	struct backoff b = { 0 };
-	double deadline = now_s() + timeout;
+	double deadline = hmb_now_s(CLOCK_MONOTONIC) + timeout;
 
 	while (ring_tail(s) != s->p.head) {
-		if (stop_signal || now_s() > deadline)
+		if (stop_signal || hmb_now_s(CLOCK_MONOTONIC) > deadline)
 			return false;
 		backoff_wait(&b);
 	}
@@ -637,7 +621,7 @@ static bool emit_one(struct sim *s, uint8_t *pbuf, int defer)
 	 * every 64 records and advanced by 1 ns in between.
 	 */
 	if (s->o.rate || (s->ts_calls++ & 63) == 0) {
-		uint64_t t = now_ns();
+		uint64_t t = hmb_now_ns(CLOCK_MONOTONIC);
 
 		s->ts_last = t > s->ts_last ? t : s->ts_last + 1;
 	} else {
@@ -666,11 +650,12 @@ static bool emit_one(struct sim *s, uint8_t *pbuf, int defer)
 		if (b.n == 0) {
 			hmb_producer_publish(&s->p);
 			s->wait_events++;
-			deadline = now_s() + s->o.wait_timeout;
+			deadline = hmb_now_s(CLOCK_MONOTONIC) +
+				   s->o.wait_timeout;
 		}
 		if (stop_signal)
 			return false;
-		if ((b.n & 63) == 63 && now_s() > deadline) {
+		if ((b.n & 63) == 63 && hmb_now_s(CLOCK_MONOTONIC) > deadline) {
 			s->stalled = true;
 			return false;
 		}
@@ -708,7 +693,8 @@ static void run(struct sim *s)
 {
 	struct opts *o = &s->o;
 	uint8_t *pbuf = malloc(HMB_RECORD_MAX_PAYLOAD);
-	double t0 = now_s(), t, deadline = o->duration ? t0 + o->duration : 0;
+	double t0 = hmb_now_s(CLOCK_MONOTONIC), t;
+	double deadline = o->duration ? t0 + o->duration : 0;
 	uint64_t n = 0, in_burst = 0;
 	int defer = o->burst > 1 ? HMB_EMIT_DEFER : 0;
 
@@ -729,10 +715,11 @@ static void run(struct sim *s)
 			 * and keep FROZEN visible long enough for a consumer
 			 * polling with back-off to notice it.
 			 */
-			t = now_s();
+			t = hmb_now_s(CLOCK_MONOTONIC);
 			wait_drained(s, o->freeze_hold);
-			if (now_s() - t < FREEZE_MIN_S)
-				sleep_s(FREEZE_MIN_S - (now_s() - t));
+			if (hmb_now_s(CLOCK_MONOTONIC) - t < FREEZE_MIN_S)
+				sleep_s(FREEZE_MIN_S -
+					(hmb_now_s(CLOCK_MONOTONIC) - t));
 			reinit_ring(s);
 		}
 		if (o->count && s->created >= o->count)
@@ -746,7 +733,7 @@ static void run(struct sim *s)
 		if (defer)
 			hmb_producer_publish(&s->p);
 		if (deadline || o->rate) {
-			t = now_s();
+			t = hmb_now_s(CLOCK_MONOTONIC);
 			if (deadline && t >= deadline)
 				break;
 			if (o->rate) {
@@ -766,7 +753,7 @@ static void run(struct sim *s)
 		if (!s->drained && !stop_signal)
 			s->stalled = true;
 	}
-	s->elapsed = now_s() - t0;
+	s->elapsed = hmb_now_s(CLOCK_MONOTONIC) - t0;
 	fold_counts(s);
 	free(pbuf);
 }

@@ -113,7 +113,7 @@ struct daemon {
 	dev_t out_dev;			/* the output file's identity, to tell */
 	ino_t out_ino;			/* a rotated FILE at SIGHUP */
 	uint64_t synced_size;		/* out_size at the last fdatasync */
-	double last_sync;		/* when (now_s) */
+	double last_sync;		/* when (hmb_now_s, monotonic) */
 	uint8_t *buf;
 	struct iovec iov[IOV_MAX];	/* spans of the ring (--write-mode spans) */
 	bool copy_next;			/* read the next batch with a copy */
@@ -130,8 +130,6 @@ struct daemon {
 };
 
 /* daemon.c */
-double now_s(void);
-uint64_t clock_ns(clockid_t id);
 /* Sleep @ms unless a signal is pending on the signalfd. */
 void sleep_ms(struct daemon *d, double ms);
 /* Take the pending signals (stop, reopen) into @d. */

@@ -3,8 +3,8 @@
  * hmbtrace_util.h - what every nvme-hmb-trace tool needs besides the
  * format: the one number parser (options, dictionary, sidecar, trace and
  * perf lines), the one buffered writer with the one JSON writer and
- * escaper (every JSON any tool prints goes through hmb_json), and the one
- * usage-error line of every tool.
+ * escaper (every JSON any tool prints goes through hmb_json), the one
+ * usage-error line of every tool, and the one reading of a clock.
  *
  * None of these exit or allocate behind the caller's back, and only the
  * usage-error helpers print; the writer keeps its first write error for
@@ -18,6 +18,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -263,6 +264,16 @@ void hmb_usage_verror(const char *prog, const char *sub, const char *fmt,
  */
 void hmb_usage_getopt(const char *prog, const char *sub, int opt,
 		      char *const argv[]);
+
+/* ------------------------------------------------------------------ time */
+
+/*
+ * Clock @id (CLOCK_MONOTONIC, CLOCK_REALTIME, CLOCK_BOOTTIME, ... from
+ * <time.h>) now: in nanoseconds (what the sidecar and the exporter record),
+ * or in seconds (intervals, deadlines and rates); 0 when @id is no clock.
+ */
+uint64_t hmb_now_ns(clockid_t id);
+double hmb_now_s(clockid_t id);
 
 #ifdef __cplusplus
 }

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * t_util.c - the number parser, the buffered writer and the JSON writer
- * and escaper of hmbtrace_util.h (TAP).
+ * t_util.c - the number parser, the buffered writer, the JSON writer and
+ * escaper and the clock readings of hmbtrace_util.h (TAP).
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "hmbtrace_util.h"
 #include "tap.h"
@@ -233,6 +234,38 @@ static void test_outbuf(void)
 	free(m.p);
 }
 
+static uint64_t raw_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Each reading lies between two made around it, in either unit. */
+static void test_now(void)
+{
+	static const clockid_t ids[] = { CLOCK_MONOTONIC, CLOCK_REALTIME,
+					 CLOCK_BOOTTIME };
+	static const char *const names[] = { "monotonic", "realtime",
+					     "boottime" };
+
+	for (int i = 0; i < 3; i++) {
+		uint64_t a = raw_ns(ids[i]), v = hmb_now_ns(ids[i]);
+		uint64_t b = raw_ns(ids[i]);
+		double s = hmb_now_s(ids[i]), c = (double)raw_ns(ids[i]) / 1e9;
+
+		ok(a <= v && v <= b, "now_ns: %s %llu in [%llu, %llu]", names[i],
+		   (unsigned long long)v, (unsigned long long)a,
+		   (unsigned long long)b);
+		ok(s >= (double)b / 1e9 - 1e-6 && s <= c + 1e-6,
+		   "now_s: %s %.9f in [%.9f, %.9f]", names[i], s,
+		   (double)b / 1e9, c);
+	}
+	ok(hmb_now_ns((clockid_t)1000) == 0 && hmb_now_s((clockid_t)1000) == 0,
+	   "now: 0 from a clock id that is no clock");
+}
+
 int main(void)
 {
 	test_strtou64();
@@ -242,5 +275,6 @@ int main(void)
 	test_escape();
 	test_text_esc();
 	test_outbuf();
+	test_now();
 	return tap_done();
 }

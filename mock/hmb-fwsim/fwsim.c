@@ -122,18 +122,6 @@ static void die(int code, const char *fmt, ...)
 	exit(code);
 }
 
-/* The usage-error line every tool prints. */
-__attribute__((format(printf, 1, 2), noreturn))
-static void usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	hmb_usage_verror(PROG, NULL, fmt, ap);
-	va_end(ap);
-	exit(EXIT_USAGE);
-}
-
 static void sleep_s(double s)
 {
 	struct timespec ts;
@@ -217,7 +205,7 @@ static uint64_t parse_size(const char *s, const char *what)
 	uint64_t v;
 
 	if (hmb_parse_u64(s, HMB_NUM_SIZE, 0, UINT64_MAX, &v))
-		usage_error("bad %s '%s'", what, s);
+		hmb_usage_exit(PROG, NULL, "bad %s '%s'", what, s);
 	return v;
 }
 
@@ -227,7 +215,7 @@ static double parse_double(const char *s, const char *what)
 	double v;
 
 	if (hmb_parse_double(s, 0, 1e300, &v))
-		usage_error("bad %s '%s'", what, s);
+		hmb_usage_exit(PROG, NULL, "bad %s '%s'", what, s);
 	return v;
 }
 
@@ -237,39 +225,40 @@ enum {
 	O_CORRUPT_SEQ, O_VERSION2, O_LOG, O_JSON, O_START_CURSOR,
 };
 
+static const struct option long_opts[] = {
+	{ "ring-file", required_argument, NULL, 'r' },
+	{ "ring-size", required_argument, NULL, 's' },
+	{ "attach", no_argument, NULL, O_ATTACH },
+	{ "init-only", no_argument, NULL, O_INIT_ONLY },
+	{ "first-seq", required_argument, NULL, O_FIRST_SEQ },
+	{ "start-cursor", required_argument, NULL, O_START_CURSOR },
+	{ "count", required_argument, NULL, 'n' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "rate", required_argument, NULL, 'R' },
+	{ "burst", required_argument, NULL, 'b' },
+	{ "payload", required_argument, NULL, 'p' },
+	{ "opcodes", required_argument, NULL, O_OPCODES },
+	{ "cpus", required_argument, NULL, O_CPUS },
+	{ "seed", required_argument, NULL, O_SEED },
+	{ "mode", required_argument, NULL, 'm' },
+	{ "wait-timeout", required_argument, NULL, O_WAIT_TIMEOUT },
+	{ "wait-drained", no_argument, NULL, O_WAIT_DRAINED },
+	{ "freeze-after", required_argument, NULL, O_FREEZE_AFTER },
+	{ "reinit-after-freeze", no_argument, NULL, O_REINIT },
+	{ "freeze-hold", required_argument, NULL, O_FREEZE_HOLD },
+	{ "corrupt-seq", required_argument, NULL, O_CORRUPT_SEQ },
+	{ "version2", no_argument, NULL, O_VERSION2 },
+	{ "log", required_argument, NULL, O_LOG },
+	{ "json", no_argument, NULL, O_JSON },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	QT_LONG_OPTIONS,
+	{ NULL, 0, NULL, 0 },
+};
+
 static void parse_opts(struct sim *s, int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "ring-file", required_argument, NULL, 'r' },
-		{ "ring-size", required_argument, NULL, 's' },
-		{ "attach", no_argument, NULL, O_ATTACH },
-		{ "init-only", no_argument, NULL, O_INIT_ONLY },
-		{ "first-seq", required_argument, NULL, O_FIRST_SEQ },
-		{ "start-cursor", required_argument, NULL, O_START_CURSOR },
-		{ "count", required_argument, NULL, 'n' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "rate", required_argument, NULL, 'R' },
-		{ "burst", required_argument, NULL, 'b' },
-		{ "payload", required_argument, NULL, 'p' },
-		{ "opcodes", required_argument, NULL, O_OPCODES },
-		{ "cpus", required_argument, NULL, O_CPUS },
-		{ "seed", required_argument, NULL, O_SEED },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "wait-timeout", required_argument, NULL, O_WAIT_TIMEOUT },
-		{ "wait-drained", no_argument, NULL, O_WAIT_DRAINED },
-		{ "freeze-after", required_argument, NULL, O_FREEZE_AFTER },
-		{ "reinit-after-freeze", no_argument, NULL, O_REINIT },
-		{ "freeze-hold", required_argument, NULL, O_FREEZE_HOLD },
-		{ "corrupt-seq", required_argument, NULL, O_CORRUPT_SEQ },
-		{ "version2", no_argument, NULL, O_VERSION2 },
-		{ "log", required_argument, NULL, O_LOG },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		QT_LONG_OPTIONS,
-		{ NULL, 0, NULL, 0 },
-	};
 	struct opts *o = &s->o;
 	char msg[256];
 	uint64_t v;
@@ -286,7 +275,7 @@ static void parse_opts(struct sim *s, int argc, char **argv)
 	o->wait_timeout = 30;
 	opterr = 0;
 
-	while ((c = getopt_long(argc, argv, ":r:s:n:d:R:b:p:m:qhV", lo,
+	while ((c = getopt_long(argc, argv, ":r:s:n:d:R:b:p:m:qhV", long_opts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'r': o->ring_file = optarg; break;
@@ -296,14 +285,16 @@ static void parse_opts(struct sim *s, int argc, char **argv)
 		case O_FIRST_SEQ:
 			v = parse_size(optarg, "first seq");
 			if (v > UINT32_MAX)
-				usage_error("--first-seq must fit in 32 bits");
+				hmb_usage_exit(PROG, NULL,
+					       "--first-seq must fit in 32 bits");
 			o->first_seq = (uint32_t)v;
 			o->have_first_seq = true;
 			break;
 		case O_START_CURSOR:
 			o->start_cursor = parse_size(optarg, "start cursor");
 			if (o->start_cursor & (HMB_RECORD_ALIGN - 1))
-				usage_error("--start-cursor must be a multiple of 8");
+				hmb_usage_exit(PROG, NULL,
+					       "--start-cursor must be a multiple of 8");
 			break;
 		case 'n': o->count = parse_size(optarg, "count"); break;
 		case 'd': o->duration = parse_double(optarg, "duration"); break;
@@ -311,14 +302,16 @@ static void parse_opts(struct sim *s, int argc, char **argv)
 		case 'b':
 			o->burst = parse_size(optarg, "burst");
 			if (!o->burst)
-				usage_error("--burst must be at least 1");
+				hmb_usage_exit(PROG, NULL,
+					       "--burst must be at least 1");
 			break;
 		case 'p': o->payload = optarg; break;
 		case O_OPCODES: o->opcodes = optarg; break;
 		case O_CPUS:
 			v = parse_size(optarg, "cpu count");
 			if (v < 1 || v > 256)
-				usage_error("--cpus must be 1..256");
+				hmb_usage_exit(PROG, NULL,
+					       "--cpus must be 1..256");
 			o->cpus = (unsigned int)v;
 			break;
 		case O_SEED: o->seed = parse_size(optarg, "seed"); break;
@@ -328,7 +321,9 @@ static void parse_opts(struct sim *s, int argc, char **argv)
 			else if (!strcmp(optarg, "wait"))
 				o->mode_wait = true;
 			else
-				usage_error("--mode must be drop or wait, not '%s'", optarg);
+				hmb_usage_exit(PROG, NULL,
+					       "--mode must be drop or wait, not '%s'",
+					       optarg);
 			break;
 		case O_WAIT_TIMEOUT:
 			o->wait_timeout = parse_double(optarg, "wait timeout");
@@ -337,7 +332,8 @@ static void parse_opts(struct sim *s, int argc, char **argv)
 		case O_FREEZE_AFTER:
 			o->freeze_after = parse_size(optarg, "freeze count");
 			if (!o->freeze_after)
-				usage_error("--freeze-after must be at least 1");
+				hmb_usage_exit(PROG, NULL,
+					       "--freeze-after must be at least 1");
 			break;
 		case O_REINIT: o->reinit = true; break;
 		case O_FREEZE_HOLD:
@@ -346,7 +342,8 @@ static void parse_opts(struct sim *s, int argc, char **argv)
 		case O_CORRUPT_SEQ:
 			v = parse_size(optarg, "corrupt seq");
 			if (v > UINT32_MAX)
-				usage_error("--corrupt-seq must fit in 32 bits");
+				hmb_usage_exit(PROG, NULL,
+					       "--corrupt-seq must fit in 32 bits");
 			o->corrupt = true;
 			o->corrupt_seq = (uint32_t)v;
 			break;
@@ -356,7 +353,7 @@ static void parse_opts(struct sim *s, int argc, char **argv)
 		case 'q': o->quiet = true; break;
 		case QT_OPT_FIRST ... QT_OPT_LAST:
 			if (qt_opt(&o->qt, c, optarg, msg, sizeof(msg)))
-				usage_error("%s", msg);
+				hmb_usage_exit(PROG, NULL, "%s", msg);
 			break;
 		case 'h': usage(stdout); exit(EXIT_OK);
 		case 'V': printf("hmb-fwsim %s\n", HMB_VERSION); exit(EXIT_OK);
@@ -366,21 +363,26 @@ static void parse_opts(struct sim *s, int argc, char **argv)
 		}
 	}
 	if (optind < argc)
-		usage_error("unexpected argument '%s'", argv[optind]);
+		hmb_usage_exit(PROG, NULL,
+			       "unexpected argument '%s'", argv[optind]);
 	if (!o->ring_file)
-		usage_error("--ring-file is required");
+		hmb_usage_exit(PROG, NULL, "--ring-file is required");
 	if (o->ring_size < HMB_RING_MIN_SIZE || o->ring_size > HMB_RING_MAX_SIZE ||
 	    (o->ring_size & (o->ring_size - 1)))
-		usage_error("--ring-size %" PRIu64 " is not a power of two in %u..%u",
-			    o->ring_size, HMB_RING_MIN_SIZE, HMB_RING_MAX_SIZE);
+		hmb_usage_exit(PROG, NULL,
+			       "--ring-size %" PRIu64 " is not a power of two in %u..%u",
+			       o->ring_size, HMB_RING_MIN_SIZE,
+			       HMB_RING_MAX_SIZE);
 	if (o->reinit && !o->freeze_after)
-		usage_error("--reinit-after-freeze needs --freeze-after N");
+		hmb_usage_exit(PROG, NULL,
+			       "--reinit-after-freeze needs --freeze-after N");
 	if (o->attach && (o->init_only || o->version2))
-		usage_error("--attach cannot be combined with --init-only or --version2");
+		hmb_usage_exit(PROG, NULL,
+			       "--attach cannot be combined with --init-only or --version2");
 	if (gen_parse_payload(&s->gen.payload, o->payload, msg, sizeof(msg)))
-		usage_error("--payload: %s", msg);
+		hmb_usage_exit(PROG, NULL, "--payload: %s", msg);
 	if (gen_parse_opcodes(&s->gen.opcodes, o->opcodes, msg, sizeof(msg)))
-		usage_error("--opcodes: %s", msg);
+		hmb_usage_exit(PROG, NULL, "--opcodes: %s", msg);
 	s->gen.cpus = o->cpus;
 }
 

@@ -6,9 +6,9 @@
  * escaper (every JSON any tool prints goes through hmb_json), the one
  * usage-error line of every tool, and the one reading of a clock.
  *
- * None of these exit or allocate behind the caller's back, and only the
- * usage-error helpers print; the writer keeps its first write error for
- * the caller to report.
+ * None of these allocate behind the caller's back, only the usage-error
+ * helpers print and only hmb_usage_exit() exits; the writer keeps its
+ * first write error for the caller to report.
  */
 #ifndef HMBTRACE_UTIL_H
 #define HMBTRACE_UTIL_H
@@ -256,6 +256,11 @@ void hmb_usage_error(const char *prog, const char *sub, const char *fmt, ...);
 __attribute__((format(printf, 3, 0)))
 void hmb_usage_verror(const char *prog, const char *sub, const char *fmt,
 		      va_list ap);
+
+/* The line, then exit(HMB_EXIT_USAGE): for a tool that has nothing to
+ * clean up while it reads its command line. */
+__attribute__((format(printf, 3, 4), noreturn))
+void hmb_usage_exit(const char *prog, const char *sub, const char *fmt, ...);
 
 /*
  * getopt_long() returned '?' or ':' (@opt; opterr = 0 and an optstring

@@ -122,34 +122,6 @@ static void die(int code, const char *fmt, ...)
 	exit(code);
 }
 
-/* The usage-error line every tool prints. */
-__attribute__((format(printf, 1, 2), noreturn))
-static void usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	hmb_usage_verror(PROG, NULL, fmt, ap);
-	va_end(ap);
-	exit(EXIT_USAGE);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 static void sleep_s(double s)
 {
 	struct timespec ts;
@@ -233,7 +205,7 @@ static uint64_t parse_size(const char *s, const char *what)
 	uint64_t v;
 
 	if (hmb_parse_u64(s, HMB_NUM_SIZE, 0, UINT64_MAX, &v))
-		usage_error("bad %s '%s'", what, s);
+		hmb_usage_exit(PROG, NULL, "bad %s '%s'", what, s);
 	return v;
 }
 
@@ -243,7 +215,7 @@ static double parse_double(const char *s, const char *what)
 	double v;
 
 	if (hmb_parse_double(s, 0, 1e300, &v))
-		usage_error("bad %s '%s'", what, s);
+		hmb_usage_exit(PROG, NULL, "bad %s '%s'", what, s);
 	return v;
 }
 
@@ -253,39 +225,40 @@ enum {
 	O_CORRUPT_SEQ, O_VERSION2, O_LOG, O_JSON, O_START_CURSOR,
 };
 
+static const struct option long_opts[] = {
+	{ "ring-file", required_argument, NULL, 'r' },
+	{ "ring-size", required_argument, NULL, 's' },
+	{ "attach", no_argument, NULL, O_ATTACH },
+	{ "init-only", no_argument, NULL, O_INIT_ONLY },
+	{ "first-seq", required_argument, NULL, O_FIRST_SEQ },
+	{ "start-cursor", required_argument, NULL, O_START_CURSOR },
+	{ "count", required_argument, NULL, 'n' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "rate", required_argument, NULL, 'R' },
+	{ "burst", required_argument, NULL, 'b' },
+	{ "payload", required_argument, NULL, 'p' },
+	{ "opcodes", required_argument, NULL, O_OPCODES },
+	{ "cpus", required_argument, NULL, O_CPUS },
+	{ "seed", required_argument, NULL, O_SEED },
+	{ "mode", required_argument, NULL, 'm' },
+	{ "wait-timeout", required_argument, NULL, O_WAIT_TIMEOUT },
+	{ "wait-drained", no_argument, NULL, O_WAIT_DRAINED },
+	{ "freeze-after", required_argument, NULL, O_FREEZE_AFTER },
+	{ "reinit-after-freeze", no_argument, NULL, O_REINIT },
+	{ "freeze-hold", required_argument, NULL, O_FREEZE_HOLD },
+	{ "corrupt-seq", required_argument, NULL, O_CORRUPT_SEQ },
+	{ "version2", no_argument, NULL, O_VERSION2 },
+	{ "log", required_argument, NULL, O_LOG },
+	{ "json", no_argument, NULL, O_JSON },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	QT_LONG_OPTIONS,
+	{ NULL, 0, NULL, 0 },
+};
+
 static void parse_opts(struct sim *s, int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "ring-file", required_argument, NULL, 'r' },
-		{ "ring-size", required_argument, NULL, 's' },
-		{ "attach", no_argument, NULL, O_ATTACH },
-		{ "init-only", no_argument, NULL, O_INIT_ONLY },
-		{ "first-seq", required_argument, NULL, O_FIRST_SEQ },
-		{ "start-cursor", required_argument, NULL, O_START_CURSOR },
-		{ "count", required_argument, NULL, 'n' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "rate", required_argument, NULL, 'R' },
-		{ "burst", required_argument, NULL, 'b' },
-		{ "payload", required_argument, NULL, 'p' },
-		{ "opcodes", required_argument, NULL, O_OPCODES },
-		{ "cpus", required_argument, NULL, O_CPUS },
-		{ "seed", required_argument, NULL, O_SEED },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "wait-timeout", required_argument, NULL, O_WAIT_TIMEOUT },
-		{ "wait-drained", no_argument, NULL, O_WAIT_DRAINED },
-		{ "freeze-after", required_argument, NULL, O_FREEZE_AFTER },
-		{ "reinit-after-freeze", no_argument, NULL, O_REINIT },
-		{ "freeze-hold", required_argument, NULL, O_FREEZE_HOLD },
-		{ "corrupt-seq", required_argument, NULL, O_CORRUPT_SEQ },
-		{ "version2", no_argument, NULL, O_VERSION2 },
-		{ "log", required_argument, NULL, O_LOG },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		QT_LONG_OPTIONS,
-		{ NULL, 0, NULL, 0 },
-	};
 	struct opts *o = &s->o;
 	char msg[256];
 	uint64_t v;
@@ -302,7 +275,7 @@ static void parse_opts(struct sim *s, int argc, char **argv)
 	o->wait_timeout = 30;
 	opterr = 0;
 
-	while ((c = getopt_long(argc, argv, ":r:s:n:d:R:b:p:m:qhV", lo,
+	while ((c = getopt_long(argc, argv, ":r:s:n:d:R:b:p:m:qhV", long_opts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'r': o->ring_file = optarg; break;
@@ -312,14 +285,16 @@ static void parse_opts(struct sim *s, int argc, char **argv)
 		case O_FIRST_SEQ:
 			v = parse_size(optarg, "first seq");
 			if (v > UINT32_MAX)
-				usage_error("--first-seq must fit in 32 bits");
+				hmb_usage_exit(PROG, NULL,
+					       "--first-seq must fit in 32 bits");
 			o->first_seq = (uint32_t)v;
 			o->have_first_seq = true;
 			break;
 		case O_START_CURSOR:
 			o->start_cursor = parse_size(optarg, "start cursor");
 			if (o->start_cursor & (HMB_RECORD_ALIGN - 1))
-				usage_error("--start-cursor must be a multiple of 8");
+				hmb_usage_exit(PROG, NULL,
+					       "--start-cursor must be a multiple of 8");
 			break;
 		case 'n': o->count = parse_size(optarg, "count"); break;
 		case 'd': o->duration = parse_double(optarg, "duration"); break;
@@ -327,14 +302,16 @@ static void parse_opts(struct sim *s, int argc, char **argv)
 		case 'b':
 			o->burst = parse_size(optarg, "burst");
 			if (!o->burst)
-				usage_error("--burst must be at least 1");
+				hmb_usage_exit(PROG, NULL,
+					       "--burst must be at least 1");
 			break;
 		case 'p': o->payload = optarg; break;
 		case O_OPCODES: o->opcodes = optarg; break;
 		case O_CPUS:
 			v = parse_size(optarg, "cpu count");
 			if (v < 1 || v > 256)
-				usage_error("--cpus must be 1..256");
+				hmb_usage_exit(PROG, NULL,
+					       "--cpus must be 1..256");
 			o->cpus = (unsigned int)v;
 			break;
 		case O_SEED: o->seed = parse_size(optarg, "seed"); break;
@@ -344,7 +321,9 @@ static void parse_opts(struct sim *s, int argc, char **argv)
 			else if (!strcmp(optarg, "wait"))
 				o->mode_wait = true;
 			else
-				usage_error("--mode must be drop or wait, not '%s'", optarg);
+				hmb_usage_exit(PROG, NULL,
+					       "--mode must be drop or wait, not '%s'",
+					       optarg);
 			break;
 		case O_WAIT_TIMEOUT:
 			o->wait_timeout = parse_double(optarg, "wait timeout");
@@ -353,7 +332,8 @@ static void parse_opts(struct sim *s, int argc, char **argv)
 		case O_FREEZE_AFTER:
 			o->freeze_after = parse_size(optarg, "freeze count");
 			if (!o->freeze_after)
-				usage_error("--freeze-after must be at least 1");
+				hmb_usage_exit(PROG, NULL,
+					       "--freeze-after must be at least 1");
 			break;
 		case O_REINIT: o->reinit = true; break;
 		case O_FREEZE_HOLD:
@@ -362,7 +342,8 @@ static void parse_opts(struct sim *s, int argc, char **argv)
 		case O_CORRUPT_SEQ:
 			v = parse_size(optarg, "corrupt seq");
 			if (v > UINT32_MAX)
-				usage_error("--corrupt-seq must fit in 32 bits");
+				hmb_usage_exit(PROG, NULL,
+					       "--corrupt-seq must fit in 32 bits");
 			o->corrupt = true;
 			o->corrupt_seq = (uint32_t)v;
 			break;
@@ -372,7 +353,7 @@ static void parse_opts(struct sim *s, int argc, char **argv)
 		case 'q': o->quiet = true; break;
 		case QT_OPT_FIRST ... QT_OPT_LAST:
 			if (qt_opt(&o->qt, c, optarg, msg, sizeof(msg)))
-				usage_error("%s", msg);
+				hmb_usage_exit(PROG, NULL, "%s", msg);
 			break;
 		case 'h': usage(stdout); exit(EXIT_OK);
 		case 'V': printf("hmb-fwsim %s\n", HMB_VERSION); exit(EXIT_OK);
@@ -382,21 +363,26 @@ static void parse_opts(struct sim *s, int argc, char **argv)
 		}
 	}
 	if (optind < argc)
-		usage_error("unexpected argument '%s'", argv[optind]);
+		hmb_usage_exit(PROG, NULL,
+			       "unexpected argument '%s'", argv[optind]);
 	if (!o->ring_file)
-		usage_error("--ring-file is required");
+		hmb_usage_exit(PROG, NULL, "--ring-file is required");
 	if (o->ring_size < HMB_RING_MIN_SIZE || o->ring_size > HMB_RING_MAX_SIZE ||
 	    (o->ring_size & (o->ring_size - 1)))
-		usage_error("--ring-size %" PRIu64 " is not a power of two in %u..%u",
-			    o->ring_size, HMB_RING_MIN_SIZE, HMB_RING_MAX_SIZE);
+		hmb_usage_exit(PROG, NULL,
+			       "--ring-size %" PRIu64 " is not a power of two in %u..%u",
+			       o->ring_size, HMB_RING_MIN_SIZE,
+			       HMB_RING_MAX_SIZE);
 	if (o->reinit && !o->freeze_after)
-		usage_error("--reinit-after-freeze needs --freeze-after N");
+		hmb_usage_exit(PROG, NULL,
+			       "--reinit-after-freeze needs --freeze-after N");
 	if (o->attach && (o->init_only || o->version2))
-		usage_error("--attach cannot be combined with --init-only or --version2");
+		hmb_usage_exit(PROG, NULL,
+			       "--attach cannot be combined with --init-only or --version2");
 	if (gen_parse_payload(&s->gen.payload, o->payload, msg, sizeof(msg)))
-		usage_error("--payload: %s", msg);
+		hmb_usage_exit(PROG, NULL, "--payload: %s", msg);
 	if (gen_parse_opcodes(&s->gen.opcodes, o->opcodes, msg, sizeof(msg)))
-		usage_error("--opcodes: %s", msg);
+		hmb_usage_exit(PROG, NULL, "--opcodes: %s", msg);
 	s->gen.cpus = o->cpus;
 }
 
@@ -575,10 +561,10 @@ static void backoff_wait(struct backoff *b)
 static bool wait_drained(struct sim *s, double timeout)
 {
 	struct backoff b = { 0 };
-	double deadline = now_s() + timeout;
+	double deadline = hmb_now_s(CLOCK_MONOTONIC) + timeout;
 
 	while (ring_tail(s) != s->p.head) {
-		if (stop_signal || now_s() > deadline)
+		if (stop_signal || hmb_now_s(CLOCK_MONOTONIC) > deadline)
 			return false;
 		backoff_wait(&b);
 	}
@@ -637,7 +623,7 @@ static bool emit_one(struct sim *s, uint8_t *pbuf, int defer)
 	 * every 64 records and advanced by 1 ns in between.
 	 */
 	if (s->o.rate || (s->ts_calls++ & 63) == 0) {
-		uint64_t t = now_ns();
+		uint64_t t = hmb_now_ns(CLOCK_MONOTONIC);
 
 		s->ts_last = t > s->ts_last ? t : s->ts_last + 1;
 	} else {
@@ -666,11 +652,12 @@ static bool emit_one(struct sim *s, uint8_t *pbuf, int defer)
 		if (b.n == 0) {
 			hmb_producer_publish(&s->p);
 			s->wait_events++;
-			deadline = now_s() + s->o.wait_timeout;
+			deadline = hmb_now_s(CLOCK_MONOTONIC) +
+				   s->o.wait_timeout;
 		}
 		if (stop_signal)
 			return false;
-		if ((b.n & 63) == 63 && now_s() > deadline) {
+		if ((b.n & 63) == 63 && hmb_now_s(CLOCK_MONOTONIC) > deadline) {
 			s->stalled = true;
 			return false;
 		}
@@ -708,7 +695,8 @@ static void run(struct sim *s)
 {
 	struct opts *o = &s->o;
 	uint8_t *pbuf = malloc(HMB_RECORD_MAX_PAYLOAD);
-	double t0 = now_s(), t, deadline = o->duration ? t0 + o->duration : 0;
+	double t0 = hmb_now_s(CLOCK_MONOTONIC), t;
+	double deadline = o->duration ? t0 + o->duration : 0;
 	uint64_t n = 0, in_burst = 0;
 	int defer = o->burst > 1 ? HMB_EMIT_DEFER : 0;
 
@@ -729,10 +717,11 @@ static void run(struct sim *s)
 			 * and keep FROZEN visible long enough for a consumer
 			 * polling with back-off to notice it.
 			 */
-			t = now_s();
+			t = hmb_now_s(CLOCK_MONOTONIC);
 			wait_drained(s, o->freeze_hold);
-			if (now_s() - t < FREEZE_MIN_S)
-				sleep_s(FREEZE_MIN_S - (now_s() - t));
+			if (hmb_now_s(CLOCK_MONOTONIC) - t < FREEZE_MIN_S)
+				sleep_s(FREEZE_MIN_S -
+					(hmb_now_s(CLOCK_MONOTONIC) - t));
 			reinit_ring(s);
 		}
 		if (o->count && s->created >= o->count)
@@ -746,7 +735,7 @@ static void run(struct sim *s)
 		if (defer)
 			hmb_producer_publish(&s->p);
 		if (deadline || o->rate) {
-			t = now_s();
+			t = hmb_now_s(CLOCK_MONOTONIC);
 			if (deadline && t >= deadline)
 				break;
 			if (o->rate) {
@@ -766,7 +755,7 @@ static void run(struct sim *s)
 		if (!s->drained && !stop_signal)
 			s->stalled = true;
 	}
-	s->elapsed = now_s() - t0;
+	s->elapsed = hmb_now_s(CLOCK_MONOTONIC) - t0;
 	fold_counts(s);
 	free(pbuf);
 }

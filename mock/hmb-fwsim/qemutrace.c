@@ -169,14 +169,6 @@ static double urand(struct qt *t)
 	       9007199254740992.0;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static uint64_t fw_clock(const struct qt *t, double rel)
 {
 	const struct qt_opts *o = t->o;
@@ -466,7 +458,7 @@ static int line(struct qt *t, char *s)
 	}
 	/* No timestamp, or nonsense ("inf", "nan", negative): our own clock. */
 	if (!isfinite(ts) || ts <= 0)
-		ts = now_s();
+		ts = hmb_now_s(CLOCK_REALTIME);
 	if (!t->have_t0) {
 		t->t0 = ts;
 		t->have_t0 = true;

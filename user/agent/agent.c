@@ -155,14 +155,6 @@ int handle_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* Publish the clock estimate to the BPF window check, or withdraw it. */
 static void publish_clock(void)
 {
@@ -553,9 +545,10 @@ static int start_model(void)
 static int run_loop(struct ring_buffer *rb)
 {
 	const struct env *e = &ag.env;
-	uint64_t next_tick = mono_ns() + 200000000ULL;
-	uint64_t next_sweep = mono_ns() + 250000000ULL;
-	uint64_t next_report = mono_ns() + (uint64_t)e->interval * 1000000000ULL;
+	uint64_t next_tick = hmb_now_ns(CLOCK_MONOTONIC) + 200000000ULL;
+	uint64_t next_sweep = hmb_now_ns(CLOCK_MONOTONIC) + 250000000ULL;
+	uint64_t next_report = hmb_now_ns(CLOCK_MONOTONIC) +
+			       (uint64_t)e->interval * 1000000000ULL;
 	long reports = 0;
 	int err = 0;
 
@@ -571,7 +564,7 @@ static int run_loop(struct ring_buffer *rb)
 				strerror(-err));
 			return err;
 		}
-		now = mono_ns();
+		now = hmb_now_ns(CLOCK_MONOTONIC);
 		if (now >= next_tick) {
 			hmb_live_tick(&ag.live);
 			publish_clock();
@@ -642,9 +635,11 @@ static void export_counters(void)
 static void drain(struct ring_buffer *rb)
 {
 	if (ag.fw_on) {
-		uint64_t until = mono_ns() + (uint64_t)ag.env.grace_ms * 1000000;
+		uint64_t until = hmb_now_ns(CLOCK_MONOTONIC) +
+				 (uint64_t)ag.env.grace_ms * 1000000;
 
-		while (mono_ns() < until && ring_buffer__poll(rb, 50) >= 0)
+		while (hmb_now_ns(CLOCK_MONOTONIC) < until &&
+		       ring_buffer__poll(rb, 50) >= 0)
 			;
 	}
 	hmb_agent__detach(ag.skel);

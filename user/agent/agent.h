@@ -145,7 +145,6 @@ void parse_args(struct env *e, int argc, char **argv);
 
 /* agent.c */
 int handle_event(void *ctx, void *data, size_t len);	/* a BPF event */
-uint64_t mono_ns(void);				/* CLOCK_MONOTONIC */
 /* Ring @ring's controller instance + 1 (0: none), as the programs map it. */
 unsigned int ring_ctrl_of(unsigned int ring);
 

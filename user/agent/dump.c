@@ -25,14 +25,6 @@
 #include "agent.h"
 #include "hmb_agent.skel.h"
 
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static void dump_path(unsigned int ring, char *buf, size_t len)
 {
 	if (ring)
@@ -61,9 +53,9 @@ static int open_ring(unsigned int ring)
 	sc.abi_version = HMB_TRACE_ABI_VERSION;
 	sc.ring_size = ring_size_of(ring);
 	snprintf(sc.source, sizeof(sc.source), "/dev/nvme-hmb-trace%u", ring);
-	sc.realtime_ns = clock_ns(CLOCK_REALTIME);
-	sc.monotonic_ns = clock_ns(CLOCK_MONOTONIC);
-	sc.boottime_ns = clock_ns(CLOCK_BOOTTIME);
+	sc.realtime_ns = hmb_now_ns(CLOCK_REALTIME);
+	sc.monotonic_ns = hmb_now_ns(CLOCK_MONOTONIC);
+	sc.boottime_ns = hmb_now_ns(CLOCK_BOOTTIME);
 	dump_path(ring, path, sizeof(path));
 	if (hmb_dump_writer_open(&ag.dump.w[ring], path, &sc, 0, &err)) {
 		fprintf(stderr, PROG ": -w: %s\n", err.msg);

@@ -103,18 +103,10 @@ static struct {
 	int rc;
 } X;
 
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* A row the full queue cannot take (under mu). */
 static void drop(struct xdrops *d)
 {
-	uint64_t now = clock_ns(CLOCK_REALTIME);
+	uint64_t now = hmb_now_ns(CLOCK_REALTIME);
 
 	d->dropped++;
 	if (!d->unreported++)
@@ -277,7 +269,7 @@ static int report_drops(void)
 /* The agent's loss counters at exit, one row each, over the run. */
 static void report_counters(void)
 {
-	uint64_t now = clock_ns(CLOCK_REALTIME);
+	uint64_t now = hmb_now_ns(CLOCK_REALTIME);
 
 	for (unsigned int i = 0; i < X.nctr; i++) {
 		struct hmb_ch_loss l = {
@@ -314,7 +306,7 @@ static void row_host_open(void)
 		.id = X.clk_id++, .ring = "agent", .kind = "host_open",
 		.host_ns = X.start_real,
 		.monotonic_ns = (uint64_t)((int64_t)X.start_real - X.wall_off),
-		.boottime_ns = clock_ns(CLOCK_BOOTTIME),
+		.boottime_ns = hmb_now_ns(CLOCK_BOOTTIME),
 	};
 
 	pthread_mutex_lock(&X.q.mu);
@@ -416,8 +408,8 @@ int export_start(void)
 			strerror(errno));
 		return -1;
 	}
-	real = clock_ns(CLOCK_REALTIME);
-	mono = clock_ns(CLOCK_MONOTONIC);
+	real = hmb_now_ns(CLOCK_REALTIME);
+	mono = hmb_now_ns(CLOCK_MONOTONIC);
 	X.wall_off = (int64_t)(real - mono);
 	X.start_real = real;
 	/* one agent run: its host and the moment it started */

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -86,7 +87,8 @@ static void sweep_ids(void)
  */
 void sweep(bool all)
 {
-	uint64_t now = mono_ns(), grace = (uint64_t)ag.env.grace_ms * 1000000;
+	uint64_t now = hmb_now_ns(CLOCK_MONOTONIC);
+	uint64_t grace = (uint64_t)ag.env.grace_ms * 1000000;
 	struct hmb_cmd_event ev;
 
 	if (!ag.cmd_slots)

@@ -110,17 +110,6 @@ static void usage(FILE *f)
 "    " PROG " -d nvme0n1 --export http://ch1:8123   # rows into the fleet store\n");
 }
 
-__attribute__((format(printf, 1, 2), noreturn))
-static void usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	hmb_usage_verror(PROG, NULL, fmt, ap);
-	va_end(ap);
-	exit(EXIT_USAGE);
-}
-
 /* @arg as a number in [@min, @max] for option @what, or a usage error. */
 static uint64_t num_arg(const char *arg, uint64_t min, uint64_t max,
 			const char *what, const char *unit)
@@ -128,7 +117,8 @@ static uint64_t num_arg(const char *arg, uint64_t min, uint64_t max,
 	uint64_t v;
 
 	if (hmb_parse_u64(arg, 0, min, max, &v))
-		usage_error("invalid %s '%s' (%s)", what, arg, unit);
+		hmb_usage_exit(PROG, NULL,
+			       "invalid %s '%s' (%s)", what, arg, unit);
 	return v;
 }
 
@@ -151,14 +141,16 @@ static void ring_ctrl_arg(struct env *e, const char *arg)
 	if (hmb_strtou64(arg, &p, 10, &r) || *p != '=' ||
 	    hmb_parse_u64(p + 1, HMB_NUM_DEC, 0, INT_MAX - 1, &c) ||
 	    r >= HMB_MAX_RINGS)
-		usage_error("invalid --ring-ctrl '%s' (RING=CTRL, RING < %d)",
-			    arg, HMB_MAX_RINGS);
+		hmb_usage_exit(PROG, NULL,
+			       "invalid --ring-ctrl '%s' (RING=CTRL, RING < %d)",
+			       arg, HMB_MAX_RINGS);
 	/* One clock estimate and one set of background windows per agent:
 	 * the firmware records it joins come from one controller. */
 	for (unsigned int i = 0; i < HMB_MAX_RINGS; i++)
 		if (e->ring_ctrl[i] && e->ring_ctrl[i] != c + 1)
-			usage_error("--ring-ctrl '%s': ring %u already belongs to nvme%u; one agent estimates one firmware clock, so its rings belong to one controller (run one agent per controller, -d nvmeN)",
-				    arg, i, e->ring_ctrl[i] - 1);
+			hmb_usage_exit(PROG, NULL,
+				       "--ring-ctrl '%s': ring %u already belongs to nvme%u; one agent estimates one firmware clock, so its rings belong to one controller (run one agent per controller, -d nvmeN)",
+				       arg, i, e->ring_ctrl[i] - 1);
 	e->ring_ctrl[r] = (unsigned int)c + 1;
 	e->ring_ctrl_set = true;
 }
@@ -174,8 +166,9 @@ static int word_arg(const char *arg, const char *what,
 	for (int i = 0; i < 3; i++)
 		if (!strcmp(arg, words[i]))
 			return i;
-	usage_error("invalid %s '%s' (%s, %s, %s)", what, arg, words[0],
-		    words[1], words[2]);
+	hmb_usage_exit(PROG, NULL,
+		       "invalid %s '%s' (%s, %s, %s)", what, arg, words[0],
+		       words[1], words[2]);
 }
 
 enum {
@@ -252,12 +245,13 @@ static bool option(struct env *e, int opt, const char *arg)
 						      "--ringbuf-mb",
 						      "1 to 1024, a power of two");
 		if (e->ringbuf_mb & (e->ringbuf_mb - 1))
-			usage_error("invalid --ringbuf-mb '%s' (1 to 1024, a power of two)",
-				    arg);
+			hmb_usage_exit(PROG, NULL,
+				       "invalid --ringbuf-mb '%s' (1 to 1024, a power of two)",
+				       arg);
 		break;
 	case 'w':
 		if (!*arg)
-			usage_error("-w needs a file name");
+			hmb_usage_exit(PROG, NULL, "-w needs a file name");
 		e->dump_path = arg;
 		break;
 	case OPT_EXPORT: e->export_url = arg; break;
@@ -322,7 +316,9 @@ void parse_args(struct env *e, int argc, char **argv)
 	}
 	for (pos = 0; optind < argc; pos++, optind++) {
 		if (pos >= 2)
-			usage_error("unexpected argument '%s'", argv[optind]);
+			hmb_usage_exit(PROG, NULL,
+				       "unexpected argument '%s'",
+				       argv[optind]);
 		*(pos ? &e->times : &e->interval) =
 			(long)num_arg(argv[optind], 1, INT_MAX,
 				      pos ? "count" : "interval",

@@ -116,7 +116,12 @@ __attribute__((format(printf, 1, 2)))
 void errorf(const char *fmt, ...);
 /* The subcommand running (NULL before one is chosen, and for help). */
 extern const char *usage_cmd;
-/* Print the usage-error line, "PROG: CMD: what (try 'PROG CMD --help')". */
+/*
+ * Print the usage-error line, "PROG: CMD: what (try 'PROG CMD --help')",
+ * naming usage_cmd.  The caller returns EXIT_USAGE itself, not
+ * hmb_usage_exit(): some checks come after the input is open (export's)
+ * or hand false back to their caller.
+ */
 __attribute__((format(printf, 1, 2)))
 void usagef(const char *fmt, ...);
 

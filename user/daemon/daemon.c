@@ -31,22 +31,6 @@
 #include "daemon.h"
 #include "hmbtrace_util.h"
 
-double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 /* ---------------------------------------------------------------- signals */
 
 static int signals_setup(struct daemon *d)
@@ -224,7 +208,8 @@ static int publish(struct daemon *d)
 
 static void throttle(struct daemon *d)
 {
-	double due = d->st.t0 + d->st.bytes / d->o.throttle, t = now_s();
+	double due = d->st.t0 + d->st.bytes / d->o.throttle;
+	double t = hmb_now_s(CLOCK_MONOTONIC);
 
 	if (due > t)
 		sleep_ms(d, (due - t) * 1000);
@@ -250,7 +235,7 @@ static bool hold(struct daemon *d, uint64_t avail)
 		d->hold_since = 0;
 		return false;
 	}
-	t = now_s();
+	t = hmb_now_s(CLOCK_MONOTONIC);
 	if (!d->hold_since)
 		d->hold_since = t;
 	if ((t - d->hold_since) * 1e6 < d->o.max_delay_us)
@@ -593,7 +578,7 @@ static void write_stats_json(FILE *f, const struct daemon *d, double el)
 
 static void summary(struct daemon *d)
 {
-	double el = now_s() - d->st.t0;
+	double el = hmb_now_s(CLOCK_MONOTONIC) - d->st.t0;
 	struct stats *s = &d->st;
 	FILE *f;
 
@@ -679,7 +664,7 @@ int main(int argc, char **argv)
 	d->sigfd = -1;
 	d->exit_reason = "ok";
 	parse_opts(&d->o, argc, argv);
-	d->st.t0 = now_s();
+	d->st.t0 = hmb_now_s(CLOCK_MONOTONIC);
 	if (signals_setup(d))
 		return EXIT_ERR;
 	if (source_open(&d->src, d->o.kind, d->o.source, &ex))

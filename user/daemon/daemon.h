@@ -123,7 +123,7 @@ struct window {
 	/* requests and what became of them */
 	uint64_t requests, written, failed;
 	uint64_t sup_holdoff, sup_max, sup_pending;
-	double last_written;	/* now_s() when the last one written began */
+	double last_written;	/* hmb_now_s() when the last one written began */
 	unsigned int pending;	/* requests read, not handled yet */
 	pid_t child;		/* writing a snapshot, 0: none */
 	double child_started;
@@ -151,7 +151,7 @@ struct daemon {
 	dev_t out_dev;			/* the output file's identity, to tell */
 	ino_t out_ino;			/* a rotated FILE at SIGHUP */
 	uint64_t synced_size;		/* out_size at the last fdatasync */
-	double last_sync;		/* when (now_s) */
+	double last_sync;		/* when (hmb_now_s, monotonic) */
 	uint8_t *buf;
 	struct iovec iov[IOV_MAX];	/* spans of the ring (--write-mode spans) */
 	bool copy_next;			/* read the next batch with a copy */
@@ -169,8 +169,6 @@ struct daemon {
 };
 
 /* daemon.c */
-double now_s(void);
-uint64_t clock_ns(clockid_t id);
 /* Sleep @ms unless a signal is pending on the signalfd. */
 void sleep_ms(struct daemon *d, double ms);
 /* Take the pending signals (stop, reopen) into @d. */

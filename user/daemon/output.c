@@ -15,6 +15,7 @@
 #include <sys/uio.h>
 
 #include "daemon.h"
+#include "hmbtrace_util.h"
 
 /*
  * What kinds of file the daemon refuses to open as its output or sidecar:
@@ -79,9 +80,9 @@ static int write_sidecar(struct daemon *d)
 		r.dump_offset = d->out_size;
 		r.tail = hmb_consumer_cursor(d->c);
 		r.ring_size = d->src.ring_size;
-		r.realtime_ns = clock_ns(CLOCK_REALTIME);
-		r.monotonic_ns = clock_ns(CLOCK_MONOTONIC);
-		r.boottime_ns = clock_ns(CLOCK_BOOTTIME);
+		r.realtime_ns = hmb_now_ns(CLOCK_REALTIME);
+		r.monotonic_ns = hmb_now_ns(CLOCK_MONOTONIC);
+		r.boottime_ns = hmb_now_ns(CLOCK_BOOTTIME);
 		snprintf(r.source, sizeof(r.source), "%s", d->src.path);
 		rc = hmb_sidecar_append_restart(path, &r, &err);
 		if (rc) {
@@ -97,9 +98,9 @@ static int write_sidecar(struct daemon *d)
 	sc.abi_version = HMB_TRACE_ABI_VERSION;
 	sc.ring_size = d->src.ring_size;
 	snprintf(sc.source, sizeof(sc.source), "%s", d->src.path);
-	sc.realtime_ns = clock_ns(CLOCK_REALTIME);
-	sc.monotonic_ns = clock_ns(CLOCK_MONOTONIC);
-	sc.boottime_ns = clock_ns(CLOCK_BOOTTIME);
+	sc.realtime_ns = hmb_now_ns(CLOCK_REALTIME);
+	sc.monotonic_ns = hmb_now_ns(CLOCK_MONOTONIC);
+	sc.boottime_ns = hmb_now_ns(CLOCK_BOOTTIME);
 	if (hmb_sidecar_create(path, &sc, d->out_size, d->o.file_mode, &err)) {
 		log_msg(LOG_ERR, "cannot write sidecar %s: %s", path, err.msg);
 		return -1;
@@ -249,7 +250,7 @@ int output_open(struct daemon *d, bool reopen)
 	d->out_is_file = S_ISREG(st.st_mode);
 	d->out_size = d->out_is_file ? (uint64_t)st.st_size : 0;
 	d->synced_size = d->out_size;
-	d->last_sync = now_s();
+	d->last_sync = hmb_now_s(CLOCK_MONOTONIC);
 	/* A new name in the directory survives a power loss only once the
 	 * directory is synced. */
 	if (created && d->o.fsync != FSYNC_NONE) {
@@ -298,7 +299,7 @@ int output_sync(struct daemon *d)
 	}
 	d->st.fsyncs++;
 	d->synced_size = d->out_size;
-	d->last_sync = now_s();
+	d->last_sync = hmb_now_s(CLOCK_MONOTONIC);
 	return 0;
 }
 
@@ -306,7 +307,8 @@ int output_sync(struct daemon *d)
 void output_sync_due(struct daemon *d)
 {
 	if (d->o.fsync == FSYNC_INTERVAL && d->out_size != d->synced_size &&
-	    (now_s() - d->last_sync) * 1000 >= d->o.fsync_interval_ms)
+	    (hmb_now_s(CLOCK_MONOTONIC) - d->last_sync) * 1000 >=
+	    d->o.fsync_interval_ms)
 		output_sync(d);
 }
 
@@ -406,7 +408,7 @@ static int write_iov(struct daemon *d, const struct target *t,
 		}
 		if (!episode) {
 			episode = true;
-			t_fail = now_s();
+			t_fail = hmb_now_s(CLOCK_MONOTONIC);
 			d->st.output_errors++;
 			log_msg(LOG_WARN, "output %s: %s; holding the ring tail at %" PRIu64
 				", %zu bytes pending; retrying",
@@ -425,7 +427,7 @@ static int write_iov(struct daemon *d, const struct target *t,
 	}
 	if (episode)
 		log_msg(LOG_INFO, "output %s: writing again after %.1f s (%s)",
-			t->name, now_s() - t_fail, strerror(last_err));
+			t->name, hmb_now_s(CLOCK_MONOTONIC) - t_fail, strerror(last_err));
 	return 0;
 }
 
@@ -489,9 +491,9 @@ int output_snapshot(struct daemon *d, const char *dir, struct iovec *iov,
 	sc.abi_version = HMB_TRACE_ABI_VERSION;
 	sc.ring_size = d->src.ring_size;
 	snprintf(sc.source, sizeof(sc.source), "%s", d->src.path);
-	sc.realtime_ns = clock_ns(CLOCK_REALTIME);
-	sc.monotonic_ns = clock_ns(CLOCK_MONOTONIC);
-	sc.boottime_ns = clock_ns(CLOCK_BOOTTIME);
+	sc.realtime_ns = hmb_now_ns(CLOCK_REALTIME);
+	sc.monotonic_ns = hmb_now_ns(CLOCK_MONOTONIC);
+	sc.boottime_ns = hmb_now_ns(CLOCK_BOOTTIME);
 	if (hmb_sidecar_create(meta, &sc, size, d->o.file_mode, &err) ||
 	    hmb_sidecar_append(meta, lines, &err)) {
 		log_msg(LOG_ERR, "cannot write sidecar %s: %s", meta, err.msg);

@@ -444,7 +444,7 @@ void window_requests(struct daemon *d)
 	}
 	/* Whether the one being written succeeds decides the limits. */
 	window_reap(d, true);
-	t = now_s();
+	t = hmb_now_s(CLOCK_MONOTONIC);
 	if (d->o.max_snaps && w->written >= d->o.max_snaps) {
 		w->sup_max++;
 		log_msg(LOG_WARN, "%s: snapshot suppressed: %" PRIu64 " written, --max-snapshots %" PRIu64

@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hmbtrace_util.h"
@@ -33,6 +34,16 @@ void hmb_usage_error(const char *prog, const char *sub, const char *fmt, ...)
 	va_start(ap, fmt);
 	hmb_usage_verror(prog, sub, fmt, ap);
 	va_end(ap);
+}
+
+void hmb_usage_exit(const char *prog, const char *sub, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	hmb_usage_verror(prog, sub, fmt, ap);
+	va_end(ap);
+	exit(HMB_EXIT_USAGE);
 }
 
 /*

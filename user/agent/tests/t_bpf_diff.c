@@ -923,14 +923,6 @@ static enum hmb_match verdict(uint8_t mask)
 	return hmb_cmd_classify(&h, &f);
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void show(const struct wl *w, uint32_t k)
 {
 	const struct gcmd *c = &w->c[k];
@@ -991,14 +983,14 @@ static void scenario(const struct scen *s, size_t n, uint64_t seed)
 		ok(0, "%s: set up (%s)", s->name, strerror(errno));
 		goto out;
 	}
-	t0 = now_s();
+	t0 = hmb_now_s(CLOCK_MONOTONIC);
 	run_bpf(&w, s, seed);
-	t1 = now_s();
+	t1 = hmb_now_s(CLOCK_MONOTONIC);
 	if (run_offline(&w, s->name, &tot)) {
 		ok(0, "%s: the offline join ran", s->name);
 		goto out;
 	}
-	t2 = now_s();
+	t2 = hmb_now_s(CLOCK_MONOTONIC);
 	total_cmds += w.n;
 	total_bpf_s += t1 - t0;
 	diag("%s: seed %llu, %zu commands on %u queues (QD %u of %u tags), %zu records, %zu lost, step %+lld ns at seq %u, drift %+.0f ppm, lag <= %llu us",

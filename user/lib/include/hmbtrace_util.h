@@ -3,12 +3,12 @@
  * hmbtrace_util.h - what every nvme-hmb-trace tool needs besides the
  * format: the one number parser (options, dictionary, sidecar, trace and
  * perf lines), the one buffered writer with the one JSON writer and
- * escaper (every JSON any tool prints goes through hmb_json), and the one
- * usage-error line of every tool.
+ * escaper (every JSON any tool prints goes through hmb_json), the one
+ * usage-error line of every tool, and the one reading of a clock.
  *
- * None of these exit or allocate behind the caller's back, and only the
- * usage-error helpers print; the writer keeps its first write error for
- * the caller to report.
+ * None of these allocate behind the caller's back, only the usage-error
+ * helpers print and only hmb_usage_exit() exits; the writer keeps its
+ * first write error for the caller to report.
  */
 #ifndef HMBTRACE_UTIL_H
 #define HMBTRACE_UTIL_H
@@ -18,6 +18,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -256,6 +257,11 @@ __attribute__((format(printf, 3, 0)))
 void hmb_usage_verror(const char *prog, const char *sub, const char *fmt,
 		      va_list ap);
 
+/* The line, then exit(HMB_EXIT_USAGE): for a tool that has nothing to
+ * clean up while it reads its command line. */
+__attribute__((format(printf, 3, 4), noreturn))
+void hmb_usage_exit(const char *prog, const char *sub, const char *fmt, ...);
+
 /*
  * getopt_long() returned '?' or ':' (@opt; opterr = 0 and an optstring
  * that starts with ':'): the usage-error line naming the option, from
@@ -263,6 +269,16 @@ void hmb_usage_verror(const char *prog, const char *sub, const char *fmt,
  */
 void hmb_usage_getopt(const char *prog, const char *sub, int opt,
 		      char *const argv[]);
+
+/* ------------------------------------------------------------------ time */
+
+/*
+ * Clock @id (CLOCK_MONOTONIC, CLOCK_REALTIME, CLOCK_BOOTTIME, ... from
+ * <time.h>) now: in nanoseconds (what the sidecar and the exporter record),
+ * or in seconds (intervals, deadlines and rates); 0 when @id is no clock.
+ */
+uint64_t hmb_now_ns(clockid_t id);
+double hmb_now_s(clockid_t id);
 
 #ifdef __cplusplus
 }

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * t_util.c - the number parser, the buffered writer and the JSON writer
- * and escaper of hmbtrace_util.h (TAP).
+ * t_util.c - the number parser, the buffered writer, the JSON writer and
+ * escaper, the usage-error exit and the clock readings of hmbtrace_util.h
+ * (TAP).
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
 
 #include "hmbtrace_util.h"
 #include "tap.h"
@@ -233,6 +237,83 @@ static void test_outbuf(void)
 	free(m.p);
 }
 
+/* hmb_usage_exit() in a child: what it printed on stderr, its status. */
+static int usage_exit_child(const char *sub, char *line, size_t cap)
+{
+	int fd[2], st = -1;
+	ssize_t n, got = 0;
+	pid_t pid;
+
+	if (pipe(fd))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(fd[1], 2);
+		hmb_usage_exit("prog", sub, "bad %s '%d'", "count", 7);
+	}
+	close(fd[1]);
+	while (got < (ssize_t)cap - 1 &&
+	       (n = read(fd[0], line + got, cap - 1 - (size_t)got)) > 0)
+		got += n;
+	line[got] = 0;
+	close(fd[0]);
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return -1;
+	return st;
+}
+
+static void test_usage_exit(void)
+{
+	char line[256];
+	bool same;
+	int st;
+
+	st = usage_exit_child(NULL, line, sizeof(line));
+	same = !strcmp(line, "prog: bad count '7' (try 'prog --help')\n");
+	line[strcspn(line, "\n")] = 0;
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == HMB_EXIT_USAGE && same,
+	   "usage_exit: the one line, exit 2 (got '%s', status 0x%x)", line, st);
+	st = usage_exit_child("sub", line, sizeof(line));
+	same = !strcmp(line,
+		       "prog: sub: bad count '7' (try 'prog sub --help')\n");
+	line[strcspn(line, "\n")] = 0;
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == HMB_EXIT_USAGE && same,
+	   "usage_exit: a subcommand's line, exit 2 (got '%s', status 0x%x)",
+	   line, st);
+}
+
+static uint64_t raw_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Each reading lies between two made around it, in either unit. */
+static void test_now(void)
+{
+	static const clockid_t ids[] = { CLOCK_MONOTONIC, CLOCK_REALTIME,
+					 CLOCK_BOOTTIME };
+	static const char *const names[] = { "monotonic", "realtime",
+					     "boottime" };
+
+	for (int i = 0; i < 3; i++) {
+		uint64_t a = raw_ns(ids[i]), v = hmb_now_ns(ids[i]);
+		uint64_t b = raw_ns(ids[i]);
+		double s = hmb_now_s(ids[i]), c = (double)raw_ns(ids[i]) / 1e9;
+
+		ok(a <= v && v <= b, "now_ns: %s %llu in [%llu, %llu]", names[i],
+		   (unsigned long long)v, (unsigned long long)a,
+		   (unsigned long long)b);
+		ok(s >= (double)b / 1e9 - 1e-6 && s <= c + 1e-6,
+		   "now_s: %s %.9f in [%.9f, %.9f]", names[i], s,
+		   (double)b / 1e9, c);
+	}
+	ok(hmb_now_ns((clockid_t)1000) == 0 && hmb_now_s((clockid_t)1000) == 0,
+	   "now: 0 from a clock id that is no clock");
+}
+
 int main(void)
 {
 	test_strtou64();
@@ -242,5 +323,7 @@ int main(void)
 	test_escape();
 	test_text_esc();
 	test_outbuf();
+	test_usage_exit();
+	test_now();
 	return tap_done();
 }

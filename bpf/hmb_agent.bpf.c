@@ -4,8 +4,9 @@
  * (nvme_setup_cmd, nvme_complete_rq) with their firmware records from
  * nvme-hmb-trace.ko's bridge (docs/agent.md, "The join").  Rules:
  * - key (controller, queue, full 16-bit cid): the cid's generation bits
- *   tell a tag's reuses apart; up to HMB_MAX_WAIT completed commands per
- *   key wait in "done" for records that come after the completion;
+ *   tell a tag's reuses apart; up to HMB_MAX_WAIT commands per key wait
+ *   in "cmds" for records that come after the completion, indexed by
+ *   the key itself ("kseq": nothing inserted or deleted);
  * - a record goes to the oldest command of its key lacking its phase,
  *   as the ring delivers a command's records before its successor's;
  * - a fetch's LBA, or ring order while no seq gap was seen, proposes a

@@ -4,8 +4,9 @@
  * (nvme_setup_cmd, nvme_complete_rq) with their firmware records from
  * nvme-hmb-trace.ko's bridge (docs/agent.md, "The join").  Rules:
  * - key (controller, queue, full 16-bit cid): the cid's generation bits
- *   tell a tag's reuses apart; up to HMB_MAX_WAIT completed commands per
- *   key wait in "done" for records that come after the completion;
+ *   tell a tag's reuses apart; up to HMB_MAX_WAIT commands per key wait
+ *   in "cmds" for records that come after the completion, indexed by
+ *   the key itself ("kseq": nothing inserted or deleted);
  * - a record goes to the oldest command of its key lacking its phase,
  *   as the ring delivers a command's records before its successor's;
  * - a fetch's LBA, or ring order while no seq gap was seen, proposes a
@@ -42,18 +43,19 @@ const volatile bool dump_records = false;	/* -w: every record to "rawrb" */
  * I/O statistics) is the start time, and no program runs at issue.
  */
 const volatile bool blk_kernel_stamp = false;
-/* Slots of "kseq" - 1 (a power of 2 - 1; the tests shrink the map). */
-const volatile __u32 kseq_mask = HMB_KSEQ_SLOTS - 1;
+/*
+ * The shape of "kseq" (struct hmb_kseq_geom): the agent sets it and the
+ * map's size from the controllers it traces.  The default, one controller
+ * of 16 queues with 4096 tags, is the map's declared size (the tests').
+ */
+const volatile __u32 kseq_ctrl0 = 0;
+const volatile __u32 kseq_nctrl = 1;
+const volatile __u32 kseq_nq = 16;
+const volatile __u32 kseq_tag_bits = 12;
 
 /* Written by the agent while running. */
 struct hmb_clk clk = {};
 __u64 emit_floor_ns = 0;	/* block mode: top-N floor of this interval */
-/*
- * Odd while the agent's sweep takes entries out of "kseq" (user/agent/
- * sweep.c), bumped before and after: a submission that saw it change
- * re-checks that its index entry is still there.
- */
-__u32 kseq_epoch = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -103,23 +105,12 @@ struct {
 
 /*
  * Per full command id, which n of it may still wait in "cmds": an array
- * whose slots are claimed in place (see hmb_agent.h), so that a lookup is
- * a few inlined array accesses, not a hash lookup (up to eight a command:
- * ~300 ns each under TCG).  The programs never take an entry out: on
- * Linux 6.1 and later a deleted hash element could be reused at once by
- * the next insert, also under a program on another CPU that still wrote
- * through its pointer, which left a command of the id without an index
- * entry and the id's next uses colliding with it (the rare orphans of
- * docs/agent.md); the same holds for a slot freed at once.  A full id
- * comes round again 16 uses of its tag later, so the entries stay few
- * (16 x queue depth per queue).  Only the agent's sweep takes entries out,
- * when the index fills up (many queues), under kseq_epoch, and frees
- * their slots at a later sweep.  Mapped into the agent.
+ * indexed by the id (see hmb_agent.h), so a lookup is one inlined array
+ * access and no entry is ever inserted, taken out or reused.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, HMB_KSEQ_SLOTS);
-	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 16 * 16 * 4096);	/* kseq_* above */
 	__type(key, __u32);
 	__type(value, struct hmb_kseq);
 } kseq SEC(".maps");
@@ -269,82 +260,16 @@ cmd_find(const struct hmb_cmd_key *k, __u32 n)
 	return bpf_map_lookup_elem(&cmds, &idx);
 }
 
-/*
- * The slot of key (@ctrl, @qidcid)'s entry in "kseq", or -1; also while
- * the sweep has taken it out (until its slot is freed).  Global, as
- * cmd_slot_find().  The entry sits before the first never-used slot of
- * its probe run (entries are never moved, and slots never become 0
- * again), so the walk stops there.
- */
-__noinline int kseq_slot_find(__u32 ctrl, __u32 qidcid)
+/* Key @k's entry in "kseq", or NULL when the index has no room for it. */
+static __always_inline struct hmb_kseq *kseq_find(const struct hmb_cmd_key *k)
 {
-	struct hmb_cmd_key k = { .ctrl = ctrl, .qid = qidcid >> 16,
-				 .cid = (__u16)qidcid };
-	__u64 tag = hmb_kseq_tag(&k), t;
-	__u32 h = hmb_slot_home(&k), i;
-	struct hmb_kseq *e;
-
-#pragma unroll
-	for (int p = 0; p < HMB_KSEQ_PROBE; p++) {
-		i = (h + p) & kseq_mask;
-		e = bpf_map_lookup_elem(&kseq, &i);
-		if (!e)
-			return -1;
-		t = READ_ONCE(e->tag);
-		if ((t & ~HMB_KSEQ_DEAD) == tag)
-			return i;
-		if (!t)
-			return -1;
-	}
-	return -1;
-}
-
-/*
- * Claim a slot of "kseq" for key (@ctrl, @qidcid), found absent just
- * before: the first never-used or freed slot of its probe run (its first
- * and next are 0), or the key's own entry if one appeared meanwhile; -1
- * when the run is full.  The same walk as kseq_slot_find()'s, apart: one
- * loop for both, with a flag, is one clang 14 cannot unroll, and 6.1's
- * verifier wants it unrolled (see `make -C bpf check`).
- */
-__noinline int kseq_slot_claim(__u32 ctrl, __u32 qidcid)
-{
-	struct hmb_cmd_key k = { .ctrl = ctrl, .qid = qidcid >> 16,
-				 .cid = (__u16)qidcid };
-	__u64 tag = hmb_kseq_tag(&k), t;
-	__u32 h = hmb_slot_home(&k), i;
-	struct hmb_kseq *e;
-
-#pragma unroll
-	for (int p = 0; p < HMB_KSEQ_PROBE; p++) {
-		i = (h + p) & kseq_mask;
-		e = bpf_map_lookup_elem(&kseq, &i);
-		if (!e)
-			return -1;
-		t = READ_ONCE(e->tag);
-		if (t == tag)
-			return i;
-		if ((!t || t == HMB_KSEQ_REUSE) &&
-		    __sync_val_compare_and_swap(&e->tag, t, tag) == t)
-			return i;
-	}
-	return -1;
-}
-
-static __always_inline struct hmb_kseq *kseq_at(int i)
-{
-	__u32 idx;
+	__s64 i = hmb_kseq_index(k, kseq_ctrl0, kseq_nctrl, kseq_nq,
+				 kseq_tag_bits);
+	__u32 idx = (__u32)i;
 
 	if (i < 0)
 		return NULL;
-	idx = (__u32)i & kseq_mask;
 	return bpf_map_lookup_elem(&kseq, &idx);
-}
-
-/* Key @k's entry in "kseq", or NULL. */
-static __always_inline struct hmb_kseq *kseq_find(const struct hmb_cmd_key *k)
-{
-	return kseq_at(kseq_slot_find(k->ctrl, (__u32)k->qid << 16 | k->cid));
 }
 
 #include "hmb_agent_nvme.bpf.h"

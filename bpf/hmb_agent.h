@@ -47,7 +47,7 @@ enum hmb_counter {
 	HMB_C_HOST_COMPLETE,	/* ... and at completion */
 	HMB_C_HOST_NO_SUBMIT,	/* completion without a submission seen */
 	HMB_C_ACTIVE_FULL,	/* in-flight map (cmds, blk_start) full: not tracked */
-	HMB_C_DONE_FULL,	/* waiting index (kseq) full: new cid not tracked */
+	HMB_C_DONE_FULL,	/* id outside the index (kseq): not tracked */
 	HMB_C_REUSE_FLUSH,	/* HMB_MAX_WAIT commands of one full cid wait: oldest flushed */
 	HMB_C_FW_RECORDS,	/* firmware records seen (either tracepoint) */
 	HMB_C_FW_READ_FAIL,	/* could not read header/payload */
@@ -68,7 +68,6 @@ enum hmb_counter {
 	HMB_C_FW_BY_ORDER,	/* attached as slba or ring order proposed */
 	HMB_C_DUMP_SENT,	/* -w: records handed to user space (map "rawrb") */
 	HMB_C_DUMP_LOST,	/* -w: records not handed over (rawrb full, unreadable) */
-	HMB_C_IDS_NEW,		/* full command ids entered into the index (kseq) */
 	HMB_C_FW_REFUSED,	/* slba or ring order proposed a command whose
 				 * window does not hold the record */
 	HMB_C_COUNT
@@ -111,58 +110,51 @@ struct hmb_cmd_key {
 #define HMB_MAX_WAIT		32
 
 /*
- * Map "kseq": the index of full command ids, an array of slots claimed in
- * place (no hash lookup, no insert, no delete by the programs).  The entry
- * of key @k sits in the first slot that was claimable when @k was first
- * submitted among hmb_slot_home(@k) and the HMB_KSEQ_PROBE - 1 after it
- * (modulo the size, the program's kseq_mask + 1).  Its tag:
- *  - 0: never used; a lookup stops there (the entry it looks for would
- *    sit before it);
- *  - hmb_kseq_tag(@k): the entry of @k;
- *  - that with HMB_KSEQ_DEAD: taken out by the agent's sweep (the id had
- *    no command left), to be freed at its next sweep; lookups still find
- *    it (first and next are still the id's own), and a submission of the
- *    id, or one that raced the sweep, turns it back by one
- *    compare-and-swap;
- *  - HMB_KSEQ_DEAD alone: being emptied by the sweep;
- *  - HMB_KSEQ_REUSE: emptied (first = next = 0) at a later sweep than the
- *    one that took it out, so that no program still holds it (a program
- *    runs for microseconds, the sweeps are 250 ms apart); claimable.
- * Tags change only by compare-and-swap, or a store by the one who made a
- * slot HMB_KSEQ_DEAD alone.
+ * Map "kseq": per full command id, the range [first, next) of n that may
+ * still wait in "cmds"; an array indexed by the id itself
+ * (hmb_kseq_index()): controller, queue, and the cid's two parts as Linux
+ * makes it (nvme_cid(): the request's tag in the low 12 bits, unique among
+ * the queue's commands in flight, a 4-bit generation above it, so a full
+ * id comes back 16 uses of its tag later).  Nothing is inserted or taken
+ * out: every id has its entry from the start, at a place no other id
+ * shares, so no entry is ever reused under another CPU's pointer.  The
+ * agent sizes it at load from the controllers it traces (their queues
+ * and tags, user/agent/probe.c); a command outside it is not tracked,
+ * counted as HMB_C_DONE_FULL.
  */
-#define HMB_KSEQ_SLOTS		262144	/* a power of 2 */
-#define HMB_KSEQ_PROBE		32
-#define HMB_KSEQ_DEAD		(1ULL << 63)
-#define HMB_KSEQ_REUSE		(1ULL << 62)
-
 struct hmb_kseq {
-	__u64 tag;
 	__u32 first;
 	__u32 next;
 };
 
 /*
- * The tag of key @k's entry in "kseq": never 0, the top two bits clear
- * (controller instances modulo 2^29, as hmb_slot_tag() takes them modulo
- * 2^14).
+ * The shape of "kseq": controllers @ctrl0 .. @ctrl0 + @nctrl - 1, queues
+ * 0 .. @nq - 1 of each, tags below 2^@tag_bits (at most 12).
  */
-static inline __u64 hmb_kseq_tag(const struct hmb_cmd_key *k)
+struct hmb_kseq_geom {
+	__u32 ctrl0;
+	__u32 nctrl;
+	__u32 nq;
+	__u32 tag_bits;
+};
+
+/* Entries of "kseq" with geometry @g. */
+static inline __u64 hmb_kseq_entries(const struct hmb_kseq_geom *g)
 {
-	return (__u64)((k->ctrl & 0x1fffffff) + 1) << 32 |
-	       (__u32)k->qid << 16 | k->cid;
+	return ((__u64)g->nctrl * g->nq << 4) << g->tag_bits;
 }
 
-/* The key of a "kseq" entry's tag (HMB_KSEQ_DEAD ignored). */
-static inline struct hmb_cmd_key hmb_kseq_key(__u64 tag)
+/* Key @k's entry in "kseq" of geometry @g, or -1 outside it. */
+static inline __s64 hmb_kseq_index(const struct hmb_cmd_key *k,
+				   __u32 ctrl0, __u32 nctrl, __u32 nq,
+				   __u32 tag_bits)
 {
-	struct hmb_cmd_key k = {
-		.ctrl = (__u32)((tag >> 32) & 0x3fffffff) - 1,
-		.qid = (__u16)(tag >> 16),
-		.cid = (__u16)tag,
-	};
+	__u32 c = k->ctrl - ctrl0, tag = k->cid & 0xfff;
 
-	return k;
+	if (c >= nctrl || k->qid >= nq || tag_bits > 12 || (tag >> tag_bits))
+		return -1;
+	return (__s64)((((__u64)c * nq + k->qid) << 4 | k->cid >> 12) <<
+		       tag_bits | tag);
 }
 
 /* Map "ring_seq": the next seq expected from each ring. */

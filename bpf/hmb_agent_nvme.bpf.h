@@ -181,24 +181,6 @@ static __always_inline void kseq_advance(struct hmb_cmd_key *key,
 }
 
 /*
- * The agent's sweep took the index entry @ks of @key out (kseq_epoch
- * moved) while this submission added a command to it through the pointer
- * it had looked up before: turn it back (its first and next are the id's
- * own).  The sweep checks for such a command after taking an entry out
- * too (it reads next after marking the tag, this reads the tag after
- * moving next, both by full barriers), so whichever of the two comes last
- * sees the other's write; both turn it back by the same compare-and-swap.
- * Meanwhile lookups still find it: a taken-out entry is only not claimed.
- */
-static __always_inline void kseq_restore(struct hmb_cmd_key *key,
-					 struct hmb_kseq *ks)
-{
-	__u64 tag = hmb_kseq_tag(key);
-
-	__sync_val_compare_and_swap(&ks->tag, tag | HMB_KSEQ_DEAD, tag);
-}
-
-/*
  * Report the command in slot @s and free the slot, unless the agent's
  * sweep is taking it out (it set HMB_SYNC_DONE first: then the sweep
  * reports it and frees the slot).
@@ -213,11 +195,8 @@ static __always_inline void cmd_report(struct hmb_cmd_key *key,
 }
 
 /*
- * Report the command in slot @s and forget it.  The index entry of @key
- * stays (see the map "kseq"): only its range moves past the commands gone.
- * @ks: that entry, as the caller found it before it found @s (the entry
- * of an id with a command in "cmds" is not taken out, and a slot is freed
- * only at a sweep after that, 250 ms on: it is still the id's here).
+ * Report the command in slot @s and forget it: the range of @key's index
+ * entry @ks moves past the commands gone.
  */
 static __always_inline void finish(struct hmb_cmd_key *key,
 				   struct hmb_cmd_slot *s, struct hmb_kseq *ks)
@@ -283,8 +262,7 @@ static __always_inline void join_setup(struct hmb_cmd_key *key,
 {
 	struct hmb_cmd_slot *old, *s;
 	struct hmb_kseq *ks;
-	__u32 epoch = READ_ONCE(kseq_epoch), f, n, flags = 0, gaps0;
-	__u64 tag = hmb_kseq_tag(key);
+	__u32 f, n, flags = 0, gaps0;
 
 	if ((targ_nsid && a->nsid != targ_nsid) ||
 	    (targ_opc >= 0 && a->opc != (__u8)targ_opc))
@@ -294,19 +272,10 @@ static __always_inline void join_setup(struct hmb_cmd_key *key,
 	gaps0 = gaps_of(key->ctrl);
 	count(HMB_C_HOST_SUBMIT);
 	ks = kseq_find(key);
-	if (ks && READ_ONCE(ks->tag) != tag &&
-	    __sync_val_compare_and_swap(&ks->tag, tag | HMB_KSEQ_DEAD, tag) !=
-	    (tag | HMB_KSEQ_DEAD) && READ_ONCE(ks->tag) != tag)
-		ks = NULL;	/* its slot is being freed: a new one */
 	if (!ks) {
-		ks = kseq_at(kseq_slot_claim(key->ctrl,
-					     (__u32)key->qid << 16 | key->cid));
-		if (!ks) {
-			/* no room to index a new command id: not tracked */
-			count(HMB_C_DONE_FULL);
-			return;
-		}
-		count(HMB_C_IDS_NEW);
+		/* a controller, queue or tag the agent did not size for */
+		count(HMB_C_DONE_FULL);
+		return;
 	}
 	kseq_advance(key, ks, ~0U);
 	if (ks->next != ks->first) {
@@ -348,9 +317,6 @@ static __always_inline void join_setup(struct hmb_cmd_key *key,
 	/* published: lookups find it from here on */
 	__sync_lock_test_and_set(&s->tag, hmb_slot_tag(key, n));
 	__sync_fetch_and_add(&ks->next, 1);
-	/* the agent's sweep may have taken the entry out meanwhile */
-	if ((epoch & 1) || READ_ONCE(kseq_epoch) != epoch)
-		kseq_restore(key, ks);
 }
 
 static __always_inline int handle_setup(struct request *req, void *cmd,

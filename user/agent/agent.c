@@ -413,6 +413,45 @@ static void map_rings(void)
 	}
 }
 
+/*
+ * The command-id index sized for the controllers traced: their queues and
+ * tags (docs/agent.md, "The id index").  -1 (said) if it cannot be.
+ */
+static int size_kseq(void)
+{
+	struct hmb_kseq_geom g = { .nctrl = 1, .nq = 1 };
+	__u64 n = 1;
+	int err;
+
+	/* block mode: one entry (an array cannot have none), never used */
+	if (ag.use_nvme) {
+		kseq_geometry(ag.ctrl, &g);
+		n = hmb_kseq_entries(&g);
+	}
+	if (n > UINT32_MAX / sizeof(struct hmb_kseq)) {
+		fprintf(stderr, PROG ": the command-id index for controllers nvme%u-nvme%u (%u queues, %u tags) would take %llu MiB\n",
+			g.ctrl0, g.ctrl0 + g.nctrl - 1, g.nq, 1U << g.tag_bits,
+			(unsigned long long)(n * sizeof(struct hmb_kseq) >> 20));
+		return -1;
+	}
+	err = bpf_map__set_max_entries(ag.skel->maps.kseq, (__u32)n);
+	if (err) {
+		fprintf(stderr, PROG ": cannot size the BPF map kseq: %s\n",
+			strerror(-err));
+		return -1;
+	}
+	ag.skel->rodata->kseq_ctrl0 = g.ctrl0;
+	ag.skel->rodata->kseq_nctrl = g.nctrl;
+	ag.skel->rodata->kseq_nq = g.nq;
+	ag.skel->rodata->kseq_tag_bits = g.tag_bits;
+	if (ag.env.verbose && ag.use_nvme)
+		fprintf(stderr, PROG ": command-id index: controllers nvme%u-nvme%u, %u queues, %u tags each: %llu entries (%llu KiB)\n",
+			g.ctrl0, g.ctrl0 + g.nctrl - 1, g.nq, 1U << g.tag_bits,
+			(unsigned long long)n,
+			(unsigned long long)(n * sizeof(struct hmb_kseq) >> 10));
+	return 0;
+}
+
 /* Open, configure, load and attach the BPF programs. */
 static int load_bpf(bool btf)
 {
@@ -455,6 +494,8 @@ static int load_bpf(bool btf)
 		fprintf(stderr, PROG ": cannot size the BPF map rawrb\n");
 		return -1;
 	}
+	if (size_kseq())
+		return -1;
 	set_autoload(btf);
 	err = hmb_agent__load(ag.skel);
 	if (err) {

@@ -100,15 +100,8 @@ struct agent {
 	unsigned int nsid;
 	__u32 devt;
 	uint64_t counters_prev[HMB_C_COUNT];
-	/* stale entries of the command-id index removed by the sweep */
-	struct hmb_sweep_ids ids_swept;
 	/* the program's command table "cmds", mapped (sweep.c) */
 	struct hmb_cmd_slot *cmd_slots;
-	/* its command-id index "kseq", mapped; entries taken out, unfreed */
-	struct hmb_kseq *kseq_idx;
-	unsigned int kseq_slots;
-	bool kseq_dead;
-	uint64_t kseq_full_seen;	/* HMB_C_DONE_FULL at the last sweep */
 	struct hmb_log2_hist bpf_hist_run[HMB_H_COUNT];
 	/* the firmware's phases of this interval (print.c) */
 	struct hmb_log2_hist fw_hist_iv[HMB_H_COUNT];
@@ -130,6 +123,13 @@ bool tp_btf_exists(const char *tp, const char *mod);
 /* Free the kernel BTF the questions above and below parsed (once). */
 void probe_btf_release(void);
 int resolve_nvme(const char *dev, int *ctrl, unsigned int *nsid);
+/*
+ * The shape of the program's command-id index for controller @targ (-1:
+ * every controller there is): their queues and tags as sysfs shows them
+ * (the disks' mq/N/nr_tags), or what nvme-pci may create where no disk
+ * says.
+ */
+void kseq_geometry(int targ, struct hmb_kseq_geom *g);
 int block_devt(const char *dev, __u32 *devt);
 /*
  * Block mode: NULL if the kernel stamps each request's issue time itself,

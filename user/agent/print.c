@@ -44,7 +44,6 @@ const char *const counter_names[HMB_C_COUNT] = {
 	[HMB_C_ACTIVE_OVERWRITE] = "host_submit_while_in_flight",
 	[HMB_C_DUMP_SENT] = "dump_records_sent",
 	[HMB_C_DUMP_LOST] = "dump_records_lost",
-	[HMB_C_IDS_NEW] = "command_ids_indexed",
 };
 
 /*
@@ -352,8 +351,6 @@ static void report_json(const char *kind, const char *ts, uint64_t nio,
 	if (ag.fw_on)
 		hmb_json_kv_u64(j, "fw_refused_when_placed",
 				ag.live.fw_refused);
-	hmb_json_kv_u64(j, "stale_ids_removed", ag.ids_swept.removed);
-	hmb_json_kv_u64(j, "stale_ids_restored", ag.ids_swept.restored);
 	if (ag.fw_on) {
 		uint64_t b[BRIDGE_C_COUNT];
 
@@ -418,7 +415,7 @@ static void report_json(const char *kind, const char *ts, uint64_t nio,
 
 static void report_losses(const uint64_t *c)
 {
-	fprintf(ag.out, "losses: ringbuf reservations failed %llu, in-flight map full %llu, waiting map full %llu, completions without submit %llu, cid reuse flushes %llu",
+	fprintf(ag.out, "losses: ringbuf reservations failed %llu, in-flight map full %llu, command id outside the index %llu, completions without submit %llu, cid reuse flushes %llu",
 		(unsigned long long)c[HMB_C_RB_FAIL],
 		(unsigned long long)c[HMB_C_ACTIVE_FULL],
 		(unsigned long long)c[HMB_C_DONE_FULL],
@@ -431,8 +428,6 @@ static void report_losses(const uint64_t *c)
 		uint64_t b[BRIDGE_C_COUNT];
 
 		bridge_totals(b);
-		fprintf(ag.out, "; stale command ids removed by the sweep %lu (%lu put back for a racing submission)",
-			ag.ids_swept.removed, ag.ids_swept.restored);
 		fprintf(ag.out, "; kernel bridge: records lost %llu, ignored %llu, stopped on corruption %llu",
 			(unsigned long long)b[BRIDGE_C_LOST],
 			(unsigned long long)b[BRIDGE_C_IGNORED],

@@ -285,3 +285,102 @@ const char *kernel_issue_stamp(__u32 devt, bool *readable)
 	closedir(dir);
 	return why;
 }
+
+/*
+ * The controller instance the disk @name (under /sys/block) belongs to,
+ * as its "device" link names it (nvmeN), or -1.
+ */
+static int disk_ctrl(const char *name)
+{
+	char p[PATH_MAX], link[PATH_MAX];
+	const char *b, *e;
+	unsigned int c;
+	ssize_t len;
+
+	snprintf(p, sizeof(p), "/sys/block/%s/device", name);
+	len = readlink(p, link, sizeof(link) - 1);
+	if (len <= 0)
+		return -1;
+	link[len] = 0;
+	b = strrchr(link, '/');
+	b = b ? b + 1 : link;
+	return nvme_num(b, &e, &c) || *e ? -1 : (int)c;
+}
+
+/*
+ * The largest hardware queue number + 1 and tag count of the request-based
+ * disk @name's queues (its mq/N/nr_tags), into *@nhw and *@tags.
+ */
+static void disk_queues(const char *name, unsigned int *nhw,
+			unsigned int *tags)
+{
+	char p[PATH_MAX];
+	struct dirent *d;
+	unsigned int n, t;
+	const char *e;
+	uint64_t v;
+	DIR *dir;
+
+	snprintf(p, sizeof(p), "/sys/block/%s/mq", name);
+	dir = opendir(p);
+	if (!dir)
+		return;
+	while ((d = readdir(dir))) {
+		if (hmb_strtou64(d->d_name, &e, 10, &v) || *e || v >= 65535)
+			continue;
+		n = (unsigned int)v + 1;
+		if (n > *nhw)
+			*nhw = n;
+		snprintf(p, sizeof(p), "/sys/block/%s/mq/%s/nr_tags", name,
+			 d->d_name);
+		if (!read_nums(p, &t, NULL) && t > *tags)
+			*tags = t;
+	}
+	closedir(dir);
+}
+
+void kseq_geometry(int targ, struct hmb_kseq_geom *g)
+{
+	unsigned int lo = UINT_MAX, hi = 0, nhw = 0, tags = 32, c;
+	struct dirent *d;
+	const char *e;
+	long cpus;
+	DIR *dir;
+	int dc;
+
+	/* controllers: the one asked for, else every one there is */
+	dir = opendir("/sys/class/nvme");
+	while (targ < 0 && dir && (d = readdir(dir))) {
+		if (nvme_num(d->d_name, &e, &c) || *e)
+			continue;
+		lo = c < lo ? c : lo;
+		hi = c > hi ? c : hi;
+	}
+	if (dir)
+		closedir(dir);
+	if (targ >= 0)
+		lo = hi = (unsigned int)targ;
+	if (lo > hi)
+		lo = hi = 0;
+	/* their queues (qid = hardware queue number + 1) and tags */
+	dir = opendir("/sys/block");
+	while (dir && (d = readdir(dir))) {
+		dc = disk_ctrl(d->d_name);
+		if (dc >= 0 && (unsigned int)dc >= lo && (unsigned int)dc <= hi)
+			disk_queues(d->d_name, &nhw, &tags);
+	}
+	if (dir)
+		closedir(dir);
+	if (!nhw) {
+		/* no disk to read them from: what nvme-pci may create */
+		cpus = sysconf(_SC_NPROCESSORS_CONF);
+		nhw = cpus > 0 && cpus < 65535 ? (unsigned int)cpus : 64;
+		tags = 4096;
+	}
+	g->ctrl0 = lo;
+	g->nctrl = hi - lo + 1;
+	g->nq = nhw + 1;
+	for (g->tag_bits = 5; g->tag_bits < 12 && (1U << g->tag_bits) < tags;
+	     g->tag_bits++)
+		;
+}

@@ -83,7 +83,7 @@ struct hmb_evdesc {
 	__u16 slba_off;		/* fetch: its u64 slba field, HMB_NO_OFF if none */
 	__u16 known;		/* 1: the opcode is in the dictionary */
 	__u16 keys_read;	/* HMB_KEYS_*: how the keys are read at once */
-	__u16 pad;
+	__u16 trig;		/* bit per --trigger that fires on this event */
 };
 #define HMB_NO_OFF		0xffff
 /*
@@ -258,6 +258,7 @@ enum hmb_ev_type {
 	HMB_EV_BG,		/* struct hmb_bg_event */
 	HMB_EV_FW_UNMATCHED,	/* struct hmb_fw_event: why in @reason */
 	HMB_EV_RAW,		/* struct hmb_raw_event (map "rawrb", -w) */
+	HMB_EV_TRIGGER,		/* struct hmb_trig_event */
 };
 
 struct hmb_cmd_event {
@@ -328,6 +329,64 @@ struct hmb_clk {
 	__u64 ref_fw;
 	__u64 tol_ns;
 	__u64 tight_ns;
+};
+
+/*
+ * --trigger (docs/agent.md, "Triggers"): the conditions the programs
+ * evaluate as commands are reported and records arrive, so that the agent
+ * need not see every command to notice the one that matters.  The agent
+ * sets the rodata bits trig_armed before load (0: no trigger code runs,
+ * the verifier drops it) and the table "trig" in .bss (percentile
+ * thresholds refreshed while running).
+ */
+#define HMB_MAX_TRIGGERS	8	/* bits of struct hmb_evdesc.trig */
+#define HMB_TRIG_ARM_LAT	(1U << 0)	/* latency conditions */
+#define HMB_TRIG_ARM_EV		(1U << 1)	/* firmware events (evdesc.trig) */
+#define HMB_TRIG_ARM_RESET	(1U << 2)	/* the ring froze: controller reset */
+
+enum hmb_trig_kind {
+	HMB_TK_NONE = 0,
+	HMB_TK_LAT,		/* time from point @from to @to over thresh_ns */
+	HMB_TK_EVENT,		/* a firmware record of an opcode marked in evdesc */
+	HMB_TK_RESET,		/* hmb_trace:hmb_trace_frozen on a ring */
+};
+
+/*
+ * The points of a command a latency runs between: the host's submission,
+ * the firmware phases (HMB_PH_*, firmware clock) and the host's completion.
+ * Between a host point and a firmware one, the firmware time is mapped
+ * with the clock estimate (struct hmb_clk), and nothing fires without one.
+ */
+#define HMB_TP_SUBMIT		0
+#define HMB_TP_COMPLETE		HMB_PH_COUNT
+#define HMB_TP_COUNT		(HMB_PH_COUNT + 1)
+
+struct hmb_trig {
+	__u8 kind;		/* enum hmb_trig_kind; 0: unused */
+	__u8 from;		/* HMB_TP_* */
+	__u8 to;
+	__u8 pad;
+	__s16 opc;		/* command opcode filter, -1: any */
+	__u16 pad2;
+	__u32 pad3;
+	__u64 thresh_ns;	/* over this fires; 0: not armed yet */
+};
+
+struct hmb_trig_event {
+	__u32 type;		/* HMB_EV_TRIGGER */
+	__u32 trig;		/* which: the index of its --trigger */
+	__u64 host_ns;		/* when it fired (bpf_ktime_get_ns) */
+	__u64 value_ns;		/* latency: what was measured */
+	__u64 thresh_ns;	/* latency: the threshold it was over */
+	__u32 ctrl;		/* latency: the command's key */
+	__u16 qid;
+	__u16 cid;
+	__u32 ring;		/* event, reset: the ring */
+	__u32 seq;		/* event: the record's seq */
+	__u64 ts_ns;		/* event: the record's firmware time */
+	__u16 opcode;		/* event: the record's opcode */
+	__u16 pad[3];
+	struct hmb_cmd_state st;	/* latency: the command */
 };
 
 #endif /* HMB_AGENT_H */

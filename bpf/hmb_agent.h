@@ -372,6 +372,76 @@ struct hmb_trig {
 	__u64 thresh_ns;	/* over this fires; 0: not armed yet */
 };
 
+/*
+ * Firmware time @fw on the host clock with estimate @c (the formula of
+ * the join's fw_to_host(), integer math).
+ */
+static inline __s64 hmb_clk_fw_to_host(const struct hmb_clk *c, __u64 fw)
+{
+	__s64 ppb = c->drift_ppb;
+	__u64 d, x, appb;
+	int neg_d = fw < c->ref_fw, neg_p = ppb < 0;
+
+	d = neg_d ? c->ref_fw - fw : fw - c->ref_fw;
+	appb = neg_p ? -ppb : ppb;
+	x = (d / 1000) * appb / 1000000;
+	return (__s64)fw + c->off_ns + ((neg_d != neg_p) ? -(__s64)x : (__s64)x);
+}
+
+/*
+ * The time of point @p (HMB_TP_*) of @st in *@t: on the host clock when
+ * @host (a firmware time mapped with @c), else as it is; 0 when the
+ * command lacks the point, or a firmware point needs @c and it is not
+ * valid.
+ */
+static inline int hmb_trig_point(const struct hmb_cmd_state *st, __u32 p,
+				 int host, const struct hmb_clk *c, __s64 *t)
+{
+	if (p == HMB_TP_SUBMIT) {
+		*t = (__s64)st->submit_ns;
+		return 1;
+	}
+	if (p == HMB_TP_COMPLETE) {
+		*t = (__s64)st->complete_ns;
+		return st->complete_ns != 0;
+	}
+	if (p < HMB_PH_FETCH || p >= HMB_PH_COUNT || !(st->fw_mask & (1 << p)))
+		return 0;
+	if (!host) {
+		*t = (__s64)st->fw_ts[p];
+		return 1;
+	}
+	if (!c->valid)
+		return 0;
+	*t = hmb_clk_fw_to_host(c, st->fw_ts[p]);
+	return 1;
+}
+
+/*
+ * Whether latency trigger @t fires on command @st (clock estimate @c):
+ * its opcode, both points present, the time between them in *@v and
+ * over the threshold (0: not armed yet).  One rule for the programs and
+ * for the commands the agent's sweep reports.
+ */
+static inline int hmb_trig_lat_fires(const struct hmb_trig *t,
+				     const struct hmb_cmd_state *st,
+				     const struct hmb_clk *c, __u64 *v)
+{
+	__u32 from = t->from, to = t->to;
+	int host = from == HMB_TP_SUBMIT || from == HMB_TP_COMPLETE ||
+		   to == HMB_TP_SUBMIT || to == HMB_TP_COMPLETE;
+	__s64 a, b;
+
+	if (t->kind != HMB_TK_LAT || !t->thresh_ns ||
+	    (t->opc >= 0 && st->opc != (__u8)t->opc))
+		return 0;
+	if (!hmb_trig_point(st, from, host, c, &a) ||
+	    !hmb_trig_point(st, to, host, c, &b) || b <= a)
+		return 0;
+	*v = (__u64)(b - a);
+	return *v > t->thresh_ns;
+}
+
 struct hmb_trig_event {
 	__u32 type;		/* HMB_EV_TRIGGER */
 	__u32 trig;		/* which: the index of its --trigger */

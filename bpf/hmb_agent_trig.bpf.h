@@ -9,38 +9,6 @@
 
 /* ------------------------------------------------------------ triggers */
 
-/*
- * The time of point @p (HMB_TP_*) of @st in *@t: on the host clock when
- * @host (a firmware time mapped with the clock estimate), else as it is;
- * false when the command lacks the point, or a firmware point needs the
- * estimate and there is none.
- */
-static __always_inline bool trig_point(const struct hmb_cmd_state *st,
-				       __u32 p, bool host, __s64 *t)
-{
-	__u64 ts;
-
-	if (p == HMB_TP_SUBMIT) {
-		*t = (__s64)st->submit_ns;
-		return true;
-	}
-	if (p == HMB_TP_COMPLETE) {
-		*t = (__s64)st->complete_ns;
-		return st->complete_ns != 0;
-	}
-	if (p < HMB_PH_FETCH || p >= HMB_PH_COUNT || !(st->fw_mask & (1 << p)))
-		return false;
-	ts = st->fw_ts[p];
-	if (!host) {
-		*t = (__s64)ts;
-		return true;
-	}
-	if (!READ_ONCE(clk.valid))
-		return false;
-	*t = fw_to_host(ts);
-	return true;
-}
-
 /* The ring buffer's event of trigger @i, zeroed but for type and trig. */
 static __always_inline struct hmb_trig_event *trig_fire(__u32 i)
 {
@@ -60,34 +28,23 @@ static __always_inline struct hmb_trig_event *trig_fire(__u32 i)
 }
 
 /*
- * Latency trigger @i on the command @k, @st being reported: fires when the
- * time from its point "from" to its point "to" is over its threshold.
+ * Latency trigger @i on command (@ctrl, @qidcid), @st being reported
+ * (hmb_trig_lat_fires(): the rule the agent's sweep applies too).
  */
 static __always_inline void trig_lat(__u32 i, __u32 ctrl, __u32 qidcid,
 				     const struct hmb_cmd_state *st)
 {
 	struct hmb_trig *t = &trig[i & (HMB_MAX_TRIGGERS - 1)];
 	struct hmb_trig_event *e;
-	__u64 thresh = READ_ONCE(t->thresh_ns), v;
-	__u32 from = t->from, to = t->to;
-	bool host = from == HMB_TP_SUBMIT || to == HMB_TP_COMPLETE ||
-		    from == HMB_TP_COMPLETE || to == HMB_TP_SUBMIT;
-	__s64 a, b;
+	__u64 v = 0;
 
-	if (t->kind != HMB_TK_LAT || !thresh ||
-	    (t->opc >= 0 && st->opc != (__u8)t->opc))
-		return;
-	if (!trig_point(st, from, host, &a) || !trig_point(st, to, host, &b) ||
-	    b <= a)
-		return;
-	v = (__u64)(b - a);
-	if (v <= thresh)
+	if (!hmb_trig_lat_fires(t, st, &clk, &v))
 		return;
 	e = trig_fire(i);
 	if (!e)
 		return;
 	e->value_ns = v;
-	e->thresh_ns = thresh;
+	e->thresh_ns = t->thresh_ns;
 	e->ctrl = ctrl;
 	e->qid = (__u16)(qidcid >> 16);
 	e->cid = (__u16)qidcid;

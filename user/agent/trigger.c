@@ -22,6 +22,7 @@
 static struct trig_spec specs[HMB_MAX_TRIGGERS];
 static unsigned int nspec;
 static uint64_t received[HMB_MAX_TRIGGERS];	/* firings that came across */
+static uint64_t by_sweep[HMB_MAX_TRIGGERS];	/* ... on commands swept */
 
 /*
  * The host histogram per second of the last win_n seconds, for the
@@ -341,6 +342,32 @@ void trig_event(const struct hmb_trig_event *ev)
 	trigger_fired(&specs[ev->trig], ev);
 }
 
+void trig_swept(const struct hmb_cmd_event *c)
+{
+	struct hmb_trig_event ev;
+	__u64 v;
+
+	for (unsigned int i = 0; i < nspec; i++) {
+		const struct hmb_trig *t = &ag.skel->bss->trig[i];
+
+		if (!hmb_trig_lat_fires(t, &c->st, &ag.skel->bss->clk, &v))
+			continue;
+		memset(&ev, 0, sizeof(ev));
+		ev.type = HMB_EV_TRIGGER;
+		ev.trig = i;
+		ev.host_ns = mono_ns();
+		ev.value_ns = v;
+		ev.thresh_ns = t->thresh_ns;
+		ev.ctrl = c->ctrl;
+		ev.qid = c->qid;
+		ev.cid = c->cid;
+		ev.ring = c->st.ring;
+		ev.st = c->st;
+		by_sweep[i]++;
+		trig_event(&ev);
+	}
+}
+
 void trig_report_text(FILE *f)
 {
 	for (unsigned int i = 0; i < nspec; i++) {
@@ -349,8 +376,12 @@ void trig_report_text(FILE *f)
 
 		fprintf(f, "trigger %u '%s': fired %llu, reported %llu", i + 1,
 			specs[i].expr,
-			(unsigned long long)ag.skel->bss->trig_fired[i],
+			(unsigned long long)(ag.skel->bss->trig_fired[i] +
+					     by_sweep[i]),
 			(unsigned long long)received[i]);
+		if (by_sweep[i])
+			fprintf(f, " (%llu on commands swept)",
+				(unsigned long long)by_sweep[i]);
 		if (specs[i].pct && th)
 			fprintf(f, ", threshold now %s\n", dur(th, b, sizeof(b)));
 		else if (specs[i].pct)
@@ -371,8 +402,10 @@ void trig_report_json(struct hmb_json *j)
 		hmb_json_kv_u64(j, "trigger", i + 1);
 		hmb_json_kv_str(j, "expr", specs[i].expr);
 		hmb_json_kv_str(j, "kind", kind_name(specs[i].kind));
-		hmb_json_kv_u64(j, "fired", ag.skel->bss->trig_fired[i]);
+		hmb_json_kv_u64(j, "fired",
+				ag.skel->bss->trig_fired[i] + by_sweep[i]);
 		hmb_json_kv_u64(j, "reported", received[i]);
+		hmb_json_kv_u64(j, "swept", by_sweep[i]);
 		if (specs[i].kind == HMB_TK_LAT)
 			hmb_json_kv_u64(j, "threshold_ns",
 					ag.skel->bss->trig[i].thresh_ns);

@@ -59,6 +59,12 @@ void trig_tick(uint64_t now_ns);	/* percentile thresholds */
 /* print.c's report took (and zeroed) the host histogram whose sums are @h */
 void trig_hist_taken(const uint64_t *slots);
 void trig_event(const struct hmb_trig_event *ev);
+/*
+ * A command the sweep took out (its records never came, or it never
+ * completed): the latency triggers, by the programs' rule, since no
+ * program reports it.
+ */
+void trig_swept(const struct hmb_cmd_event *c);
 void trig_report_text(FILE *f);
 void trig_report_json(struct hmb_json *j);
 

@@ -130,6 +130,57 @@ static void percentiles(void)
 	ok(trig_hist_pct_ns(h, 90) > 0, "p90 of 99 commands: a threshold");
 }
 
+/*
+ * hmb_trig_lat_fires(): the rule the programs apply and the agent's sweep
+ * applies to the commands it takes out.
+ */
+static void rule(void)
+{
+	struct hmb_cmd_state st = { .submit_ns = 1000000, .complete_ns = 0,
+				    .opc = 2 };
+	struct hmb_trig t = { .kind = HMB_TK_LAT, .from = HMB_TP_SUBMIT,
+			      .to = HMB_TP_COMPLETE, .opc = -1,
+			      .thresh_ns = 50000 };
+	struct hmb_clk c = { 0 };
+	__u64 v = 0;
+
+	ok(!hmb_trig_lat_fires(&t, &st, &c, &v),
+	   "host_total of a command that never completed: no value, no firing");
+	st.complete_ns = 1050000;
+	ok(!hmb_trig_lat_fires(&t, &st, &c, &v) && v == 50000,
+	   "host_total exactly at the threshold: measured, not over");
+	st.complete_ns = 1050001;
+	ok(hmb_trig_lat_fires(&t, &st, &c, &v) && v == 50001,
+	   "1 ns over: fires");
+	t.opc = 1;
+	ok(!hmb_trig_lat_fires(&t, &st, &c, &v), "a write filter on a read: no");
+	t.opc = 2;
+	t.thresh_ns = 0;
+	ok(!hmb_trig_lat_fires(&t, &st, &c, &v),
+	   "threshold 0 (a percentile not known yet): no");
+	t = (struct hmb_trig){ .kind = HMB_TK_LAT, .from = HMB_TP_SUBMIT,
+			       .to = HMB_PH_FETCH, .opc = -1, .thresh_ns = 1000 };
+	st.fw_mask = 1 << HMB_PH_FETCH;
+	st.fw_ts[HMB_PH_FETCH] = 7000;
+	ok(!hmb_trig_lat_fires(&t, &st, &c, &v),
+	   "host_submit_to_fw_fetch without a clock estimate: no");
+	c = (struct hmb_clk){ .valid = 1, .off_ns = 1000000 - 7000 + 3000,
+			      .ref_fw = 7000 };
+	ok(hmb_trig_lat_fires(&t, &st, &c, &v) && v == 3000,
+	   "with the estimate: the fetch 3 us after the submission (%llu)",
+	   (unsigned long long)v);
+	c.drift_ppb = 1000000;	/* 1000 ppm, 1 s of firmware time later */
+	st.fw_ts[HMB_PH_FETCH] = 7000 + 1000000000ULL;
+	c.off_ns -= 1000000000LL;
+	ok(hmb_trig_lat_fires(&t, &st, &c, &v) && v == 3000 + 1000000,
+	   "the drift applies (+1 ms over 1 s at 1000 ppm: %llu)",
+	   (unsigned long long)v);
+	t.from = HMB_PH_FETCH;
+	t.to = HMB_PH_CQE_POSTED;
+	ok(!hmb_trig_lat_fires(&t, &st, &c, &v),
+	   "fw_total without the cqe_posted record: no");
+}
+
 int main(int argc, char **argv)
 {
 	struct hmb_error err = { 0 };
@@ -142,6 +193,7 @@ int main(int argc, char **argv)
 	good_ones();
 	bad_ones();
 	percentiles();
+	rule();
 	hmb_dict_free(dict);
 	return tap_done();
 }

@@ -224,7 +224,7 @@ static void fired_json(const struct trig_spec *t, const struct hmb_trig_event *e
 {
 	struct hmb_json *j = &ag.j;
 	const struct hmb_dict_event *d;
-	char buf[16];
+	char buf[24];
 
 	hmb_json_obj(j);
 	hmb_json_kv_str(j, "type", "trigger");
@@ -237,9 +237,15 @@ static void fired_json(const struct trig_spec *t, const struct hmb_trig_event *e
 		hmb_json_kv_u64(j, "threshold_ns", ev->thresh_ns);
 		hmb_json_key(j, "cmd");
 		hmb_json_obj(j);
-		hmb_json_kv_u64(j, "ctrl", ev->ctrl);
-		hmb_json_kv_u64(j, "qid", ev->qid);
-		hmb_json_kv_u64(j, "cid", ev->cid);
+		if (ev->st.flags & HMB_CF_BLOCK) {
+			snprintf(buf, sizeof(buf), "%u:%u", ev->st.dev >> 20,
+				 ev->st.dev & 0xfffff);
+			hmb_json_kv_str(j, "dev", buf);
+		} else {
+			hmb_json_kv_u64(j, "ctrl", ev->ctrl);
+			hmb_json_kv_u64(j, "qid", ev->qid);
+			hmb_json_kv_u64(j, "cid", ev->cid);
+		}
 		hmb_json_kv_str(j, "opc", opc_name(&ev->st, buf, sizeof(buf)));
 		hmb_json_kv_u64(j, "nsid", ev->st.nsid);
 		hmb_json_kv_u64(j, "slba", ev->st.slba);

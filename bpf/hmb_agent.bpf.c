@@ -37,6 +37,7 @@ const volatile __s32 targ_opc = -1;	/* NVMe opcode (or REQ_OP) filter */
 const volatile __u32 targ_dev = 0;	/* block mode: dev_t filter, 0 = any */
 const volatile __u64 min_lat_ns = 0;	/* report only commands this slow */
 const volatile bool dump_records = false;	/* -w: every record to "rawrb" */
+const volatile __u32 trig_armed = 0;	/* HMB_TRIG_ARM_*: --trigger kinds */
 /*
  * Block mode: the request's own issue stamp (io_start_time_ns, which
  * blk_mq_start_request sets right after block_rq_issue on a queue with
@@ -56,6 +57,9 @@ const volatile __u32 kseq_tag_bits = 12;
 /* Written by the agent while running. */
 struct hmb_clk clk = {};
 __u64 emit_floor_ns = 0;	/* block mode: top-N floor of this interval */
+struct hmb_trig trig[HMB_MAX_TRIGGERS] = {};	/* --trigger, in its order */
+/* Firings per trigger, each sent or not (the ring buffer may be full). */
+__u64 trig_fired[HMB_MAX_TRIGGERS] = {};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -272,9 +276,16 @@ static __always_inline struct hmb_kseq *kseq_find(const struct hmb_cmd_key *k)
 	return bpf_map_lookup_elem(&kseq, &idx);
 }
 
+/* hmb_agent_trig.bpf.h: global functions, verified once each. */
+__noinline int trig_cmd(__u32 ctrl, __u32 qidcid,
+			const struct hmb_cmd_state *st);
+__noinline int trig_ev(__u32 ring, __u32 opcode, __u32 seq, __u64 ts_ns,
+		       __u32 bits);
+
 #include "hmb_agent_nvme.bpf.h"
 #include "hmb_agent_fw.bpf.h"
 #include "hmb_agent_blk.bpf.h"
+#include "hmb_agent_trig.bpf.h"
 
 /*
  * Test case 7: record @i of "batchbuf" one per run with its payload read

@@ -83,7 +83,7 @@ struct hmb_evdesc {
 	__u16 slba_off;		/* fetch: its u64 slba field, HMB_NO_OFF if none */
 	__u16 known;		/* 1: the opcode is in the dictionary */
 	__u16 keys_read;	/* HMB_KEYS_*: how the keys are read at once */
-	__u16 pad;
+	__u16 trig;		/* bit per --trigger that fires on this event */
 };
 #define HMB_NO_OFF		0xffff
 /*
@@ -258,6 +258,7 @@ enum hmb_ev_type {
 	HMB_EV_BG,		/* struct hmb_bg_event */
 	HMB_EV_FW_UNMATCHED,	/* struct hmb_fw_event: why in @reason */
 	HMB_EV_RAW,		/* struct hmb_raw_event (map "rawrb", -w) */
+	HMB_EV_TRIGGER,		/* struct hmb_trig_event */
 };
 
 struct hmb_cmd_event {
@@ -328,6 +329,134 @@ struct hmb_clk {
 	__u64 ref_fw;
 	__u64 tol_ns;
 	__u64 tight_ns;
+};
+
+/*
+ * --trigger (docs/agent.md, "Triggers"): the conditions the programs
+ * evaluate as commands are reported and records arrive, so that the agent
+ * need not see every command to notice the one that matters.  The agent
+ * sets the rodata bits trig_armed before load (0: no trigger code runs,
+ * the verifier drops it) and the table "trig" in .bss (percentile
+ * thresholds refreshed while running).
+ */
+#define HMB_MAX_TRIGGERS	8	/* bits of struct hmb_evdesc.trig */
+#define HMB_TRIG_ARM_LAT	(1U << 0)	/* latency conditions */
+#define HMB_TRIG_ARM_EV		(1U << 1)	/* firmware events (evdesc.trig) */
+#define HMB_TRIG_ARM_RESET	(1U << 2)	/* the ring froze: controller reset */
+
+enum hmb_trig_kind {
+	HMB_TK_NONE = 0,
+	HMB_TK_LAT,		/* time from point @from to @to over thresh_ns */
+	HMB_TK_EVENT,		/* a firmware record of an opcode marked in evdesc */
+	HMB_TK_RESET,		/* hmb_trace:hmb_trace_frozen on a ring */
+};
+
+/*
+ * The points of a command a latency runs between: the host's submission,
+ * the firmware phases (HMB_PH_*, firmware clock) and the host's completion.
+ * Between a host point and a firmware one, the firmware time is mapped
+ * with the clock estimate (struct hmb_clk), and nothing fires without one.
+ */
+#define HMB_TP_SUBMIT		0
+#define HMB_TP_COMPLETE		HMB_PH_COUNT
+#define HMB_TP_COUNT		(HMB_PH_COUNT + 1)
+
+struct hmb_trig {
+	__u8 kind;		/* enum hmb_trig_kind; 0: unused */
+	__u8 from;		/* HMB_TP_* */
+	__u8 to;
+	__u8 pad;
+	__s16 opc;		/* command opcode filter, -1: any */
+	__u16 pad2;
+	__u32 pad3;
+	__u64 thresh_ns;	/* over this fires; 0: not armed yet */
+};
+
+/*
+ * Firmware time @fw on the host clock with estimate @c (the formula of
+ * the join's fw_to_host(), integer math).
+ */
+static inline __s64 hmb_clk_fw_to_host(const struct hmb_clk *c, __u64 fw)
+{
+	__s64 ppb = c->drift_ppb;
+	__u64 d, x, appb;
+	int neg_d = fw < c->ref_fw, neg_p = ppb < 0;
+
+	d = neg_d ? c->ref_fw - fw : fw - c->ref_fw;
+	appb = neg_p ? -ppb : ppb;
+	x = (d / 1000) * appb / 1000000;
+	return (__s64)fw + c->off_ns + ((neg_d != neg_p) ? -(__s64)x : (__s64)x);
+}
+
+/*
+ * The time of point @p (HMB_TP_*) of @st in *@t: on the host clock when
+ * @host (a firmware time mapped with @c), else as it is; 0 when the
+ * command lacks the point, or a firmware point needs @c and it is not
+ * valid.
+ */
+static inline int hmb_trig_point(const struct hmb_cmd_state *st, __u32 p,
+				 int host, const struct hmb_clk *c, __s64 *t)
+{
+	if (p == HMB_TP_SUBMIT) {
+		*t = (__s64)st->submit_ns;
+		return 1;
+	}
+	if (p == HMB_TP_COMPLETE) {
+		*t = (__s64)st->complete_ns;
+		return st->complete_ns != 0;
+	}
+	if (p < HMB_PH_FETCH || p >= HMB_PH_COUNT || !(st->fw_mask & (1 << p)))
+		return 0;
+	if (!host) {
+		*t = (__s64)st->fw_ts[p];
+		return 1;
+	}
+	if (!c->valid)
+		return 0;
+	*t = hmb_clk_fw_to_host(c, st->fw_ts[p]);
+	return 1;
+}
+
+/*
+ * Whether latency trigger @t fires on command @st (clock estimate @c):
+ * its opcode, both points present, the time between them in *@v and
+ * over the threshold (0: not armed yet).  One rule for the programs and
+ * for the commands the agent's sweep reports.
+ */
+static inline int hmb_trig_lat_fires(const struct hmb_trig *t,
+				     const struct hmb_cmd_state *st,
+				     const struct hmb_clk *c, __u64 *v)
+{
+	__u32 from = t->from, to = t->to;
+	int host = from == HMB_TP_SUBMIT || from == HMB_TP_COMPLETE ||
+		   to == HMB_TP_SUBMIT || to == HMB_TP_COMPLETE;
+	__s64 a, b;
+
+	if (t->kind != HMB_TK_LAT || !t->thresh_ns ||
+	    (t->opc >= 0 && st->opc != (__u8)t->opc))
+		return 0;
+	if (!hmb_trig_point(st, from, host, c, &a) ||
+	    !hmb_trig_point(st, to, host, c, &b) || b <= a)
+		return 0;
+	*v = (__u64)(b - a);
+	return *v > t->thresh_ns;
+}
+
+struct hmb_trig_event {
+	__u32 type;		/* HMB_EV_TRIGGER */
+	__u32 trig;		/* which: the index of its --trigger */
+	__u64 host_ns;		/* when it fired (bpf_ktime_get_ns) */
+	__u64 value_ns;		/* latency: what was measured */
+	__u64 thresh_ns;	/* latency: the threshold it was over */
+	__u32 ctrl;		/* latency: the command's key */
+	__u16 qid;
+	__u16 cid;
+	__u32 ring;		/* event, reset: the ring */
+	__u32 seq;		/* event: the record's seq */
+	__u64 ts_ns;		/* event: the record's firmware time */
+	__u16 opcode;		/* event: the record's opcode */
+	__u16 pad[3];
+	struct hmb_cmd_state st;	/* latency: the command */
 };
 
 #endif /* HMB_AGENT_H */

@@ -83,6 +83,23 @@ static __always_inline __u64 rq_issue_stamp(struct request *rq, bool btf)
 	return btf ? rq->io_start_time_ns : BPF_CORE_READ(rq, io_start_time_ns);
 }
 
+/* --trigger: the latency triggers on a request completing (host only). */
+static __always_inline void blk_trig(struct request *rq, bool btf,
+				     __u64 start, __u64 now, __u16 status)
+{
+	struct hmb_cmd_state st = {};
+
+	st.submit_ns = start;
+	st.complete_ns = now;
+	st.slba = btf ? rq->__sector : BPF_CORE_READ(rq, __sector);
+	st.nlb = btf ? rq->__data_len : BPF_CORE_READ(rq, __data_len);
+	st.dev = rq_dev(rq, btf);
+	st.opc = rq_op(rq, btf);
+	st.status = status;
+	st.flags = HMB_CF_BLOCK | HMB_CF_HOST_ONLY;
+	trig_cmd(0, 0, &st);
+}
+
 static __always_inline int blk_complete(struct request *rq, __u16 status,
 					bool btf)
 {
@@ -119,6 +136,8 @@ static __always_inline int blk_complete(struct request *rq, __u16 status,
 		}
 	}
 	hist_add(HMB_H_HOST_TOTAL, delta);
+	if (trig_armed & HMB_TRIG_ARM_LAT)
+		blk_trig(rq, btf, start, now, status);
 	if (!emit_all && (delta < min_lat_ns || delta < emit_floor_ns)) {
 		count(HMB_C_CMD_BELOW_MIN);
 		goto out;

@@ -509,6 +509,8 @@ static __always_inline int handle_fw(__u32 ring, struct hmb_record_hdr *h,
 		fw_unmatched(HMB_C_FW_SHORT, ring, h, 0, 0, 0);
 		return 0;
 	}
+	if ((trig_armed & HMB_TRIG_ARM_EV) && d->trig)
+		trig_ev(ring, h->opcode, h->seq, h->ts_ns, d->trig);
 	if (d->bg_edge) {
 		fw_bg(ring, h, payload, d->bg_edge);
 		return 0;

@@ -137,6 +137,8 @@ static __always_inline void emit_cmd(const struct hmb_cmd_key *key,
 		count(HMB_C_CMD_FILTERED);
 		return;
 	}
+	if (trig_armed & HMB_TRIG_ARM_LAT)
+		trig_cmd(key->ctrl, (__u32)key->qid << 16 | key->cid, st);
 	e = bpf_ringbuf_reserve(&rb, sizeof(*e), 0);
 	if (!e) {
 		count(HMB_C_RB_FAIL);

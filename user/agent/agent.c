@@ -27,6 +27,7 @@
 #include "agent.h"
 #include "evdesc.h"
 #include "fwhist.h"
+#include "trigger.h"
 #include "hmb_agent.skel.h"
 
 /* The BPF side's numbering and layouts are the command model's. */
@@ -148,6 +149,9 @@ int handle_event(void *ctx, void *data, size_t len)
 			    d ? d->bg_group : "?", ev->payload,
 			    ev->payload_len < HMB_BG_PAYLOAD ? ev->payload_len :
 			    HMB_BG_PAYLOAD);
+	} else if (*type == HMB_EV_TRIGGER &&
+		   len >= sizeof(struct hmb_trig_event)) {
+		trig_event(data);
 	} else if (*type == HMB_EV_FW_UNMATCHED &&
 		   len >= sizeof(struct hmb_fw_event) && ag.env.verbose) {
 		fw_unmatched(data);
@@ -393,6 +397,9 @@ static void set_autoload(bool btf)
 				  blk && !btf && !ag.kernel_stamp);
 	bpf_program__set_autoload(s->progs.blk_complete_raw, blk && !btf);
 	bpf_program__set_autoload(s->progs.hmb_test_drive, false);
+	bpf_program__set_autoload(s->progs.hmb_frozen, nvme && ag.fw_on &&
+				  trig_reset_armed() &&
+				  tp_exists("hmb_trace", "hmb_trace_frozen"));
 }
 
 unsigned int ring_ctrl_of(unsigned int ring)
@@ -478,6 +485,7 @@ static int load_bpf(bool btf)
 	ag.skel->rodata->targ_dev = ag.devt;
 	ag.skel->rodata->min_lat_ns = ag.env.min_lat_us * 1000;
 	ag.skel->rodata->blk_kernel_stamp = !ag.use_nvme && ag.kernel_stamp;
+	ag.skel->rodata->trig_armed = trig_armed_bits();
 	err = bpf_map__set_max_entries(ag.skel->maps.rb,
 				       ag.env.ringbuf_mb << 20);
 	if (err) {
@@ -503,7 +511,7 @@ static int load_bpf(bool btf)
 			ag.mode_name, ag.attach, strerror(-err));
 		return -1;
 	}
-	if (fill_evdesc())
+	if (fill_evdesc() || trig_start())
 		return -1;
 	if (ag.use_nvme) {
 		map_rings();
@@ -609,6 +617,7 @@ static int run_loop(struct ring_buffer *rb)
 		if (now >= next_tick) {
 			hmb_live_tick(&ag.live);
 			publish_clock();
+			trig_tick(now);
 			next_tick = now + 500000000ULL;
 		}
 		if (now >= next_sweep) {
@@ -725,7 +734,10 @@ int main(int argc, char **argv)
 
 	parse_args(&ag.env, argc, argv);
 	libbpf_set_print(libbpf_print_fn);
-	if (open_output() || load_dict() || choose_mode(&btf) ||
+	if (load_dict())
+		return finish(-EINVAL);
+	trig_compile();
+	if (open_output() || choose_mode(&btf) ||
 	    dump_open() || load_bpf(btf))
 		return finish(-EINVAL);
 	rb = ring_buffer__new(bpf_map__fd(ag.skel->maps.rb), handle_event,

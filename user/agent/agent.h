@@ -68,6 +68,8 @@ struct env {
 	const char *export_host;
 	size_t export_queue;		/* rows */
 	unsigned int export_wait_ms;	/* at exit */
+	const char *trig_expr[HMB_MAX_TRIGGERS];	/* --trigger, in order */
+	unsigned int ntrig;
 };
 
 /* -w: one dump per ring the records came from (dump.c). */

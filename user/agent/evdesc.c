@@ -52,3 +52,20 @@ int hmb_evdesc_load(int fd, const struct hmb_dict *dict, __u32 *bad_op)
 	}
 	return 0;
 }
+
+int hmb_evdesc_mark_trig(int fd, const __u16 *ops, unsigned int n,
+			 unsigned int bit)
+{
+	struct hmb_evdesc d;
+
+	for (unsigned int k = 0; k < n; k++) {
+		__u32 op = ops[k];
+
+		if (bpf_map_lookup_elem(fd, &op, &d))
+			return -errno;
+		d.trig |= (__u16)(1U << bit);
+		if (bpf_map_update_elem(fd, &op, &d, BPF_EXIST))
+			return -errno;
+	}
+	return 0;
+}

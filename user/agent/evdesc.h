@@ -16,4 +16,11 @@
  */
 int hmb_evdesc_load(int fd, const struct hmb_dict *dict, __u32 *bad_op);
 
+/*
+ * --trigger: mark the @n opcodes @ops in "evdesc" (loaded) as firing
+ * trigger @bit.  0 or -errno.
+ */
+int hmb_evdesc_mark_trig(int fd, const __u16 *ops, unsigned int n,
+			 unsigned int bit);
+
 #endif /* HMB_AGENT_EVDESC_H */

@@ -13,6 +13,7 @@
 #include <bpf/libbpf.h>
 
 #include "agent.h"
+#include "trigger.h"
 #include "hmb_agent.skel.h"
 
 /*
@@ -67,7 +68,9 @@ void sweep(bool all)
 		ev.st.flags |= HMB_CF_SWEPT;
 		if (!ev.st.complete_ns)
 			ev.st.flags |= HMB_CF_NO_COMPLETE;
-		if (!(ev.st.flags & HMB_CF_FILTERED))
-			handle_event(NULL, &ev, sizeof(ev));
+		if (ev.st.flags & HMB_CF_FILTERED)
+			continue;
+		trig_swept(&ev);
+		handle_event(NULL, &ev, sizeof(ev));
 	}
 }

@@ -25,7 +25,8 @@ static void usage(FILE *f)
 "                       [--fw-event auto|batch|record]\n"
 "                       [--export URL [--export-credentials FILE]\n"
 "                       [--export-hostname NAME]\n"
-"                       [--export-queue N] [--export-wait MS]] [-v]\n"
+"                       [--export-queue N] [--export-wait MS]]\n"
+"                       [--trigger EXPR]... [-v]\n"
 "                       [interval] [count]\n"
 "\n"
 "Live NVMe command latency split into host and firmware phases.\n"
@@ -91,6 +92,19 @@ static void usage(FILE *f)
 "                         run per hmb_trace_records event, up to 64 records),\n"
 "                         record (one run per hmb_trace_record) or auto\n"
 "                         (default: batch where the module has it)\n"
+"      --trigger EXPR     arm a trigger (repeatable, up to 8), evaluated in\n"
+"                         BPF; one line per firing (docs/agent.md, Triggers):\n"
+"                         [OPC:]LATENCY>DURATION  a phase over a threshold,\n"
+"                           LATENCY host_total, fw_total or POINT_to_POINT\n"
+"                           (host_submit, fw_fetch, fw_media_start,\n"
+"                           fw_media_end, fw_xfer_done, fw_cqe_posted,\n"
+"                           host_complete), DURATION 5ms (ns us ms s),\n"
+"                           OPC read, write, flush or 0-255\n"
+"                         host_total>pP[@Ns]  over the P percentile of the\n"
+"                           last N seconds (default 10s)\n"
+"                         EVENT  a dictionary event or background group\n"
+"                           (gc, thermal, gc_start, ...)\n"
+"                         reset  the controller stopped its ring (reset)\n"
 "  -v, --verbose          libbpf messages, every unmatched firmware record\n"
 "  -h, -?, --help         this help\n"
 "      --usage            the synopsis only\n"
@@ -107,7 +121,8 @@ static void usage(FILE *f)
 "    " PROG " -d loop0 -m block 1 5   # host-only, block layer\n"
 "    " PROG " -d nvme0n1 -j -o agent.jsonl -w fw.bin   # and keep the records:\n"
 "    hmb-trace-analyze correlate fw.bin agent.jsonl    # the same join, offline\n"
-"    " PROG " -d nvme0n1 --export http://ch1:8123   # rows into the fleet store\n");
+"    " PROG " -d nvme0n1 --export http://ch1:8123   # rows into the fleet store\n"
+"    " PROG " -d nvme0n1 --trigger 'read:host_total>5ms' --trigger gc\n");
 }
 
 /* @arg as a number in [@min, @max] for option @what, or a usage error. */
@@ -175,7 +190,7 @@ enum {
 	OPT_MIN_LAT = 1000, OPT_DICT, OPT_RING_CTRL, OPT_GRACE, OPT_PER_CMD,
 	OPT_CLOCK_WINDOW, OPT_USAGE, OPT_RINGBUF, OPT_EXPORT, OPT_EXPORT_HOST,
 	OPT_EXPORT_QUEUE, OPT_EXPORT_WAIT, OPT_ISSUE_STAMP, OPT_FW_EVENT,
-	OPT_EXPORT_CRED,
+	OPT_EXPORT_CRED, OPT_TRIGGER,
 };
 
 static const struct option long_opts[] = {
@@ -200,6 +215,7 @@ static const struct option long_opts[] = {
 	{ "export-wait", required_argument, NULL, OPT_EXPORT_WAIT },
 	{ "issue-stamp", required_argument, NULL, OPT_ISSUE_STAMP },
 	{ "fw-event", required_argument, NULL, OPT_FW_EVENT },
+	{ "trigger", required_argument, NULL, OPT_TRIGGER },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "usage", no_argument, NULL, OPT_USAGE },
@@ -275,6 +291,12 @@ static bool option(struct env *e, int opt, const char *arg)
 	case OPT_FW_EVENT:
 		e->fw_event = (enum fw_event)word_arg(arg, "--fw-event",
 			(const char *const[3]){ "auto", "batch", "record" });
+		break;
+	case OPT_TRIGGER:
+		if (e->ntrig == HMB_MAX_TRIGGERS)
+			usage_error("--trigger '%s': at most %d triggers",
+				    arg, HMB_MAX_TRIGGERS);
+		e->trig_expr[e->ntrig++] = arg;
 		break;
 	case 'v': e->verbose = true; break;
 	default: return false;

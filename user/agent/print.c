@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "agent.h"
+#include "trigger.h"
 #include "hmb_agent.skel.h"
 
 const char *const counter_names[HMB_C_COUNT] = {
@@ -130,6 +131,8 @@ static void take_bpf_hist(__u32 id, struct hmb_log2_hist *h)
 			for (int s = 0; s < HMB_HIST_SLOTS; s++)
 				h->slots[s] += p->slots[s];
 		}
+		if (id == HMB_H_HOST_TOTAL)
+			trig_hist_taken(h->slots);
 		memset(vals, 0, (size_t)ag.nr_cpus * vsz);
 		/*
 		 * A sample added between the lookup and this update is lost
@@ -402,6 +405,7 @@ static void report_json(const char *kind, const char *ts, uint64_t nio,
 		hmb_json_key(j, "percentiles");
 		hmb_quant_json(j, s);
 	}
+	trig_report_json(j);
 	hmb_json_key(j, "top");
 	hmb_json_arr(j);
 	hmb_cmd_stats_sort(s);
@@ -477,6 +481,7 @@ static void report_text(const char *kind, const char *ts, uint64_t nio,
 	}
 	fputc('\n', ag.out);
 	report_losses(c);
+	trig_report_text(ag.out);
 	if (ag.fw_on)
 		hmb_clock_print(ag.out, &ag.live.clk);
 	if (every_cmd())

@@ -3,7 +3,8 @@
 # cli.sh AGENT: option checks of hmb-trace-agent (TAP).  Bad values exit 2
 # with a message naming the option; --ringbuf-mb sizes the BPF ring buffer
 # the running agent really has (its map fd's /proc fdinfo); --issue-stamp
-# chooses block mode's programs (the prog ids of its fds).  Needs root
+# chooses block mode's programs (the prog ids of its fds); --trigger's
+# usage errors, and an armed agent's firings and counts.  Needs root
 # for the running parts (block mode: no NVMe or module needed).
 set -u
 agent=${1:?usage: cli.sh AGENT}
@@ -114,4 +115,39 @@ for v in bpf kernel auto; do
 		check "--issue-stamp $v: a program at issue and one at completion ($issue, $complete)" [ "$issue" = 1 -a "$complete" = 1 ]
 	fi
 done
+
+# --trigger: a bad expression is one line with its column and why, exit 2
+# (before anything is loaded); so is a ninth trigger.
+for t in "host_total>5xs:column 13: unknown unit 'xs'" \
+	 "nosuch_event:column 1: the event dictionary has no event or background group 'nosuch_event'" \
+	 "read:gc:column 8: '>' and a threshold are expected"; do
+	e=${t%%:column*} want=column${t#*:column}
+	"$agent" -m block --trigger "$e" >/dev/null 2>"$tmp/err"
+	rc=$?
+	check "--trigger '$e': exit 2 ($rc)" [ "$rc" = 2 ]
+	check "--trigger '$e': one line, '$want'" sh -c "[ \$(wc -l <'$tmp/err') = 1 ] && grep -qF -- \"--trigger '$e': $want\" '$tmp/err'"
+done
+"$agent" -m block $(for i in 1 2 3 4 5 6 7 8 9; do echo --trigger reset; done) >/dev/null 2>"$tmp/err"
+rc=$?
+check "nine --trigger: exit 2, at most 8 ($rc)" sh -c "[ $rc = 2 ] && grep -q 'at most 8 triggers' '$tmp/err'"
+
+# An armed block-mode agent: a line per firing, the summary counts them.
+"$agent" -m block -j --trigger 'host_total>1ns' --trigger 'write:host_total>3600s' 1 2 \
+	>"$tmp/trig.jsonl" 2>"$tmp/agent.err" &
+apid=$!
+sleep 1
+io="$(dirname "$agent")/.trig-io.$$"
+dd if=/dev/zero of="$io" bs=4k count=200 oflag=direct 2>/dev/null ||
+	dd if=/dev/zero of="$io" bs=4k count=200 conv=fsync 2>/dev/null
+wait $apid
+rc=$?
+apid=
+rm -f "$io"
+lines=$(grep -c '"type":"trigger","trigger":1,' "$tmp/trig.jsonl")
+other=$(grep -c '"type":"trigger","trigger":2,' "$tmp/trig.jsonl")
+fired=$(grep '"type":"summary"' "$tmp/trig.jsonl" | sed -n 's/.*"triggers":\[{"trigger":1,[^}]*"fired":\([0-9]*\),"reported":\([0-9]*\).*/\1 \2/p')
+check "armed agent exits 0 ($rc)" [ "$rc" = 0 ]
+check "host_total>1ns: firings on the I/Os ($lines lines), the summary's fired and reported agree ($fired)" \
+	[ "$lines" -gt 0 -a "$fired" = "$lines $lines" ]
+check "write:host_total>3600s: no firing ($other)" [ "$other" = 0 ]
 echo "1..$n"

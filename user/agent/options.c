@@ -294,8 +294,9 @@ static bool option(struct env *e, int opt, const char *arg)
 		break;
 	case OPT_TRIGGER:
 		if (e->ntrig == HMB_MAX_TRIGGERS)
-			usage_error("--trigger '%s': at most %d triggers",
-				    arg, HMB_MAX_TRIGGERS);
+			hmb_usage_exit(PROG, NULL,
+				       "--trigger '%s': at most %d triggers",
+				       arg, HMB_MAX_TRIGGERS);
 		e->trig_expr[e->ntrig++] = arg;
 		break;
 	case 'v': e->verbose = true; break;

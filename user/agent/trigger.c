@@ -150,7 +150,7 @@ void trig_hist_taken(const uint64_t *slots)
 {
 	if (!win)
 		return;
-	win_add(slots, mono_ns());
+	win_add(slots, hmb_now_ns(CLOCK_MONOTONIC));
 	memset(seen, 0, sizeof(seen));
 }
 
@@ -361,7 +361,7 @@ void trig_swept(const struct hmb_cmd_event *c)
 		memset(&ev, 0, sizeof(ev));
 		ev.type = HMB_EV_TRIGGER;
 		ev.trig = i;
-		ev.host_ns = mono_ns();
+		ev.host_ns = hmb_now_ns(CLOCK_MONOTONIC);
 		ev.value_ns = v;
 		ev.thresh_ns = t->thresh_ns;
 		ev.ctrl = c->ctrl;

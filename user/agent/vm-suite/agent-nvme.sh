@@ -116,6 +116,32 @@ losses=$(sed -n 's/.*"ringbuf_reserve_failed":\([0-9]*\).*/\1/p' "$R/agent.jsonl
 [ "$losses" = 0 ] && tap_ok "no ring buffer reservation failed" ||
 	tap_fail "no ring buffer reservation failed" "$losses"
 
+# Armed with triggers: the armed tp_btf programs pass this kernel's
+# verifier, a low threshold fires on fio's commands, a high one never.
+"$AGENT" -d "${HMB_NVME_DEV#/dev/}" -j -N 0 --trigger 'host_total>1us' \
+	--trigger 'read:host_total>3600s' -o "$R/agent-trig.jsonl" \
+	2>"$R/agent-trig.err" &
+apid=$!
+agent_wait_start "$R/agent-trig.jsonl" ||
+	tap_fail "armed agent attached" "$(cat "$R/agent-trig.err")"
+fio --name=trig --filename="$HMB_NVME_DEV" --direct=1 --ioengine=psync \
+	--rw=randread --bs=4k --size=64M --number_ios=500 \
+	--output-format=terse >"$R/fio-trig.txt" 2>"$R/fio-trig.err" ||
+	tap_fail "fio for the armed agent" "$(cat "$R/fio-trig.err")"
+sleep 0.5
+kill -INT $apid
+wait $apid
+trc=$?
+att=$(sed -n 's/.*"attach":"\([a-z_]*\)".*/\1/p' "$R/agent-trig.jsonl" | head -1)
+t1=$(grep -c '"type":"trigger","trigger":1,' "$R/agent-trig.jsonl")
+t2=$(grep -c '"type":"trigger","trigger":2,' "$R/agent-trig.jsonl")
+f1=$(grep '"type":"summary"' "$R/agent-trig.jsonl" | tail -1 |
+	sed -n 's/.*"triggers":\[{"trigger":1,[^}]*"fired":\([0-9]*\),"reported":\([0-9]*\).*/\1 \2/p')
+[ $trc = 0 ] && [ "$att" = tp_btf ] && [ "$t1" -ge 500 ] &&
+	[ "$f1" = "$t1 $t1" ] && [ "$t2" = 0 ] &&
+	tap_ok "armed (tp_btf): host_total>1us fired on $t1 commands (>= fio's 500; summary fired/reported $f1), read:host_total>3600s on none" ||
+	tap_fail "armed agent's triggers" "exit $trc, attach '$att', fired $t1/$t2, summary '$f1': $(tail -3 "$R/agent-trig.err")"
+
 # Block mode on this kernel: where does the start time come from?  6.1
 # stamps each request at issue (io_start_time_ns, the NVMe disk's queue
 # keeps statistics), so no program runs at issue; 6.9 and later stamp a

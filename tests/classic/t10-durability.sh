@@ -10,7 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 
 SPY=${HMB_SPY:-$(dirname "$TBIN")/lib/fsync-spy.so}
-[ -f "$SPY" ] || { not_ok "spy library $SPY built (make -C tests all)"; done_testing; }
+[ -f "$SPY" ] || { tap_fail "spy library $SPY built (make -C tests all)"; tap_done; }
 # An ASan build wants its runtime first; the spy does not care.
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
 
@@ -86,15 +86,15 @@ EOF
 }
 
 "$DAEMON" -r x -o y --fsync sometimes 2>/dev/null
-eq "--fsync sometimes: exit 2" "$?" 2
+tap_eq "--fsync sometimes: exit 2" "$?" 2
 
 for policy in batch none; do
 	"$FWSIM" -r "$ring" -n 20000 -p "$MIX" --log "$WORK/sim-$policy.bin" -q
 	spy_daemon "$WORK/$policy.log" -r "$ring" -o "$WORK/$policy.bin" --once \
 		-b 64K --fsync "$policy" --stats-json "$WORK/$policy.json" -q
-	eq "--fsync $policy --once: exit 0" "$?" 0
-	check "--fsync $policy: dump complete" cmp "$WORK/$policy.bin" "$WORK/sim-$policy.bin"
-	check "--fsync $policy: syncs in the promised order" \
+	tap_eq "--fsync $policy --once: exit 0" "$?" 0
+	tap_run "--fsync $policy: dump complete" cmp "$WORK/$policy.bin" "$WORK/sim-$policy.bin"
+	tap_run "--fsync $policy: syncs in the promised order" \
 		check_order "$policy" "$WORK/$policy.log" "$WORK/$policy.bin" "$WORK/$policy.json"
 done
 
@@ -107,8 +107,8 @@ HMB_SPY_LOG=$WORK/interval.log HMB_SPY_RING=$ring LD_PRELOAD=$SPY \
 	--log "$WORK/sim-interval.bin" -q --wait-drained
 kill -TERM "$DPID"
 wait_exit "$DPID" 20
-eq "--fsync interval: exit 0" "$RC" 0
-check "--fsync interval: dump complete" cmp "$WORK/interval.bin" "$WORK/sim-interval.bin"
-check "--fsync interval: synced, and at exit" \
+tap_eq "--fsync interval: exit 0" "$RC" 0
+tap_run "--fsync interval: dump complete" cmp "$WORK/interval.bin" "$WORK/sim-interval.bin"
+tap_run "--fsync interval: synced, and at exit" \
 	check_order interval "$WORK/interval.log" "$WORK/interval.bin" "$WORK/interval.json"
-done_testing
+tap_done

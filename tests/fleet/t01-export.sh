@@ -196,19 +196,7 @@ tap_eq "after the crash: nothing counted as not exported" "$(jget "$WORK/xc.json
 # in flight: it is checked in the store before it is sent again).
 HD=$(pick_host sim-d 0)
 mkfifo "$WORK/pipe2"
-python3 -c '
-import os, sys, time
-out = open(sys.argv[2], "wb", buffering=0)
-# The whole file in about 2 s, whatever its size.
-chunk = max(4096, os.path.getsize(sys.argv[1]) // 200)
-with open(sys.argv[1], "rb") as f:
-    while True:
-        b = f.read(chunk)
-        if not b:
-            break
-        out.write(b)
-        time.sleep(0.01)
-' "$WORK/b.bin" "$WORK/pipe2" &
+python3 "$(dirname "$0")/slow-copy.py" "$WORK/b.bin" "$WORK/pipe2" &
 PIDS+=("$!")
 "$ANALYZE" export --to clickhouse "$U1" --hostname "$HD" --day 2024-03-01 \
 	--trace-id 78 --batch-rows "$crash_batch" --backoff-ms 200 --format json - \

@@ -61,18 +61,7 @@ for line in open(sys.argv[1]):
 }
 # the summary's nonzero loss counters as "layer counter count" lines, sorted
 want_losses() {
-	python3 -c '
-import json, sys
-BPF = ["ringbuf_reserve_failed", "inflight_map_full", "waiting_map_full",
-       "host_complete_without_submit", "flushed_by_cid_reuse",
-       "host_submit_while_in_flight", "bpf_recursion_misses"]
-for line in open(sys.argv[1]):
-    o = json.loads(line)
-    if o.get("type") == "summary":
-        c = o["counters"]
-        out = ["bpf %s %d" % (k, c[k]) for k in BPF if c.get(k)]
-        print("\n".join(sorted(out)))
-        break' "$1"
+	python3 "$(dirname "$0")/t04-want-losses.py" "$1"
 }
 
 if ! "$CLUSTER" start "$CH" --shards 2 2>"$work/start.err"; then

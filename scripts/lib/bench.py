@@ -39,11 +39,16 @@ def spawn(argv, file_actions=()):
     # posix_spawn (vfork), not fork: a forked child's CPU time holds the
     # teardown of its copy of this Python's address space at exec, which
     # is as large as a short command's own.
-    pid = os.posix_spawnp(argv[0], argv, os.environ,
-                          file_actions=list(file_actions))
+    try:
+        pid = os.posix_spawnp(argv[0], argv, os.environ,
+                              file_actions=list(file_actions))
+    except OSError as e:
+        sys.exit("bench: cannot run %s: %s" % (argv[0], e.strerror))
     _, status, ru = os.wait4(pid, 0)
     t1 = time.monotonic_ns()
-    return (os.waitstatus_to_exitcode(status), t1 - t0,
+    st = os.waitstatus_to_exitcode(status)
+    # a signal as the shell reports it: 128 + its number
+    return (st if st >= 0 else 128 - st, t1 - t0,
             (ru.ru_utime + ru.ru_stime) * 1e3)
 
 

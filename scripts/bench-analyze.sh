@@ -81,39 +81,7 @@ hold() {
 	local ready held
 	release
 	ready=$(mktemp)
-	python3 - "$ready" "$@" <<'EOF' &
-import ctypes, os, signal, sys
-libc = ctypes.CDLL(None, use_errno=True)
-libc.mmap.restype = ctypes.c_void_p
-libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
-                      ctypes.c_int, ctypes.c_int, ctypes.c_long]
-libc.mlock.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-files = []
-for a in sys.argv[2:]:
-    if os.path.isdir(a):
-        files += sorted(os.path.join(a, f) for f in os.listdir(a)
-                        if os.path.isfile(os.path.join(a, f)))
-    else:
-        files.append(a)
-status = "held"
-for f in files:
-    fd = os.open(f, os.O_RDONLY)
-    size = os.fstat(fd).st_size
-    os.fsync(fd)
-    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    while os.read(fd, 1 << 20):
-        pass
-    if not size or status != "held":
-        continue
-    p = libc.mmap(None, size, 1, 1, fd, 0)  # PROT_READ, MAP_SHARED
-    if p is None or p == ctypes.c_void_p(-1).value:
-        status = "not held (mmap %s: %s)" % (f, os.strerror(ctypes.get_errno()))
-    elif libc.mlock(p, size):
-        status = "not held (mlock: %s)" % os.strerror(ctypes.get_errno())
-with open(sys.argv[1], "w") as r:
-    r.write(status + "\n")
-signal.pause()
-EOF
+	python3 "$bench_py" hold "$ready" "$@" &
 	holder=$!
 	while [ ! -s "$ready" ]; do
 		if ! kill -0 "$holder" 2> /dev/null; then
@@ -136,65 +104,10 @@ trap release EXIT
 
 # paired RUNS LABEL CMD [-- LABEL CMD ...]: RUNS rounds of the commands in
 # turn (stdout to /dev/null); one JSON line per label: median wall and CPU
-# ms, largest peak RSS KiB, the run's CPU times.
-paired() {
-	python3 - "$@" <<'EOF'
-import json, os, statistics, sys, time
-runs = int(sys.argv[1])
-cmds, cur = [], []
-for a in sys.argv[2:] + ["--"]:
-    if a == "--":
-        cmds.append((cur[0], cur[1:]))
-        cur = []
-    else:
-        cur.append(a)
-res = {label: {"wall": [], "cpu": [], "rss": 0} for label, _ in cmds}
-devnull = os.open(os.devnull, os.O_WRONLY)
-for _ in range(runs):
-    for label, argv in cmds:
-        t0 = time.monotonic_ns()
-        # posix_spawn (vfork), not fork: a forked child's CPU time holds
-        # the teardown of its copy of this Python's address space at exec
-        # (0.5 ms some days, 6.5 ms on others on this machine kind: it
-        # made /bin/true cost 8.4 ms instead of 1.9)
-        pid = os.posix_spawnp(argv[0], argv, os.environ, file_actions=[
-            (os.POSIX_SPAWN_DUP2, devnull, 1),
-            (os.POSIX_SPAWN_DUP2, devnull, 2)])
-        _, status, ru = os.wait4(pid, 0)
-        t1 = time.monotonic_ns()
-        if status:
-            sys.exit("bench-analyze: %s failed (status %d)" % (" ".join(argv), status))
-        r = res[label]
-        r["wall"].append((t1 - t0) / 1e6)
-        r["cpu"].append((ru.ru_utime + ru.ru_stime) * 1e3)
-# Peak RSS: once each under GNU time (%M), a small C process.  The
-# kernel charges an exec'd child the peak RSS of the address space it
-# replaced, so a child of this Python reports Python's (10-13 MiB) for
-# any command; time's own is about 1 MiB (/bin/true under it: 1000 KiB).
-import tempfile
-for label, argv in cmds:
-    with tempfile.NamedTemporaryFile("r") as tf:
-        pid = os.posix_spawnp("/usr/bin/time", ["/usr/bin/time", "-f", "%M", "-o", tf.name] + argv,
-                              os.environ, file_actions=[(os.POSIX_SPAWN_DUP2, devnull, 1),
-                                                        (os.POSIX_SPAWN_DUP2, devnull, 2)])
-        _, status, _ = os.wait4(pid, 0)
-        if status:
-            sys.exit("bench-analyze: /usr/bin/time %s failed (status %d)" % (" ".join(argv), status))
-        res[label]["rss"] = int(tf.read().split()[-1])
-for label, _ in cmds:
-    r = res[label]
-    print(json.dumps({"label": label, "wall_ms": statistics.median(r["wall"]),
-                      "cpu_ms": statistics.median(r["cpu"]),
-                      "rss_kib": r["rss"], "runs": len(r["wall"])}))
-EOF
-}
+# ms, peak RSS KiB.
+paired() { python3 "$bench_py" paired "$@"; }
 # get JSON KEY: the value of KEY in the line of label $2 of $1
-get() { printf '%s\n' "$1" | python3 -c '
-import json, sys
-for l in sys.stdin:
-    d = json.loads(l)
-    if d["label"] == sys.argv[1]:
-        print(d[sys.argv[2]])' "$2" "$3"; }
+get() { python3 "$bench_py" get "$1" "$2" "$3"; }
 fmt1() { awk -v v="$1" 'BEGIN { printf "%.1f", v }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
@@ -241,23 +154,7 @@ odump=$dir/analyze-ctf-opaque-$nctf.bin
 sim_dump "$odump" "$nctf" fixed:32 64
 ddump=$dir/analyze-ctf-dict-$nctf.bin
 if [ ! -s "$ddump" ]; then
-	PYTHONPATH=$top/python python3 -c '
-import sys
-from hmb_trace.writer import encode_record
-n = int(sys.argv[2])
-# (opcode, payload bytes) of the shipped events (share/hmb-events.dict)
-evs = [(0x100, 24), (0x101, 6), (0x102, 8), (0x103, 8), (0x104, 8),
-       (0x200, 8), (0x201, 8), (0x220, 2)]
-with open(sys.argv[1] + ".tmp", "wb") as f:
-    buf = bytearray()
-    for i in range(n):
-        op, plen = evs[i % len(evs)]
-        buf += encode_record(i, 10**9 + 500 * i, op, i % 4, 0,
-                             bytes((i + k) & 255 for k in range(plen)))
-        if len(buf) > 1 << 20:
-            f.write(buf); buf = bytearray()
-    f.write(buf)
-' "$ddump" "$nctf"
+	python3 "$top/scripts/lib/dict-dump.py" "$ddump.tmp" "$nctf"
 	mv "$ddump.tmp" "$ddump"
 fi
 bt2ver=$(babeltrace2 --version | awk 'NR == 1 { print $2 }')

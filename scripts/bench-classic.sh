@@ -42,7 +42,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-now() { date +%s%N; }
 jget() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 
 # start_daemon OUT STATS [OPTIONS]: a daemon draining $ring into OUT.
@@ -95,14 +94,12 @@ for dir in $dirs; do
 			rm -f "$out" "$out.meta"
 			sync -f "$dir" 2>/dev/null || true
 			cnt=$(((dbytes + batch - 1) / batch))
-			t0=$(now)
-			/usr/bin/time -f "%U %S" -o "$dir/hmb-bench-$$.time" \
-				dd if=/dev/zero of="$dir/hmb-bench-$$.dd" bs=$batch count=$cnt status=none
-			t1=$(now)
 			scratch+=("$dir/hmb-bench-$$.time")
-			dd_cpu=$(awk '{ print $1 + $2 }' "$dir/hmb-bench-$$.time")
+			bench_run "$dir/hmb-bench-$$.time" \
+				dd if=/dev/zero of="$dir/hmb-bench-$$.dd" bs=$batch count=$cnt status=none
+			dd_cpu=$(awk -v ms="$bench_cpu_ms" 'BEGIN { print ms / 1000 }')
 			rm -f "$dir/hmb-bench-$$.dd"
-			dd_gbs=$(awk -v b=$((cnt * batch)) -v ns=$((t1 - t0)) 'BEGIN { printf "%.3f", b / ns }')
+			dd_gbs=$(awk -v b=$((cnt * batch)) -v ns="$bench_wall_ns" 'BEGIN { printf "%.3f", b / ns }')
 			dd_cgbs=$(awk -v b=$((cnt * batch)) -v c="$dd_cpu" 'BEGIN { printf "%.2f", (c > 0 ? b / c / 1e9 : 0) }')
 			d_gbs=$(awk -v b="$dbytes" -v s="$el" 'BEGIN { printf "%.3f", b / s / 1e9 }')
 			d_mrs=$(awk -v r="$drec" -v s="$el" 'BEGIN { printf "%.2f", r / s / 1e6 }')

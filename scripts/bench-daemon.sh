@@ -19,8 +19,9 @@
 # file into /dev/null, interleaved.
 # Before each daemon run the ring's tail is put back to where the fill
 # left it, so every run drains the same records; every output is deleted
-# after its run and the directory synced (not timed).  Wall time (date)
-# and CPU time (user + system, GNU time) per run; medians per command.
+# after its run and the directory synced (not timed).  Wall and CPU time
+# (user + system, wait4) per run (scripts/lib/bench.py); medians per
+# command.
 # "speed vs dd" is dd's median time over the daemon's: >= 0.8 is the goal,
 # >= 1.0 the aim.  Writes a Markdown table into docs/benchmarks.md between
 # the "bench-daemon" markers (HMB_BENCH_NO_DOC=1 leaves it alone).
@@ -34,7 +35,6 @@ ringsz=${HMB_BENCH_RING:-1G}
 dirs=${HMB_BENCH_DIRS:-/dev/shm $top/build/bench}
 rounds=${HMB_BENCH_ROUNDS:-5}
 [ -x "$sim" ] && [ -x "$daemon" ] || make -C "$top" all >&2
-command -v /usr/bin/time >/dev/null || { echo "bench-daemon: needs GNU time (package time)" >&2; exit 1; }
 
 rings=()
 outs=()
@@ -51,6 +51,8 @@ fill() {
 	"$sim" -r "$r" -s "$ringsz" -p "$2" -n $((bytes / 64 + 1000)) -q
 	ring_of[$1]=$r
 }
+# hdr_u64 RING OFFSET: a u64 of the ring's header (16: head, 24: tail)
+hdr_u64() { python3 "$bench_py" u64 "$1" "$2"; }
 reset_tail() { printf '\0\0\0\0\0\0\0\0' | dd of="$1" bs=1 seek=24 count=8 conv=notrunc status=none; }
 
 # timed OUTFILE CMD...: run CMD, append "wall_s cpu_s" to OUTFILE.
@@ -62,13 +64,13 @@ timed() {
 	awk -v w="$bench_wall_ns" -v c="$bench_cpu_ms" 'BEGIN { printf "%.6f %.3f\n", w / 1e9, c / 1000 }' >> "$out"
 	rm -f "$tf"
 }
-median() { sort -n | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.6f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+median() { python3 "$bench_py" median --even-format '%.6f'; }
 
 declare -A ring_of recs_of
 fill 64 fixed:32
 fill mix "mix:16x40,64x40,512x15,4064x5"
 for k in 64 mix; do
-	recs_of[$k]=$(python3 -c 'import struct,sys; h=open(sys.argv[1],"rb").read(64); print(struct.unpack_from("<Q",h,16)[0])' "${ring_of[$k]}")
+	recs_of[$k]=$(hdr_u64 "${ring_of[$k]}" 16)
 done
 res=$(mktemp -d)
 outs+=("$res")
@@ -108,7 +110,6 @@ done
 
 # The read side alone: the daemon draining into /dev/null against dd
 # reading the same ring file into /dev/null (nothing written), interleaved.
-hdr_u64() { python3 -c 'import struct,sys; print(struct.unpack_from("<Q",open(sys.argv[1],"rb").read(64),int(sys.argv[2]))[0])' "$1" "$2"; }
 for k in 64 mix; do
 	ring=${ring_of[$k]}
 	for r in $(seq "$rounds"); do

@@ -3,11 +3,13 @@
 # bench-join.sh: does the offline join's cost stay flat as the trace grows?
 # `correlate`, `report --host` and `convert --to perfetto-json --host` (the
 # JSON, the heavier writer) over 1 M and 10 M commands: wall time, CPU time
-# and peak RSS (/usr/bin/time -v's maximum resident set size).  Goals: the 10 M
-# run at most 11x the 1 M run, peak RSS under 64 MiB at 10 M.
+# and peak RSS (scripts/lib/bench.py: wait4, GNU time's maximum resident
+# set size).  Goals: the 10 M run at most 11x the 1 M run, peak RSS under
+# 64 MiB at 10 M.
 #
-# Input (generated once, cached in build/bench keyed by a hash of this
-# script and tests/formats/fwgen.py): tests/formats/fwgen.py writes a dump
+# Input (generated once by scripts/lib/join-input.py, cached in
+# build/bench keyed by a hash of this script, join-input.py and
+# tests/formats/fwgen.py): tests/formats/fwgen.py writes a dump
 # of HMB_BENCH_JOIN_BASE commands (default 1000000; five records each) and
 # the host's view of them as hmb-trace-agent JSON lines (completion order);
 # the 10x input is that trace repeated ten times one after the other (seqs
@@ -26,7 +28,7 @@ bin=$top/build/bin/hmb-trace-analyze
 base=${HMB_BENCH_JOIN_BASE:-1000000}
 runs=${HMB_BENCH_RUNS:-5}
 dir=${HMB_BENCH_DIR:-$top/build/bench}
-key=$(cat "$0" "$top/tests/formats/fwgen.py" | sha256sum | cut -c1-12)
+key=$(cat "$0" "$top/scripts/lib/join-input.py" "$top/tests/formats/fwgen.py" | sha256sum | cut -c1-12)
 d1=$dir/join-$base-$key
 big=$((base * 10))
 
@@ -36,67 +38,25 @@ mkdir -p "$dir"
 if [ ! -s "$d1.x10.jsonl" ]; then
 	echo "bench-join: generating $base and $big commands in $d1.*" >&2
 	rm -f "$dir"/join-"$base"-*
-	PYTHONPATH=$top/tests/formats python3 - "$d1" "$base" <<'EOF'
-import json, re, struct, sys
-from fwgen import Workload, write_agent_jsonl
-out, n = sys.argv[1], int(sys.argv[2])
-w = Workload(n_cmds=n, seed=7, gc_every=0, unknown_every=0)
-w.write(out + ".x1.bin")
-write_agent_jsonl(out + ".x1.jsonl", w.host_commands(123456789))
-nrec = len(w.kept)
-span = w.kept[-1].ts - w.kept[0].ts + 1_000_000     # 1 ms apart
-del w
-dump = bytearray(open(out + ".x1.bin", "rb").read())
-offs, fetch, o = [], [], 0
-while o < len(dump):
-    offs.append(o)
-    op, plen = struct.unpack_from("<H2xH", dump, o + 16)
-    if op == 0x100:             # cmd_fetch: slba at payload offset 16
-        fetch.append(o + 32 + 16)
-    o += (32 + plen + 7) & ~7
-assert len(offs) == nrec
-with open(out + ".x10.bin", "wb") as f:
-    for k in range(10):
-        f.write(dump)
-        for o in offs:          # the next copy: seqs and times shifted
-            seq, ts = struct.unpack_from("<IQ", dump, o + 4)
-            struct.pack_into("<IQ", dump, o + 4, (seq + nrec) & 0xFFFFFFFF,
-                             ts + span)
-        for o in fetch:         # ... and slbas: the copies are not alike
-            slba = struct.unpack_from("<Q", dump, o)[0]
-            struct.pack_into("<Q", dump, o, slba + (1 << 40))
-num = re.compile(rb'"(submit_ns|complete_ns|slba)": (\d+)')
-lines = open(out + ".x1.jsonl", "rb").read().splitlines(keepends=True)
-with open(out + ".x10.jsonl.tmp", "wb") as f:
-    for k in range(10):
-        if k == 0:
-            f.writelines(lines)
-            continue
-        sh = {b"submit_ns": k * span, b"complete_ns": k * span,
-              b"slba": k << 40}
-        f.writelines(num.sub(lambda m: b'"%s": %d' % (
-            m.group(1), int(m.group(2)) + sh[m.group(1)]), l) for l in lines)
-import os
-os.rename(out + ".x10.jsonl.tmp", out + ".x10.jsonl")
-EOF
+	python3 "$top/scripts/lib/join-input.py" "$d1" "$base"
 fi
 cat "$d1".x1.* "$d1".x10.* > /dev/null
 
 declare -A wall cpu rss
 # one run: KEY CMD...; appends wall s, CPU s and peak RSS KiB to the arrays
 run1() {
-	local k=$1 t0 t1 tf=$dir/.join-time
+	local k=$1 w c m tf=$dir/.join-time
 	shift
-	t0=$(date +%s%N)
-	/usr/bin/time -o "$tf" -f "%U %S %M" "$@" > /dev/null
-	t1=$(date +%s%N)
-	read -r u s m < <(tail -n 1 "$tf")
-	wall[$k]+="$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }') "
-	cpu[$k]+="$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }') "
+	python3 "$bench_py" run "$tf" --rss "$@" > /dev/null
+	read -r w c m < "$tf"
+	w=$(awk -v ns="$w" 'BEGIN { printf "%.3f", ns / 1e9 }')
+	c=$(awk -v ms="$c" 'BEGIN { printf "%.2f", ms / 1e3 }')
+	wall[$k]+="$w "
+	cpu[$k]+="$c "
 	rss[$k]+="$m "
-	echo "bench-join: $k: wall $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }') s, CPU $u + $s s, peak RSS $m KiB" >&2
+	echo "bench-join: $k: wall $w s, CPU $c s, peak RSS $m KiB" >&2
 }
-med() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+med() { python3 "$bench_py" median; }
 for ((i = 0; i < runs; i++)); do
 	for x in x1 x10; do
 		run1 "correlate.$x" "$bin" correlate "$d1.$x.bin" "$d1.$x.jsonl"

@@ -10,7 +10,8 @@
 # of magnitude; gc and thermal windows, unknown opcodes) and the host's
 # view of every command as hmb-trace-agent JSON lines, the way
 # tests/formats/test_perfetto.py does.  Each conversion runs once, with
-# --host and without; wall time, CPU time and peak RSS from /usr/bin/time.
+# --host and without; wall time, CPU time and peak RSS from
+# scripts/lib/bench.py.
 # Prints a Markdown table and writes it into docs/benchmarks.md between
 # the "bench-perfetto" markers (HMB_BENCH_NO_DOC=1 to leave the doc alone).
 set -euo pipefail
@@ -48,8 +49,8 @@ run1() {
 	size[$k]=$(stat -c %s "$out")
 	wall[$k]=$(awk -v n="$bench_wall_ns" 'BEGIN { printf "%.2f", n / 1e9 }')
 	cpu[$k]=$(awk -v m="$bench_cpu_ms" 'BEGIN { printf "%.2f", m / 1000 }')
-	/usr/bin/time -o "$tf" -f "%M" "$bin" convert "$d.bin" "$out" "$@"
-	rss[$k]=$(( $(tail -n 1 "$tf") / 1024 ))
+	python3 "$bench_py" run "$tf" --rss "$bin" convert "$d.bin" "$out" "$@"
+	rss[$k]=$(( $(cut -d' ' -f3 "$tf") / 1024 ))
 	rm -f "$out"
 	echo "bench-perfetto: $k: ${size[$k]} bytes, wall ${wall[$k]} s, CPU ${cpu[$k]} s, peak RSS ${rss[$k]} MiB" >&2
 }

@@ -8,28 +8,23 @@
 # anchor is what other documents link to.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-echo "1..2"
+. "$top/scripts/lib/tap.sh"
 codes='\bD([1-9]|10)\b'
 
-# check N WHAT HITS RC: one TAP line, the hits as diagnostics.
+# check WHAT HITS RC: one TAP line, the hits as diagnostics.
 check() {
-	if [ "$4" -gt 1 ]; then
-		echo "not ok $1 - $2: git grep failed"
-		printf '%s\n' "$3" | sed 's/^/# /'
-		fail=1
-	elif [ -z "$3" ]; then
-		echo "ok $1 - $2"
+	if [ "$3" -gt 1 ]; then
+		tap_fail "$1: git grep failed" "$2"
+	elif [ -z "$2" ]; then
+		tap_ok "$1"
 	else
-		echo "not ok $1 - $2"
-		printf '%s\n' "$3" | sed 's/^/# /'
-		fail=1
+		tap_fail "$1" "$2"
 	fi
 }
 
-fail=0
 hits=$(git -C "$top" grep -nIE "$codes" -- ':!docs' ':!*.md' \
 	':!scripts/check-decision-codes.sh' 2>&1)
-check 1 "no decision codes (D1..D10) in code or code comments outside docs/" "$hits" $?
+check "no decision codes (D1..D10) in code or code comments outside docs/" "$hits" $?
 hits=$(git -C "$top" grep -nIE "^#{1,6}[[:space:]].*$codes" -- 'docs/*.md' '*.md' 2>&1)
-check 2 "no decision codes (D1..D10) in the headings of the documents" "$hits" $?
-exit $fail
+check "no decision codes (D1..D10) in the headings of the documents" "$hits" $?
+tap_done

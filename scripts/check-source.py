@@ -17,6 +17,10 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "tests", "formats"))
+from tap import Tap  # noqa: E402
+
 # The one table of licences by directory (README.md shows it to people).
 LICENCES = {
     "include/uapi/": "GPL-2.0 WITH Linux-syscall-note",
@@ -40,25 +44,6 @@ MAX_FILE_LINES = 1000
 MAX_FUNC_LINES = 150
 
 SPDX = re.compile(r"SPDX-License-Identifier:\s*(.*?)\s*(\*/)?\s*$")
-
-
-class Tap:
-    def __init__(self):
-        self.n = 0
-        self.failed = 0
-
-    def ok(self, cond, what, diag=()):
-        self.n += 1
-        print("%sok %d - %s" % ("" if cond else "not ", self.n, what))
-        if not cond:
-            self.failed += 1
-            for line in diag:
-                print("#   " + line)
-        return cond
-
-    def done(self):
-        print("1..%d" % self.n)
-        return 1 if self.failed else 0
 
 
 def c_files(top):

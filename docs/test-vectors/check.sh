@@ -9,16 +9,9 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-n=0
-failed=0
+. "$here/../../scripts/lib/tap.sh"
 t() {	# t STATUS DESCRIPTION
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		failed=1
-	fi
+	if [ "$1" = 0 ]; then tap_ok "$2"; else tap_fail "$2"; fi
 }
 python3 "$here/gen.py" "$tmp/v1"
 t $? "gen.py runs"
@@ -49,5 +42,4 @@ for tool in "$@"; do
 		fi
 	done
 done
-echo "1..$n"
-exit $failed
+tap_done

@@ -8,157 +8,27 @@
 # background windows at the asked rate.  TAP.
 set -u
 fwsim=${1:?usage: test-qemutrace.sh FWSIM}
-top=$(cd "$(dirname "$0")/../.." && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+. "$top/scripts/lib/tap.sh"
 work=$(mktemp -d /tmp/hmb-qemutrace.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-python3 - "$work/trace.log" <<'EOF'
-import random, sys
-random.seed(7)
-out = open(sys.argv[1], "w")
-t = 1795952118.000000
-lines = []
-def emit(s):
-    global t
-    lines.append("6131@%.6f:%s" % (t, s))
-out_cmds = []
-# 3000 commands over ~3 s, two queues; some cids in flight on both queues
-inflight = []
-for i in range(3000):
-    t += 0.001
-    sq = 1 + (i % 2)
-    cid = ((i // 7) % 16) << 12 | (i % 40)
-    opc = [0x2, 0x2, 0x1, 0x0][i % 4]
-    emit("pci_nvme_io_cmd cid %d nsid 0x1 sqid %d opc 0x%x opname 'X'" % (cid, sq, opc))
-    if opc == 0x2:
-        emit("pci_nvme_read cid %d nsid 1 nlb 8 count 4096 lba 0x%x" % (cid, i * 8))
-    elif opc == 0x1:
-        emit("pci_nvme_write cid %d opname 'NVME_NVM_CMD_WRITE' nsid 1 nlb 8 count 4096 lba 0x%x" % (cid, i * 8))
-    inflight.append((sq, cid, opc))
-    if len(inflight) > 1 or i == 2999:
-        for (s, c, o) in inflight:
-            t += 0.0001
-            if o != 0:
-                emit("pci_nvme_rw_complete_cb cid %d blk 'drv0'" % c)
-            emit("pci_nvme_enqueue_req_completion cid %d cqid %d dw0 0x0 dw1 0x0 status 0x0" % (c, s))
-        inflight = []
-    if i == 100:
-        emit("pci_nvme_enqueue_req_completion cid 9 cqid 0 dw0 0x0 dw1 0x0 status 0x0")
-        lines.append("some unrelated line")
-out.write("\n".join(lines) + "\n")
-EOF
-
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-notok() { n=$((n + 1)); echo "not ok $n - $*"; }
+python3 "$here/test-qemutrace-gen.py" "$work/trace.log"
 
 "$fwsim" --ring-file "$work/ring" --ring-size 16M --from-qemu-trace - \
 	--clock-offset 5000000 --clock-drift 100 --clock-step 2:300000 \
 	--bg-rate 20 --cmd-log "$work/cmd.log" --event-dict "$top/share/hmb-events.dict" \
 	--log "$work/fw.bin" < "$work/trace.log" > "$work/report.json" 2>"$work/err"
 rc=$?
-[ $rc = 0 ] && ok "hmb-fwsim --from-qemu-trace exits 0" || notok "exit $rc: $(cat "$work/err")"
+[ $rc = 0 ] && tap_ok "hmb-fwsim --from-qemu-trace exits 0" || tap_fail "exit $rc: $(cat "$work/err")"
 "$fwsim" --ring-file "$work/ring2" --from-qemu-trace "$work/nonexistent" 2>"$work/err2" >/dev/null
 rc=$?
-[ $rc = 1 ] && grep -q "cannot open QEMU trace" "$work/err2" && ok "missing trace file: exit 1 with a message" ||
-	notok "missing trace file: exit $rc $(cat "$work/err2")"
+[ $rc = 1 ] && grep -q "cannot open QEMU trace" "$work/err2" && tap_ok "missing trace file: exit 1 with a message" ||
+	tap_fail "missing trace file: exit $rc $(cat "$work/err2")"
 "$fwsim" --ring-file "$work/ring2" --from-qemu-trace - --clock-step 5 2>"$work/err3" >/dev/null </dev/null
 rc=$?
-[ $rc = 2 ] && grep -q "clock-step" "$work/err3" && ok "bad --clock-step: usage error" ||
-	notok "bad --clock-step: exit $rc $(cat "$work/err3")"
+[ $rc = 2 ] && grep -q "clock-step" "$work/err3" && tap_ok "bad --clock-step: usage error" ||
+	tap_fail "bad --clock-step: exit $rc $(cat "$work/err3")"
 
-python3 - "$work" "$n" <<'EOF'
-import json, struct, sys, re
-work, n = sys.argv[1], int(sys.argv[2])
-def tap(c, m):
-    global n; n += 1; print(("ok" if c else "not ok") + " %d - %s" % (n, m))
-rep = json.load(open(work + "/report.json"))
-ring = open(work + "/ring", "rb").read()
-magic, ver, size, off, head, tail = struct.unpack_from("<IIIIQQ", ring, 0)
-dump = open(work + "/fw.bin", "rb").read()
-tap(head > 0 and dump == ring[off:off + head], "--log: the dump holds every record written to the ring, byte for byte (%d bytes)" % len(dump))
-recs = []
-pos = 0
-while pos < head:
-    o = 64 + (pos % size)
-    m, seq, ts, op, cpu, fl, plen = struct.unpack_from("<IIQHBBH", ring, o)
-    if m != 0x54434552: break
-    if fl & 1:
-        pos = (pos // size + 1) * size; continue
-    recs.append((seq, ts, op, ring[o + 32:o + 32 + plen]))
-    pos += 32 + ((plen + 7) & ~7)
-tap(len(recs) == rep["records"] and rep["dropped"] == 0, "ring holds every record the report counts (%d)" % len(recs))
-lines = open(work + "/trace.log").read().split("\n")
-# expected per command: from the trace
-cmds = {}
-order = []
-t0 = None
-for ln, l in enumerate(lines, 1):
-    m = re.match(r"\d+@([\d.]+):(\S+) (.*)", l)
-    if not m: continue
-    ts = float(m.group(1)); ev = m.group(2); a = m.group(3).split()
-    if t0 is None: t0 = ts
-    kv = {a[i]: a[i + 1] for i in range(len(a) - 1)}
-    if ev == "pci_nvme_io_cmd":
-        cmds[(int(kv["sqid"]), int(kv["cid"]))] = ln
-        order.append((ln, int(kv["sqid"]), int(kv["cid"]), int(kv["opc"], 16)))
-log = {}
-for l in open(work + "/cmd.log"):
-    d = dict(x.split("=") for x in l.split() if "=" in x)
-    log[int(d["seq"])] = d
-tap(len(log) == len(recs), "command log has a line per record")
-# the fetch of a read/write carries the slba and (0-based) nlb QEMU traced
-rw = {}
-for ln, l in enumerate(lines, 1):
-    m = re.match(r"\d+@[\d.]+:pci_nvme_(read|write) (.*)", l)
-    if m:
-        a = m.group(2).split()
-        kv = {a[i]: a[i + 1] for i in range(len(a) - 1)}
-        rw[ln - 1] = (int(kv["lba"], 16), int(kv["nlb"]) - 1)
-nrw = badlba = 0
-for seq, ts, op, pl in recs:
-    if op == 0x100:
-        ql = int(log[seq]["qline"])
-        if ql in rw:
-            nrw += 1
-            slba, = struct.unpack_from("<Q", pl, 16)
-            nlb, = struct.unpack_from("<H", pl, 10)
-            badlba += (slba, nlb) != rw[ql]
-tap(nrw == 2250 and badlba == 0, "fetch records of reads/writes carry QEMU's slba and nlb (%d, %d wrong)" % (nrw, badlba))
-by_q = {}
-bad_key = 0
-for seq, ts, op, pl in recs:
-    d = log[seq]
-    if int(d["op"], 16) != op or int(d["ts"]) != ts: bad_key += 1; continue
-    if op < 0x200:
-        sq, cid = struct.unpack_from("<HH", pl, 0)
-        if (sq, cid) != (int(d["sqid"]), int(d["cid"])): bad_key += 1
-        by_q.setdefault(int(d["qline"]), []).append((op, sq, cid, ts))
-tap(bad_key == 0, "payload keys (sqid, cid), opcode and ts agree with the command log")
-want = {0x2: [0x100, 0x101, 0x102, 0x103, 0x104], 0x1: [0x100, 0x101, 0x102, 0x103, 0x104], 0x0: [0x100, 0x104]}
-wrong = 0
-for ln, sq, cid, opc in order:
-    got = by_q.get(ln, [])
-    if [g[0] for g in got] != want[opc] or any((g[1], g[2]) != (sq, cid) for g in got):
-        wrong += 1
-tap(wrong == 0 and len(order) == 3000, "every QEMU command got its own fetch..cqe_posted records with its sqid/cid (%d commands, %d wrong)" % (len(order), wrong))
-
-tap(rep["commands"] == 3000 and rep["orphan_events"] == 1, "report: 3000 commands, 1 orphan (the admin completion)")
-# clock: fw = (t - t0) * (1 + 100e-6) + 5e6 (+ 300000 from t0 + 2 s)
-err = 0
-for ln, sq, cid, opc in order:
-    m = re.match(r"\d+@([\d.]+):", lines[ln - 1])
-    rel = float(m.group(1)) - t0
-    exp = rel * 1e9 * (1 + 100e-6) + 5e6 + (300000 if rel >= 2 else 0)
-    fetch = by_q[ln][0][3]
-    err = max(err, abs(fetch - exp))
-tap(err < 2, "fetch timestamps follow offset, drift and step exactly (max error %.1f ns)" % err)
-bg = [r for r in recs if r[2] >= 0x200]
-gcs = sum(1 for r in bg if r[2] == 0x200)
-tap(rep["bg_windows"] > 0 and 20 <= gcs <= 120, "background: %d gc windows over %.1f s at 20/s" % (gcs, rep["trace_seconds"]))
-ends = sum(1 for r in bg if r[2] == 0x201)
-tap(gcs - ends in (0, 1), "gc windows open and close (%d begin, %d end)" % (gcs, ends))
-mono = all(recs[i][1] <= recs[i + 1][1] + 3000 for i in range(len(recs) - 1))
-tap(mono, "record timestamps never go back by more than the 3 us of synthetic steps")
-print("1..%d" % n)
-EOF
+python3 "$here/test-qemutrace-check.py" "$work" "$tap_n" "$tap_failed"

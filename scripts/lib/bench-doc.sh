@@ -1,18 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
-# Sourced by scripts/bench-*.sh.
+# Sourced by scripts/bench-*.sh.  The measuring is bench.py's (the
+# harness: spawn, wait4, medians, peak RSS, page cache); this file holds
+# what the scripts share around it.
+bench_py=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/bench.py
 #
 # bench_run TIMEFILE CMD...: run CMD once, timed: sets bench_wall_ns (wall
 # time, ns) and bench_cpu_ms (user + system CPU time, ms).  TIMEFILE holds
-# /usr/bin/time's output.
+# bench.py run's output.
 bench_run() {
-	local tf=$1 t0 t1 c
+	local tf=$1
 	shift
-	t0=$(date +%s%N)
-	/usr/bin/time -o "$tf" -f "%U %S" "$@"
-	t1=$(date +%s%N)
-	c=$(tail -n 1 "$tf")
-	bench_wall_ns=$((t1 - t0))
-	bench_cpu_ms=$(awk -v u="${c% *}" -v s="${c#* }" 'BEGIN { printf "%d", (u + s) * 1000 + 0.5 }')
+	python3 "$bench_py" run "$tf" "$@"
+	read -r bench_wall_ns bench_cpu_ms < "$tf"
 }
 #
 # bench_time TIMEFILE KEY CMD...: bench_run CMD (stdout discarded), keeping

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-# Shared helpers for the classic-path tests: TAP output, a scratch directory
-# under /dev/shm that is removed at exit, and starting/stopping the daemon.
+# Shared helpers for the classic-path tests: TAP (scripts/lib/tap.sh), a
+# scratch directory under /dev/shm that is removed at exit, and
+# starting/stopping the daemon.
 # Every process a test starts is killed at exit, whatever happened.
 set -u
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -19,8 +20,7 @@ base=/dev/shm
 [ -d "$base" ] && [ -w "$base" ] || base=${TMPDIR:-/tmp}
 WORK=$(mktemp -d "$base/hmb-test.XXXXXX")
 PIDS=()
-_n=0
-_fail=0
+. "$TOP/scripts/lib/tap.sh"
 
 cleanup() {
 	local p
@@ -33,22 +33,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-ok() { _n=$((_n + 1)); echo "ok $_n - $*"; }
-not_ok() { _n=$((_n + 1)); _fail=1; echo "not ok $_n - $*"; }
-skip() { _n=$((_n + 1)); echo "ok $_n - $1 # SKIP $2"; }
-# check "what" CMD...: ok if CMD succeeds.
-check() {
-	local what=$1
-	shift
-	if "$@"; then ok "$what"; else not_ok "$what"; fi
-}
-# eq "what" GOT WANT
-eq() {
-	if [ "$2" = "$3" ]; then ok "$1 ($2)"; else not_ok "$1: got '$2', want '$3'"; fi
-}
-diag() { echo "# $*"; }
-done_testing() { echo "1..$_n"; exit $_fail; }
 
 # json FILE KEY: print a top-level value of a one-object JSON file.
 json() {

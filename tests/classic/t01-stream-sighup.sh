@@ -27,7 +27,7 @@ while kill -0 "$spid" 2>/dev/null; do
 	fi
 done
 wait "$spid"
-eq "simulator finished" "$?" 0
+tap_eq "simulator finished" "$?" 0
 # The last SIGHUP must be handled before SIGTERM: both pending at once,
 # the daemon stops without reopening (it acts on signals between batches).
 # Its reopen creates FILE again.
@@ -37,20 +37,20 @@ for k in $(seq 200); do
 done
 kill -TERM "$DPID"
 wait_exit "$DPID" 30
-	eq "daemon exits 0 on SIGTERM" "$RC" 0
+	tap_eq "daemon exits 0 on SIGTERM" "$RC" 0
 [ -e "$out" ] && mv "$out" "$WORK/part.$(printf %06d $((i + 1)))"
-diag "$i rotations"
-check "the output was rotated during the run ($i times)" [ "$i" -ge 2 ]
+tap_diag "$i rotations"
+tap_run "the output was rotated during the run ($i times)" [ "$i" -ge 2 ]
 
 produced=$(json "$WORK/sim.json" produced)
-eq "simulator wrote every record (wait mode)" "$produced" "$RECORDS"
-eq "simulator dropped none" "$(json "$WORK/sim.json" dropped)" 0
-eq "daemon reopened once per SIGHUP" "$(json "$WORK/daemon.json" reopens)" "$i"
-eq "daemon counted every record" "$(json "$WORK/daemon.json" records)" "$produced"
-eq "daemon counted every wrap marker" "$(json "$WORK/daemon.json" markers)" \
+tap_eq "simulator wrote every record (wait mode)" "$produced" "$RECORDS"
+tap_eq "simulator dropped none" "$(json "$WORK/sim.json" dropped)" 0
+tap_eq "daemon reopened once per SIGHUP" "$(json "$WORK/daemon.json" reopens)" "$i"
+tap_eq "daemon counted every record" "$(json "$WORK/daemon.json" records)" "$produced"
+tap_eq "daemon counted every wrap marker" "$(json "$WORK/daemon.json" markers)" \
 	"$(json "$WORK/sim.json" markers)"
 
-check "concatenated outputs == simulator log, byte for byte" \
+tap_run "concatenated outputs == simulator log, byte for byte" \
 	cmp <(cat "$WORK"/part.*) "$WORK/sim.bin"
 rm -f "$WORK/sim.bin"
 bad=0
@@ -58,16 +58,16 @@ for f in "$WORK"/part.*; do
 	[ -s "$f" ] || continue
 	if [ "$(head -c 4 "$f")" != RECT ]; then bad=$((bad + 1)); fi
 done
-eq "every rotated file starts with a whole record" "$bad" 0
+tap_eq "every rotated file starts with a whole record" "$bad" 0
 
 if have_analyzer; then
 	cat "$WORK"/part.* | "$ANALYZE" stats - --format json > "$WORK/stats.json"
-	eq "analyzer: records" "$(json "$WORK/stats.json" records)" "$produced"
-	eq "analyzer: lost" "$(json "$WORK/stats.json" lost)" 0
-	eq "analyzer: duplicates" "$(json "$WORK/stats.json" duplicates)" 0
-	eq "analyzer: wrap_markers" "$(json "$WORK/stats.json" wrap_markers)" \
+	tap_eq "analyzer: records" "$(json "$WORK/stats.json" records)" "$produced"
+	tap_eq "analyzer: lost" "$(json "$WORK/stats.json" lost)" 0
+	tap_eq "analyzer: duplicates" "$(json "$WORK/stats.json" duplicates)" 0
+	tap_eq "analyzer: wrap_markers" "$(json "$WORK/stats.json" wrap_markers)" \
 		"$(json "$WORK/sim.json" markers)"
 else
-	skip "analyzer checks" "hmb-trace-analyze not built"
+	tap_skip "analyzer checks" "hmb-trace-analyze not built"
 fi
-done_testing
+tap_done

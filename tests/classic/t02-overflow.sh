@@ -16,30 +16,30 @@ start_daemon daemon -r "$ring" -o "$out" -b 64K --throttle 40M \
 # ~120 bytes x 500k/s = 60 MB/s offered in bursts, 40 MB/s drained.
 "$FWSIM" -r "$ring" --attach -n "$n" -p "$MIX" -R 500000 -b 5000 \
 	--wait-drained --log "$WORK/sim.bin" --json > "$WORK/sim.json"
-eq "simulator finished" "$?" 0
+tap_eq "simulator finished" "$?" 0
 kill -TERM "$DPID"
 wait_exit "$DPID" 30
-	eq "daemon exits 0" "$RC" 0
+	tap_eq "daemon exits 0" "$RC" 0
 
 dropped=$(json "$WORK/sim.json" dropped)
 produced=$(json "$WORK/sim.json" produced)
-diag "created $n, produced $produced, dropped $dropped in $(json "$WORK/sim.json" drop_ranges) ranges"
-check "the ring overflowed (simulator dropped records)" [ "$dropped" -gt 0 ]
-eq "produced + dropped == created" "$((produced + dropped))" "$n"
-check "daemon logged the overflow" grep -q "ring overflow" "$WORK/daemon.err"
+tap_diag "created $n, produced $produced, dropped $dropped in $(json "$WORK/sim.json" drop_ranges) ranges"
+tap_run "the ring overflowed (simulator dropped records)" [ "$dropped" -gt 0 ]
+tap_eq "produced + dropped == created" "$((produced + dropped))" "$n"
+tap_run "daemon logged the overflow" grep -q "ring overflow" "$WORK/daemon.err"
 ev=$(json "$WORK/daemon.json" overflow_events)
-check "daemon counted overflow transitions ($ev)" [ "$ev" -ge 1 ]
-check "dump == simulator log (nothing but drops missing)" cmp "$out" "$WORK/sim.bin"
-eq "daemon counted every written record" "$(json "$WORK/daemon.json" records)" "$produced"
+tap_run "daemon counted overflow transitions ($ev)" [ "$ev" -ge 1 ]
+tap_run "dump == simulator log (nothing but drops missing)" cmp "$out" "$WORK/sim.bin"
+tap_eq "daemon counted every written record" "$(json "$WORK/daemon.json" records)" "$produced"
 if have_analyzer; then
 	stats "$out" "$WORK/stats.json"
 	# Drops after the last record written show as no gap: nothing follows.
 	trailing=$(json "$WORK/sim.json" trailing_drops)
-	eq "analyzer: lost == simulator drops ($trailing trailing)" \
+	tap_eq "analyzer: lost == simulator drops ($trailing trailing)" \
 		"$(json "$WORK/stats.json" lost)" "$((dropped - trailing))"
-	eq "analyzer: records == simulator produced" "$(json "$WORK/stats.json" records)" "$produced"
-	eq "analyzer: duplicates" "$(json "$WORK/stats.json" duplicates)" 0
+	tap_eq "analyzer: records == simulator produced" "$(json "$WORK/stats.json" records)" "$produced"
+	tap_eq "analyzer: duplicates" "$(json "$WORK/stats.json" duplicates)" 0
 else
-	skip "analyzer checks" "hmb-trace-analyze not built"
+	tap_skip "analyzer checks" "hmb-trace-analyze not built"
 fi
-done_testing
+tap_done

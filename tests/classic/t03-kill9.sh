@@ -32,29 +32,29 @@ for i in $(seq 10); do
 done
 start_daemon daemon -r "$ring" -o "$out" --stats-json "$WORK/daemon.json"
 wait "$spid"
-eq "simulator finished (drained by the last daemon)" "$?" 0
+tap_eq "simulator finished (drained by the last daemon)" "$?" 0
 kill -TERM "$DPID"
 wait_exit "$DPID" 30
-	eq "last daemon exits 0" "$RC" 0
-eq "daemon killed ten times" "$kills" 10
-eq "every kill happened while the simulator was producing" "$during" 10
+	tap_eq "last daemon exits 0" "$RC" 0
+tap_eq "daemon killed ten times" "$kills" 10
+tap_eq "every kill happened while the simulator was producing" "$during" 10
 
 produced=$(json "$WORK/sim.json" produced)
-eq "simulator wrote every record (wait mode)" "$produced" "$n"
+tap_eq "simulator wrote every record (wait mode)" "$produced" "$n"
 torn=$(grep -c "torn record" "$WORK/daemon.err")
-diag "torn records cut back at restart: $torn"
+tap_diag "torn records cut back at restart: $torn"
 "$DEDUP" "$out" > "$WORK/dedup.bin" 2> "$WORK/dedup.txt"
-eq "dedup tool ran" "$?" 0
-diag "$(cat "$WORK/dedup.txt")"
-check "dump without repeated batches == simulator log" cmp "$WORK/dedup.bin" "$WORK/sim.bin"
+tap_eq "dedup tool ran" "$?" 0
+tap_diag "$(cat "$WORK/dedup.txt")"
+tap_run "dump without repeated batches == simulator log" cmp "$WORK/dedup.bin" "$WORK/sim.bin"
 dups=$(sed -n 's/.*duplicates=\([0-9]*\).*/\1/p' "$WORK/dedup.txt")
-check "some batches were written twice ($dups records)" [ "$dups" -gt 0 ]
+tap_run "some batches were written twice ($dups records)" [ "$dups" -gt 0 ]
 if have_analyzer; then
 	stats "$out" "$WORK/stats.json"
-	eq "analyzer: records" "$(json "$WORK/stats.json" records)" "$produced"
-	eq "analyzer: lost" "$(json "$WORK/stats.json" lost)" 0
-	eq "analyzer: duplicates counted" "$(json "$WORK/stats.json" duplicates)" "$dups"
+	tap_eq "analyzer: records" "$(json "$WORK/stats.json" records)" "$produced"
+	tap_eq "analyzer: lost" "$(json "$WORK/stats.json" lost)" 0
+	tap_eq "analyzer: duplicates counted" "$(json "$WORK/stats.json" duplicates)" "$dups"
 else
-	skip "analyzer checks" "hmb-trace-analyze not built"
+	tap_skip "analyzer checks" "hmb-trace-analyze not built"
 fi
-done_testing
+tap_done

@@ -21,15 +21,15 @@ run_to() {
 
 for v in top-marker-gap top-implicit-gap; do
 	run_to 30 "$WORK/$v.stats" "$ANALYZE" stats "$V/$v.bin"
-	eq "stats $v.bin: refused, exit 1 (no hang)" "$RC" 1
-	check "stats $v.bin names the gap" grep -q "inside the" "$WORK/err"
+	tap_eq "stats $v.bin: refused, exit 1 (no hang)" "$RC" 1
+	tap_run "stats $v.bin names the gap" grep -q "inside the" "$WORK/err"
 	for once in --once ""; do
 		cp "$V/$v.bin" "$WORK/ring"
 		rm -f "$WORK/out.bin" "$WORK/out.bin.meta"
 		run_to 30 /dev/null "$DAEMON" -r "$WORK/ring" -o "$WORK/out.bin" $once -q
-		eq "daemon ${once:-(live)} on $v.bin: exit 3 (ring corrupt, no hang)" "$RC" 3
+		tap_eq "daemon ${once:-(live)} on $v.bin: exit 3 (ring corrupt, no hang)" "$RC" 3
 		sz=$(stat -c %s "$WORK/out.bin" 2>/dev/null || echo missing)
-		eq "daemon ${once:-(live)} on $v.bin wrote nothing" "$sz" 0
+		tap_eq "daemon ${once:-(live)} on $v.bin wrote nothing" "$sz" 0
 	done
 done
 
@@ -38,13 +38,13 @@ for v in top-wrap top-implicit; do
 	cp "$V/$v.bin" "$WORK/ring"
 	rm -f "$WORK/out.bin" "$WORK/out.bin.meta"
 	run_to 30 /dev/null "$DAEMON" -r "$WORK/ring" -o "$WORK/out.bin" --once -q
-	eq "daemon --once on $v.bin: exit 0" "$RC" 0
+	tap_eq "daemon --once on $v.bin: exit 0" "$RC" 0
 	run_to 30 "$WORK/$v.json" "$ANALYZE" stats "$WORK/out.bin" --format json
 	want=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["stats"]["records"])' "$V/$v.json")
-	eq "$v: the dump holds the image's records" "$(json "$WORK/$v.json" records)" "$want"
+	tap_eq "$v: the dump holds the image's records" "$(json "$WORK/$v.json" records)" "$want"
 	tail=$(python3 -c 'import struct,sys; print(struct.unpack_from("<Q", open(sys.argv[1],"rb").read(), 0x18)[0])' "$WORK/ring")
 	head=$(python3 -c 'import struct,sys; print(struct.unpack_from("<Q", open(sys.argv[1],"rb").read(), 0x10)[0])' "$WORK/ring")
-	eq "$v: the tail published past 2^64 is head" "$tail" "$head"
+	tap_eq "$v: the tail published past 2^64 is head" "$tail" "$head"
 done
 
 # A live pair across 2^64: the simulator starts 40 KiB before the top of
@@ -55,12 +55,12 @@ start=$(python3 -c 'print(2**64 - 40960)')
 start_daemon live -r "$ring" -o "$WORK/live.bin" --watermark 0
 "$FWSIM" -r "$ring" --attach -n 20000 -p "$MIX" --mode wait --wait-drained \
 	--wait-timeout 60 --log "$WORK/live-sim.bin" -q
-eq "simulator across 2^64: exit 0 (every record drained)" "$?" 0
+tap_eq "simulator across 2^64: exit 0 (every record drained)" "$?" 0
 kill -TERM "$DPID"
 wait_exit "$DPID" 20
-eq "daemon across 2^64: exit 0" "$RC" 0
-check "dump across 2^64 is the simulator's log byte for byte" \
+tap_eq "daemon across 2^64: exit 0" "$RC" 0
+tap_run "dump across 2^64 is the simulator's log byte for byte" \
 	cmp "$WORK/live.bin" "$WORK/live-sim.bin"
 head=$(python3 -c 'import struct,sys; print(struct.unpack_from("<Q", open(sys.argv[1],"rb").read(), 0x10)[0])' "$ring")
-check "head wrapped past 0 ($head)" [ "$head" -lt 1000000000 ]
-done_testing
+tap_run "head wrapped past 0 ($head)" [ "$head" -lt 1000000000 ]
+tap_done

@@ -32,20 +32,20 @@ refused() {
 	t0=$(tail_of)
 	timeout -k 2 30 "$DAEMON" -r "$ring" -o "$f" --once 2> "$WORK/$name.err"
 	rc=$?
-	eq "$what: exit 7" "$rc" 7
-	diag "$(cat "$WORK/$name.err")"
-	eq "$what: one line" "$(wc -l < "$WORK/$name.err")" 1
-	check "$what: the line names the file and byte offset $off" \
+	tap_eq "$what: exit 7" "$rc" 7
+	tap_diag "$(cat "$WORK/$name.err")"
+	tap_eq "$what: one line" "$(wc -l < "$WORK/$name.err")" 1
+	tap_run "$what: the line names the file and byte offset $off" \
 		grep -q "output $f .*byte offset $off\b" "$WORK/$name.err"
-	check "$what: FILE untouched" cmp "$f" "$WORK/$name.orig"
-	check "$what: no sidecar written" [ ! -e "$f.meta" ]
-	eq "$what: the ring's tail did not move" "$(tail_of)" "$t0"
+	tap_run "$what: FILE untouched" cmp "$f" "$WORK/$name.orig"
+	tap_run "$what: no sidecar written" [ ! -e "$f.meta" ]
+	tap_eq "$what: the ring's tail did not move" "$(tail_of)" "$t0"
 	"$DAEMON" -r "$ring" -o "$WORK/drain.bin" --once -q
 }
 
 cp "$WORK/r0" "$WORK/image.bin"
 refused image.bin "a ring image" 0
-check "a ring image: the line says so" grep -q "ring image" "$WORK/image.bin.err"
+tap_run "a ring image: the line says so" grep -q "ring image" "$WORK/image.bin.err"
 printf 'some notes about the trace\n' > "$WORK/text.bin"
 refused text.bin "a text file" 0
 # records, 32 bytes that are no record header, records
@@ -67,16 +67,16 @@ appended() {
 	"$FWSIM" -r "$ring" -n 100 -p "$MIX" --log "$WORK/$name.sim" -q
 	"$DAEMON" -r "$ring" -o "$f" --once 2> "$WORK/$name.err"
 	rc=$?
-	eq "$what: exit 0" "$rc" 0
+	tap_eq "$what: exit 0" "$rc" 0
 	grep -E "warning|error" "$WORK/$name.err" | sed 's/^/# /'
 	cat "$WORK/$name.sim" >> "$WORK/$name.want"
-	check "$what: cut back to $keep bytes, then the ring's records" cmp "$f" "$WORK/$name.want"
-	eq "$what: the ring was drained" "$(tail_of)" "$(od -An -t u8 -j 16 -N 8 "$ring" | tr -d ' ')"
+	tap_run "$what: cut back to $keep bytes, then the ring's records" cmp "$f" "$WORK/$name.want"
+	tap_eq "$what: the ring was drained" "$(tail_of)" "$(od -An -t u8 -j 16 -N 8 "$ring" | tr -d ' ')"
 }
 
 { cat "$WORK/good.bin"; head -c 20 "$WORK/one.bin"; } > "$WORK/torn-hdr.bin"
 appended torn-hdr.bin "a torn record header (20 of 32 bytes)" "$good"
-check "a torn record: the warning says so" grep -q "torn record" "$WORK/torn-hdr.bin.err"
+tap_run "a torn record: the warning says so" grep -q "torn record" "$WORK/torn-hdr.bin.err"
 { cat "$WORK/good.bin"; head -c 100 "$WORK/one.bin"; } > "$WORK/torn-pay.bin"
 appended torn-pay.bin "a torn payload (100 of 232 bytes)" "$good"
 { cat "$WORK/good.bin"; head -c 3 "$WORK/one.bin"; } > "$WORK/torn-magic.bin"
@@ -85,7 +85,7 @@ head -c 7 "$WORK/one.bin" > "$WORK/torn-first.bin"
 appended torn-first.bin "a dump of one torn record" 0
 { cat "$WORK/good.bin"; head -c 8192 /dev/zero; } > "$WORK/zero-tail.bin"
 appended zero-tail.bin "zero bytes after the last record" "$good"
-check "zero bytes: the warning says so" grep -q "zero bytes" "$WORK/zero-tail.bin.err"
+tap_run "zero bytes: the warning says so" grep -q "zero bytes" "$WORK/zero-tail.bin.err"
 head -c 4096 /dev/zero > "$WORK/zeros.bin"
 appended zeros.bin "a file of zero bytes only" 0
 : > "$WORK/empty.bin"
@@ -102,11 +102,11 @@ printf 'notes\n' > "$WORK/hup.bin"
 cp "$WORK/hup.bin" "$WORK/hup.orig"
 kill -HUP "$DPID"
 wait_exit "$DPID" 20
-eq "SIGHUP onto a file that is not a dump: exit 7" "$RC" 7
-check "SIGHUP onto a file that is not a dump: the line says so" \
+tap_eq "SIGHUP onto a file that is not a dump: exit 7" "$RC" 7
+tap_run "SIGHUP onto a file that is not a dump: the line says so" \
 	grep -q "output $WORK/hup.bin is not a dump.*byte offset 0" "$WORK/hup.err"
-check "SIGHUP onto a file that is not a dump: FILE untouched" cmp "$WORK/hup.bin" "$WORK/hup.orig"
-check "SIGHUP: the records before it are in the old file" cmp "$WORK/hup.bin.1" "$WORK/hup-sim.bin"
+tap_run "SIGHUP onto a file that is not a dump: FILE untouched" cmp "$WORK/hup.bin" "$WORK/hup.orig"
+tap_run "SIGHUP: the records before it are in the old file" cmp "$WORK/hup.bin.1" "$WORK/hup-sim.bin"
 
 # --- FIFOs -------------------------------------------------------------
 # fifo_refused PATH-TO-FIFO OUTPUT WHAT
@@ -116,11 +116,11 @@ fifo_refused() {
 	t0=$(tail_of)
 	timeout -k 2 20 "$DAEMON" -r "$ring" -o "$out" --once 2> "$WORK/fifo.err"
 	rc=$?
-	eq "$what: exit 1 at once (124/137: it blocked)" "$rc" 1
-	diag "$(cat "$WORK/fifo.err")"
-	check "$what: the error names the FIFO" grep -q "$fifo.*FIFO" "$WORK/fifo.err"
-	check "$what: still a FIFO" [ -p "$fifo" ]
-	eq "$what: the ring's tail did not move" "$(tail_of)" "$t0"
+	tap_eq "$what: exit 1 at once (124/137: it blocked)" "$rc" 1
+	tap_diag "$(cat "$WORK/fifo.err")"
+	tap_run "$what: the error names the FIFO" grep -q "$fifo.*FIFO" "$WORK/fifo.err"
+	tap_run "$what: still a FIFO" [ -p "$fifo" ]
+	tap_eq "$what: the ring's tail did not move" "$(tail_of)" "$t0"
 	"$DAEMON" -r "$ring" -o "$WORK/drain.bin" --once -q
 }
 mkfifo "$WORK/fifo.bin"
@@ -128,18 +128,18 @@ fifo_refused "$WORK/fifo.bin" "$WORK/fifo.bin" "a FIFO at FILE"
 cp "$WORK/good.bin" "$WORK/fm.bin"
 mkfifo "$WORK/fm.bin.meta"
 fifo_refused "$WORK/fm.bin.meta" "$WORK/fm.bin" "a FIFO at FILE.meta of a dump"
-check "a FIFO at FILE.meta: the dump untouched" cmp "$WORK/fm.bin" "$WORK/good.bin"
+tap_run "a FIFO at FILE.meta: the dump untouched" cmp "$WORK/fm.bin" "$WORK/good.bin"
 mkfifo "$WORK/fn.bin.meta"
 fifo_refused "$WORK/fn.bin.meta" "$WORK/fn.bin" "a FIFO at FILE.meta of a new dump"
 # --stats-json FILE a FIFO nobody reads: the exit must not block on it.
 mkfifo "$WORK/stats.fifo"
 "$FWSIM" -r "$ring" -n 100 -q
 timeout -k 2 20 "$DAEMON" -r "$ring" -o "$WORK/sj.bin" --once --stats-json "$WORK/stats.fifo" 2> "$WORK/sj.err"
-eq "--stats-json a FIFO nobody reads: exit 0 at once (124/137: it blocked)" "$?" 0
-check "--stats-json a FIFO nobody reads: the error names it" grep -q "cannot write $WORK/stats.fifo.*FIFO" "$WORK/sj.err"
+tap_eq "--stats-json a FIFO nobody reads: exit 0 at once (124/137: it blocked)" "$?" 0
+tap_run "--stats-json a FIFO nobody reads: the error names it" grep -q "cannot write $WORK/stats.fifo.*FIFO" "$WORK/sj.err"
 # A character device is still an output (benchmarks drain into /dev/null).
 "$FWSIM" -r "$ring" -n 100 -q
 timeout -k 2 20 "$DAEMON" -r "$ring" -o /dev/null --once -q
-eq "-o /dev/null: exit 0" "$?" 0
-eq "-o /dev/null: the ring was drained" "$(tail_of)" "$(od -An -t u8 -j 16 -N 8 "$ring" | tr -d ' ')"
-done_testing
+tap_eq "-o /dev/null: exit 0" "$?" 0
+tap_eq "-o /dev/null: the ring was drained" "$(tail_of)" "$(od -An -t u8 -j 16 -N 8 "$ring" | tr -d ' ')"
+tap_done

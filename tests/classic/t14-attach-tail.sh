@@ -26,10 +26,10 @@ tail_of() { od -An -t u8 -j 24 -N 8 "$ring" | tr -d ' '; }
 refused() {
 	local name=$1 want=$2 what=$3 pat=$4
 	"$DAEMON" -r "$ring" -o "$WORK/$name.bin" --once 2> "$WORK/$name.err"
-	eq "$what: exit $want" "$?" "$want"
-	diag "$(cat "$WORK/$name.err")"
-	check "$what: the error says what ($pat)" grep -q "$pat" "$WORK/$name.err"
-	check "$what: no output written" [ ! -e "$WORK/$name.bin" ]
+	tap_eq "$what: exit $want" "$?" "$want"
+	tap_diag "$(cat "$WORK/$name.err")"
+	tap_run "$what: the error says what ($pat)" grep -q "$pat" "$WORK/$name.err"
+	tap_run "$what: no output written" [ ! -e "$WORK/$name.bin" ]
 }
 # fresh HEAD TAIL: a 64 KiB ring holding records, then its cursors set.
 fresh() {
@@ -60,9 +60,9 @@ refused short 4 "file shorter than the header says" "shorter than header + ring_
 # --- the tail in --stats-json ------------------------------------------
 "$FWSIM" -r "$ring" -n 1000 -p "$MIX" -q
 "$DAEMON" -r "$ring" -o "$WORK/once.bin" --once --stats-json "$WORK/once.json" 2>/dev/null
-eq "--once: exit 0" "$?" 0
-eq "--once: tail is the ring's tail" "$(json "$WORK/once.json" tail)" "$(tail_of)"
-eq "--once: consumed == tail" "$(json "$WORK/once.json" consumed)" "$(tail_of)"
+tap_eq "--once: exit 0" "$?" 0
+tap_eq "--once: tail is the ring's tail" "$(json "$WORK/once.json" tail)" "$(tail_of)"
+tap_eq "--once: consumed == tail" "$(json "$WORK/once.json" consumed)" "$(tail_of)"
 
 # /dev/full: the batch is read, never written, never published.
 "$FWSIM" -r "$ring" -n 1000 -p "$MIX" -q
@@ -72,13 +72,13 @@ for i in $(seq 200); do
 	grep -q "No space left" "$WORK/full.err" && break
 	sleep 0.05
 done
-check "/dev/full: the daemon holds its tail and retries" grep -q "No space left on device; holding the ring tail" "$WORK/full.err"
+tap_run "/dev/full: the daemon holds its tail and retries" grep -q "No space left on device; holding the ring tail" "$WORK/full.err"
 kill -TERM "$DPID"
 wait_exit "$DPID" 20
-eq "/dev/full, SIGTERM: exit 6" "$RC" 6
-eq "/dev/full: the ring's tail did not move" "$(tail_of)" "$t0"
-eq "/dev/full: tail is the published tail" "$(json "$WORK/full.json" tail)" "$t0"
+tap_eq "/dev/full, SIGTERM: exit 6" "$RC" 6
+tap_eq "/dev/full: the ring's tail did not move" "$(tail_of)" "$t0"
+tap_eq "/dev/full: tail is the published tail" "$(json "$WORK/full.json" tail)" "$t0"
 consumed=$(json "$WORK/full.json" consumed)
-check "/dev/full: consumed ($consumed) is past it: the batch read" [ "$consumed" -gt "$t0" ]
-eq "/dev/full: nothing counted as written" "$(json "$WORK/full.json" bytes)" 0
-done_testing
+tap_run "/dev/full: consumed ($consumed) is past it: the batch read" [ "$consumed" -gt "$t0" ]
+tap_eq "/dev/full: nothing counted as written" "$(json "$WORK/full.json" bytes)" 0
+tap_done

@@ -31,22 +31,15 @@ import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "formats"))
+from tap import Tap  # noqa: E402
+
 ANALYZE, FWSIM = sys.argv[1], sys.argv[2]
 N = 30000
 BATCH = 2000
-n_test = 0
-failed = 0
-
-
-def ok(cond, what, diag=""):
-    global n_test, failed
-    n_test += 1
-    print("%s %d - %s" % ("ok" if cond else "not ok", n_test, what))
-    if not cond:
-        failed += 1
-        for line in str(diag).splitlines()[:30]:
-            print("#   " + line)
-    sys.stdout.flush()
+tap = Tap()
+ok = tap.ok
 
 
 def varint(b, i):
@@ -207,5 +200,4 @@ for args, rc, text in [
        "exit %d: %s" % (p.returncode, out))
 os.unlink(dump)
 os.rmdir(work)
-print("1..%d" % n_test)
-sys.exit(1 if failed else 0)
+sys.exit(tap.done())

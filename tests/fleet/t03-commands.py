@@ -44,6 +44,10 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "formats"))
+from tap import Tap  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.abspath(os.path.join(HERE, "..", ".."))
 
@@ -71,30 +75,17 @@ def data_dir():
 
 DATA = data_dir()
 
-_n = 0
-_fail = False
-
-
-def ok(cond, msg, diag=None):
-    global _n, _fail
-    _n += 1
-    print("%s %d - %s" % ("ok" if cond else "not ok", _n, msg))
-    if not cond:
-        _fail = True
-        if diag:
-            for line in str(diag).splitlines():
-                print("#   " + line)
-    sys.stdout.flush()
-    return cond
+tap = Tap()
+ok = tap.ok
 
 
 def done():
-    print("1..%d" % _n)
+    status = tap.done()
     subprocess.run([CLUSTER, "stop", CH], stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL)
     shutil.rmtree(WORK, ignore_errors=True)
     shutil.rmtree(DATA, ignore_errors=True)
-    sys.exit(1 if _fail else 0)
+    sys.exit(status)
 
 
 def q(url, sql):

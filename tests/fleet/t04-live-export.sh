@@ -29,18 +29,12 @@ agent=${1:?usage: t04-live-export.sh AGENT}
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 CLUSTER=$TOP/scripts/fleet/ch-cluster
 SECS=${HMB_LIVE_EXPORT_SECS:-12}
-n=0
-fail=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-notok() { n=$((n + 1)); fail=1; echo "not ok $n - $*"; }
-check() { local m=$1; shift; if "$@"; then ok "$m"; else notok "$m"; fi; }
-diag() { echo "# $*"; }
-skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+. "$TOP/scripts/lib/tap.sh"
 
-[ "$(id -u)" = 0 ] || skip_all "needs root (BPF, losetup)"
-command -v fio >/dev/null || skip_all "fio missing (scripts/deps.sh vm)"
-[ -r /sys/kernel/btf/vmlinux ] || skip_all "kernel without BTF"
-[ -x "$agent" ] || { echo "not ok 1 - agent $agent not built"; echo "1..1"; exit 1; }
+[ "$(id -u)" = 0 ] || tap_skip_all "needs root (BPF, losetup)"
+command -v fio >/dev/null || tap_skip_all "fio missing (scripts/deps.sh vm)"
+[ -r /sys/kernel/btf/vmlinux ] || tap_skip_all "kernel without BTF"
+[ -x "$agent" ] || { tap_fail "agent $agent not built"; tap_done; }
 
 work=$(mktemp -d /tmp/hmb-live-export.XXXXXX)
 CH=$work/ch
@@ -67,35 +61,24 @@ for line in open(sys.argv[1]):
 }
 # the summary's nonzero loss counters as "layer counter count" lines, sorted
 want_losses() {
-	python3 -c '
-import json, sys
-BPF = ["ringbuf_reserve_failed", "inflight_map_full", "waiting_map_full",
-       "host_complete_without_submit", "flushed_by_cid_reuse",
-       "host_submit_while_in_flight", "bpf_recursion_misses"]
-for line in open(sys.argv[1]):
-    o = json.loads(line)
-    if o.get("type") == "summary":
-        c = o["counters"]
-        out = ["bpf %s %d" % (k, c[k]) for k in BPF if c.get(k)]
-        print("\n".join(sorted(out)))
-        break' "$1"
+	python3 "$(dirname "$0")/t04-want-losses.py" "$1"
 }
 
 if ! "$CLUSTER" start "$CH" --shards 2 2>"$work/start.err"; then
-	notok "two clickhouse-server shards start: $(tail -n 5 "$work/start.err")"
-	echo "1..$n"
+	tap_fail "two clickhouse-server shards start: $(tail -n 5 "$work/start.err")"
+	tap_done
 	exit 1
 fi
-ok "two clickhouse-server shards up with the schema"
+tap_ok "two clickhouse-server shards up with the schema"
 . "$CH/env"
 # a host name whose rows live on shard 1, the one the agent talks to
 for k in $(seq 0 99); do
 	[ "$(q "$CH_URL_2" "SELECT cityHash64('live-$k') % 2")" = 0 ] && { H=live-$k; break; }
 done
-check "a host name on shard 1 ($H)" [ -n "${H:-}" ]
+tap_run "a host name on shard 1 ($H)" [ -n "${H:-}" ]
 
 truncate -s 256M "$work/img"
-loop=$(losetup -f --show --direct-io=on "$work/img") || { notok "losetup"; echo "1..$n"; exit 1; }
+loop=$(losetup -f --show --direct-io=on "$work/img") || { tap_fail "losetup"; tap_done; }
 dev=${loop#/dev/}
 udevadm settle 2>/dev/null || sleep 1
 
@@ -127,30 +110,30 @@ verify() {
 	unexp=$(jnum "$work/$t.jsonl" export.not_exported)
 	lr=$(jnum "$work/$t.jsonl" export.losses_rows)
 	hc=$(jnum "$work/$t.jsonl" counters.host_complete)
-	diag "$t: agent: rows $made inserted $ins dropped $drop not_exported $unexp losses_rows $lr host_complete $hc"
+	tap_diag "$t: agent: rows $made inserted $ins dropped $drop not_exported $unexp losses_rows $lr host_complete $hc"
 	read -r rows uniq maxid < <(q "$CH_URL_2" "SELECT count(), uniqExact(cmd_id), max(cmd_id) + 1 FROM hmb.commands WHERE host = '$host' FORMAT TabSeparated")
 	lsum=$(q "$CH_URL_2" "SELECT sum(count) FROM hmb.losses WHERE host = '$host' AND layer = 'agent' AND counter = 'export_dropped'")
-	diag "$t: store: $rows rows, $uniq distinct ids, ids up to $maxid; export_dropped in losses: $lsum"
-	check "$t: every row made is inserted or dropped ($made = $ins + $drop), none unexported" \
+	tap_diag "$t: store: $rows rows, $uniq distinct ids, ids up to $maxid; export_dropped in losses: $lsum"
+	tap_run "$t: every row made is inserted or dropped ($made = $ins + $drop), none unexported" \
 		[ -n "$made" ] && [ "$made" -gt 1000 ] && [ $((ins + drop)) = "$made" ] && [ "$unexp" = 0 ]
-	check "$t: the store holds the $ins inserted rows once each (ids 0..$((maxid - 1)))" \
+	tap_run "$t: the store holds the $ins inserted rows once each (ids 0..$((maxid - 1)))" \
 		[ "$rows" = "$ins" ] && [ "$uniq" = "$rows" ] && [ "$maxid" = "$rows" ]
-	check "$t: the $drop dropped rows are in the losses table ($lsum)" \
+	tap_run "$t: the $drop dropped rows are in the losses table ($lsum)" \
 		[ "${lsum:-0}" = "$drop" ]
-	check "$t: one row per request the agent counted ($hc)" [ "$made" = "$hc" ]
+	tap_run "$t: one row per request the agent counted ($hc)" [ "$made" = "$hc" ]
 	local clk want got fwr
 	clk=$(q "$CH_URL_2" "SELECT count(), any(kind), any(host_ns) - any(monotonic_ns) > 0 FROM hmb.clock WHERE host = '$host' FORMAT TabSeparated")
-	check "$t: clock: the agent's host_open row (got '$clk')" \
+	tap_run "$t: clock: the agent's host_open row (got '$clk')" \
 		[ "$clk" = "$(printf '1\thost_open\t1')" ]
 	want=$(want_losses "$work/$t.jsonl")
 	got=$(q "$CH_URL_2" "SELECT layer, counter, count FROM hmb.losses WHERE host = '$host' AND layer = 'bpf' ORDER BY layer, counter FORMAT TSV" | tr '\t' ' ' | sort)
-	diag "$t: bpf loss counters: want [${want//$'\n'/; }] got [${got//$'\n'/; }]"
-	check "$t: every nonzero BPF loss counter of the summary is a losses row with its count" \
+	tap_diag "$t: bpf loss counters: want [${want//$'\n'/; }] got [${got//$'\n'/; }]"
+	tap_run "$t: every nonzero BPF loss counter of the summary is a losses row with its count" \
 		[ "$got" = "$want" ]
 	fwr=$(q "$CH_URL_2" "SELECT count() FROM hmb.fw_records WHERE host = '$host'")
-	check "$t: block mode: no fw_records rows ($fwr), the summary says 0 made" \
+	tap_run "$t: block mode: no fw_records rows ($fwr), the summary says 0 made" \
 		[ "$fwr" = 0 ] && [ "$(jnum "$work/$t.jsonl" export.tables.fw_records.rows)" = 0 ]
-	check "$t: losses rows in the summary ($lr) = rows in the store" \
+	tap_run "$t: losses rows in the summary ($lr) = rows in the store" \
 		[ "$lr" = "$(q "$CH_URL_2" "SELECT count() FROM hmb.losses WHERE host = '$host'")" ]
 }
 
@@ -160,16 +143,16 @@ fio_for "$SECS" &
 fpid=$!
 sleep $((SECS / 3))
 "$CLUSTER" kill "$CH" 1
-diag "shard 1 killed at $((SECS / 3)) s"
+tap_diag "shard 1 killed at $((SECS / 3)) s"
 sleep 4
-"$CLUSTER" restart "$CH" 1 >/dev/null 2>&1 && diag "shard 1 back" || notok "restart shard 1"
+"$CLUSTER" restart "$CH" 1 >/dev/null 2>&1 && tap_diag "shard 1 back" || tap_fail "restart shard 1"
 wait $fpid
 kill -INT "$apid"
 wait "$apid"
 rc=$?
 apid=
-check "big queue: agent exits 0 after the outage (rc $rc)" [ "$rc" = 0 ]
-check "big queue: the agent retried while the server was down" \
+tap_run "big queue: agent exits 0 after the outage (rc $rc)" [ "$rc" = 0 ]
+tap_run "big queue: the agent retried while the server was down" \
 	[ "$(jnum "$work/big.jsonl" export.retries)" -gt 0 ]
 verify big
 
@@ -180,16 +163,15 @@ fpid=$!
 sleep $((SECS / 3))
 "$CLUSTER" kill "$CH" 1
 sleep 4
-"$CLUSTER" restart "$CH" 1 >/dev/null 2>&1 || notok "restart shard 1 (small queue)"
+"$CLUSTER" restart "$CH" 1 >/dev/null 2>&1 || tap_fail "restart shard 1 (small queue)"
 wait $fpid
 kill -INT "$apid"
 wait "$apid"
 rc=$?
 apid=
-check "small queue: agent exits 0 (rc $rc)" [ "$rc" = 0 ]
-check "small queue: rows were dropped while the server was down ($(jnum "$work/small.jsonl" export.dropped))" \
+tap_run "small queue: agent exits 0 (rc $rc)" [ "$rc" = 0 ]
+tap_run "small queue: rows were dropped while the server was down ($(jnum "$work/small.jsonl" export.dropped))" \
 	[ "$(jnum "$work/small.jsonl" export.dropped)" -gt 0 ]
 verify small
-[ $fail = 0 ] || { diag "agent stderr:"; sed 's/^/#   /' "$work"/*.err | tail -20; }
-echo "1..$n"
-exit $fail
+[ "$tap_failed" = 0 ] || { tap_diag "agent stderr:"; sed 's/^/#   /' "$work"/*.err | tail -20; }
+tap_done

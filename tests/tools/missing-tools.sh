@@ -9,10 +9,8 @@
 # shell's bare "not found".
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-notok() { n=$((n + 1)); echo "not ok $n - $*"; }
-check() { if eval "$1"; then ok "$2"; else notok "$2"; echo "#   $3"; fi; }
+. "$top/scripts/lib/tap.sh"
+check() { if eval "$1"; then tap_ok "$2"; else tap_fail "$2" "$3"; fi; }
 
 work=$(mktemp -d /tmp/hmb-missing-tools.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -62,4 +60,4 @@ PATH=$work/bin make -C "$work/tree/user/agent" > "$work/out3" 2>&1
 rc=$?
 check '[ $rc -ne 0 ] && grep -q "apt-get install -y bpftool clang llvm" "$work/out3" && ! grep -qiE "not found|no such file" "$work/out3"' \
 	"make -C user/agent alone: the same message, exit $rc" "$(cat "$work/out3")"
-echo "1..$n"
+tap_done

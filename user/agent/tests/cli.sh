@@ -8,10 +8,7 @@
 # for the running parts (block mode: no NVMe or module needed).
 set -u
 agent=${1:?usage: cli.sh AGENT}
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-notok() { n=$((n + 1)); echo "not ok $n - $*"; }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else notok "$d"; fi; }
+. "$(dirname "$0")/../../../scripts/lib/tap.sh"
 tmp=$(mktemp -d)
 trap 'kill $apid 2>/dev/null; rm -rf "$tmp"' EXIT
 apid=
@@ -19,19 +16,19 @@ apid=
 for v in 0 3 2048 abc -4; do
 	"$agent" --ringbuf-mb "$v" >/dev/null 2>"$tmp/err"
 	rc=$?
-	check "--ringbuf-mb $v: exit 2, bad usage ($rc)" [ "$rc" = 2 ]
-	check "--ringbuf-mb $v: the error names the option" grep -q -- "--ringbuf-mb '$v'" "$tmp/err"
+	tap_run "--ringbuf-mb $v: exit 2, bad usage ($rc)" [ "$rc" = 2 ]
+	tap_run "--ringbuf-mb $v: the error names the option" grep -q -- "--ringbuf-mb '$v'" "$tmp/err"
 done
-check "--help lists --ringbuf-mb" sh -c "'$agent' --help | grep -q -- --ringbuf-mb"
+tap_run "--help lists --ringbuf-mb" sh -c "'$agent' --help | grep -q -- --ringbuf-mb"
 
 # One agent, one firmware clock: its rings belong to one controller.
 "$agent" --ring-ctrl 0=0 --ring-ctrl 1=1 >/dev/null 2>"$tmp/err"
 rc=$?
-check "--ring-ctrl to two controllers: exit 2 ($rc)" [ "$rc" = 2 ]
-check "--ring-ctrl to two controllers: the error says why" grep -q -- "--ring-ctrl '1=1': ring 0 already belongs to nvme0" "$tmp/err"
+tap_run "--ring-ctrl to two controllers: exit 2 ($rc)" [ "$rc" = 2 ]
+tap_run "--ring-ctrl to two controllers: the error says why" grep -q -- "--ring-ctrl '1=1': ring 0 already belongs to nvme0" "$tmp/err"
 "$agent" --ring-ctrl 0=0 --ring-ctrl 1=0 --ring-ctrl 0=0 --help >/dev/null 2>"$tmp/err"
 rc=$?
-check "--ring-ctrl: several rings to one controller are accepted ($rc)" [ "$rc" = 0 ]
+tap_run "--ring-ctrl: several rings to one controller are accepted ($rc)" [ "$rc" = 0 ]
 
 # A running agent's ring buffer has the size asked for.
 "$agent" -m block --ringbuf-mb 2 1 3 >"$tmp/out" 2>"$tmp/agent.err" &
@@ -46,10 +43,10 @@ for _ in $(seq 100); do
 	kill -0 $apid 2>/dev/null || break
 	sleep 0.1
 done
-check "the running agent's ring buffers: '$found' (2 MiB asked; -w's one page without -w)" [ "$found" = "$(getconf PAGESIZE) 2097152 " ]
+tap_run "the running agent's ring buffers: '$found' (2 MiB asked; -w's one page without -w)" [ "$found" = "$(getconf PAGESIZE) 2097152 " ]
 wait $apid
 rc=$?
-check "block-mode agent with --ringbuf-mb 2 exits 0 ($rc)" [ "$rc" = 0 ] || cat "$tmp/agent.err" | sed 's/^/# /'
+tap_run "block-mode agent with --ringbuf-mb 2 exits 0 ($rc)" [ "$rc" = 0 ] || cat "$tmp/agent.err" | sed 's/^/# /'
 
 # Percentiles where every command reaches user space (--per-command), of
 # the commands it printed; none in block mode's summary without it (only
@@ -62,9 +59,9 @@ dd if=/dev/zero of="$io" bs=4k count=500 oflag=direct 2>/dev/null ||
 	dd if=/dev/zero of="$io" bs=4k count=500 conv=fsync 2>/dev/null
 wait $apid
 msg=$(python3 "$(dirname "$0")/pct-check.py" "$tmp/pct.jsonl" 2>&1)
-check "--per-command: the summary's host_total percentiles are quantileExact's of the command lines ($msg)" [ $? = 0 ]
+tap_run "--per-command: the summary's host_total percentiles are quantileExact's of the command lines ($msg)" [ $? = 0 ]
 "$agent" -m block -j 1 1 >"$tmp/nopct.jsonl" 2>"$tmp/agent.err"
-check "block mode without --per-command: no percentiles from the slow commands alone" \
+tap_run "block mode without --per-command: no percentiles from the slow commands alone" \
 	sh -c "grep -q '\"type\":\"summary\"' '$tmp/nopct.jsonl' && ! grep -q '\"percentiles\"' '$tmp/nopct.jsonl'"
 rm -f "$io"
 
@@ -78,11 +75,11 @@ for o in "--issue-stamp:auto, kernel, bpf" "--fw-event:auto, batch, record" \
 	for v in "" kern 1 AUTO batc; do
 		"$agent" $([ "$opt" = -m ] || echo -m block) "$opt" "$v" >/dev/null 2>"$tmp/err"
 		rc=$?
-		check "$opt '$v': exit 2, bad usage ($rc)" [ "$rc" = 2 ]
-		check "$opt '$v': the error names the option and its words" grep -q -- "invalid $name '$v' ($words)" "$tmp/err"
+		tap_run "$opt '$v': exit 2, bad usage ($rc)" [ "$rc" = 2 ]
+		tap_run "$opt '$v': the error names the option and its words" grep -q -- "invalid $name '$v' ($words)" "$tmp/err"
 	done
 done
-check "--help lists --issue-stamp" sh -c "'$agent' --help | grep -q -- --issue-stamp"
+tap_run "--help lists --issue-stamp" sh -c "'$agent' --help | grep -q -- --issue-stamp"
 for v in bpf kernel auto; do
 	"$agent" -m block -j --issue-stamp "$v" >"$tmp/out" 2>"$tmp/agent.err" &
 	apid=$!
@@ -103,16 +100,16 @@ for v in bpf kernel auto; do
 	apid=
 	got=$(sed -n 's/.*"issue_stamp":"\([a-z]*\)".*/\1/p' "$tmp/out" | head -1)
 	why=$(sed -n 's/.*"issue_stamp_why":"\([^"]*\)".*/\1/p' "$tmp/out" | head -1)
-	check "--issue-stamp $v: exits 0 ($rc)" [ "$rc" = 0 ]
+	tap_run "--issue-stamp $v: exits 0 ($rc)" [ "$rc" = 0 ]
 	case $v in
 	auto) want=$got ;;
 	*) want=$v ;;
 	esac
-	check "--issue-stamp $v: the start line says '$got' ($why)" [ -n "$got" -a "$got" = "$want" -a -n "$why" ]
+	tap_run "--issue-stamp $v: the start line says '$got' ($why)" [ -n "$got" -a "$got" = "$want" -a -n "$why" ]
 	if [ "$got" = kernel ]; then
-		check "--issue-stamp $v: no program at issue, one at completion ($issue, $complete)" [ "$issue" = 0 -a "$complete" = 1 ]
+		tap_run "--issue-stamp $v: no program at issue, one at completion ($issue, $complete)" [ "$issue" = 0 -a "$complete" = 1 ]
 	else
-		check "--issue-stamp $v: a program at issue and one at completion ($issue, $complete)" [ "$issue" = 1 -a "$complete" = 1 ]
+		tap_run "--issue-stamp $v: a program at issue and one at completion ($issue, $complete)" [ "$issue" = 1 -a "$complete" = 1 ]
 	fi
 done
 
@@ -124,12 +121,12 @@ for t in "host_total>5xs:column 13: unknown unit 'xs'" \
 	e=${t%%:column*} want=column${t#*:column}
 	"$agent" -m block --trigger "$e" >/dev/null 2>"$tmp/err"
 	rc=$?
-	check "--trigger '$e': exit 2 ($rc)" [ "$rc" = 2 ]
-	check "--trigger '$e': one line, '$want'" sh -c "[ \$(wc -l <'$tmp/err') = 1 ] && grep -qF -- \"--trigger '$e': $want\" '$tmp/err'"
+	tap_run "--trigger '$e': exit 2 ($rc)" [ "$rc" = 2 ]
+	tap_run "--trigger '$e': one line, '$want'" sh -c "[ \$(wc -l <'$tmp/err') = 1 ] && grep -qF -- \"--trigger '$e': $want\" '$tmp/err'"
 done
 "$agent" -m block $(for i in 1 2 3 4 5 6 7 8 9; do echo --trigger reset; done) >/dev/null 2>"$tmp/err"
 rc=$?
-check "nine --trigger: exit 2, at most 8 ($rc)" sh -c "[ $rc = 2 ] && grep -q 'at most 8 triggers' '$tmp/err'"
+tap_run "nine --trigger: exit 2, at most 8 ($rc)" sh -c "[ $rc = 2 ] && grep -q 'at most 8 triggers' '$tmp/err'"
 
 # An armed block-mode agent: a line per firing, the summary counts them.
 "$agent" -m block -j --trigger 'host_total>1ns' --trigger 'write:host_total>3600s' 1 2 \
@@ -146,8 +143,8 @@ rm -f "$io"
 lines=$(grep -c '"type":"trigger","trigger":1,' "$tmp/trig.jsonl")
 other=$(grep -c '"type":"trigger","trigger":2,' "$tmp/trig.jsonl")
 fired=$(grep '"type":"summary"' "$tmp/trig.jsonl" | sed -n 's/.*"triggers":\[{"trigger":1,[^}]*"fired":\([0-9]*\),"reported":\([0-9]*\).*/\1 \2/p')
-check "armed agent exits 0 ($rc)" [ "$rc" = 0 ]
-check "host_total>1ns: firings on the I/Os ($lines lines), the summary's fired and reported agree ($fired)" \
+tap_run "armed agent exits 0 ($rc)" [ "$rc" = 0 ]
+tap_run "host_total>1ns: firings on the I/Os ($lines lines), the summary's fired and reported agree ($fired)" \
 	[ "$lines" -gt 0 -a "$fired" = "$lines $lines" ]
-check "write:host_total>3600s: no firing ($other)" [ "$other" = 0 ]
-echo "1..$n"
+tap_run "write:host_total>3600s: no firing ($other)" [ "$other" = 0 ]
+tap_done

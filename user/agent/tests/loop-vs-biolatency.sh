@@ -40,16 +40,13 @@
 set -u
 agent=${1:?usage: loop-vs-biolatency.sh AGENT}
 ios=${HMB_LOOP_IOS:-20000}
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-notok() { n=$((n + 1)); echo "not ok $n - $*"; }
-skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+. "$(dirname "$0")/../../../scripts/lib/tap.sh"
 
-[ "$(id -u)" = 0 ] || skip_all "needs root (BPF, losetup)"
-command -v biolatency >/dev/null || skip_all "biolatency missing (Debian package libbpf-tools; scripts/deps.sh bpf)"
-command -v fio >/dev/null || skip_all "fio missing (scripts/deps.sh vm)"
-[ -r /sys/kernel/btf/vmlinux ] || skip_all "kernel without BTF"
-[ -x "$agent" ] || { echo "not ok 1 - agent $agent not built"; exit 1; }
+[ "$(id -u)" = 0 ] || tap_skip_all "needs root (BPF, losetup)"
+command -v biolatency >/dev/null || tap_skip_all "biolatency missing (Debian package libbpf-tools; scripts/deps.sh bpf)"
+command -v fio >/dev/null || tap_skip_all "fio missing (scripts/deps.sh vm)"
+[ -r /sys/kernel/btf/vmlinux ] || tap_skip_all "kernel without BTF"
+[ -x "$agent" ] || { tap_fail "agent $agent not built"; tap_done; }
 
 work=$(mktemp -d /tmp/hmb-agent-loop.XXXXXX)
 loop=
@@ -65,7 +62,7 @@ cleanup() {
 trap cleanup EXIT
 
 truncate -s 256M "$work/img"
-loop=$(losetup -f --show --direct-io=on "$work/img") || { notok "losetup"; exit 1; }
+loop=$(losetup -f --show --direct-io=on "$work/img") || { tap_fail "losetup"; exit 1; }
 dev=${loop#/dev/}
 udevadm settle 2>/dev/null || sleep 1
 
@@ -81,86 +78,25 @@ for i in $(seq 100); do
 done
 sleep 0.5
 if grep -q '"type":"start"' "$work/agent.jsonl" 2>/dev/null; then
-	ok "agent attached (host-only fallback)"
+	tap_ok "agent attached (host-only fallback)"
 else
-	notok "agent did not start: $(cat "$work/agent.err")"
+	tap_fail "agent did not start: $(cat "$work/agent.err")"
 	exit 1
 fi
 grep -q "no NVMe tracepoints" "$work/agent.err" &&
-	ok "agent says what is missing: $(head -c 120 "$work/agent.err")" ||
-	notok "agent gave no message about the missing NVMe driver"
+	tap_ok "agent says what is missing: $(head -c 120 "$work/agent.err")" ||
+	tap_fail "agent gave no message about the missing NVMe driver"
 
 fio --name=loop --filename="$loop" --direct=1 --rw=randread --bs=4k \
 	--ioengine=psync --number_ios="$ios" --size=256M --time_based=0 \
 	--output-format=json >"$work/fio.json" 2>"$work/fio.err" ||
-	{ notok "fio failed: $(cat "$work/fio.err")"; exit 1; }
+	{ tap_fail "fio failed: $(cat "$work/fio.err")"; exit 1; }
 sleep 0.5
 kill -INT "$apid" "$bpid"
 wait "$apid"; arc=$?
 wait "$bpid"; brc=$?
 apid=; bpid=
-[ $arc -eq 0 ] && ok "agent exits 0 on SIGINT" || notok "agent exit status $arc: $(cat "$work/agent.err")"
+[ $arc -eq 0 ] && tap_ok "agent exits 0 on SIGINT" || tap_fail "agent exit status $arc: $(cat "$work/agent.err")"
 [ $brc -eq 0 ] || echo "# biolatency exit status $brc"
 
-python3 - "$work/agent.jsonl" "$work/bio.out" "$work/fio.json" "$n" <<'EOF'
-import json, re, sys
-agent_f, bio_f, fio_f, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-def tap(cond, msg):
-    global n
-    n += 1
-    print(("ok" if cond else "not ok") + " %d - %s" % (n, msg))
-try:
-    lines = [json.loads(l) for l in open(agent_f)]
-    tap(True, "agent output is JSON lines (%d lines)" % len(lines))
-except Exception as e:
-    tap(False, "agent output is not JSON lines: %s" % e)
-    print("1..%d" % n); sys.exit(1)
-summ = [l for l in lines if l.get("type") == "summary"]
-tap(len(summ) == 1, "agent wrote one summary")
-if not summ:
-    print("1..%d" % n); sys.exit(1)
-s = summ[0]
-ah = {h["lo_us"]: h["count"] for h in s["hists_us"]["host_total"]}
-bh = {}
-for line in open(bio_f):
-    m = re.match(r"\s*(\d+)\s*->\s*(\d+)\s*:\s*(\d+)", line)
-    if m:
-        bh[int(m.group(1))] = int(m.group(3))
-fio = json.load(open(fio_f))
-fio_ios = fio["jobs"][0]["read"]["total_ios"]
-a_tot, b_tot = sum(ah.values()), sum(bh.values())
-print("# fio %d I/Os, agent %d, biolatency %d" % (fio_ios, a_tot, b_tot))
-tap(a_tot == b_tot, "same I/O count as biolatency (%d vs %d)" % (a_tot, b_tot))
-miss = s["counters"].get("bpf_recursion_misses", 0)
-# Both tools see the block layer's tracepoints; on a busy host a request or
-# two of fio's may not show on them in either tool (seen in CI-like runs:
-# 19998 of 20000 in both, with no recursion miss reported): allow 0.1 %.
-short = fio_ios - (a_tot + miss)
-tap(a_tot <= fio_ios and short * 1000 <= fio_ios,
-    "I/O count equals fio's but for the reported recursion misses, within 0.1 %% (%d + %d vs %d: %d short)" % (a_tot, miss, fio_ios, max(short, 0)))
-tap(s["completed"] == a_tot, "reported count equals the histogram total")
-hc = s["counters"].get("host_complete", -1)
-tap(hc == a_tot, "the summary's host_complete counter equals its histogram total (%d vs %d): both read after the programs were detached" % (hc, a_tot))
-keys = sorted(set(ah) | set(bh))
-moved = sum(abs(ah.get(k, 0) - bh.get(k, 0)) for k in keys) // 2
-print("# %d requests (%.1f %%) in a neighbouring slot" % (moved, 100.0 * moved / max(a_tot, 1)))
-bad = [k for k in keys if k >= 64 and abs(ah.get(k, 0) - bh.get(k, 0)) > max(10, 0.1 * max(ah.get(k, 0), bh.get(k, 0)))]
-tap(not bad, "histograms agree per slot from 64 us up (slots off: %s)" % (bad or "none"))
-# no request more than one slot away: what one tool counts up to slot k-1
-# the other counts up to slot k (the slots are consecutive powers of two)
-slots = sorted(set(keys) | set(2 * k for k in keys if k))
-tol = max(10, a_tot // 200)
-ca = cb = pa = pb = 0; worst = 0; where = None
-for k in slots:
-    ca += ah.get(k, 0); cb += bh.get(k, 0)
-    short = max(pb - ca, pa - cb)
-    if short > worst:
-        worst, where = short, k
-    pa, pb = ca, cb
-tap(worst <= tol, "no request more than one slot away: within %d (0.5 %%): worst %d%s" % (
-    tol, worst, " at the slot from %d us" % where if where is not None else ""))
-c = s["counters"]
-tap(c["ringbuf_reserve_failed"] == 0, "no ring buffer reservation failed")
-print("# agent/biolatency slots: " + " ".join("%d:%d/%d" % (k, ah.get(k, 0), bh.get(k, 0)) for k in keys))
-print("1..%d" % n)
-EOF
+python3 "$(dirname "$0")/loop-vs-biolatency.py" "$work/agent.jsonl" "$work/bio.out" "$work/fio.json" "$tap_n" "$tap_failed"

@@ -5,22 +5,14 @@
 # library's own (hmb_*, hmbtrace_*) and nothing of the tests'.
 so=${1:?usage: soname.sh SO ABI}
 abi=${2:?usage: soname.sh SO ABI}
-n=0
-fail=0
-check() {
-	n=$((n + 1))
-	msg=$1
-	shift
-	if "$@"; then echo "ok $n - $msg"; else echo "not ok $n - $msg"; fail=1; fi
-}
+. "$(dirname "$0")/../../../scripts/lib/tap.sh"
 real=$(readlink "$so")
-check "$so links to libhmbtrace.so.$abi (got '$real')" [ "$real" = "libhmbtrace.so.$abi" ]
+tap_run "$so links to libhmbtrace.so.$abi (got '$real')" [ "$real" = "libhmbtrace.so.$abi" ]
 sn=$(readelf -d "$so" 2>/dev/null | sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p')
-check "soname libhmbtrace.so.$abi (got '$sn')" [ "$sn" = "libhmbtrace.so.$abi" ]
+tap_run "soname libhmbtrace.so.$abi (got '$sn')" [ "$sn" = "libhmbtrace.so.$abi" ]
 # defined global functions other than the library's prefixes
 other=$(nm -D --defined-only "$so" | awk '$2 == "T" && $3 !~ /^(hmb_|hmbtrace_|_init$|_fini$)/ { print $3 }' | head -5)
-check "exports only hmb_/hmbtrace_ functions (others: '$other')" [ -z "$other" ]
+tap_run "exports only hmb_/hmbtrace_ functions (others: '$other')" [ -z "$other" ]
 ntext=$(nm -D --defined-only "$so" | awk '$2 == "T"' | wc -l)
-check "exports the library's functions ($ntext)" [ "$ntext" -gt 50 ]
-echo "1..$n"
-exit $fail
+tap_run "exports the library's functions ($ntext)" [ "$ntext" -gt 50 ]
+tap_done

@@ -27,13 +27,13 @@ wait_for() {
 	shift
 	until "$@"; do
 		if [ $i -ge 400 ]; then
-			not_ok "$what (never happened)"
+			tap_fail "$what (never happened)"
 			return 1
 		fi
 		sleep 0.05
 		i=$((i + 1))
 	done
-	ok "$what"
+	tap_ok "$what"
 }
 # lines FILE PATTERN N: FILE has at least N lines matching PATTERN.
 lines() { [ "$(grep -c "$2" "$1" 2>/dev/null)" -ge "$3" ]; }
@@ -102,23 +102,23 @@ print("; ".join(errs) if errs else
 EOF
 )
 	case $out in
-	ok:*) ok "$4: $out" ;;
-	*) not_ok "$4: $out" ;;
+	ok:*) tap_ok "$4: $out" ;;
+	*) tap_fail "$4: $out" ;;
 	esac
 }
 
 # analyzer SNAP WHAT: every reader takes the snapshot as it is.
 analyzer() {
 	local s=$1 what=$2
-	have_analyzer || { skip "$what: analyzer reads it" "no analyzer"; return; }
+	have_analyzer || { tap_skip "$what: analyzer reads it" "no analyzer"; return; }
 	stats "$s/trace.bin" "$WORK/st.json"
-	eq "$what: analyzer stats: records" "$(json "$WORK/st.json" records)" \
+	tap_eq "$what: analyzer stats: records" "$(json "$WORK/st.json" records)" \
 		"$(meta "$s" snapshot_records)"
-	eq "$what: analyzer stats: lost" "$(json "$WORK/st.json" lost)" \
+	tap_eq "$what: analyzer stats: lost" "$(json "$WORK/st.json" lost)" \
 		"$(meta "$s" snapshot_lost)"
-	eq "$what: analyzer stats: duplicates, resets" \
+	tap_eq "$what: analyzer stats: duplicates, resets" \
 		"$(json "$WORK/st.json" duplicates),$(json "$WORK/st.json" resets)" "0,0"
-	check "$what: analyzer decode, convert, report read it" \
+	tap_run "$what: analyzer decode, convert, report read it" \
 		bash -c '"$1" decode "$2" > /dev/null && "$1" convert "$2" "$3.csv" &&
 			 "$1" report "$2" -o "$3.html"' _ "$ANALYZE" "$s/trace.bin" "$WORK/conv"
 }
@@ -133,10 +133,10 @@ start_daemon fr -r "$ring" --snapshot-on SIGUSR1 --snapshot-dir "$snaps" \
 kill -USR1 "$DPID"
 wait_for "first snapshot written" lines "$WORK/fr.err" "snapshot .*SNAP-" 1
 s1=$(newest)
-check "named SNAP-<UTC time>-sigusr1" bash -c \
+tap_run "named SNAP-<UTC time>-sigusr1" bash -c \
 	'[[ $(basename "$1") =~ ^SNAP-[0-9]{8}T[0-9]{6}\.[0-9]{3}Z-sigusr1$ ]]' _ "$s1"
 verify "$s1" "$WORK/a.bin" $W "window not full"
-check "nothing evicted yet: no evicted seq" [ -z "$(meta "$s1" window_evicted_last_seq)" ]
+tap_run "nothing evicted yet: no evicted seq" [ -z "$(meta "$s1" window_evicted_last_seq)" ]
 analyzer "$s1" "window not full"
 
 "$FWSIM" -r "$ring" --attach --first-seq 2000 -n 30000 -p "$MIX" --mode wait \
@@ -146,7 +146,7 @@ kill -USR1 "$DPID"
 wait_for "second snapshot written" lines "$WORK/fr.err" "snapshot .*SNAP-" 2
 s2=$(newest)
 verify "$s2" "$WORK/ab.bin" $W "window rolled over"
-eq "evicted seqs end just before the first held" \
+tap_eq "evicted seqs end just before the first held" \
 	"$(($(meta "$s2" window_evicted_last_seq) + 1))" "$(meta "$s2" snapshot_first_seq)"
 analyzer "$s2" "window rolled over"
 verify "$s1" "$WORK/a.bin" $W "first snapshot, again"
@@ -162,18 +162,18 @@ verify "$(newest)" "$WORK/abc.bin" $W "largest records"
 kill -USR1 "$DPID"
 wait_for "a fourth request is suppressed (--max-snapshots 3)" \
 	lines "$WORK/fr.err" "snapshot suppressed: 3 written, --max-snapshots 3" 1
-eq "three snapshots on disk" "$(nsnaps)" 3
-check "no temporary directory left" [ -z "$(find "$snaps" -name '.SNAP-*')" ]
+tap_eq "three snapshots on disk" "$(nsnaps)" 3
+tap_run "no temporary directory left" [ -z "$(find "$snaps" -name '.SNAP-*')" ]
 kill -TERM "$DPID"
 wait_exit "$DPID" 10
-eq "SIGTERM: exit 0" "$RC" 0
-eq "stats: requests, written, suppressed max" \
+tap_eq "SIGTERM: exit 0" "$RC" 0
+tap_eq "stats: requests, written, suppressed max" \
 	"$(json "$WORK/fr.json" snapshot_requests),$(json "$WORK/fr.json" snapshots_written),$(json "$WORK/fr.json" snapshots_suppressed_max)" \
 	"4,3,1"
-eq "stats: evicted + held records = drained" \
+tap_eq "stats: evicted + held records = drained" \
 	"$(json "$WORK/fr.json" window_evicted_records)" \
 	"$((32300 - $(meta "$(newest)" snapshot_records)))"
-check "the summary logs the suppressed request" \
+tap_run "the summary logs the suppressed request" \
 	grep -q "4 snapshot requests: 3 written, 0 failed, 1 suppressed (0 holdoff, 1 max" "$WORK/fr.err"
 
 # --- the ring drops records: gaps inside the window are the ring's ------
@@ -185,12 +185,12 @@ start_daemon ov -r "$ring" --snapshot-on usr1 --snapshot-dir "$snaps" \
 "$FWSIM" -r "$ring" --attach -n 20000 -R 100000 -p "$MIX" --wait-drained \
 	--log "$WORK/ov.bin" --json > "$WORK/ov-sim.json"
 dropped=$(json "$WORK/ov-sim.json" dropped)
-diag "the simulator dropped $dropped of 20000 records"
+tap_diag "the simulator dropped $dropped of 20000 records"
 kill -USR1 "$DPID"
 wait_for "snapshot of a lossy stream written" lines "$WORK/ov.err" "snapshot .*SNAP-" 1
 verify "$(newest)" "$WORK/ov.bin" $W "ring overflowed"
 analyzer "$(newest)" "ring overflowed"
-check "the ring lost records inside the window (else this proves nothing)" \
+tap_run "the ring lost records inside the window (else this proves nothing)" \
 	[ "$(meta "$(newest)" snapshot_lost)" -gt 0 ]
 
 # --- a ring re-initialised inside the window: an epoch line -------------
@@ -206,7 +206,7 @@ wait_for "the daemon saw the re-initialisation" lines "$WORK/ep.err" "re-initial
 kill -USR1 "$DPID"
 wait_for "snapshot across a re-initialisation written" lines "$WORK/ep.err" "snapshot .*SNAP-" 1
 s=$(newest)
-check "it holds what the simulator wrote" cmp "$s/trace.bin" "$WORK/ep.bin"
+tap_run "it holds what the simulator wrote" cmp "$s/trace.bin" "$WORK/ep.bin"
 want=$(python3 -c 'import struct,sys
 t=open(sys.argv[1],"rb").read(); o=0; prev=None
 while o < len(t):
@@ -215,10 +215,10 @@ while o < len(t):
         if prev is not None and seq != prev + 1: print(o)
         prev = seq
     o += 32 + ((plen + 7) & ~7)' "$WORK/ep.bin")
-eq "epoch= where the new epoch's first record is" "$(meta "$s" epoch)" "$want"
+tap_eq "epoch= where the new epoch's first record is" "$(meta "$s" epoch)" "$want"
 if have_analyzer; then
 	stats "$s/trace.bin" "$WORK/ep.json"
-	eq "analyzer: records, epochs, duplicates, resets, lost" \
+	tap_eq "analyzer: records, epochs, duplicates, resets, lost" \
 		"$(json "$WORK/ep.json" records),$(json "$WORK/ep.json" epochs),$(json "$WORK/ep.json" duplicates),$(json "$WORK/ep.json" resets),$(json "$WORK/ep.json" lost)" \
 		"3000,1,0,0,0"
 fi
@@ -236,7 +236,7 @@ mv "$snaps" "$snaps.away"
 kill -USR1 "$DPID"
 wait_for "no snapshot directory: the failure is logged" \
 	lines "$WORK/ho.err" "cannot create $snaps/.SNAP-" 1
-check "the daemon carries on" kill -0 "$DPID"
+tap_run "the daemon carries on" kill -0 "$DPID"
 mv "$snaps.away" "$snaps"
 kill -USR1 "$DPID"
 wait_for "a failed snapshot starts no holdoff" lines "$WORK/ho.err" "snapshot .*SNAP-" 1
@@ -244,11 +244,11 @@ verify "$(newest)" "$WORK/h.bin" $((64 << 20)) "after a failed one"
 kill -USR1 "$DPID"
 wait_for "a request within --holdoff is suppressed" \
 	lines "$WORK/ho.err" "snapshot suppressed: the last one .* ago, --holdoff 3600 (1 suppressed so far)" 1
-eq "one snapshot on disk" "$(nsnaps)" 1
+tap_eq "one snapshot on disk" "$(nsnaps)" 1
 kill -TERM "$DPID"
 wait_exit "$DPID" 10
-eq "SIGTERM: exit 0" "$RC" 0
-eq "stats: requests, written, failed, suppressed holdoff" \
+tap_eq "SIGTERM: exit 0" "$RC" 0
+tap_eq "stats: requests, written, failed, suppressed holdoff" \
 	"$(json "$WORK/ho.json" snapshot_requests),$(json "$WORK/ho.json" snapshots_written),$(json "$WORK/ho.json" snapshots_failed),$(json "$WORK/ho.json" snapshots_suppressed_holdoff)" \
 	"3,1,1,1"
 
@@ -260,9 +260,9 @@ usage() {
 	local rc=$? n
 	n=$(wc -l < "$WORK/usage.err")
 	if [ "$rc" = 2 ] && [ "$n" = 1 ]; then
-		ok "$what: exit 2, one line ($(cat "$WORK/usage.err"))"
+		tap_ok "$what: exit 2, one line ($(cat "$WORK/usage.err"))"
 	else
-		not_ok "$what: exit $rc, $n lines: $(cat "$WORK/usage.err")"
+		tap_fail "$what: exit $rc, $n lines: $(cat "$WORK/usage.err")"
 	fi
 }
 fr=(--snapshot-on SIGUSR1 --snapshot-dir "$snaps")
@@ -283,4 +283,4 @@ usage "--holdoff 86401" "${fr[@]}" --holdoff 86401
 usage "--max-snapshots many" "${fr[@]}" --max-snapshots many
 usage "--batch-bytes above the window" "${fr[@]}" --window-mb 1 --batch-bytes 2M
 usage "--snapshot-dir ''" --snapshot-on SIGUSR1 --snapshot-dir ''
-done_testing
+tap_done

@@ -13,8 +13,11 @@
  * comes back).  Commands A and B share an id: A loses its last three
  * records, B (20 ms long, in flight while A's window is joined) its
  * first two, so the model merges A's fetch and media_start with B's
- * records into one command, which the join must cut in two.  Windows of
- * 64 host commands, which come in completion order.
+ * records into one command, which the join must cut in two.  So are C
+ * and D, one id again, merged the same way, but with one more record lost
+ * between C's fetch and media_start: the cut belongs at the loss where
+ * both parts fit, not at the first one.  Windows of 64 host commands,
+ * which come in completion order.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +38,9 @@
 #define CMD_A	20
 #define CMD_B	21
 #define ID_AB	7
+#define CMD_C	40
+#define CMD_D	45
+#define ID_CD	8
 
 struct rec {
 	uint64_t ts;		/* firmware ns */
@@ -58,7 +64,9 @@ struct run {
 
 static uint16_t cid_of(int i)
 {
-	return i == CMD_A || i == CMD_B ? ID_AB : (uint16_t)(0x100 + i);
+	if (i == CMD_A || i == CMD_B)
+		return ID_AB;
+	return i == CMD_C || i == CMD_D ? ID_CD : (uint16_t)(0x100 + i);
 }
 
 static int cmp_rec(const void *a, const void *b)
@@ -102,12 +110,19 @@ static void build(struct run *w)
 			r->phase = (uint8_t)p;
 			r->lost = (i == CMD_P && p == 5) ||
 				  (i == CMD_A && p >= 3) ||
-				  (i == CMD_B && p <= 2);
+				  (i == CMD_B && p <= 2) ||
+				  (i == CMD_C && p >= 3) ||
+				  (i == CMD_D && p <= 2);
 		}
 	}
 	qsort(w->r, w->nr, sizeof(w->r[0]), cmp_rec);
-	for (size_t k = 0; k < w->nr; k++)
-		w->r[k].seq = (uint32_t)(100 + k);
+	for (size_t k = 0, seq = 100; k < w->nr; k++) {
+		w->r[k].seq = (uint32_t)seq++;
+		/* a record lost right after C's fetch */
+		if (w->r[k].cid == ID_CD && w->r[k].phase == 1 &&
+		    w->r[k].ts + OFF < T0 + (uint64_t)CMD_D * 100 * US)
+			seq++;
+	}
 	/* the agent writes a command at its completion */
 	qsort(w->h, w->nh, sizeof(w->h[0]), cmp_complete);
 }
@@ -258,6 +273,12 @@ int main(void)
 	ok(s.mask[CMD_A] == 0x06 && s.mask[CMD_B] == 0x38,
 	   "A and B merged across a loss, in flight at A's window: cut "
 	   "(A mask 0x%02x, B mask 0x%02x)", s.mask[CMD_A], s.mask[CMD_B]);
+	ok(s.mask[CMD_C] == 0x06 && s.mask[CMD_D] == 0x38 &&
+	   whole.mask[CMD_C] == 0x06 && whole.mask[CMD_D] == 0x38,
+	   "C and D merged with two losses inside: cut where both parts fit "
+	   "(C mask 0x%02x, D mask 0x%02x; whole input 0x%02x, 0x%02x)",
+	   s.mask[CMD_C], s.mask[CMD_D], whole.mask[CMD_C],
+	   whole.mask[CMD_D]);
 	ok(right == NCMD, "every record on its own command: %d of %d (first "
 	   "wrong: command %d)", right, NCMD, wrong);
 	ok(differ < 0, "streamed = whole input for every command (first "

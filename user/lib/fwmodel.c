@@ -10,6 +10,7 @@
 
 #include "hmbtrace_cmd.h"
 #include "hmbtrace_fwmodel.h"
+#include "internal.h"
 
 #define TAB_MASK	(HMB_FWM_MAX_INFLIGHT - 1)
 /* Keep probe chains short: evict above 3/4 full. */
@@ -259,6 +260,53 @@ static void phase_event(struct hmb_fwmodel *m, const struct hmb_record *rec,
 	}
 	if (p == HMB_PHASE_CQE_POSTED)
 		end_cmd(m, c, HMB_FWM_END_COMPLETE);
+}
+
+/*
+ * The consumer claimed the phases @mask of the open command (@sqid, @cid):
+ * their host command completed, so no later record of theirs will come
+ * (its cqe_posted was lost, and the id may not be used again for long, or
+ * ever).  When they are a prefix of its phases (two uses of the id merged
+ * across a loss), the rest stays open as the id's next use, to which its
+ * later records still belong; else the whole command leaves the table.
+ * No cmd_end: the consumer holds its copy.  true: nothing of it is left.
+ */
+bool hmb__fwm_take(struct hmb_fwmodel *m, uint16_t sqid, uint16_t cid,
+		   uint8_t mask)
+{
+	struct hmb_fwm_cmd *c = m->tab ? lookup(m, key_of(sqid, cid)) : NULL;
+	uint8_t rest;
+	int q;
+
+	if (!c)
+		return true;
+	mask &= c->mask;
+	rest = (uint8_t)(c->mask & ~mask);
+	if (!mask)
+		return false;
+	/* not a prefix: some phase left lies before a claimed one */
+	if (!rest || __builtin_ctz(rest) < 31 - __builtin_clz(mask)) {
+		tab_remove(m, c);
+		return true;
+	}
+	for (q = HMB_PHASE_FETCH; q < HMB_PHASE_COUNT; q++)
+		if (mask & (1u << q)) {
+			c->ts[q] = 0;
+			c->seq[q] = 0;
+			c->ecpu[q] = 0;
+		}
+	if (mask & (1u << HMB_PHASE_FETCH)) {
+		c->have_opc = false;
+		c->opc = 0;
+		c->nsid = c->nlb = 0;
+		c->slba = 0;
+	}
+	c->mask = rest;
+	q = __builtin_ctz(rest);
+	c->first_ts = c->ts[q];
+	c->first_seq = c->seq[q];
+	c->cpu = c->ecpu[q];
+	return false;
 }
 
 static int group_index(struct hmb_fwmodel *m, const char *name)

@@ -9,6 +9,8 @@
 
 #define HMB_HIDDEN __attribute__((visibility("hidden")))
 
+struct hmb_fwmodel;
+
 /*
  * Fill @err (if not NULL) with @code, @sys_errno, @offset and a formatted
  * message; return @code so callers can "return hmb__err(...)".
@@ -116,5 +118,13 @@ static inline bool hmb__is_pow2(uint64_t v)
  */
 struct hmb_ch_conn;
 HMB_HIDDEN void *hmb__ch_curl(struct hmb_ch_conn *c);
+
+/*
+ * fwmodel.c: the phases @mask of the open command (@sqid, @cid) claimed by
+ * its consumer (the streaming join), out of the model; true when nothing
+ * of the command stays open.
+ */
+HMB_HIDDEN bool hmb__fwm_take(struct hmb_fwmodel *m, uint16_t sqid,
+			      uint16_t cid, uint8_t mask);
 
 #endif /* HMBTRACE_INTERNAL_H */

@@ -12,25 +12,12 @@
 
 /* ------------------------------------------------------------ the input */
 
-static void on_fw_end(void *ctx, const struct hmb_fwm_cmd *m,
-		      enum hmb_fwm_end why)
+/* @f: the join's copy of the model's command @m. */
+void hmb__jfw_of(const struct hmb_join *j, struct jfw *f,
+		 const struct hmb_fwm_cmd *m)
 {
-	struct hmb_join *j = ctx;
 	const struct hmb_dict_event *fetch;
-	struct jfw *f;
 
-	(void)why;
-	if (j->streaming) {
-		/* reordering beyond the window: counted, still a candidate */
-		if (j->have_cut && hmb__join_stream_map(j, m->first_ts) < j->cut)
-			j->tot.fw_late++;
-		if (!j->fw_seen || m->first_ts > j->fw_max_first)
-			j->fw_max_first = m->first_ts;
-		j->fw_seen = true;
-	}
-	if (hmb__join_fw_room(j, 1))
-		return;
-	f = &j->fw[j->nfw++];
 	memset(f, 0, sizeof(*f));
 	f->first = m->first_ts;
 	f->last = m->last_ts;
@@ -48,6 +35,25 @@ static void on_fw_end(void *ctx, const struct hmb_fwm_cmd *m,
 		f->slba = m->slba;
 		f->have_slba = fetch && hmb_dict_field(fetch, "slba");
 	}
+}
+
+static void on_fw_end(void *ctx, const struct hmb_fwm_cmd *m,
+		      enum hmb_fwm_end why)
+{
+	struct hmb_join *j = ctx;
+
+	(void)why;
+	if (j->streaming) {
+		/* reordering beyond the window: counted, still a candidate */
+		if (j->have_cut && hmb__join_stream_map(j, m->first_ts) < j->cut)
+			j->tot.fw_late++;
+		if (!j->fw_seen || m->first_ts > j->fw_max_first)
+			j->fw_max_first = m->first_ts;
+		j->fw_seen = true;
+	}
+	if (hmb__join_fw_room(j, 1))
+		return;
+	hmb__jfw_of(j, &j->fw[j->nfw++], m);
 }
 
 static void on_fw_bg(void *ctx, const char *group, uint64_t t0, uint64_t t1,

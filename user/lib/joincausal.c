@@ -319,34 +319,50 @@ static struct jfw jfw_part(const struct jfw *f, uint8_t mask)
 
 /*
  * An unmatched firmware command whose records have a loss between two of
- * them, cut at the first such loss where each part fits an unmatched host
- * command of its own (or one part fits and the other part is whole
- * without it): *@a and *@b.  Phases come in command order, so the records
- * of the two commands it merged are a prefix and a suffix.
+ * them, cut at such a loss: *@a and *@b, and the unmatched host commands
+ * they fit, *@ha and *@hb (-1: none; the same one: only @a joins it).
+ * Phases come in command order, so the records of the two commands it
+ * merged are a prefix and a suffix; other records lost in between put
+ * more than one loss inside it.  The cut is at the loss where each part
+ * fits a host command of its own; else where the one part that fits one
+ * gets the most records: the records that still fit the earlier use's
+ * host window are its own, as are the ones that already fit the later
+ * use's (its id comes round only once it completed).
  */
 static bool cut(const struct hmb_join *j, const struct jfw *f, struct jfw *a,
 		struct jfw *b, long *ha, long *hb)
 {
 	uint8_t pre = 0;
-	int last = -1;
+	int last = -1, most = 0;
 
 	for (int q = HMB_PHASE_FETCH; q < HMB_PHASE_COUNT; q++) {
 		if (!(f->mask & (1u << q)))
 			continue;
 		if (last >= 0 && lost_between(j, f->seq[last], f->seq[q])) {
-			*a = jfw_part(f, pre);
-			*b = jfw_part(f, (uint8_t)(f->mask & ~pre));
-			*ha = fit_unmatched(j, a);
-			*hb = fit_unmatched(j, b);
-			if (*ha >= 0 && *hb != *ha)
-				return true;
-			if (*hb >= 0)
-				return true;
+			struct jfw pa = jfw_part(f, pre);
+			struct jfw pb = jfw_part(f, (uint8_t)(f->mask & ~pre));
+			long xa = fit_unmatched(j, &pa);
+			long xb = fit_unmatched(j, &pb);
+			int n = 0;
+
+			if (xa >= 0 && xb >= 0 && xb != xa)
+				n = HMB_PHASE_COUNT;	/* beats any one part */
+			else if (xa >= 0)
+				n = __builtin_popcount(pa.mask);
+			else if (xb >= 0)
+				n = __builtin_popcount(pb.mask);
+			if (n > most) {
+				most = n;
+				*a = pa;
+				*b = pb;
+				*ha = xa;
+				*hb = xb;
+			}
 		}
 		pre |= (uint8_t)(1u << q);
 		last = q;
 	}
-	return false;
+	return most > 0;
 }
 
 /* Every unmatched firmware command merged across a loss, cut. */

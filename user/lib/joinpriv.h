@@ -29,6 +29,8 @@ struct jfw {
 	uint16_t sqid, cid;
 	uint8_t mask;			/* phases seen */
 	bool have_slba;
+	bool open;			/* a copy of a command the model still
+					 * holds open (streamed) */
 	int32_t host;			/* the host command joined, or -1 */
 };
 
@@ -141,6 +143,8 @@ HMB_HIDDEN int hmb__join_chunks(struct hmb_join *j);
 HMB_HIDDEN size_t hmb__join_fw_lower(const struct hmb_join *j, uint32_t key);
 HMB_HIDDEN int hmb__join_fw_room(struct hmb_join *j, size_t more);
 HMB_HIDDEN void hmb__join_resort_fw(struct hmb_join *j);
+HMB_HIDDEN void hmb__jfw_of(const struct hmb_join *j, struct jfw *f,
+			    const struct hmb_fwm_cmd *m);
 
 /* joincausal.c: every pairing held to causality under the final clocks */
 HMB_HIDDEN int hmb__join_causal(struct hmb_join *j);

@@ -5,8 +5,9 @@
  * commands and the firmware commands that can match them are in, the
  * window joined by the passes of join.c and joinseg.c, its commands handed
  * out and freed, and the firmware commands a later host command may still
- * claim carried into the next window.  Memory is bounded by the window,
- * not by the trace.
+ * claim carried into the next window.  The commands the firmware model
+ * still holds open are candidates of each window as well.  Memory is
+ * bounded by the window, not by the trace.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,59 @@ static int fill(struct hmb_join *j, const struct hmb_join_src *s,
 		}
 	}
 	return 0;
+}
+
+/*
+ * The commands the model still holds open, as candidates of the window.
+ * One whose cqe_posted was lost stays open until its id's next use,
+ * which may come windows later or never: its host command would go out
+ * unmatched, while the whole-input join (the model closed at the end of
+ * the dump) pairs the two.  Copies, marked open: retire() takes those a
+ * host command going out claimed out of the model, and drops the others
+ * (the model goes on with them).  At the dump's end the model is closed
+ * instead (hmb__join_prepare).
+ */
+static int add_open(struct hmb_join *j)
+{
+	if (!j->fwm_on || j->fw_end || !j->fwm.tab || !j->fwm.open)
+		return 0;
+	if (hmb__join_fw_room(j, j->fwm.open))
+		return -1;
+	for (size_t i = 0; i < HMB_FWM_MAX_INFLIGHT; i++)
+		if (j->fwm.tab[i].used) {
+			struct jfw *f = &j->fw[j->nfw++];
+
+			hmb__jfw_of(j, f, &j->fwm.tab[i]);
+			f->open = true;
+		}
+	return 0;
+}
+
+/*
+ * The open commands (add_open) that host commands going out claimed, out
+ * of the model: they become the join's own, and so do the other parts of
+ * a command the model gives up whole (a merged one, cut by
+ * joincausal.c).  j->fw is in key order; the kept host commands are
+ * unjoined already.
+ */
+static void take_open(struct hmb_join *j)
+{
+	for (size_t a = 0, b; a < j->nfw; a = b) {
+		uint32_t key = hmb__jfw_key(&j->fw[a]);
+		uint8_t taken = 0;
+		bool whole;
+
+		for (b = a; b < j->nfw && hmb__jfw_key(&j->fw[b]) == key; b++)
+			if (j->fw[b].open && j->fw[b].host >= 0)
+				taken |= j->fw[b].mask;
+		if (!taken)
+			continue;
+		whole = hmb__fwm_take(&j->fwm, (uint16_t)(key >> 16),
+				      (uint16_t)key, taken);
+		for (size_t k = a; k < b; k++)
+			if (j->fw[k].open && (whole || j->fw[k].host >= 0))
+				j->fw[k].open = false;
+	}
 }
 
 /* Add the window's segments to the run's. */
@@ -158,9 +212,13 @@ static void retire(struct hmb_join *j, size_t n_out, bool last)
 	for (size_t o = 0; o < nk; o++)
 		j->host[o] = j->host[j->order[o]];
 	j->nhost = nk;
+	if (j->fwm_on)
+		take_open(j);
 	for (size_t i = 0; i < j->nfw; i++) {
 		struct jfw *f = &j->fw[i];
 
+		if (f->open)	/* still the model's */
+			continue;
 		if (!last && f->host < 0 && j->have_map &&
 		    hmb__join_stream_map(j, f->first) >= j->cut) {
 			j->fw[k++] = *f;
@@ -251,7 +309,7 @@ int hmb_join_stream(struct hmb_join *j, const struct hmb_join_src *s,
 		}
 		/* the passes reorder the window's segments: a fresh list */
 		j->nseg = 0;
-		if (hmb__join_prepare(j) || hmb__join_chunks(j) ||
+		if (add_open(j) || hmb__join_prepare(j) || hmb__join_chunks(j) ||
 		    hmb__join_run_estimate(j) || hmb__join_segments(j) ||
 		    hmb__join_causal(j))
 			goto nomem;

@@ -40,7 +40,10 @@
  * bound -- joins the window with the passes above, hands its commands out
  * judged, and frees them; only the firmware commands not yet joined that
  * a later host command may still claim (mapped no earlier than the
- * window's latest submit less the bound) stay for the next window.  A
+ * window's latest submit less the bound) stay for the next window.  The
+ * commands the firmware model still holds open (a lost cqe_posted keeps
+ * one open until its id's next use) are candidates of each window too;
+ * one a host command going out claims leaves the model.  A
  * host command that arrives with its submit before that point, or a
  * firmware command mapped before it, is counted late (totals), and still
  * judged or counted unmatched: nothing is dropped silently.  Input that

@@ -250,13 +250,47 @@ static size_t rejoin(struct hmb_join *j)
 
 /* ------------------------------------------------ commands merged by loss */
 
+/*
+ * Is one of the losses @gaps[0..@n) strictly between seqs @a and @b (a
+ * before b)?  The losses are the whole run's, not the window's, so a scan
+ * of them per check grows with the trace: @gaps rises in seq order
+ * (note_gap() only moves forward), and counted from @gaps[0] its seqs are
+ * sorted, so the first loss after @a is a binary search away.  The seqs
+ * strictly between are a cyclic range: in it lie that loss or, if the
+ * range wraps past @gaps[0]'s seq, @gaps[0].  With @b not after @a, the
+ * scan.
+ */
+bool hmb__join_lost_between(const uint32_t *gaps, size_t n, uint32_t a,
+			    uint32_t b)
+{
+	uint32_t len = b - a - 1, from;
+	size_t lo = 0, hi = n;
+
+	if (jseq_diff(b, a) <= 0) {
+		for (size_t g = 0; g < n; g++)
+			if (jseq_diff(gaps[g], a) > 0 &&
+			    jseq_diff(gaps[g], b) < 0)
+				return true;
+		return false;
+	}
+	if (!n)
+		return false;
+	from = a + 1 - gaps[0];
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (gaps[mid] - gaps[0] < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (lo < n && gaps[lo] - a - 1 < len) || gaps[0] - a - 1 < len;
+}
+
 /* Was a record lost between seqs @a and @b (a before b)? */
 static bool lost_between(const struct hmb_join *j, uint32_t a, uint32_t b)
 {
-	for (size_t g = 0; g < j->ngap; g++)
-		if (jseq_diff(j->gaps[g], a) > 0 && jseq_diff(j->gaps[g], b) < 0)
-			return true;
-	return false;
+	return hmb__join_lost_between(j->gaps, j->ngap, a, b);
 }
 
 /* The unmatched host command of this controller that @f fits best, or -1. */

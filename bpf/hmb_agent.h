@@ -373,8 +373,9 @@ struct hmb_trig {
 };
 
 /*
- * Firmware time @fw on the host clock with estimate @c (the formula of
- * the join's fw_to_host(), integer math).
+ * Firmware time @fw on the host clock with estimate @c, in integer math
+ * (the programs' join and triggers, and the agent's sweep): microsecond
+ * resolution of the drift correction is plenty for a window.
  */
 static inline __s64 hmb_clk_fw_to_host(const struct hmb_clk *c, __u64 fw)
 {

@@ -8,18 +8,10 @@
 
 /* ------------------------------------------------------------ firmware */
 
-/* Firmware time -> host time with the agent's estimate (integer math). */
+/* Firmware time -> host time with the agent's estimate. */
 static __always_inline __s64 fw_to_host(__u64 fw)
 {
-	__s64 off = clk.off_ns, ppb = clk.drift_ppb;
-	__u64 d, c, appb;
-	bool neg_d = fw < clk.ref_fw, neg_p = ppb < 0;
-
-	d = neg_d ? clk.ref_fw - fw : fw - clk.ref_fw;
-	appb = neg_p ? -ppb : ppb;
-	/* microsecond resolution of the correction is plenty for a window */
-	c = (d / 1000) * appb / 1000000;
-	return (__s64)fw + off + ((neg_d != neg_p) ? -(__s64)c : (__s64)c);
+	return hmb_clk_fw_to_host(&clk, fw);
 }
 
 static __always_inline void fw_unmatched(__u32 reason, __u32 ring,

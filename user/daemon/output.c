@@ -41,6 +41,18 @@ static void sidecar_path(const struct daemon *d, char *path, size_t len)
 	snprintf(path, len, "%s.meta", d->o.output);
 }
 
+/* A new sidecar's header for this source, with the host clocks of now. */
+static void sidecar_new(const struct daemon *d, struct hmb_sidecar *sc)
+{
+	memset(sc, 0, sizeof(*sc));
+	sc->abi_version = HMB_TRACE_ABI_VERSION;
+	sc->ring_size = d->src.ring_size;
+	snprintf(sc->source, sizeof(sc->source), "%s", d->src.path);
+	sc->realtime_ns = hmb_now_ns(CLOCK_REALTIME);
+	sc->monotonic_ns = hmb_now_ns(CLOCK_MONOTONIC);
+	sc->boottime_ns = hmb_now_ns(CLOCK_BOOTTIME);
+}
+
 /*
  * Describe the output in FILE.meta (docs/format.md 12.4).  A new sidecar
  * gets the header with the host clocks of now (and anchor_offset when the
@@ -94,13 +106,7 @@ static int write_sidecar(struct daemon *d)
 			path, d->out_size);
 		return 0;
 	}
-	memset(&sc, 0, sizeof(sc));
-	sc.abi_version = HMB_TRACE_ABI_VERSION;
-	sc.ring_size = d->src.ring_size;
-	snprintf(sc.source, sizeof(sc.source), "%s", d->src.path);
-	sc.realtime_ns = hmb_now_ns(CLOCK_REALTIME);
-	sc.monotonic_ns = hmb_now_ns(CLOCK_MONOTONIC);
-	sc.boottime_ns = hmb_now_ns(CLOCK_BOOTTIME);
+	sidecar_new(d, &sc);
 	if (hmb_sidecar_create(path, &sc, d->out_size, d->o.file_mode, &err)) {
 		log_msg(LOG_ERR, "cannot write sidecar %s: %s", path, err.msg);
 		return -1;
@@ -487,13 +493,7 @@ int output_snapshot(struct daemon *d, const char *dir, struct iovec *iov,
 	}
 	if (r)
 		return -1;
-	memset(&sc, 0, sizeof(sc));
-	sc.abi_version = HMB_TRACE_ABI_VERSION;
-	sc.ring_size = d->src.ring_size;
-	snprintf(sc.source, sizeof(sc.source), "%s", d->src.path);
-	sc.realtime_ns = hmb_now_ns(CLOCK_REALTIME);
-	sc.monotonic_ns = hmb_now_ns(CLOCK_MONOTONIC);
-	sc.boottime_ns = hmb_now_ns(CLOCK_BOOTTIME);
+	sidecar_new(d, &sc);
 	if (hmb_sidecar_create(meta, &sc, size, d->o.file_mode, &err) ||
 	    hmb_sidecar_append(meta, lines, &err)) {
 		log_msg(LOG_ERR, "cannot write sidecar %s: %s", meta, err.msg);

@@ -19,10 +19,10 @@
 static void hmb_bridge_corrupt(struct hmb_trace_ring *ring, u64 cursor,
 			       enum hmb_trace_corrupt_reason reason)
 {
-	u32 off = (u32)(cursor & (ring->ring_size - 1));
+	u32 off = (u32)(cursor & (ring->prov.ring_size - 1));
 
-	ring->bstats.corrupt++;
-	WRITE_ONCE(ring->bridge_stopped, true);
+	ring->br.stats.corrupt++;
+	WRITE_ONCE(ring->br.stopped, true);
 	if (READ_ONCE(ring->reason) == HMB_CORRUPT_NONE)
 		WRITE_ONCE(ring->reason, reason);
 	trace_hmb_trace_corrupt(ring->id, cursor, off,
@@ -43,7 +43,7 @@ static unsigned int hmb_bridge_emit(struct hmb_trace_ring *ring,
 				    const struct hmb_record_hdr *rh,
 				    const u8 *payload)
 {
-	struct hmb_bridge_rec *br = &ring->batch[nb];
+	struct hmb_bridge_rec *br = &ring->br.batch[nb];
 	u16 len = min_t(u16, hmb_le16(rh->payload_len), HMB_BRIDGE_HEAD);
 
 	trace_hmb_trace_record(ring->id, rh, payload);
@@ -56,7 +56,7 @@ static unsigned int hmb_bridge_emit(struct hmb_trace_ring *ring,
 	memset(br->head + len, 0, HMB_BRIDGE_HEAD - len);
 	if (nb < HMB_BRIDGE_BATCH)
 		return nb;
-	trace_hmb_trace_records(ring->id, ring->batch, nb);
+	trace_hmb_trace_records(ring->id, ring->br.batch, nb);
 	return 0;
 }
 
@@ -70,23 +70,23 @@ static unsigned int hmb_bridge_emit(struct hmb_trace_ring *ring,
  */
 static bool hmb_bridge_seq(struct hmb_trace_ring *ring, u32 seq)
 {
-	struct hmb_bridge_stats *st = &ring->bstats;
-	u32 d = seq - ring->bridge_seq - 1;
+	struct hmb_bridge_stats *st = &ring->br.stats;
+	u32 d = seq - ring->br.seq - 1;
 
-	if (ring->bridge_have_seq && d) {
-		bool back_a_little = ring->bridge_seq - seq <
-				     ring->ring_size / HMB_RECORD_HDR_SIZE;
+	if (ring->br.have_seq && d) {
+		bool back_a_little = ring->br.seq - seq <
+				     ring->prov.ring_size / HMB_RECORD_HDR_SIZE;
 
 		if (d < 0x80000000U) {
 			st->lost += d;
-		} else if (!ring->bridge_new_epoch && back_a_little) {
+		} else if (!ring->br.new_epoch && back_a_little) {
 			st->duplicates++;
 			return false;
 		}
 	}
-	ring->bridge_seq = seq;
-	ring->bridge_have_seq = true;
-	ring->bridge_new_epoch = false;
+	ring->br.seq = seq;
+	ring->br.have_seq = true;
+	ring->br.new_epoch = false;
 	return true;
 }
 
@@ -102,29 +102,29 @@ static bool hmb_bridge_epoch(struct hmb_trace_ring *ring, u32 flags, u64 head,
 			     u64 tail, u32 gen,
 			     enum hmb_trace_corrupt_reason *reason)
 {
-	bool rewritten = gen != ring->bridge_gen || tail != ring->bridge_tail;
+	bool rewritten = gen != ring->br.gen || tail != ring->br.tail;
 
 	if ((flags & HMB_RING_FLAG_FROZEN) || rewritten)
-		ring->bridge_frozen = true;
-	if (!ring->bridge_frozen)
+		ring->br.frozen = true;
+	if (!ring->br.frozen)
 		return true;
 	if (flags & HMB_RING_FLAG_FROZEN)
 		return !rewritten &&
-		       !hmb_cursor_before(head, ring->bridge_last_head);
+		       !hmb_cursor_before(head, ring->br.last_head);
 	*reason = hmb_trace_check_cursors(ring, head, tail);
 	/* The drain walks 8-byte records from the new tail, as at enable. */
 	if (*reason == HMB_CORRUPT_NONE && (tail & (HMB_RECORD_ALIGN - 1)))
 		*reason = HMB_CORRUPT_TAIL_UNALIGNED;
 	if (*reason != HMB_CORRUPT_NONE)
 		return true;
-	if (rewritten || hmb_cursor_before(head, ring->bridge_last_head)) {
-		ring->bridge_tail = tail;
-		ring->bridge_last_head = tail;
-		ring->bridge_new_epoch = true;
-		ring->bstats.epochs++;
+	if (rewritten || hmb_cursor_before(head, ring->br.last_head)) {
+		ring->br.tail = tail;
+		ring->br.last_head = tail;
+		ring->br.new_epoch = true;
+		ring->br.stats.epochs++;
 	}
-	ring->bridge_gen = gen;
-	ring->bridge_frozen = false;
+	ring->br.gen = gen;
+	ring->br.frozen = false;
 	return true;
 }
 
@@ -143,11 +143,11 @@ static bool hmb_bridge_epoch(struct hmb_trace_ring *ring, u32 flags, u64 head,
 void hmb_bridge_work(struct work_struct *work)
 {
 	struct hmb_trace_ring *ring = container_of(work, struct hmb_trace_ring,
-						   bridge_work);
-	struct hmb_bridge_stats *st = &ring->bstats;
-	struct hmb_ring_hdr *hdr = ring->hdr;
+						   br.work);
+	struct hmb_bridge_stats *st = &ring->br.stats;
+	struct hmb_ring_hdr *hdr = ring->prov.hdr;
 	enum hmb_trace_corrupt_reason reason = HMB_CORRUPT_NONE;
-	u32 mask = ring->ring_size - 1;
+	u32 mask = ring->prov.ring_size - 1;
 	struct hmb_record_hdr rh;
 	u64 head, tail, cur, start;
 	unsigned int n = 0, nb = 0;
@@ -155,25 +155,25 @@ void hmb_bridge_work(struct work_struct *work)
 	u32 flags, gen;
 
 	if (READ_ONCE(ring->owner) != HMB_OWNER_BRIDGE ||
-	    READ_ONCE(ring->bridge_stopped))
+	    READ_ONCE(ring->br.stopped))
 		return;
 
-	gen = READ_ONCE(ring->sync->gen);
+	gen = READ_ONCE(ring->prov.sync->gen);
 	/* Pairs with the release that clears FROZEN after a re-initialisation. */
 	flags = hmb_le32(smp_load_acquire(&hdr->flags));
 	head = hmb_hdr_head_acquire(hdr);
 	tail = hmb_hdr_tail(hdr);
 	if ((flags & HMB_RING_FLAG_OVERFLOWED) &&
-	    !(ring->bridge_flags & HMB_RING_FLAG_OVERFLOWED))
+	    !(ring->br.flags & HMB_RING_FLAG_OVERFLOWED))
 		st->overflows++;
-	ring->bridge_flags = flags;
+	ring->br.flags = flags;
 
 	if (!hmb_bridge_epoch(ring, flags, head, tail, gen, &reason))
 		return;
-	cur = ring->bridge_tail;
+	cur = ring->br.tail;
 	start = cur;
 	if (reason == HMB_CORRUPT_NONE) {
-		if (hmb_cursor_before(head, ring->bridge_last_head))
+		if (hmb_cursor_before(head, ring->br.last_head))
 			reason = HMB_CORRUPT_HEAD_BACKWARDS;
 		else
 			reason = hmb_trace_check_cursors(ring, head, cur);
@@ -186,7 +186,7 @@ void hmb_bridge_work(struct work_struct *work)
 	/* From here on 0 < head - cur <= ring_size while there is work. */
 	while (cur != head) {
 		u32 off = (u32)(cur & mask);
-		u32 left = ring->ring_size - off;
+		u32 left = ring->prov.ring_size - off;
 		u64 avail = head - cur;
 		u32 size;
 
@@ -205,7 +205,7 @@ void hmb_bridge_work(struct work_struct *work)
 			cur += left;
 			continue;
 		}
-		memcpy(&rh, ring->area + off, sizeof(rh));
+		memcpy(&rh, ring->prov.area + off, sizeof(rh));
 		if (hmb_le32(rh.magic) != HMB_RECORD_MAGIC) {
 			reason = HMB_CORRUPT_REC_MAGIC;
 			break;
@@ -243,7 +243,7 @@ void hmb_bridge_work(struct work_struct *work)
 		} else if (rh.flags & ~HMB_REC_FLAGS_KNOWN) {
 			st->ignored++;
 		} else {
-			nb = hmb_bridge_emit(ring, nb, &rh, ring->area + off +
+			nb = hmb_bridge_emit(ring, nb, &rh, ring->prov.area + off +
 					     HMB_RECORD_HDR_SIZE);
 			st->records++;
 		}
@@ -252,15 +252,15 @@ void hmb_bridge_work(struct work_struct *work)
 
 	/* Before the tail moves on: the events point into the ring. */
 	if (nb)
-		trace_hmb_trace_records(ring->id, ring->batch, nb);
+		trace_hmb_trace_records(ring->id, ring->br.batch, nb);
 
 	/*
 	 * Under the sync lock, so the tail of this epoch never lands in a
 	 * header the producer side rewrote meanwhile (then it starts a new
 	 * epoch).
 	 */
-	spin_lock(&ring->sync->lock);
-	published = READ_ONCE(ring->sync->gen) == gen &&
+	spin_lock(&ring->prov.sync->lock);
+	published = READ_ONCE(ring->prov.sync->gen) == gen &&
 		    hmb_hdr_tail(hdr) == start;
 	if (published) {
 		/*
@@ -269,24 +269,24 @@ void hmb_bridge_work(struct work_struct *work)
 		 */
 		hmb_hdr_publish_tail(hdr, cur);
 	}
-	spin_unlock(&ring->sync->lock);
+	spin_unlock(&ring->prov.sync->lock);
 	if (!published) {
 		/*
 		 * Rewritten under us: what the batch read may be the new
 		 * epoch's bytes, so a check that failed on them is no
 		 * corruption.  The next batch starts the new epoch.
 		 */
-		ring->bridge_frozen = true;
+		ring->br.frozen = true;
 		st->bytes += cur - start;
 		return;
 	}
 	st->bytes += cur - start;
-	ring->bridge_tail = cur;
-	ring->bridge_last_head = head;
+	ring->br.tail = cur;
+	ring->br.last_head = head;
 	if (reason != HMB_CORRUPT_NONE)
 		hmb_bridge_corrupt(ring, cur, reason);
 	else if (more)
-		queue_work(system_unbound_wq, &ring->bridge_work);
+		queue_work(system_unbound_wq, &ring->br.work);
 }
 
 /*
@@ -302,7 +302,7 @@ static void hmb_bridge_stop_locked(struct hmb_trace_ring *ring)
 	hmb_trace_stop_sampler(ring);
 	trace_hmb_trace_consumer(ring->id, false, "bridge", 0);
 	mutex_unlock(&ring->lock);
-	cancel_work_sync(&ring->bridge_work);
+	cancel_work_sync(&ring->br.work);
 	mutex_lock(&ring->lock);
 	ring->owner = HMB_OWNER_NONE;
 }
@@ -325,9 +325,9 @@ int hmb_bridge_enable(struct hmb_trace_ring *ring)
 	int ret = 0;
 
 	mutex_lock(&ring->lock);
-	if (ring->owner == HMB_OWNER_BRIDGE && READ_ONCE(ring->bridge_stopped))
+	if (ring->owner == HMB_OWNER_BRIDGE && READ_ONCE(ring->br.stopped))
 		hmb_bridge_stop_locked(ring);	/* retry after corruption */
-	tail = ring->dead ? 0 : hmb_hdr_tail(ring->hdr);
+	tail = ring->dead ? 0 : hmb_hdr_tail(ring->prov.hdr);
 	if (ring->dead) {
 		ret = -ENODEV;
 	} else if (ring->owner == HMB_OWNER_BRIDGE) {
@@ -340,20 +340,20 @@ int hmb_bridge_enable(struct hmb_trace_ring *ring)
 			hmb_trace_reason_str(HMB_CORRUPT_TAIL_UNALIGNED), tail);
 		ret = -EINVAL;
 	} else {
-		memset(&ring->bstats, 0, sizeof(ring->bstats));
-		ring->bridge_gen = READ_ONCE(ring->sync->gen);
-		ring->bridge_tail = tail;
-		ring->bridge_last_head = tail;
+		memset(&ring->br.stats, 0, sizeof(ring->br.stats));
+		ring->br.gen = READ_ONCE(ring->prov.sync->gen);
+		ring->br.tail = tail;
+		ring->br.last_head = tail;
 		/*
 		 * A ring found OVERFLOWED counts as one overflow seen: its
 		 * producer dropped records before the bridge came.
 		 */
-		ring->bridge_flags = hmb_hdr_flags(ring->hdr) &
+		ring->br.flags = hmb_hdr_flags(ring->prov.hdr) &
 				     ~HMB_RING_FLAG_OVERFLOWED;
-		ring->bridge_have_seq = false;
-		ring->bridge_new_epoch = false;
-		ring->bridge_frozen = false;
-		WRITE_ONCE(ring->bridge_stopped, false);
+		ring->br.have_seq = false;
+		ring->br.new_epoch = false;
+		ring->br.frozen = false;
+		WRITE_ONCE(ring->br.stopped, false);
 		trace_hmb_trace_consumer(ring->id, true, "bridge", 0);
 		ring->owner = HMB_OWNER_BRIDGE;
 		hmb_trace_start_sampler(ring);

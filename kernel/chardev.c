@@ -34,7 +34,7 @@ struct hmb_file {
 static int hmb_open(struct inode *inode, struct file *filp)
 {
 	struct hmb_trace_ring *ring = container_of(inode->i_cdev,
-						   struct hmb_trace_ring, cdev);
+						   struct hmb_trace_ring, chr.cdev);
 	struct hmb_file *hf;
 	int ret = 0;
 
@@ -50,16 +50,16 @@ static int hmb_open(struct inode *inode, struct file *filp)
 		ret = -EBUSY;
 	} else {
 		ring->owner = HMB_OWNER_CHARDEV;
-		get_task_comm(ring->owner_comm, current);
-		ring->owner_pid = task_tgid_nr(current);
+		get_task_comm(ring->chr.comm, current);
+		ring->chr.pid = task_tgid_nr(current);
 		hf->ring = ring;
 		hf->filp = filp;
-		hf->gen = READ_ONCE(ring->sync->gen);
-		list_add(&hf->node, &ring->vmas);
+		hf->gen = READ_ONCE(ring->prov.sync->gen);
+		list_add(&hf->node, &ring->chr.vmas);
 		get_device(&ring->dev);
 		hmb_trace_start_sampler(ring);
-		trace_hmb_trace_consumer(ring->id, true, ring->owner_comm,
-					 ring->owner_pid);
+		trace_hmb_trace_consumer(ring->id, true, ring->chr.comm,
+					 ring->chr.pid);
 	}
 	mutex_unlock(&ring->lock);
 	if (ret) {
@@ -81,8 +81,8 @@ static int hmb_release(struct inode *inode, struct file *filp)
 	if (!ring->dead)
 		hmb_trace_stop_sampler(ring);
 	ring->owner = HMB_OWNER_NONE;
-	trace_hmb_trace_consumer(ring->id, false, ring->owner_comm,
-				 ring->owner_pid);
+	trace_hmb_trace_consumer(ring->id, false, ring->chr.comm,
+				 ring->chr.pid);
 	mutex_unlock(&ring->lock);
 	put_device(&ring->dev);
 	kfree(hf);
@@ -95,10 +95,10 @@ static long hmb_get_info(struct hmb_trace_ring *ring, void __user *argp)
 
 	memset(&info, 0, sizeof(info));
 	info.abi_version = HMB_TRACE_ABI_VERSION;
-	info.ring_size = ring->ring_size;
+	info.ring_size = ring->prov.ring_size;
 	info.record_area_off = HMB_RECORD_AREA_OFF;
 	info.ring_id = ring->id;
-	info.mmap_len = ring->mmap_len;
+	info.mmap_len = ring->prov.mmap_len;
 	info.provider = ring->provider;
 	strscpy(info.name, ring->name, sizeof(info.name));
 	strscpy(info.ctrl, ring->ctrl, sizeof(info.ctrl));
@@ -119,15 +119,15 @@ static long hmb_set_tail(struct hmb_file *hf,
 			 const struct nvme_hmb_trace_tail *arg)
 {
 	struct hmb_trace_ring *ring = hf->ring;
-	struct hmb_ring_hdr *hdr = ring->hdr;
+	struct hmb_ring_hdr *hdr = ring->prov.hdr;
 	long ret = 0;
 	u64 head, cur;
 	u32 gen;
 
 	if (arg->flags || arg->tail & (HMB_RECORD_ALIGN - 1))
 		return -EINVAL;
-	spin_lock(&ring->sync->lock);
-	gen = READ_ONCE(ring->sync->gen);
+	spin_lock(&ring->prov.sync->lock);
+	gen = READ_ONCE(ring->prov.sync->gen);
 	cur = hmb_hdr_tail(hdr);
 	if (gen != hf->gen) {
 		if (arg->tail == cur)
@@ -141,7 +141,7 @@ static long hmb_set_tail(struct hmb_file *hf,
 	 * cur <= new tail <= head, within ring_size, measured as distances
 	 * from cur: cursors count modulo 2^64 and head may have wrapped.
 	 */
-	if (head - cur > ring->ring_size || arg->tail - cur > head - cur) {
+	if (head - cur > ring->prov.ring_size || arg->tail - cur > head - cur) {
 		ret = -EINVAL;
 		goto out;
 	}
@@ -151,9 +151,9 @@ static long hmb_set_tail(struct hmb_file *hf,
 	 */
 	hmb_hdr_publish_tail(hdr, arg->tail);
 	/* For the sampler's epoch rule; ordered after the header's tail. */
-	atomic64_set_release(&ring->pub_tail, arg->tail);
+	atomic64_set_release(&ring->smp.pub_tail, arg->tail);
 out:
-	spin_unlock(&ring->sync->lock);
+	spin_unlock(&ring->prov.sync->lock);
 	return ret;
 }
 
@@ -200,9 +200,9 @@ static __poll_t hmb_poll(struct file *filp, poll_table *wait)
 		mutex_unlock(&ring->lock);
 		return EPOLLHUP;
 	}
-	head = hmb_hdr_head_acquire(ring->hdr);
-	tail = hmb_hdr_tail(ring->hdr);
-	flags = hmb_hdr_flags(ring->hdr);
+	head = hmb_hdr_head_acquire(ring->prov.hdr);
+	tail = hmb_hdr_tail(ring->prov.hdr);
+	flags = hmb_hdr_flags(ring->prov.hdr);
 	if (head != tail)
 		mask |= EPOLLIN | EPOLLRDNORM;
 	if ((flags & HMB_RING_FLAG_FROZEN) ||
@@ -233,8 +233,8 @@ struct hmb_map_mm {
 static unsigned long hmb_ring_pfn(struct hmb_trace_ring *ring, pgoff_t pgoff)
 {
 	if (ring->provider == NVME_HMB_TRACE_PROVIDER_IVSHMEM)
-		return PHYS_PFN(ring->addr) + pgoff;
-	return vmalloc_to_pfn((u8 *)ring->kaddr + (pgoff << PAGE_SHIFT));
+		return PHYS_PFN(ring->prov.addr) + pgoff;
+	return vmalloc_to_pfn((u8 *)ring->prov.kaddr + (pgoff << PAGE_SHIFT));
 }
 
 static bool hmb_ring_is_dma(struct hmb_trace_ring *ring)
@@ -257,7 +257,7 @@ static vm_fault_t hmb_vm_fault(struct vm_fault *vmf)
 	struct hmb_trace_ring *ring = vmf->vma->vm_private_data;
 	vm_fault_t ret;
 
-	if (vmf->pgoff >= ring->mmap_len >> PAGE_SHIFT || hmb_ring_is_dma(ring))
+	if (vmf->pgoff >= ring->prov.mmap_len >> PAGE_SHIFT || hmb_ring_is_dma(ring))
 		return VM_FAULT_SIGBUS;
 	mutex_lock(&ring->lock);
 	if (ring->dead)
@@ -284,7 +284,7 @@ static int hmb_note_map_mm(struct hmb_trace_ring *ring)
 	struct hmb_map_mm *e, *n;
 	bool found = false;
 
-	list_for_each_entry_safe(e, n, &ring->map_mms, node) {
+	list_for_each_entry_safe(e, n, &ring->chr.map_mms, node) {
 		if (e->mm == current->mm) {
 			found = true;
 		} else if (!atomic_read(&e->mm->mm_users)) {
@@ -300,7 +300,7 @@ static int hmb_note_map_mm(struct hmb_trace_ring *ring)
 		return -ENOMEM;
 	mmgrab(current->mm);
 	e->mm = current->mm;
-	list_add(&e->node, &ring->map_mms);
+	list_add(&e->node, &ring->chr.map_mms);
 	return 0;
 }
 
@@ -315,8 +315,8 @@ static int hmb_mmap(struct file *filp, struct vm_area_struct *vma)
 	/* The ring belongs to the producer; the consumer only reads. */
 	if (vma->vm_flags & VM_WRITE)
 		return -EACCES;
-	if (off >= ring->mmap_len >> PAGE_SHIFT ||
-	    len > ring->mmap_len - (off << PAGE_SHIFT))
+	if (off >= ring->prov.mmap_len >> PAGE_SHIFT ||
+	    len > ring->prov.mmap_len - (off << PAGE_SHIFT))
 		return -EINVAL;
 
 	mutex_lock(&ring->lock);
@@ -344,8 +344,8 @@ static int hmb_mmap(struct file *filp, struct vm_area_struct *vma)
 		 */
 		ret = hmb_note_map_mm(ring);
 		if (!ret)
-			ret = dma_mmap_coherent(ring->parent, vma, ring->kaddr,
-						ring->addr, ring->size);
+			ret = dma_mmap_coherent(ring->prov.parent, vma, ring->prov.kaddr,
+						ring->prov.addr, ring->prov.size);
 	}
 out:
 	mutex_unlock(&ring->lock);
@@ -373,7 +373,7 @@ void hmb_trace_zap_mappings(struct hmb_trace_ring *ring)
 	 * inside the mmap lock).
 	 */
 	mutex_lock(&ring->lock);
-	list_splice_init(&ring->map_mms, &mms);
+	list_splice_init(&ring->chr.map_mms, &mms);
 	mutex_unlock(&ring->lock);
 	list_for_each_entry_safe(e, n, &mms, node) {
 		mmap_read_lock(e->mm);
@@ -384,7 +384,7 @@ void hmb_trace_zap_mappings(struct hmb_trace_ring *ring)
 	}
 
 	mutex_lock(&ring->lock);
-	list_for_each_entry(hf, &ring->vmas, node)
+	list_for_each_entry(hf, &ring->chr.vmas, node)
 		unmap_mapping_range(hf->filp->f_mapping, 0, 0, 1);
 	mutex_unlock(&ring->lock);
 }

@@ -81,20 +81,20 @@ enum hmb_trace_corrupt_reason hmb_trace_check_cursors(struct hmb_trace_ring *rin
 		return HMB_CORRUPT_HEAD_UNALIGNED;
 	if (hmb_cursor_before(head, tail))
 		return HMB_CORRUPT_HEAD_BACKWARDS;
-	if (head - tail > ring->ring_size)
+	if (head - tail > ring->prov.ring_size)
 		return HMB_CORRUPT_HEAD_AHEAD;
 	return HMB_CORRUPT_NONE;
 }
 
 static enum hmb_trace_corrupt_reason hmb_check_header(struct hmb_trace_ring *ring)
 {
-	struct hmb_ring_hdr *hdr = ring->hdr;
+	struct hmb_ring_hdr *hdr = ring->prov.hdr;
 
 	if (hmb_le32(READ_ONCE(hdr->magic)) != HMB_RING_MAGIC)
 		return HMB_CORRUPT_RING_MAGIC;
 	if (hmb_le32(READ_ONCE(hdr->version)) != HMB_TRACE_ABI_VERSION)
 		return HMB_CORRUPT_RING_VERSION;
-	if (hmb_le32(READ_ONCE(hdr->ring_size)) != ring->ring_size ||
+	if (hmb_le32(READ_ONCE(hdr->ring_size)) != ring->prov.ring_size ||
 	    hmb_le32(READ_ONCE(hdr->record_area_off)) != HMB_RECORD_AREA_OFF)
 		return HMB_CORRUPT_RING_GEOMETRY;
 	return HMB_CORRUPT_NONE;
@@ -117,28 +117,28 @@ static bool hmb_sampler_epoch(struct hmb_trace_ring *ring, u32 flags, u64 head,
 	 * below it later in this epoch is a rewrite, even when the producer
 	 * held FROZEN too briefly for the timer to see it.
 	 */
-	if (pub != HMB_NO_TAIL && !ring->snap_frozen &&
-	    hmb_cursor_before(ring->snap_tail, pub))
-		ring->snap_tail = pub;
-	if ((flags & HMB_RING_FLAG_FROZEN) || gen != ring->snap_gen ||
-	    hmb_cursor_before(tail, ring->snap_tail))
-		ring->snap_frozen = true;
-	if (!ring->snap_frozen)
+	if (pub != HMB_NO_TAIL && !ring->smp.frozen &&
+	    hmb_cursor_before(ring->smp.tail, pub))
+		ring->smp.tail = pub;
+	if ((flags & HMB_RING_FLAG_FROZEN) || gen != ring->smp.gen ||
+	    hmb_cursor_before(tail, ring->smp.tail))
+		ring->smp.frozen = true;
+	if (!ring->smp.frozen)
 		return true;
 	if (flags & HMB_RING_FLAG_FROZEN)
 		return false;
 	/* FROZEN seen and clear again: thawed, or a new epoch. */
 	if (hmb_trace_check_cursors(ring, head, tail) != HMB_CORRUPT_NONE)
 		return true;	/* cleared over bad cursors: that is corrupt */
-	if (gen != ring->snap_gen || hmb_cursor_before(tail, ring->snap_tail) ||
-	    hmb_cursor_before(head, ring->snap_head)) {
+	if (gen != ring->smp.gen || hmb_cursor_before(tail, ring->smp.tail) ||
+	    hmb_cursor_before(head, ring->smp.head)) {
 		dev_info_ratelimited(&ring->dev, "ring re-initialised: head %llu tail %llu\n",
 				     head, tail);
-		WRITE_ONCE(ring->snap_head, head);
+		WRITE_ONCE(ring->smp.head, head);
 	}
-	ring->snap_tail = tail;
-	ring->snap_gen = gen;
-	ring->snap_frozen = false;
+	ring->smp.tail = tail;
+	ring->smp.gen = gen;
+	ring->smp.frozen = false;
 	return true;
 }
 
@@ -149,10 +149,10 @@ static bool hmb_sampler_epoch(struct hmb_trace_ring *ring, u32 flags, u64 head,
  */
 static enum hrtimer_restart hmb_sampler_fn(struct hrtimer *t)
 {
-	struct hmb_trace_ring *ring = container_of(t, struct hmb_trace_ring, timer);
-	struct hmb_ring_hdr *hdr = ring->hdr;
+	struct hmb_trace_ring *ring = container_of(t, struct hmb_trace_ring, smp.timer);
+	struct hmb_ring_hdr *hdr = ring->prov.hdr;
 	enum hmb_trace_corrupt_reason reason;
-	u64 base_ns = (u64)READ_ONCE(ring->poll_interval_us) * NSEC_PER_USEC;
+	u64 base_ns = (u64)READ_ONCE(ring->smp.poll_interval_us) * NSEC_PER_USEC;
 	u64 head, tail, pub;
 	u32 flags, gen;
 	bool active;
@@ -161,8 +161,8 @@ static enum hrtimer_restart hmb_sampler_fn(struct hrtimer *t)
 	 * Taken before the header is read (a full barrier): a tail published
 	 * after this is in the header read below or left for the next run.
 	 */
-	pub = atomic64_xchg(&ring->pub_tail, HMB_NO_TAIL);
-	gen = READ_ONCE(ring->sync->gen);
+	pub = atomic64_xchg(&ring->smp.pub_tail, HMB_NO_TAIL);
+	gen = READ_ONCE(ring->prov.sync->gen);
 	/* Pairs with the release that clears FROZEN after a re-initialisation. */
 	flags = hmb_le32(smp_load_acquire(&hdr->flags));
 	head = hmb_hdr_head_acquire(hdr);
@@ -171,7 +171,7 @@ static enum hrtimer_restart hmb_sampler_fn(struct hrtimer *t)
 	reason = hmb_check_header(ring);
 	if (reason == HMB_CORRUPT_NONE &&
 	    hmb_sampler_epoch(ring, flags, head, tail, gen, pub)) {
-		if (hmb_cursor_before(head, ring->snap_head))
+		if (hmb_cursor_before(head, ring->smp.head))
 			reason = HMB_CORRUPT_HEAD_BACKWARDS;
 		else
 			reason = hmb_trace_check_cursors(ring, head, tail);
@@ -179,60 +179,60 @@ static enum hrtimer_restart hmb_sampler_fn(struct hrtimer *t)
 	if (reason != HMB_CORRUPT_NONE && ring->reason == HMB_CORRUPT_NONE) {
 		WRITE_ONCE(ring->reason, reason);
 		trace_hmb_trace_corrupt(ring->id, head,
-					(u32)(head & (ring->ring_size - 1)),
+					(u32)(head & (ring->prov.ring_size - 1)),
 					hmb_trace_reason_str(reason));
 		wake_up_interruptible_all(&ring->wq);
 	}
 
 	if ((flags & HMB_RING_FLAG_OVERFLOWED) &&
-	    !(ring->snap_flags & HMB_RING_FLAG_OVERFLOWED))
+	    !(ring->smp.flags & HMB_RING_FLAG_OVERFLOWED))
 		trace_hmb_trace_overflow(ring->id, head, tail, flags);
 	if ((flags & HMB_RING_FLAG_FROZEN) &&
-	    !(ring->snap_flags & HMB_RING_FLAG_FROZEN)) {
+	    !(ring->smp.flags & HMB_RING_FLAG_FROZEN)) {
 		trace_hmb_trace_frozen(ring->id, head, tail, flags);
 		wake_up_interruptible_all(&ring->wq);
 	}
 	/* Thawed or re-initialised: a poller blocked on POLLPRI looks again. */
 	if (!(flags & HMB_RING_FLAG_FROZEN) &&
-	    (ring->snap_flags & HMB_RING_FLAG_FROZEN))
+	    (ring->smp.flags & HMB_RING_FLAG_FROZEN))
 		wake_up_interruptible_all(&ring->wq);
 
-	active = head != ring->snap_head;
-	if (!ring->snap_frozen) {
-		if (!hmb_cursor_before(head, ring->snap_head))
-			WRITE_ONCE(ring->snap_head, head);
-		if (!hmb_cursor_before(tail, ring->snap_tail))
-			ring->snap_tail = tail;
+	active = head != ring->smp.head;
+	if (!ring->smp.frozen) {
+		if (!hmb_cursor_before(head, ring->smp.head))
+			WRITE_ONCE(ring->smp.head, head);
+		if (!hmb_cursor_before(tail, ring->smp.tail))
+			ring->smp.tail = tail;
 	}
-	WRITE_ONCE(ring->snap_flags, flags);
+	WRITE_ONCE(ring->smp.flags, flags);
 
 	if (head != tail) {
 		if (READ_ONCE(ring->owner) == HMB_OWNER_BRIDGE)
-			queue_work(system_unbound_wq, &ring->bridge_work);
+			queue_work(system_unbound_wq, &ring->br.work);
 		else
 			wake_up_interruptible(&ring->wq);
 	}
 
 	if (active || head != tail)
-		ring->cur_interval_ns = base_ns;
-	else if (ring->cur_interval_ns < base_ns * HMB_POLL_BACKOFF_MAX)
-		ring->cur_interval_ns *= 2;
-	hrtimer_forward_now(t, ns_to_ktime(ring->cur_interval_ns));
+		ring->smp.cur_interval_ns = base_ns;
+	else if (ring->smp.cur_interval_ns < base_ns * HMB_POLL_BACKOFF_MAX)
+		ring->smp.cur_interval_ns *= 2;
+	hrtimer_forward_now(t, ns_to_ktime(ring->smp.cur_interval_ns));
 	return HRTIMER_RESTART;
 }
 
 /* Caller holds ring->lock and has just set an owner. */
 void hmb_trace_start_sampler(struct hmb_trace_ring *ring)
 {
-	ring->cur_interval_ns = (u64)ring->poll_interval_us * NSEC_PER_USEC;
-	ring->snap_gen = READ_ONCE(ring->sync->gen);
-	ring->snap_head = hmb_hdr_head_acquire(ring->hdr);
-	ring->snap_tail = hmb_hdr_tail(ring->hdr);
-	atomic64_set(&ring->pub_tail, HMB_NO_TAIL);
-	ring->snap_flags = hmb_hdr_flags(ring->hdr);
-	ring->snap_frozen = false;
+	ring->smp.cur_interval_ns = (u64)ring->smp.poll_interval_us * NSEC_PER_USEC;
+	ring->smp.gen = READ_ONCE(ring->prov.sync->gen);
+	ring->smp.head = hmb_hdr_head_acquire(ring->prov.hdr);
+	ring->smp.tail = hmb_hdr_tail(ring->prov.hdr);
+	atomic64_set(&ring->smp.pub_tail, HMB_NO_TAIL);
+	ring->smp.flags = hmb_hdr_flags(ring->prov.hdr);
+	ring->smp.frozen = false;
 	ring->reason = HMB_CORRUPT_NONE;
-	hrtimer_start(&ring->timer, ns_to_ktime(ring->cur_interval_ns),
+	hrtimer_start(&ring->smp.timer, ns_to_ktime(ring->smp.cur_interval_ns),
 		      HRTIMER_MODE_REL_SOFT);
 }
 
@@ -242,7 +242,7 @@ void hmb_trace_start_sampler(struct hmb_trace_ring *ring)
  */
 void hmb_trace_stop_sampler(struct hmb_trace_ring *ring)
 {
-	hrtimer_cancel(&ring->timer);
+	hrtimer_cancel(&ring->smp.timer);
 }
 
 /* ---- sysfs ---- */
@@ -250,7 +250,7 @@ void hmb_trace_stop_sampler(struct hmb_trace_ring *ring)
 static ssize_t ring_size_show(struct device *dev, struct device_attribute *attr,
 			      char *buf)
 {
-	return sysfs_emit(buf, "%u\n", to_hmb_ring(dev)->ring_size);
+	return sysfs_emit(buf, "%u\n", to_hmb_ring(dev)->prov.ring_size);
 }
 static DEVICE_ATTR_RO(ring_size);
 
@@ -267,11 +267,11 @@ static ssize_t hmb_show_hdr(struct device *dev, char *buf,
 	if (ring->dead)
 		ret = -ENODEV;
 	else if (f == HMB_F_FLAGS)
-		ret = sysfs_emit(buf, "%u\n", hmb_hdr_flags(ring->hdr));
+		ret = sysfs_emit(buf, "%u\n", hmb_hdr_flags(ring->prov.hdr));
 	else
 		ret = sysfs_emit(buf, "%llu\n", f == HMB_F_HEAD ?
-				 hmb_le64(READ_ONCE(ring->hdr->head)) :
-				 hmb_hdr_tail(ring->hdr));
+				 hmb_le64(READ_ONCE(ring->prov.hdr->head)) :
+				 hmb_hdr_tail(ring->prov.hdr));
 	mutex_unlock(&ring->lock);
 	return ret;
 }
@@ -328,8 +328,8 @@ static ssize_t consumer_show(struct device *dev, struct device_attribute *attr,
 	mutex_lock(&ring->lock);
 	switch (ring->owner) {
 	case HMB_OWNER_CHARDEV:
-		ret = sysfs_emit(buf, "%s %d\n", ring->owner_comm,
-				 ring->owner_pid);
+		ret = sysfs_emit(buf, "%s %d\n", ring->chr.comm,
+				 ring->chr.pid);
 		break;
 	case HMB_OWNER_BRIDGE:
 	case HMB_OWNER_BRIDGE_STOPPING:
@@ -355,7 +355,7 @@ static DEVICE_ATTR_RO(corrupt);
 static ssize_t poll_interval_us_show(struct device *dev,
 				     struct device_attribute *attr, char *buf)
 {
-	return sysfs_emit(buf, "%u\n", READ_ONCE(to_hmb_ring(dev)->poll_interval_us));
+	return sysfs_emit(buf, "%u\n", READ_ONCE(to_hmb_ring(dev)->smp.poll_interval_us));
 }
 
 static ssize_t poll_interval_us_store(struct device *dev,
@@ -370,7 +370,7 @@ static ssize_t poll_interval_us_store(struct device *dev,
 		return ret;
 	if (v < HMB_POLL_MIN_US || v > HMB_POLL_MAX_US)
 		return -ERANGE;
-	WRITE_ONCE(to_hmb_ring(dev)->poll_interval_us, v);
+	WRITE_ONCE(to_hmb_ring(dev)->smp.poll_interval_us, v);
 	return count;
 }
 static DEVICE_ATTR_RW(poll_interval_us);
@@ -408,7 +408,7 @@ static ssize_t bridge_##field##_show(struct device *dev,		\
 				     char *buf)				\
 {									\
 	return sysfs_emit(buf, "%llu\n",				\
-			  READ_ONCE(to_hmb_ring(dev)->bstats.field));	\
+			  READ_ONCE(to_hmb_ring(dev)->br.stats.field));	\
 }									\
 static DEVICE_ATTR_RO(bridge_##field)
 
@@ -564,26 +564,26 @@ struct hmb_trace_ring *hmb_ring_register(struct device *parent, void *kaddr,
 	ring->provider = provider;
 	strscpy(ring->name, name, sizeof(ring->name));
 	strscpy(ring->ctrl, dev_name(parent), sizeof(ring->ctrl));
-	ring->parent = parent;
-	ring->kaddr = kaddr;
-	ring->addr = addr;
-	ring->size = size;
-	ring->hdr = kaddr;
-	ring->area = (u8 *)kaddr + HMB_RECORD_AREA_OFF;
-	ring->ring_size = ring_size;
-	ring->mmap_len = PAGE_ALIGN(HMB_RECORD_AREA_OFF + (size_t)ring_size);
-	ring->test = test;
-	spin_lock_init(&ring->own_sync.lock);
-	ring->sync = sync ? sync : &ring->own_sync;
-	ring->poll_interval_us = clamp_t(u32, poll_interval_us,
-					 HMB_POLL_MIN_US, HMB_POLL_MAX_US);
+	ring->prov.parent = parent;
+	ring->prov.kaddr = kaddr;
+	ring->prov.addr = addr;
+	ring->prov.size = size;
+	ring->prov.hdr = kaddr;
+	ring->prov.area = (u8 *)kaddr + HMB_RECORD_AREA_OFF;
+	ring->prov.ring_size = ring_size;
+	ring->prov.mmap_len = PAGE_ALIGN(HMB_RECORD_AREA_OFF + (size_t)ring_size);
+	ring->prov.test = test;
+	spin_lock_init(&ring->prov.own_sync.lock);
+	ring->prov.sync = sync ? sync : &ring->prov.own_sync;
+	ring->smp.poll_interval_us = clamp_t(u32, poll_interval_us,
+					     HMB_POLL_MIN_US, HMB_POLL_MAX_US);
 	mutex_init(&ring->lock);
-	INIT_LIST_HEAD(&ring->vmas);
-	INIT_LIST_HEAD(&ring->map_mms);
+	INIT_LIST_HEAD(&ring->chr.vmas);
+	INIT_LIST_HEAD(&ring->chr.map_mms);
 	init_waitqueue_head(&ring->wq);
-	hrtimer_init(&ring->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
-	ring->timer.function = hmb_sampler_fn;
-	INIT_WORK(&ring->bridge_work, hmb_bridge_work);
+	hrtimer_init(&ring->smp.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	ring->smp.timer.function = hmb_sampler_fn;
+	INIT_WORK(&ring->br.work, hmb_bridge_work);
 
 	device_initialize(&ring->dev);
 	ring->dev.class = &hmb_class;
@@ -595,16 +595,16 @@ struct hmb_trace_ring *hmb_ring_register(struct device *parent, void *kaddr,
 	if (ret)
 		goto err_put;
 
-	cdev_init(&ring->cdev, &hmb_trace_fops);
-	ring->cdev.owner = THIS_MODULE;
-	ret = cdev_device_add(&ring->cdev, &ring->dev);
+	cdev_init(&ring->chr.cdev, &hmb_trace_fops);
+	ring->chr.cdev.owner = THIS_MODULE;
+	ret = cdev_device_add(&ring->chr.cdev, &ring->dev);
 	if (ret)
 		goto err_put;
 
 	dev_info(&ring->dev, "%s ring '%s' of %s: ring_size %u, mapping %zu bytes\n",
 		 test ? "test" : provider == NVME_HMB_TRACE_PROVIDER_IVSHMEM ?
 		 "ivshmem" : "nvme-pci", ring->name, ring->ctrl, ring_size,
-		 ring->mmap_len);
+		 ring->prov.mmap_len);
 	return ring;
 
 err_put:
@@ -682,11 +682,11 @@ void hmb_trace_unregister_ring(struct hmb_trace_ring *ring)
 	hmb_trace_stop_sampler(ring);
 	mutex_unlock(&ring->lock);
 	/* Outside the lock: a batch that still runs must not block sysfs. */
-	cancel_work_sync(&ring->bridge_work);
+	cancel_work_sync(&ring->br.work);
 	hmb_trace_zap_mappings(ring);
 	wake_up_interruptible_all(&ring->wq);
 	dev_info(&ring->dev, "ring '%s' of %s removed\n", ring->name, ring->ctrl);
-	cdev_device_del(&ring->cdev, &ring->dev);
+	cdev_device_del(&ring->chr.cdev, &ring->dev);
 	put_device(&ring->dev);
 }
 EXPORT_SYMBOL_GPL(hmb_trace_unregister_ring);

@@ -124,17 +124,12 @@ struct hmb_bridge_stats {
 
 struct hmb_test_producer;
 
-/* hmb_trace_ring.pub_tail when no tail waits for the sampler */
+/* hmb_ring_sampler.pub_tail when no tail waits for the sampler */
 #define HMB_NO_TAIL	U64_MAX
 
 /**
- * struct hmb_trace_ring - one registered trace slice.
- * @dev: the class device; its reference count is the ring's lifetime.
- * @cdev: the character device /dev/nvme-hmb-traceN.
- * @id: N.
- * @provider: NVME_HMB_TRACE_PROVIDER_*.
- * @name: provider-given name.
- * @ctrl: name of the parent device.
+ * struct hmb_ring_provider - the slice a provider registered, fixed until
+ *	it goes.
  * @parent: the provider's device (nvme-pci: the one dma_mmap_coherent()
  *	maps the slice for).
  * @kaddr: kernel address of the slice (ring header first).
@@ -144,52 +139,12 @@ struct hmb_test_producer;
  * @area: first byte of the record area.
  * @ring_size: record area size, validated once at registration.
  * @mmap_len: bytes a consumer may map.
- * @lock: serialises consumer changes, ioctls and removal.
- * @dead: the provider is gone; @kaddr must not be touched.
- * @owner: the current consumer.
- * @owner_comm: task name of the char-device consumer.
- * @owner_pid: its pid.
- * @vmas: user mappings of the ring, zapped on removal.
- * @map_mms: address spaces that mapped a DMA slice (struct hmb_map_mm).
- * @wq: pollers.
- * @timer: samples head while a consumer is attached.
- * @poll_interval_us: base sampling interval.
- * @cur_interval_ns: current interval, doubled while idle.
- * @snap_head: head seen by the last timer run.
- * @snap_flags: ring flags seen by the last timer run.
- * @snap_tail: highest tail seen by the timer in this epoch.
- * @pub_tail: the last tail a consumer stored with SET_TAIL that the timer
- *	has not taken yet (%HMB_NO_TAIL: none); the timer raises @snap_tail
- *	to it, so that a re-initialisation it never saw FROZEN still shows
- *	as tail going backwards.
- * @snap_gen: @sync generation of the epoch the timer follows.
- * @snap_frozen: FROZEN (or a rewrite) seen; waiting for it to clear.
- * @reason: first corruption found by the sampler or the bridge.
- * @bridge_work: drains the ring when the bridge owns it.
- * @bridge_tail: bridge cursor.
- * @bridge_last_head: head read by the previous batch.
- * @bridge_flags: ring flags seen by the previous batch.
- * @bridge_seq: last sequence number seen.
- * @bridge_have_seq: @bridge_seq is valid.
- * @bridge_stopped: the bridge hit corruption and waits to be re-enabled.
- * @bridge_gen: @sync generation of the epoch the bridge drains.
- * @bridge_frozen: FROZEN (or a rewrite) seen; drain what is valid, then
- *	wait for the ring to thaw or be re-initialised.
- * @bridge_new_epoch: the next record is the first of a new epoch.
- * @bstats: bridge counters.
- * @batch: the records of the bridge's next hmb_trace_records event.
  * @test: the test producer feeding this ring, if any.
  * @sync: header rewrite lock and generation: the provider's (nvme-pci) or
  *	@own_sync.  Tail stores hold its lock.
  * @own_sync: for providers without one (ivshmem, the test producer).
  */
-struct hmb_trace_ring {
-	struct device dev;
-	struct cdev cdev;
-	int id;
-	u32 provider;
-	char name[NVME_HMB_TRACE_NAME_LEN];
-	char ctrl[NVME_HMB_TRACE_NAME_LEN];
+struct hmb_ring_provider {
 	struct device *parent;
 	void *kaddr;
 	dma_addr_t addr;
@@ -198,43 +153,121 @@ struct hmb_trace_ring {
 	u8 *area;
 	u32 ring_size;
 	size_t mmap_len;
+	struct hmb_test_producer *test;
+	struct hmb_trace_sync *sync;
+	struct hmb_trace_sync own_sync;
+};
+
+/**
+ * struct hmb_ring_chardev - /dev/nvme-hmb-traceN and its consumer.
+ * @cdev: the character device.
+ * @comm: task name of the char-device consumer.
+ * @pid: its pid.
+ * @vmas: user mappings of the ring, zapped on removal.
+ * @map_mms: address spaces that mapped a DMA slice (struct hmb_map_mm).
+ */
+struct hmb_ring_chardev {
+	struct cdev cdev;
+	char comm[TASK_COMM_LEN];
+	pid_t pid;
+	struct list_head vmas;
+	struct list_head map_mms;
+};
+
+/**
+ * struct hmb_ring_sampler - the timer that looks at head while a consumer
+ *	is attached.
+ * @timer: the timer.
+ * @poll_interval_us: base sampling interval.
+ * @cur_interval_ns: current interval, doubled while idle.
+ * @head: head seen by the last timer run.
+ * @flags: ring flags seen by the last timer run.
+ * @tail: highest tail seen by the timer in this epoch.
+ * @pub_tail: the last tail a consumer stored with SET_TAIL that the timer
+ *	has not taken yet (%HMB_NO_TAIL: none); the timer raises @tail to
+ *	it, so that a re-initialisation it never saw FROZEN still shows as
+ *	tail going backwards.
+ * @gen: sync generation of the epoch the timer follows.
+ * @frozen: FROZEN (or a rewrite) seen; waiting for it to clear.
+ */
+struct hmb_ring_sampler {
+	struct hrtimer timer;
+	u32 poll_interval_us;
+	u64 cur_interval_ns;
+	u64 head;
+	u32 flags;
+	u64 tail;
+	atomic64_t pub_tail;
+	u32 gen;
+	bool frozen;
+};
+
+/**
+ * struct hmb_ring_bridge - the in-kernel consumer that emits records as
+ *	tracepoints.
+ * @work: drains the ring when the bridge owns it.
+ * @tail: bridge cursor.
+ * @last_head: head read by the previous batch.
+ * @flags: ring flags seen by the previous batch.
+ * @seq: last sequence number seen.
+ * @have_seq: @seq is valid.
+ * @stopped: the bridge hit corruption and waits to be re-enabled.
+ * @gen: sync generation of the epoch the bridge drains.
+ * @frozen: FROZEN (or a rewrite) seen; drain what is valid, then wait for
+ *	the ring to thaw or be re-initialised.
+ * @new_epoch: the next record is the first of a new epoch.
+ * @stats: bridge counters.
+ * @batch: the records of the bridge's next hmb_trace_records event.
+ */
+struct hmb_ring_bridge {
+	struct work_struct work;
+	u64 tail;
+	u64 last_head;
+	u32 flags;
+	u32 seq;
+	bool have_seq;
+	bool stopped;
+	u32 gen;
+	bool frozen;
+	bool new_epoch;
+	struct hmb_bridge_stats stats;
+	struct hmb_bridge_rec batch[HMB_BRIDGE_BATCH];
+};
+
+/**
+ * struct hmb_trace_ring - one registered trace slice.
+ * @dev: the class device; its reference count is the ring's lifetime.
+ * @id: N of /dev/nvme-hmb-traceN.
+ * @provider: NVME_HMB_TRACE_PROVIDER_*.
+ * @name: provider-given name.
+ * @ctrl: name of the parent device.
+ * @lock: serialises consumer changes, ioctls and removal.
+ * @dead: the provider is gone; @prov.kaddr must not be touched.
+ * @owner: the current consumer (a file, or the bridge).
+ * @wq: pollers.
+ * @reason: first corruption found by the sampler or the bridge.
+ * @prov: the slice.
+ * @chr: the character device and its consumer.
+ * @smp: the sampler.
+ * @br: the bridge.
+ */
+struct hmb_trace_ring {
+	struct device dev;
+	int id;
+	u32 provider;
+	char name[NVME_HMB_TRACE_NAME_LEN];
+	char ctrl[NVME_HMB_TRACE_NAME_LEN];
 
 	struct mutex lock;	/* see kernel-doc above */
 	bool dead;
 	enum hmb_trace_owner owner;
-	char owner_comm[TASK_COMM_LEN];
-	pid_t owner_pid;
-	struct list_head vmas;
-	struct list_head map_mms;
-
 	wait_queue_head_t wq;
-	struct hrtimer timer;
-	u32 poll_interval_us;
-	u64 cur_interval_ns;
-	u64 snap_head;
-	u32 snap_flags;
-	u64 snap_tail;
-	atomic64_t pub_tail;
-	u32 snap_gen;
-	bool snap_frozen;
 	enum hmb_trace_corrupt_reason reason;
 
-	struct work_struct bridge_work;
-	u64 bridge_tail;
-	u64 bridge_last_head;
-	u32 bridge_flags;
-	u32 bridge_seq;
-	bool bridge_have_seq;
-	bool bridge_stopped;
-	u32 bridge_gen;
-	bool bridge_frozen;
-	bool bridge_new_epoch;
-	struct hmb_bridge_stats bstats;
-	struct hmb_bridge_rec batch[HMB_BRIDGE_BATCH];
-
-	struct hmb_test_producer *test;
-	struct hmb_trace_sync *sync;
-	struct hmb_trace_sync own_sync;
+	struct hmb_ring_provider prov;
+	struct hmb_ring_chardev chr;
+	struct hmb_ring_sampler smp;
+	struct hmb_ring_bridge br;
 };
 
 static inline struct hmb_trace_ring *to_hmb_ring(struct device *dev)

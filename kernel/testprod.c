@@ -224,7 +224,7 @@ static int hmb_test_thread(void *data)
 
 static struct hmb_test_producer *to_tp(struct device *dev)
 {
-	return to_hmb_ring(dev)->test;
+	return to_hmb_ring(dev)->prov.test;
 }
 
 static ssize_t hmb_test_show_counter(struct device *dev, char *buf,
@@ -438,7 +438,7 @@ static ssize_t reinit_store(struct device *dev, struct device_attribute *attr,
 			    const char *buf, size_t count)
 {
 	struct hmb_trace_ring *ring = to_hmb_ring(dev);
-	struct hmb_test_producer *tp = ring->test;
+	struct hmb_test_producer *tp = ring->prov.test;
 	u32 n;
 	int ret;
 
@@ -446,7 +446,7 @@ static ssize_t reinit_store(struct device *dev, struct device_attribute *attr,
 	if (ret)
 		return ret;
 	mutex_lock(&tp->lock);
-	hmb_trace_hdr_write(ring->sync, tp->hdr, tp->ring_size, true);
+	hmb_trace_hdr_write(ring->prov.sync, tp->hdr, tp->ring_size, true);
 	tp->head = 0;
 	tp->seq += n;
 	tp->dropped += n;
@@ -496,7 +496,7 @@ static ssize_t reset_store(struct device *dev, struct device_attribute *attr,
 			   const char *buf, size_t count)
 {
 	struct hmb_trace_ring *ring = to_hmb_ring(dev);
-	struct hmb_test_producer *tp = ring->test;
+	struct hmb_test_producer *tp = ring->prov.test;
 	int ret = 0;
 
 	mutex_lock(&ring->lock);
@@ -591,7 +591,7 @@ static struct hmb_test_producer *hmb_test_create(unsigned int idx)
 		tp->ring = NULL;
 		goto err;
 	}
-	tp->ring_size = tp->ring->ring_size;
+	tp->ring_size = tp->ring->prov.ring_size;
 
 	tp->task = kthread_run(hmb_test_thread, tp, "hmb-testprod/%u", idx);
 	if (IS_ERR(tp->task)) {

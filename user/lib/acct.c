@@ -7,10 +7,8 @@
  * a reset: a forward gap of less than 2^31 is records lost with the old
  * epoch, anything else a restart that counts nothing (format.md §10).
  */
-#include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "internal.h"
 
@@ -37,7 +35,6 @@ struct hmb_acct *hmb_acct_new(uint32_t dup_window, hmb_gap_fn cb, void *ctx)
 	a->dup_window = dup_window ? dup_window : HMB_ACCT_DEFAULT_DUP_WINDOW;
 	a->gap_cb = cb;
 	a->gap_ctx = ctx;
-	a->mapped_zero = true;
 	return a;
 }
 
@@ -112,49 +109,10 @@ enum hmb_acct_verdict hmb_acct_add(struct hmb_acct *a,
 	return HMB_ACCT_NEW;
 }
 
-/*
- * Which of the @n pages from page @first were ever written: present or
- * swapped (bits 63 and 62 of their /proc/self/pagemap entries; a page that
- * is neither, in anonymous memory, reads as zeros).  false if pagemap
- * cannot say.
- */
-static bool written_pages(uintptr_t first, size_t n, uint64_t *bits)
-{
-	uint64_t ent[64 * 3];
-	ssize_t got;
-	int fd;
-
-	if (n > sizeof(ent) / sizeof(ent[0]))
-		return false;
-	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	got = pread(fd, ent, n * sizeof(ent[0]), (off_t)(first * sizeof(ent[0])));
-	close(fd);
-	if (got != (ssize_t)(n * sizeof(ent[0])))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (ent[i] >> 62)
-			bits[i / 64] |= 1ull << (i % 64);
-	return true;
-}
-
 void hmb_acct_opcodes(const struct hmb_acct *a, struct hmb_opcode_iter *it)
 {
-	long ps = sysconf(_SC_PAGESIZE);
-	uintptr_t lo = (uintptr_t)&a->opcodes[0];
-	uintptr_t hi = (uintptr_t)&a->opcodes[65535];
-
 	memset(it, 0, sizeof(*it));
 	it->a = a;
-	it->all = true;
-	if (!a->mapped_zero || ps <= 0)
-		return;
-	it->page_size = (size_t)ps;
-	it->first_page = lo / it->page_size;
-	it->all = !written_pages(it->first_page,
-				 hi / it->page_size - it->first_page + 1,
-				 it->pages);
 }
 
 int hmb_opcode_iter_next(struct hmb_opcode_iter *it, uint16_t *op,
@@ -163,23 +121,8 @@ int hmb_opcode_iter_next(struct hmb_opcode_iter *it, uint16_t *op,
 	const uint64_t *ops = it->a->opcodes;
 
 	while (it->next < 65536) {
-		uint32_t o = it->next;
+		uint32_t o = it->next++;
 
-		if (!it->all) {
-			size_t pg = (uintptr_t)&ops[o] / it->page_size -
-				    it->first_page;
-
-			if (!(it->pages[pg / 64] >> (pg % 64) & 1)) {
-				/* nothing counted there: on to the next page */
-				uintptr_t next = (it->first_page + pg + 1) *
-						 it->page_size;
-
-				it->next = (uint32_t)((next - (uintptr_t)ops) /
-						      sizeof(*ops));
-				continue;
-			}
-		}
-		it->next = o + 1;
 		if (ops[o]) {
 			*op = (uint16_t)o;
 			*count = ops[o];

@@ -490,7 +490,6 @@ struct hmb_acct {
 	uint32_t dup_window;	/* backward jumps within this are replays */
 	hmb_gap_fn gap_cb;
 	void *gap_ctx;
-	bool mapped_zero;	/* from hmb_acct_new(): see hmb_acct_opcodes() */
 };
 
 /*
@@ -502,10 +501,9 @@ struct hmb_acct {
 void hmb_acct_init(struct hmb_acct *a, uint32_t dup_window, hmb_gap_fn cb,
 		   void *ctx);
 /*
- * hmb_acct_init() on a new accounting of its own: mapped anonymous memory,
- * zero already, so that the pages of opcode counts nothing counts in are
- * never touched (hmb_acct_init() zeroes all 512 KiB: 128 page faults and
- * the clearing of each).  NULL with errno set if no memory; release it
+ * hmb_acct_init() on a new accounting of its own, in mapped anonymous
+ * memory that is zero already: the 512 KiB of opcode counts are not
+ * cleared page by page.  NULL with errno set if no memory; release it
  * with hmb_acct_free() (NULL is fine).
  */
 struct hmb_acct *hmb_acct_new(uint32_t dup_window, hmb_gap_fn cb, void *ctx);
@@ -521,16 +519,10 @@ enum hmb_acct_verdict hmb_acct_add(struct hmb_acct *a,
 				   const struct hmb_record *rec);
 
 /*
- * The opcodes that counted records, in ascending order, without reading
- * the pages of @opcodes that nothing was counted in: on an accounting from
- * hmb_acct_new() those pages were never touched, and reading all 512 KiB
- * would fault each in (128 faults).  hmb_acct_opcodes() starts (one look
- * at /proc/self/pagemap: which pages were ever written); then
- * hmb_opcode_iter_next() gives 1 with the next opcode and its count, 0
- * after the last.  Reads every page where it cannot tell (an accounting of
- * hmb_acct_init(), no /proc).  The iterator may be copied to go over the
- * same opcodes again; counts added after hmb_acct_opcodes() to a page it
- * found untouched are not seen.
+ * The opcodes that counted records, in ascending order:
+ * hmb_acct_opcodes() starts, hmb_opcode_iter_next() gives 1 with the next
+ * opcode and its count, 0 after the last.  The iterator may be copied to
+ * go over the same opcodes again.
  *
  *	struct hmb_opcode_iter it;
  *	uint16_t op;
@@ -544,10 +536,6 @@ struct hmb_opcode_iter {
 	/* private */
 	const struct hmb_acct *a;
 	uint32_t next;		/* the opcode to look at next */
-	bool all;		/* read every page */
-	size_t page_size;
-	uintptr_t first_page;	/* of &a->opcodes[0], in pages */
-	uint64_t pages[3];	/* bit n: page first_page + n may hold counts */
 };
 void hmb_acct_opcodes(const struct hmb_acct *a, struct hmb_opcode_iter *it);
 int hmb_opcode_iter_next(struct hmb_opcode_iter *it, uint16_t *op,

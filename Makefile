@@ -114,6 +114,7 @@ endif
 	@$(TOP)/scripts/tap-run tree-vm-kernels -- $(TOP)/scripts/check-vm-kernels --check
 	@$(TOP)/scripts/tap-run tree-check-vm-kernels-test -- python3 $(TOP)/scripts/tests/test_check_vm_kernels.py
 	@$(TOP)/scripts/tap-run tree-bench-test -- python3 $(TOP)/scripts/tests/test_bench.py
+	@$(TOP)/scripts/tap-run tree-vm-programs -- python3 $(TOP)/scripts/tests/test_vm_programs.py
 	@fail=0; $(foreach d,$(CHECK_DIRS),MAKE='$(MAKE)' $(TOP)/scripts/check-dir $(d) $(SUITES_$(d)) || fail=1;) \
 		$(TOP)/scripts/tap-summary && [ $$fail = 0 ]
 

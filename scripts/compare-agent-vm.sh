@@ -13,8 +13,8 @@
 # the programs' ns.  REF's agent is built from `git archive REF` under
 # build/bench-ab/ (the suite of this tree measures both, so a REF without
 # `--top 0` in block mode fails the suite's check on that, nothing else).
-set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib/preamble.sh"
+set -o pipefail
 ref=${1:-main}
 secs=${HMB_BENCH_SECS:-10}
 rounds=${HMB_BENCH_ROUNDS:-3}

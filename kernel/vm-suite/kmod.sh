@@ -101,28 +101,13 @@ while [ \$i -lt \$1 ]; do
 done
 EOS
 
-# check_records FILE WHAT: FILE holds the hmb_trace_record lines of one run
-# (trace_pipe or perf script).  One awk pass: every seq 0..N-1 exactly once,
-# and the payload bytes as produced: byte i is (seq + i) mod 256 (the first
-# 16 are printed by the event's format; perf script prints the whole array).
+# check_records FILE WHAT [NOPAY]: FILE holds the hmb_trace_record lines of
+# one run (trace_pipe or perf script); kmod-records.awk counts them and
+# checks their payload bytes (not with NOPAY=1).
 check_records() {
 	nopay=${3:-0}
-	res=$(awk -v want="$N" -v nopay="$nopay" '/hmb_trace_record:/ {
-		s = -1; l = -1
-		for (f = 1; f <= NF; f++) {
-			if ($f ~ /^seq=/) s = substr($f, 5) + 0
-			if ($f ~ /^payload_len=/) l = substr($f, 13) + 0
-		}
-		lines++
-		if (s < 0 || s >= want) { out++; next }
-		if (!seen[s]++) distinct++
-		else dup++
-		if (nopay) next
-		p = $0; sub(/.*payload=/, "", p); gsub(/[ ,]|ARRAY\[|\]/, "", p)
-		n = l > 16 ? 16 : l; e = ""
-		for (i = 0; i < n; i++) e = e sprintf("%02x", (s + i) % 256)
-		if (substr(p, 1, 2 * n) != e) { bad++; if (bad < 3) msg = msg " seq " s ": " p " != " e ";" }
-	} END { printf "%d %d %d %d %d%s\n", lines, distinct, dup, out, bad, msg }' "$1")
+	res=$(awk -v want="$N" -v nopay="$nopay" \
+		-f "$HMB_REPO/kernel/vm-suite/kmod-records.awk" "$1")
 	set -- "$1" "$2" $res
 	[ "$3" = "$N" ] && [ "$4" = "$N" ] && [ "$5" = 0 ] && [ "$6" = 0 ] &&
 		tap_ok "$2: $N records, each seq 0..$((N - 1)) exactly once" ||

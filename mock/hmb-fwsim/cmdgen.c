@@ -672,11 +672,9 @@ static void usage(FILE *f)
 static void parse_u64(const char *s, const char *what, uint64_t max,
 		      uint64_t *v)
 {
-	if (hmb_parse_u64(s, 0, 0, max, v)) {
-		fprintf(stderr, PROG ": %s: not a number in [0, %llu]: '%s'\n",
-			what, (unsigned long long)max, s);
-		exit(2);
-	}
+	if (hmb_parse_u64(s, 0, 0, max, v))
+		hmb_usage_exit(PROG, NULL, "%s: not a number in [0, %llu]: '%s'",
+			       what, (unsigned long long)max, s);
 }
 
 static void parse_opts(struct opts *o, int argc, char **argv)
@@ -698,7 +696,8 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 	char *colon;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "n:h", lo, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":n:h", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'n':
 			parse_u64(optarg, "--commands", 100000000, &o->n);
@@ -717,11 +716,10 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 			o->offset_ns = (int64_t)v;
 			break;
 		case 'P':
-			if (hmb_parse_double(optarg, -1000, 1000, &o->drift_ppm)) {
-				fprintf(stderr, PROG ": --drift-ppm: not a number in [-1000, 1000]: '%s'\n",
-					optarg);
-				exit(2);
-			}
+			if (hmb_parse_double(optarg, -1000, 1000, &o->drift_ppm))
+				hmb_usage_exit(PROG, NULL,
+					       "--drift-ppm: not a number in [-1000, 1000]: '%s'",
+					       optarg);
 			break;
 		case 'E':
 			parse_u64(optarg, "--status-every", UINT32_MAX,
@@ -744,14 +742,16 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 			usage(stdout);
 			exit(0);
 		default:
-			usage(stderr);
-			exit(2);
+			hmb_usage_getopt(PROG, NULL, opt, argv);
+			exit(HMB_EXIT_USAGE);
 		}
 	}
-	if (optind != argc || !o->n || !o->dump || !o->host) {
-		fprintf(stderr, PROG ": -n N (at least 1), --dump and --host are required (try '" PROG " --help')\n");
-		exit(2);
-	}
+	if (optind != argc)
+		hmb_usage_exit(PROG, NULL, "unexpected argument '%s'",
+			       argv[optind]);
+	if (!o->n || !o->dump || !o->host)
+		hmb_usage_exit(PROG, NULL,
+			       "-n N (at least 1), --dump and --host are required");
 }
 
 int main(int argc, char **argv)

@@ -160,8 +160,18 @@ def cmd_stats(args):
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the usage-error line of every nvme-hmb-trace tool:
+    one line, PROG: [SUB: ]WHAT (try 'PROG [SUB ]--help'), exit 2."""
+
+    def error(self, message):
+        sub = self.prog[len(PROG) + 1:]
+        head = PROG + ": " + (sub + ": " if sub else "")
+        self.exit(2, "%s%s (try '%s --help')\n" % (head, message, self.prog))
+
+
 def main(argv=None):
-    ap = argparse.ArgumentParser(
+    ap = _Parser(
         prog=PROG,
         description="Decode and count v1 HMB trace dumps and ring images "
                     "(an independent twin of hmb-trace-analyze).",
@@ -187,7 +197,11 @@ def main(argv=None):
             # raw form, which the C analyzer prints with --raw.
             p.add_argument("--raw", action="store_true",
                            help="payload as hex (always, here)")
-    args = ap.parse_args(argv)
+    args, extra = ap.parse_known_args(argv)
+    if extra:
+        # Name the command whose options these are not.
+        sub.choices[args.cmd].error("unrecognized arguments: %s"
+                                    % " ".join(extra))
     try:
         return cmd_decode(args) if args.cmd == "decode" else cmd_stats(args)
     except FormatError as e:

@@ -4,9 +4,13 @@
 
 usage: test_usage.py BINDIR
 
-Each bad invocation must exit 2, print nothing on stdout and exactly one
-line on stderr:  PROG: [SUB: ]WHAT (try 'PROG [SUB ]--help')  naming what
-was wrong.  None of them touches a device or a file: the tools refuse the
+Every installed tool and every command of it is here (mk/install.mk's
+tools, python3 -m hmb_trace of the Python package, and the build tree's
+hmb-cmdgen), each with an unknown option, a missing argument, a bad
+number and an extra argument where it takes them.  Each bad invocation
+must exit 2, print nothing on stdout and exactly one line on stderr:
+PROG: [SUB: ]WHAT (try 'PROG [SUB ]--help')  naming what was wrong.
+None of them touches a device or a file: the tools refuse the
 command line before they open anything.
 """
 
@@ -18,8 +22,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "formats"))
 from tap import Tap, run  # noqa: E402
 
-DUMP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                    "docs", "test-vectors", "v1", "dump-basic.bin")
+TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+DUMP = os.path.join(TOP, "docs", "test-vectors", "v1", "dump-basic.bin")
+PY = "python3 -m hmb_trace"
 
 # (tool, subcommand the line names or None, argv, a word the line must hold)
 CASES = [
@@ -79,6 +84,76 @@ CASES = [
     ("hmb-trace-analyze", "report", ["report", DUMP], "-o"),
     ("hmb-trace-analyze", "export",
      ["export", "--to", "mysql", "http://127.0.0.1:1", DUMP], "'mysql'"),
+    ("hmb-trace-daemon", None, ["-r", "x", "-o", "y", "--idle-max-ms", "x"],
+     "'x'"),
+    ("hmb-trace-daemon", None, ["-r", "x", "-o", "y", "--file-mode", "999"],
+     "'999'"),
+    ("hmb-trace-daemon", None, ["-r", "x", "--snapshot-on", "SIGUSR1",
+                                "--snapshot-dir", "d", "--max-snapshots",
+                                "many"], "'many'"),
+    ("hmb-trace-daemon", None, ["-r", "x", "-o", "y", "--snapshot-on",
+                                "SIGUSR1", "--snapshot-dir", "d"],
+     "--snapshot-on"),
+    ("hmb-trace-daemon", None, ["-r", "x", "-d", "y", "-o", "z"],
+     "--device"),
+    ("hmb-fwsim", None, ["-r", "x", "--ring-size", "big"], "'big'"),
+    ("hmb-trace-agent", None, ["--top", "many"], "'many'"),
+    ("hmb-trace-agent", None, ["--mode", "pci"], "'pci'"),
+    ("hmb-trace-analyze", None, ["--bogus"], "'--bogus'"),
+    ("hmb-trace-analyze", "stats", ["stats", DUMP, "extra"], "FILE"),
+    ("hmb-trace-analyze", "decode", ["decode", "--bogus", DUMP],
+     "'--bogus'"),
+    ("hmb-trace-analyze", "decode", ["decode", "--dup-window", "x", DUMP],
+     "'x'"),
+    ("hmb-trace-analyze", "decode", ["decode", DUMP, "extra"], "FILE"),
+    ("hmb-trace-analyze", "convert", ["convert", "--bogus", DUMP, "o"],
+     "'--bogus'"),
+    ("hmb-trace-analyze", "convert", ["convert", DUMP, "o", "--to"],
+     "'--to'"),
+    ("hmb-trace-analyze", "convert",
+     ["convert", "--dup-window", "x", DUMP, "o.csv"], "'x'"),
+    ("hmb-trace-analyze", "convert", ["convert", DUMP, "o.csv", "extra"],
+     "OUT"),
+    ("hmb-trace-analyze", "report", ["report", "--bogus", DUMP], "'--bogus'"),
+    ("hmb-trace-analyze", "report", ["report", DUMP, "-o"], "'-o'"),
+    ("hmb-trace-analyze", "report",
+     ["report", "--top", "x", "-o", "r.html", DUMP], "'x'"),
+    ("hmb-trace-analyze", "report", ["report", "-o", "r.html", DUMP, "extra"],
+     "FILE"),
+    ("hmb-trace-analyze", "correlate", ["correlate", "--bogus", DUMP, "h"],
+     "'--bogus'"),
+    ("hmb-trace-analyze", "correlate",
+     ["correlate", "--top", "x", DUMP, "h"], "'x'"),
+    ("hmb-trace-analyze", "correlate", ["correlate", DUMP, "h", "extra"],
+     "HOST_EVENTS"),
+    ("hmb-trace-analyze", "export",
+     ["export", "--bogus", "--to", "clickhouse", "http://127.0.0.1:1", DUMP],
+     "'--bogus'"),
+    ("hmb-trace-analyze", "export",
+     ["export", "--to", "clickhouse", "http://127.0.0.1:1", DUMP, "--day"],
+     "'--day'"),
+    ("hmb-trace-analyze", "export",
+     ["export", "--to", "clickhouse", "--trace-id", "x",
+      "http://127.0.0.1:1", DUMP], "'x'"),
+    ("hmb-trace-analyze", "export",
+     ["export", "--to", "clickhouse", "http://127.0.0.1:1", DUMP, "extra"],
+     "URL"),
+    ("hmb-cmdgen", None, ["--bogus"], "'--bogus'"),
+    ("hmb-cmdgen", None, ["-n"], "'-n'"),
+    ("hmb-cmdgen", None, ["-n", "x", "--dump", "d", "--host", "h"], "'x'"),
+    ("hmb-cmdgen", None, ["-n", "5", "--dump", "d", "--host", "h", "extra"],
+     "'extra'"),
+    ("hmb-cmdgen", None, ["-n", "5"], "--dump"),
+    (PY, None, [], "cmd"),
+    (PY, None, ["frobnicate"], "'frobnicate'"),
+    (PY, "stats", ["stats"], "file"),
+    (PY, "stats", ["stats", "--bogus", DUMP], "--bogus"),
+    (PY, "stats", ["stats", DUMP, "--meta"], "--meta"),
+    (PY, "stats", ["stats", "--max-gaps", "x", DUMP], "'x'"),
+    (PY, "stats", ["stats", "--no-meta=1", DUMP], "--no-meta"),
+    (PY, "decode", ["decode", "--format", "xml", DUMP], "'xml'"),
+    (PY, "decode", ["decode", "--dup-window", "x", DUMP], "'x'"),
+    (PY, "decode", ["decode", DUMP, "extra"], "extra"),
 ]
 
 
@@ -89,9 +164,13 @@ def main():
     t = Tap()
     for prog, sub, args, word in CASES:
         name = " ".join([prog] + [a if a != DUMP else "DUMP" for a in args])
+        if prog == PY:
+            cmd = [sys.executable, "-m", "hmb_trace"]
+            env = dict(os.environ, PYTHONPATH=os.path.join(TOP, "python"))
+        else:
+            cmd, env = [os.path.join(bindir, prog)], None
         try:
-            r = run([os.path.join(bindir, prog)] + args,
-                    stdin=open(os.devnull), timeout=60)
+            r = run(cmd + args, stdin=open(os.devnull), timeout=60, env=env)
         except Exception as e:  # a tool that runs instead of refusing
             t.ok(False, name, repr(e))
             continue

@@ -5,7 +5,6 @@
  */
 #include <getopt.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,18 +120,6 @@ static void usage(FILE *f)
 "  " PROG " -d /dev/nvme-hmb-trace0 --snapshot-on SIGUSR1 --snapshot-dir /var/log/hmb\n");
 }
 
-/* The usage-error line every tool prints, whatever --log-format says. */
-__attribute__((format(printf, 1, 2), noreturn))
-static void usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	hmb_usage_verror(PROG, NULL, fmt, ap);
-	va_end(ap);
-	exit(EXIT_USAGE);
-}
-
 /* --snapshot-on: SIGUSR1 or SIGUSR2, with or without "SIG", any case. */
 static void parse_snap_sig(struct opts *o, const char *s)
 {
@@ -145,7 +132,7 @@ static void parse_snap_sig(struct opts *o, const char *s)
 		o->snap_sig = SIGUSR2;
 		o->snap_name = "SIGUSR2";
 	} else {
-		usage_error("--snapshot-on must be SIGUSR1 or SIGUSR2, not '%s'", s);
+		hmb_usage_exit(PROG, NULL, "--snapshot-on must be SIGUSR1 or SIGUSR2, not '%s'", s);
 	}
 }
 
@@ -154,19 +141,19 @@ static void check_snap_opts(const struct opts *o, const char *fr_only)
 {
 	if (!o->snap_sig) {
 		if (fr_only)
-			usage_error("%s needs --snapshot-on", fr_only);
+			hmb_usage_exit(PROG, NULL, "%s needs --snapshot-on", fr_only);
 		if (!o->output)
-			usage_error("-o FILE is required");
+			hmb_usage_exit(PROG, NULL, "-o FILE is required");
 		return;
 	}
 	if (o->output)
-		usage_error("-o and --snapshot-on exclude each other: a flight recorder writes snapshots only");
+		hmb_usage_exit(PROG, NULL, "-o and --snapshot-on exclude each other: a flight recorder writes snapshots only");
 	if (o->once)
-		usage_error("--once and --snapshot-on exclude each other");
+		hmb_usage_exit(PROG, NULL, "--once and --snapshot-on exclude each other");
 	if (!o->snap_dir)
-		usage_error("--snapshot-on needs --snapshot-dir DIR");
+		hmb_usage_exit(PROG, NULL, "--snapshot-on needs --snapshot-dir DIR");
 	if (o->batch > o->window)
-		usage_error("--batch-bytes must not exceed --window-mb");
+		hmb_usage_exit(PROG, NULL, "--batch-bytes must not exceed --window-mb");
 }
 
 /* A count or size option (k, M, G suffixes), or a usage error. */
@@ -175,7 +162,7 @@ static uint64_t parse_num(const char *s, const char *what)
 	uint64_t v;
 
 	if (hmb_parse_u64(s, HMB_NUM_SIZE, 0, UINT64_MAX, &v))
-		usage_error("bad %s '%s'", what, s);
+		hmb_usage_exit(PROG, NULL, "bad %s '%s'", what, s);
 	return v;
 }
 
@@ -238,8 +225,8 @@ void parse_opts(struct opts *o, int argc, char **argv)
 		case 'b':
 			v = parse_num(optarg, "batch size");
 			if (v < HMB_RECORD_MAX_SIZE || v > (1u << 30))
-				usage_error("--batch-bytes must be between %d and 1G",
-					    HMB_RECORD_MAX_SIZE);
+				hmb_usage_exit(PROG, NULL, "--batch-bytes must be between %d and 1G",
+					       HMB_RECORD_MAX_SIZE);
 			o->batch = (size_t)v;
 			break;
 		case O_ONCE: o->once = true; break;
@@ -247,20 +234,20 @@ void parse_opts(struct opts *o, int argc, char **argv)
 		case O_IDLE_MAX:
 			v = parse_num(optarg, "idle sleep");
 			if (v < 1 || v > 1000)
-				usage_error("--idle-max-ms must be 1..1000");
+				hmb_usage_exit(PROG, NULL, "--idle-max-ms must be 1..1000");
 			o->idle_max_ms = (unsigned int)v;
 			break;
 		case O_NO_RECOVER: o->no_recover = true; break;
 		case O_WATERMARK:
 			v = parse_num(optarg, "watermark");
 			if (v > (1u << 30))
-				usage_error("--watermark must be at most 1G");
+				hmb_usage_exit(PROG, NULL, "--watermark must be at most 1G");
 			o->watermark = (size_t)v;
 			break;
 		case O_MAX_DELAY:
 			v = parse_num(optarg, "delay");
 			if (v < 1 || v > 60000000)
-				usage_error("--max-delay-us must be 1..60000000 (60 s)");
+				hmb_usage_exit(PROG, NULL, "--max-delay-us must be 1..60000000 (60 s)");
 			o->max_delay_us = (unsigned int)v;
 			break;
 		case O_FILE_MODE: {
@@ -269,8 +256,8 @@ void parse_opts(struct opts *o, int argc, char **argv)
 
 			if (hmb_strtou64(optarg, &end, 8, &m) || *end ||
 			    m > 0777)
-				usage_error("--file-mode must be octal permission bits, 0..0777 (e.g. 0640), not '%s'",
-					    optarg);
+				hmb_usage_exit(PROG, NULL, "--file-mode must be octal permission bits, 0..0777 (e.g. 0640), not '%s'",
+					       optarg);
 			o->file_mode = (unsigned int)m;
 			break;
 		}
@@ -282,14 +269,14 @@ void parse_opts(struct opts *o, int argc, char **argv)
 			} else if (!strcmp(optarg, "interval")) {
 				o->fsync = FSYNC_INTERVAL;
 			} else {
-				usage_error("--fsync must be none, batch or interval, not '%s'",
-					    optarg);
+				hmb_usage_exit(PROG, NULL, "--fsync must be none, batch or interval, not '%s'",
+					       optarg);
 			}
 			break;
 		case OPT_FSYNC_INTERVAL:
 			v = parse_num(optarg, "fsync interval");
 			if (v < 1 || v > 3600000)
-				usage_error("--fsync-interval-ms must be 1..3600000 (1 h)");
+				hmb_usage_exit(PROG, NULL, "--fsync-interval-ms must be 1..3600000 (1 h)");
 			o->fsync_interval_ms = (unsigned int)v;
 			break;
 		case O_WRITE_MODE:
@@ -298,35 +285,35 @@ void parse_opts(struct opts *o, int argc, char **argv)
 			} else if (!strcmp(optarg, "spans")) {
 				o->copy = false;
 			} else {
-				usage_error("--write-mode must be spans or copy, not '%s'",
-					    optarg);
+				hmb_usage_exit(PROG, NULL, "--write-mode must be spans or copy, not '%s'",
+					       optarg);
 			}
 			break;
 		case O_SNAP_ON: parse_snap_sig(o, optarg); break;
 		case O_SNAP_DIR:
 			if (!*optarg)
-				usage_error("--snapshot-dir must not be empty");
+				hmb_usage_exit(PROG, NULL, "--snapshot-dir must not be empty");
 			o->snap_dir = optarg;
 			fr_only = "--snapshot-dir";
 			break;
 		case O_WINDOW:
 			if (hmb_parse_u64(optarg, HMB_NUM_DEC, 1, MAX_WINDOW_MB, &v))
-				usage_error("--window-mb must be a number of MiB, 1..%d, not '%s'",
-					    MAX_WINDOW_MB, optarg);
+				hmb_usage_exit(PROG, NULL, "--window-mb must be a number of MiB, 1..%d, not '%s'",
+					       MAX_WINDOW_MB, optarg);
 			o->window = (size_t)v << 20;
 			fr_only = "--window-mb";
 			break;
 		case O_MAX_SNAPS:
 			if (hmb_parse_u64(optarg, HMB_NUM_DEC, 0, UINT32_MAX, &v))
-				usage_error("--max-snapshots must be a count (0: no limit), not '%s'",
-					    optarg);
+				hmb_usage_exit(PROG, NULL, "--max-snapshots must be a count (0: no limit), not '%s'",
+					       optarg);
 			o->max_snaps = v;
 			fr_only = "--max-snapshots";
 			break;
 		case O_HOLDOFF:
 			if (hmb_parse_u64(optarg, HMB_NUM_DEC, 0, 86400, &v))
-				usage_error("--holdoff must be 0..86400 seconds, not '%s'",
-					    optarg);
+				hmb_usage_exit(PROG, NULL, "--holdoff must be 0..86400 seconds, not '%s'",
+					       optarg);
 			o->holdoff_s = (unsigned int)v;
 			fr_only = "--holdoff";
 			break;
@@ -337,7 +324,7 @@ void parse_opts(struct opts *o, int argc, char **argv)
 			if (!strcmp(optarg, "json")) {
 				log_json = true;
 			} else if (strcmp(optarg, "text")) {
-				usage_error("--log-format must be text or json");
+				hmb_usage_exit(PROG, NULL, "--log-format must be text or json");
 			}
 			break;
 		case 'h': usage(stdout); exit(EXIT_OK);
@@ -348,8 +335,8 @@ void parse_opts(struct opts *o, int argc, char **argv)
 		}
 	}
 	if (optind < argc)
-		usage_error("unexpected argument '%s'", argv[optind]);
+		hmb_usage_exit(PROG, NULL, "unexpected argument '%s'", argv[optind]);
 	if (nsrc != 1)
-		usage_error("give exactly one of --device DEV or --ring-file PATH");
+		hmb_usage_exit(PROG, NULL, "give exactly one of --device DEV or --ring-file PATH");
 	check_snap_opts(o, fr_only);
 }

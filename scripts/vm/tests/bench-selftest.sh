@@ -12,8 +12,8 @@
 # for the TCG text-patching race (tcg_text_crash, checked on the console
 # excerpts in tests/consoles/ and on two suites that fake its signature).
 # The fixtures' own TAP goes to a scratch directory, not build/test-results.
-set -u
-top=$(cd "$(dirname "$0")/../../.." && pwd)
+. "$(dirname "$0")/../../lib/preamble.sh"
+set +e	# a failed check is reported, the next one runs
 fx=$top/scripts/vm/tests/fixtures
 run=$top/build/vm/runs/bench-selftest
 taps=$run/taps

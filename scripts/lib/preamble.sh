@@ -1,0 +1,14 @@
+# SPDX-License-Identifier: Apache-2.0
+# The preamble of the project's host-side bash scripts.  Source it first,
+# by its path from the script:
+#   . "$(dirname "$0")/../lib/preamble.sh"
+# It sets -e and -u and defines
+#   top       the repository's root, absolute
+#   prog      the script's name, for its messages
+#   die MSG   "PROG: error: MSG" on stderr, then exit 1
+# A TAP script, which reports a failed check and goes on, turns -e off
+# again (set +e); one that needs pipefail sets it.
+set -eu
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+prog=${0##*/}
+die() { echo "$prog: error: $*" >&2; exit 1; }

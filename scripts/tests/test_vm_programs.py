@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""TAP: the programs the VM bench's scripts run, on the host, against
+recorded inputs and their expected outputs (scripts/tests/vm-programs/).
+
+- kernel/vm-suite/tracecmd-check.awk: tracecmd-report.txt is the start of
+  a guest's `trace-cmd report` (tracecmd suite) with one block request
+  made longer, one background, one orphan and one repeated firmware
+  record added; .check.txt and .check.err are what the suite keeps.
+- kernel/vm-suite/kmod-records.awk: the start of a kmod run's trace_pipe
+  (three payloads spoiled, one seq repeated) and perf script output.
+- scripts/vm/qemu/ninja-progress.py: a ninja log of build-qemu (every
+  seventh progress line, an error, a FAILED line that is not UTF-8, no
+  newline at the end); the elapsed time in the lines is left out.
+- scripts/vm/qemu/sync-tree.py and scripts/vm/extract-vmlinux.py: on
+  trees and kernel images made here.
+
+The awk programs run in the guest under busybox awk: each runs with
+busybox awk when /bin/busybox is there, and with this machine's awk.
+"""
+
+import hashlib
+import lzma
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.join(HERE, "..", "..")
+FIX = os.path.join(HERE, "vm-programs")
+sys.path.insert(0, os.path.join(TOP, "tests", "formats"))
+from tap import Tap, run  # noqa: E402
+
+TRACECMD = os.path.join(TOP, "kernel", "vm-suite", "tracecmd-check.awk")
+KMOD = os.path.join(TOP, "kernel", "vm-suite", "kmod-records.awk")
+NINJA = os.path.join(TOP, "scripts", "vm", "qemu", "ninja-progress.py")
+SYNC = os.path.join(TOP, "scripts", "vm", "qemu", "sync-tree.py")
+VMLINUX = os.path.join(TOP, "scripts", "vm", "extract-vmlinux.py")
+
+
+def fixture(name):
+    with open(os.path.join(FIX, name), "rb") as f:
+        return f.read()
+
+
+def awks():
+    out = []
+    if os.access("/bin/busybox", os.X_OK):
+        out.append(("busybox awk", ["/bin/busybox", "awk"]))
+    out.append(("awk", ["awk"]))
+    return out
+
+
+def test_awk(t):
+    for name, awk in awks():
+        r = run(awk + ["-f", TRACECMD, os.path.join(FIX, "tracecmd-report.txt")])
+        t.eq((r.returncode, r.stdout, r.stderr),
+             (0, fixture("tracecmd-report.check.txt"),
+              fixture("tracecmd-report.check.err")),
+             "%s: tracecmd-check.awk on a recorded report" % name)
+        for inp, want, nopay, exp in (
+                ("kmod-trace_pipe.txt", 40, 0, "kmod-trace_pipe.want-40"),
+                ("kmod-perf-script.txt", 40, 1,
+                 "kmod-perf-script.want-40-nopay"),
+                ("kmod-perf-script.txt", 12, 0, "kmod-perf-script.want-12")):
+            r = run(awk + ["-v", "want=%d" % want, "-v", "nopay=%d" % nopay,
+                           "-f", KMOD, os.path.join(FIX, inp)])
+            t.eq((r.returncode, r.stdout, r.stderr), (0, fixture(exp), b""),
+                 "%s: kmod-records.awk want=%d nopay=%d on %s"
+                 % (name, want, nopay, inp))
+
+
+def test_ninja(t):
+    log = fixture("ninja.log")
+    for quiet in (0, 1):
+        t0 = int(time.time()) - 3725
+        r = run([sys.executable, NINJA, str(quiet), str(t0)], input=log)
+        times = set(re.findall(rb"^build-qemu: \[(\d+)m(\d\d)s\]", r.stderr,
+                               re.M))
+        got = re.sub(rb"(?m)^build-qemu: \[\d+m\d\ds\]",
+                     b"build-qemu: [TIME]", r.stderr)
+        t.eq((r.returncode, r.stdout, got),
+             (0, b"", fixture("ninja.want-quiet%d" % quiet)),
+             "ninja-progress.py quiet=%d on a recorded ninja log" % quiet)
+        if quiet == 0:
+            t.ok(times and all(m == b"62" and s in (b"05", b"06", b"07")
+                               for m, s in times),
+                 "ninja-progress.py: the time since T0 in minutes and "
+                 "seconds", repr(times))
+
+
+OLD = 1000000000
+
+
+def make_trees(base):
+    """SRC and a stale DST: a file and a directory to remove, a changed
+    file, a directory become a file, a file become a link, a link to
+    point elsewhere, permission bits to change."""
+    s, d = os.path.join(base, "src"), os.path.join(base, "dst")
+    for p in ("a/b", "c", "e/f"):
+        os.makedirs(os.path.join(s, p))
+    files = {"same.txt": "same\n", "changed.txt": "new\n",
+             "a/b/new.c": "int x;\n", "mode.sh": "#!/bin/sh\n",
+             "c/wasdir": "file now\n"}
+    for p, text in files.items():
+        with open(os.path.join(s, p), "w") as f:
+            f.write(text)
+    os.chmod(os.path.join(s, "mode.sh"), 0o755)
+    os.symlink("same.txt", os.path.join(s, "link"))
+    os.symlink("changed.txt", os.path.join(s, "relink"))
+    for p in ("c/wasdir/x", "stale/deep", "e"):
+        os.makedirs(os.path.join(d, p))
+    stale = {"stale/deep/f": "x", "gone.txt": "x", "same.txt": "same\n",
+             "changed.txt": "old\n", "mode.sh": "#!/bin/sh\n",
+             "link": "a file, not a link\n"}
+    for p, text in stale.items():
+        with open(os.path.join(d, p), "w") as f:
+            f.write(text)
+    os.chmod(os.path.join(d, "mode.sh"), 0o644)
+    os.symlink("gone.txt", os.path.join(d, "relink"))
+    for root, _, names in os.walk(d):
+        for n in names:
+            os.utime(os.path.join(root, n), (OLD, OLD))
+    return s, d
+
+
+def listing(d):
+    out = []
+    for root, dirs, files in os.walk(d):
+        for n in dirs + files:
+            p = os.path.join(root, n)
+            r = os.path.relpath(p, d)
+            if os.path.islink(p):
+                out.append("%s -> %s" % (r, os.readlink(p)))
+            elif os.path.isdir(p):
+                out.append(r + "/")
+            else:
+                st = os.stat(p)
+                with open(p, "rb") as f:
+                    h = hashlib.sha1(f.read()).hexdigest()[:8]
+                out.append("%s %o %s %s" % (r, st.st_mode & 0o777, h,
+                                            "kept" if st.st_mtime == OLD
+                                            else "written"))
+    return sorted(out)
+
+
+SYNCED = [
+    "a/", "a/b/", "a/b/new.c 644 70f09c7c written", "c/",
+    "c/wasdir 644 24cf421c written", "changed.txt 644 389cc6b7 written",
+    "e/", "e/f/", "link -> same.txt", "mode.sh 755 bd971bec kept",
+    "relink -> changed.txt", "same.txt 644 2c985b16 kept",
+]
+
+
+def test_sync(t):
+    os.umask(0o022)
+    with tempfile.TemporaryDirectory() as base:
+        s, d = make_trees(base)
+        r = run([sys.executable, SYNC, s, d])
+        t.eq((r.returncode, r.stdout, r.stderr, listing(d)),
+             (0, b"", b"", SYNCED),
+             "sync-tree.py: DST as SRC, unchanged files kept (mtime)")
+        r = run([sys.executable, SYNC, s, os.path.join(base, "fresh")])
+        t.eq(listing(os.path.join(base, "fresh")),
+             [re.sub(" kept$", " written", x) for x in SYNCED],
+             "sync-tree.py: into a DST that does not exist")
+
+
+def test_vmlinux(t):
+    elf = b"\x7fELF" + bytes(range(256)) * 50 + b"Xen\x00" + b"tail" * 100
+    xz = lzma.compress(elf, format=lzma.FORMAT_XZ)
+    cases = [("xz", b"MZ" * 300 + xz + b"\0" * 64, elf),
+             ("no compressed kernel", b"MZ" * 1000, None),
+             ("an ELF without a PVH note",
+              b"MZ" + lzma.compress(elf[:-500], format=lzma.FORMAT_XZ), None)]
+    if shutil.which("zstd"):
+        zst = subprocess.run(["zstd", "-qc"], input=elf,
+                             stdout=subprocess.PIPE).stdout
+        cases.append(("zstd", b"MZ" * 300 + zst + b"trailer", elf))
+    else:
+        t.skip("extract-vmlinux.py: zstd", "no zstd here")
+    with tempfile.TemporaryDirectory() as base:
+        for what, image, want in cases:
+            src, out = os.path.join(base, "vmlinuz"), os.path.join(base, "o")
+            with open(src, "wb") as f:
+                f.write(image)
+            if os.path.exists(out):
+                os.unlink(out)
+            r = run([sys.executable, VMLINUX, src, out])
+            got = None
+            if os.path.exists(out):
+                with open(out, "rb") as f:
+                    got = f.read()
+            t.ok(r.returncode == (0 if want else 1) and got == want,
+                 "extract-vmlinux.py: %s: %s" % (
+                     what, "the ELF" if want else "exit 1, nothing written"),
+                 "exit %d, wrote %s" % (r.returncode,
+                                        None if got is None else len(got)))
+
+
+def main():
+    t = Tap()
+    test_awk(t)
+    test_ninja(t)
+    test_sync(t)
+    test_vmlinux(t)
+    return t.done()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -55,7 +55,7 @@ void kshim_log(const char *fmt, ...)
 
 bool kshim_queue_work(struct work_struct *w)
 {
-	FZ_ASSERT(w == &ring->bridge_work);
+	FZ_ASSERT(w == &ring->br.work);
 	work_queued = true;
 	return true;
 }
@@ -77,8 +77,8 @@ void kshim_hmb_trace_record(u32 ring_id, const struct hmb_record_hdr *hdr,
 	FZ_ASSERT(hmb_le32(hdr->magic) == HMB_RECORD_MAGIC);
 	FZ_ASSERT(len <= HMB_RECORD_MAX_PAYLOAD);
 	FZ_ASSERT(!(hdr->flags & ~HMB_REC_FLAG_TRUNCATED));
-	FZ_ASSERT(p >= ring->area + HMB_RECORD_HDR_SIZE &&
-		  p + len <= ring->area + ring->ring_size);
+	FZ_ASSERT(p >= ring->prov.area + HMB_RECORD_HDR_SIZE &&
+		  p + len <= ring->prov.area + ring->prov.ring_size);
 	for (unsigned int i = 0; i < len; i++)
 		sum ^= p[i];	/* every byte readable (ASan) */
 	(void)sum;
@@ -131,7 +131,7 @@ void kshim_hmb_trace_corrupt(u32 id, u64 cursor, u32 offset,
 			     const char *reason)
 {
 	(void)id;
-	FZ_ASSERT(offset == (u32)(cursor & (ring->ring_size - 1)));
+	FZ_ASSERT(offset == (u32)(cursor & (ring->prov.ring_size - 1)));
 	FZ_ASSERT(reason && strcmp(reason, "unknown") && strcmp(reason, "none"));
 }
 
@@ -141,15 +141,15 @@ void kshim_hmb_trace_consumer(u32 id, bool attach, const char *who, pid_t pid)
 	FZ_ASSERT(!strcmp(who, "bridge"));
 }
 
-static u64 hdr_head(void) { return hmb_le64(ring->hdr->head); }
-static u64 hdr_tail(void) { return hmb_le64(ring->hdr->tail); }
-static void set_head(u64 v) { smp_store_release(&ring->hdr->head, hmb_cpu_to_le64(v)); }
+static u64 hdr_head(void) { return hmb_le64(ring->prov.hdr->head); }
+static u64 hdr_tail(void) { return hmb_le64(ring->prov.hdr->tail); }
+static void set_head(u64 v) { smp_store_release(&ring->prov.hdr->head, hmb_cpu_to_le64(v)); }
 
 static void set_flags(u32 set, u32 clear)
 {
-	u32 f = hmb_le32(ring->hdr->flags);
+	u32 f = hmb_le32(ring->prov.hdr->flags);
 
-	smp_store_release(&ring->hdr->flags, hmb_cpu_to_le32((f | set) & ~clear));
+	smp_store_release(&ring->prov.hdr->flags, hmb_cpu_to_le32((f | set) & ~clear));
 }
 
 static void put_hdr(u64 cur, u32 seq, u8 flags, u16 len)
@@ -163,19 +163,19 @@ static void put_hdr(u64 cur, u32 seq, u8 flags, u16 len)
 		.payload_len = hmb_cpu_to_le16(len),
 	};
 
-	memcpy(ring->area + (cur & (ring->ring_size - 1)), &h, sizeof(h));
+	memcpy(ring->prov.area + (cur & (ring->prov.ring_size - 1)), &h, sizeof(h));
 }
 
 /* One record as a producer writes it (docs/format.md), or a drop. */
 static void produce(u32 *seq, u16 len)
 {
-	u32 mask = ring->ring_size - 1;
+	u32 mask = ring->prov.ring_size - 1;
 	u64 head = hdr_head(), used = head - hdr_tail();
-	u32 left = ring->ring_size - (u32)(head & mask);
+	u32 left = ring->prov.ring_size - (u32)(head & mask);
 	u32 size = HMB_RECORD_SIZE(len);
 	u64 need = size > left ? (u64)left + size : size;
 
-	if (used > ring->ring_size || need > ring->ring_size - used ||
+	if (used > ring->prov.ring_size || need > ring->prov.ring_size - used ||
 	    q.n == QUEUE) {
 		set_flags(HMB_RING_FLAG_OVERFLOWED, 0);
 		(*seq)++;	/* dropped: a gap the bridge counts as lost */
@@ -188,7 +188,7 @@ static void produce(u32 *seq, u16 len)
 	}
 	put_hdr(head, *seq, 0, len);
 	for (unsigned int i = 0; i < len; i++)
-		ring->area[((head & mask) + HMB_RECORD_HDR_SIZE + i)] =
+		ring->prov.area[((head & mask) + HMB_RECORD_HDR_SIZE + i)] =
 			pattern(*seq, i);
 	q.seq[(q.head + q.n) % QUEUE] = *seq;
 	q.len[(q.head + q.n) % QUEUE] = len;
@@ -202,21 +202,21 @@ static void run_bridge(void)
 	u64 tail0 = hdr_tail();
 
 	work_queued = false;
-	hmb_bridge_work(&ring->bridge_work);
-	FZ_ASSERT(!(ring->bridge_tail & (HMB_RECORD_ALIGN - 1)));
-	FZ_ASSERT(ring->bstats.records == emitted);
+	hmb_bridge_work(&ring->br.work);
+	FZ_ASSERT(!(ring->br.tail & (HMB_RECORD_ALIGN - 1)));
+	FZ_ASSERT(ring->br.stats.records == emitted);
 	/* the tail only moves forward, within one ring of where it was */
-	FZ_ASSERT(hdr_tail() - tail0 <= ring->ring_size);
+	FZ_ASSERT(hdr_tail() - tail0 <= ring->prov.ring_size);
 	if (honest) {
-		FZ_ASSERT(!ring->bridge_stopped);
-		FZ_ASSERT(!ring->bstats.corrupt);
-		FZ_ASSERT(!ring->bstats.duplicates && !ring->bstats.ignored);
+		FZ_ASSERT(!ring->br.stopped);
+		FZ_ASSERT(!ring->br.stats.corrupt);
+		FZ_ASSERT(!ring->br.stats.duplicates && !ring->br.stats.ignored);
 	}
 }
 
 static void run_sampler(void)
 {
-	struct hmb_ring_hdr *h = ring->hdr;
+	struct hmb_ring_hdr *h = ring->prov.hdr;
 	enum hmb_trace_corrupt_reason want = HMB_CORRUPT_NONE;
 	enum hmb_trace_corrupt_reason before = ring->reason;
 
@@ -224,10 +224,10 @@ static void run_sampler(void)
 		want = HMB_CORRUPT_RING_MAGIC;
 	else if (hmb_le32(h->version) != HMB_TRACE_ABI_VERSION)
 		want = HMB_CORRUPT_RING_VERSION;
-	else if (hmb_le32(h->ring_size) != ring->ring_size ||
+	else if (hmb_le32(h->ring_size) != ring->prov.ring_size ||
 		 hmb_le32(h->record_area_off) != HMB_RECORD_AREA_OFF)
 		want = HMB_CORRUPT_RING_GEOMETRY;
-	FZ_ASSERT(hmb_sampler_fn(&ring->timer) == HRTIMER_RESTART);
+	FZ_ASSERT(hmb_sampler_fn(&ring->smp.timer) == HRTIMER_RESTART);
 	/* the first corruption is kept; a bad header is always one */
 	if (before != HMB_CORRUPT_NONE)
 		FZ_ASSERT(ring->reason == before);
@@ -235,8 +235,8 @@ static void run_sampler(void)
 		FZ_ASSERT(ring->reason == want);
 	if (honest)
 		FZ_ASSERT(ring->reason == HMB_CORRUPT_NONE);
-	FZ_ASSERT(ring->cur_interval_ns >= 1000ULL * NSEC_PER_USEC &&
-		  ring->cur_interval_ns <= 64000ULL * NSEC_PER_USEC);
+	FZ_ASSERT(ring->smp.cur_interval_ns >= 1000ULL * NSEC_PER_USEC &&
+		  ring->smp.cur_interval_ns <= 64000ULL * NSEC_PER_USEC);
 }
 
 static void start_bridge(void)
@@ -248,7 +248,7 @@ static void start_bridge(void)
 		return;
 	}
 	FZ_ASSERT(rc == 0 && ring->owner == HMB_OWNER_BRIDGE);
-	FZ_ASSERT(!ring->bridge_stopped && !ring->bstats.records);
+	FZ_ASSERT(!ring->br.stopped && !ring->br.stats.records);
 	emitted = 0;
 	npending = 0;
 	/*
@@ -274,15 +274,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!region || !ring)
 		abort();
 	memset(region, 0, HMB_RECORD_AREA_OFF + rsize);
-	ring->kaddr = region;
-	ring->size = HMB_RECORD_AREA_OFF + rsize;
-	ring->hdr = (struct hmb_ring_hdr *)region;
-	ring->area = region + HMB_RECORD_AREA_OFF;
-	ring->ring_size = rsize;
-	ring->poll_interval_us = 1000;
-	ring->sync = &ring->own_sync;
-	hmb_trace_hdr_write(ring->sync, ring->hdr, rsize, false);
-	ring->hdr->head = ring->hdr->tail = hmb_cpu_to_le64(start);
+	ring->prov.kaddr = region;
+	ring->prov.size = HMB_RECORD_AREA_OFF + rsize;
+	ring->prov.hdr = (struct hmb_ring_hdr *)region;
+	ring->prov.area = region + HMB_RECORD_AREA_OFF;
+	ring->prov.ring_size = rsize;
+	ring->smp.poll_interval_us = 1000;
+	ring->prov.sync = &ring->prov.own_sync;
+	hmb_trace_hdr_write(ring->prov.sync, ring->prov.hdr, rsize, false);
+	ring->prov.hdr->head = ring->prov.hdr->tail = hmb_cpu_to_le64(start);
 	q.head = q.n = 0;
 	start_bridge();
 	honest = true;
@@ -308,13 +308,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				set_flags(0, HMB_RING_FLAG_FROZEN);
 			break;
 		case 9:		/* re-initialised: what was not drained is gone */
-			hmb_trace_hdr_write(ring->sync, ring->hdr, rsize, true);
+			hmb_trace_hdr_write(ring->prov.sync, ring->prov.hdr, rsize, true);
 			q.head = q.n = 0;
 			break;
 		case 10: {	/* the device writes anywhere in the record area */
 			u32 off = fz_u16(&f) & (rsize - 1);
 
-			ring->area[off] = fz_u8(&f);
+			ring->prov.area[off] = fz_u8(&f);
 			honest = false;
 			break;
 		}
@@ -324,18 +324,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			honest = false;
 			break;
 		case 12: {	/* a header field rewritten */
-			__le32 *w = (__le32 *)ring->hdr + (fz_u8(&f) & 15);
+			__le32 *w = (__le32 *)ring->prov.hdr + (fz_u8(&f) & 15);
 
 			*w = hmb_cpu_to_le32(fz_u32(&f));
 			honest = false;
 			break;
 		}
 		case 13:	/* a consumer's SET_TAIL, taken by the sampler */
-			atomic64_set(&ring->pub_tail, (s64)fz_u64(&f));
+			atomic64_set(&ring->smp.pub_tail, (s64)fz_u64(&f));
 			honest = false;
 			break;
 		case 14:	/* tail written behind the bridge's back */
-			ring->hdr->tail = hmb_cpu_to_le64(op & 0x10 ?
+			ring->prov.hdr->tail = hmb_cpu_to_le64(op & 0x10 ?
 				hdr_head() : fz_u64(&f));
 			honest = false;
 			break;
@@ -352,7 +352,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	/* an honest ring drains to the last record */
 	if (honest && ring->owner == HMB_OWNER_BRIDGE &&
-	    !(hmb_le32(ring->hdr->flags) & HMB_RING_FLAG_FROZEN)) {
+	    !(hmb_le32(ring->prov.hdr->flags) & HMB_RING_FLAG_FROZEN)) {
 		for (int k = 0; k < 8 && hdr_tail() != hdr_head(); k++)
 			run_bridge();
 		FZ_ASSERT(hdr_tail() == hdr_head() && q.n == 0);

@@ -96,6 +96,16 @@ double hmb_clock_err_at(const struct hmb_clock *c, uint32_t seq)
 	       c->off_err_ns + c->drift_slack_ns;
 }
 
+bool hmb_clock_converged(const struct hmb_clock *c)
+{
+	double lim = fabs(c->drift) * HMB_CLOCK_CONVERGED_DRIFT;
+
+	if (lim < HMB_CLOCK_DRIFT_FLOOR)
+		lim = HMB_CLOCK_DRIFT_FLOOR;
+	return c->valid && c->consistent && c->have_drift &&
+	       c->drift_err >= 0 && c->drift_err <= lim;
+}
+
 static struct hmb_clk_pt *pt_at(struct hmb_clock *c, size_t i)
 {
 	return &c->pts[(c->first + i) % c->cap];

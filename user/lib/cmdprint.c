@@ -333,8 +333,10 @@ void hmb_clock_print(FILE *f, const struct hmb_clock *k)
 			k->drift_err * 1e6);
 	fprintf(f, "; %zu commands, %zu trimmed per side%s, %u step(s)\n",
 		k->used, k->trimmed,
-		k->consistent ? "" : k->shed_old ?
-		", INCONSISTENT bounds: converging" : ", INCONSISTENT bounds",
+		!k->consistent ? (k->shed_old ?
+		", INCONSISTENT bounds: converging" : ", INCONSISTENT bounds") :
+		k->shed_old && !hmb_clock_converged(k) ?
+		", drift bound wider than 10 %: converging" : "",
 		k->steps);
 	if (k->shed)
 		fprintf(f, "clock: %llu older commands shed from the window where it disagreed with the newer ones\n",
@@ -363,6 +365,7 @@ void hmb_clock_json_members(struct hmb_json *j, const struct hmb_clock *k)
 		hmb_json_kv_dbl(j, "drift_err_ppm",
 				k->drift_err < 0 ? -1 : k->drift_err * 1e6, 3);
 		hmb_json_kv_bool(j, "consistent", k->consistent);
+		hmb_json_kv_bool(j, "converged", hmb_clock_converged(k));
 		hmb_json_kv_u64(j, "points", k->used);
 		hmb_json_kv_u64(j, "trimmed", k->trimmed);
 	}

@@ -43,6 +43,10 @@ struct hmb_clk_pt {
  * it widens the error bound of an estimate from a short window.
  */
 #define HMB_CLOCK_DRIFT_MAX	500e-6
+/* hmb_clock_converged(): the drift's bound against the drift itself */
+#define HMB_CLOCK_CONVERGED_DRIFT	0.1
+/* ... or against this, for a drift near zero */
+#define HMB_CLOCK_DRIFT_FLOOR	2e-6
 
 struct hmb_clock {
 	/* window of recent points (ring) */
@@ -157,6 +161,14 @@ bool hmb_clock_solve(struct hmb_clock *c);
 double hmb_clock_map(const struct hmb_clock *c, uint64_t fw_ns, uint32_t seq);
 /* The error bound that applies to record @seq. */
 double hmb_clock_err_at(const struct hmb_clock *c, uint32_t seq);
+/*
+ * Has the estimate converged: valid, consistent, and its drift measured
+ * to within HMB_CLOCK_CONVERGED_DRIFT of itself (or HMB_CLOCK_DRIFT_FLOOR)?
+ * A consistent estimate holds the truth within its bounds, but one from
+ * a short window (what shedding leaves right after an attach) has bounds
+ * too wide to be an answer; until they narrow it is still converging.
+ */
+bool hmb_clock_converged(const struct hmb_clock *c);
 /* Is record @seq before the last step (on the previous clock)? */
 bool hmb_clock_before_step(const struct hmb_clock *c, uint32_t seq);
 /*

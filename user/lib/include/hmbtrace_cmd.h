@@ -263,7 +263,7 @@ void hmb_cmd_totals_print(FILE *f, const struct hmb_cmd_totals *t);
 /* The clock estimate in text: one line, and one more for a step. */
 void hmb_clock_print(FILE *f, const struct hmb_clock *k);
 /* Its members as JSON: valid, offset_ns, offset_err_ns, ref_fw_ns,
- * drift_ppm, drift_err_ppm, consistent, points, trimmed, steps,
+ * drift_ppm, drift_err_ppm, consistent, converged, points, trimmed, steps,
  * matched_seen, and for a step step_seq, step_fw_ns, step_ns,
  * step_err_ns, skipped_before_step. */
 void hmb_clock_json_members(struct hmb_json *j, const struct hmb_clock *k);

@@ -5,6 +5,10 @@
 #   make uninstall (same variables)
 #   make install-dkms    the module's source tree for DKMS (DKMSDIR)
 #   make uninstall-dkms
+#   make install-nvme-dkms   the patched nvme.ko's DKMS tree (NVMEDKMSDIR):
+#                        kernel/patches, built by DKMS from the target
+#                        kernel's linux-source-SERIES (kernel/nvme-dkms)
+#   make uninstall-nvme-dkms
 #
 # install builds what is missing first (the tools), then copies:
 #   BINDIR          hmb-trace-daemon hmb-trace-analyze hmb-trace-agent hmb-fwsim
@@ -44,6 +48,7 @@ LIBINSTALLDIR ?= $(EXEC_PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBINSTALLDIR)/pkgconfig
 DKMSDIR ?= /usr/src/nvme-hmb-trace-$(shell cat $(TOP)/VERSION)
+NVMEDKMSDIR ?= /usr/src/nvme-hmb-trace-nvme-$(shell cat $(TOP)/VERSION)
 INSTALL ?= install
 
 INSTALL_TOOLS := hmb-trace-daemon hmb-trace-analyze hmb-trace-agent hmb-fwsim
@@ -57,7 +62,7 @@ VERSION_STR := $(shell cat $(TOP)/VERSION)
 
 MAN_PAGES := $(wildcard docs/man/*.[1-9])
 
-.PHONY: install uninstall install-dkms uninstall-dkms
+.PHONY: install uninstall install-dkms uninstall-dkms install-nvme-dkms uninstall-nvme-dkms
 
 install: all
 	$(INSTALL) -d $(DESTDIR)$(BINDIR)
@@ -121,3 +126,24 @@ install-dkms:
 
 uninstall-dkms:
 	rm -rf $(DESTDIR)$(DKMSDIR)
+
+# The patched nvme.ko's DKMS tree: its build script, the patch series (and
+# the series' variants), the headers pci.c then includes, dkms.conf.
+NVME_PATCHES := $(wildcard kernel/patches/*.patch)
+NVME_PATCH_SERIES := $(notdir $(patsubst %/,%,$(dir $(wildcard kernel/patches/*/*.patch))))
+install-nvme-dkms:
+	$(INSTALL) -d $(DESTDIR)$(NVMEDKMSDIR)/patches $(DESTDIR)$(NVMEDKMSDIR)/include/linux \
+		$(DESTDIR)$(NVMEDKMSDIR)/include/uapi/linux
+	$(INSTALL) -m 0755 kernel/nvme-dkms/nvme-dkms-build $(DESTDIR)$(NVMEDKMSDIR)/
+	$(INSTALL) -m 0755 kernel/tools/nvme-patches.sh $(DESTDIR)$(NVMEDKMSDIR)/nvme-patches
+	$(INSTALL) -m 0644 $(NVME_PATCHES) $(DESTDIR)$(NVMEDKMSDIR)/patches/
+	for s in $(sort $(NVME_PATCH_SERIES)); do \
+		$(INSTALL) -d $(DESTDIR)$(NVMEDKMSDIR)/patches/$$s && \
+		$(INSTALL) -m 0644 kernel/patches/$$s/*.patch $(DESTDIR)$(NVMEDKMSDIR)/patches/$$s/ || exit 1; done
+	$(INSTALL) -m 0644 kernel/include/linux/nvme-hmb-trace.h $(DESTDIR)$(NVMEDKMSDIR)/include/linux/
+	$(INSTALL) -m 0644 include/uapi/linux/nvme_hmb_trace.h $(DESTDIR)$(NVMEDKMSDIR)/include/uapi/linux/
+	sed 's|#MODULE_VERSION#|$(shell cat $(TOP)/VERSION)|g' kernel/nvme-dkms/dkms.conf > $(DESTDIR)$(NVMEDKMSDIR)/dkms.conf
+	chmod 0644 $(DESTDIR)$(NVMEDKMSDIR)/dkms.conf
+
+uninstall-nvme-dkms:
+	rm -rf $(DESTDIR)$(NVMEDKMSDIR)

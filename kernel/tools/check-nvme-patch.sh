@@ -4,12 +4,8 @@
 # and Kconfig.patch to a fresh copy of linux-source-SERIES's (default 6.1)
 # drivers/nvme/host and build the patched nvme.ko out of tree against KDIR
 # (TAP on stdout).  A patch that differs for a series lives under
-# kernel/patches/SERIES/ with the same name, and names the 6.1 patch it
-# was ported from (a line "Ported-from-sha256: " and the first 32 hex
-# digits of the 6.1 patch's sha256, in groups of 8 joined by "-" so that
-# checkpatch does not take them for a commit id, in its description).  It replaces that patch only while the 6.1 patch is still
-# the one it was ported from; otherwise the 6.1 patch itself is tried (and
-# a diagnostic says the variant must be ported again).
+# kernel/patches/SERIES/ and replaces its 6.1 patch while it is current
+# (kernel/tools/nvme-patches.sh says which and how).
 # The result, OUTDIR/drivers/nvme/host/nvme.ko, loads next to Debian's own
 # nvme-core; the VM suites load it (kmod.sh on Debian's QEMU, whose NVMe
 # has no HMB; the hmb-* suites on the HMB-capable controller, vm-nvme:).
@@ -23,20 +19,11 @@ rm -rf "$out"
 mkdir -p "$out/drivers/nvme"
 cp -a "$src/drivers/nvme/host" "$out/drivers/nvme/"
 applied=1
-patches=()
-for p in "$top"/kernel/patches/*.patch; do
-	v=$top/kernel/patches/$series/${p##*/}
-	if [ -f "$v" ]; then
-		want=$(sed -n 's/^Ported-from-sha256: \([0-9a-f-]*\)$/\1/p' "$v" | tr -d -)
-		have=$(sha256sum "$p" | cut -c1-32)
-		if [ "$want" = "$have" ]; then
-			p=$v
-		else
-			echo "# ${v#"$top"/} was ported from another version of ${p#"$top"/} (sha256 ${want:-none}..., now $have...): not used; port it again if ${p##*/} does not apply"
-		fi
-	fi
-	patches+=("$p")
-done
+diag=$(mktemp)
+mapfile -t patches < <("$top/kernel/tools/nvme-patches.sh" "$top/kernel/patches" "$series" 2>"$diag")
+sed 's/^/# /' "$diag"
+rm -f "$diag"
+[ ${#patches[@]} -gt 0 ] || applied=0
 for p in "${patches[@]}" "$top/Kconfig.patch"; do
 	name=${p#"$top"/}
 	if log=$(patch -d "$out" -p1 -F0 -N --no-backup-if-mismatch <"$p" 2>&1); then

@@ -26,11 +26,13 @@ hmb_shm_init() {
 	hostcmd shm-write 0 "$(le32 0x54424D48)$(le32 1)$(le32 "$_rs")$(le32 64)" >/dev/null
 }
 
-# hmb_need_patched_hmb: the suite's vm-nvme-hmb and vm-nvme (patched)
-# lines took effect (the HMB-capable controller and the patched nvme); else
-# one failure and the suite ends.
+# hmb_need_patched_hmb: the suite's vm-nvme-hmb and vm-nvme (patched, or
+# dkms: the same patch as the package's DKMS built it) lines took effect
+# (the HMB-capable controller and the patched nvme); else one failure and
+# the suite ends.
 hmb_need_patched_hmb() {
-	[ -n "${HMB_NVME_HMB:-}" ] && [ "$HMB_NVME_MODULE" = patched ] && return 0
+	[ -n "${HMB_NVME_HMB:-}" ] && case $HMB_NVME_MODULE in patched|dkms) true ;; *) false ;; esac &&
+		return 0
 	tap_fail "the HMB-capable controller with the patched nvme (vm-nvme-hmb, vm-nvme)" \
 		"HMB_NVME_HMB='${HMB_NVME_HMB:-}' HMB_NVME_MODULE=$HMB_NVME_MODULE"
 	tap_done

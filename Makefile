@@ -105,6 +105,8 @@ else
 endif
 	@$(TOP)/scripts/tap-run tree-spdx -- python3 $(TOP)/scripts/check-source.py spdx
 	@$(TOP)/scripts/tap-run tree-size -- python3 $(TOP)/scripts/check-source.py size
+	@$(TOP)/scripts/tap-run tree-embedded -- python3 $(TOP)/scripts/check-source.py embedded
+	@$(TOP)/scripts/tap-run tree-check-source-test -- python3 $(TOP)/scripts/tests/test_check_source.py
 	@$(TOP)/scripts/tap-run tree-decision-codes -- $(TOP)/scripts/check-decision-codes.sh
 	@$(TOP)/scripts/tap-run tree-comments -- python3 $(TOP)/scripts/check-comments.py
 	@$(TOP)/scripts/tap-run tree-check-comments-test -- python3 $(TOP)/scripts/tests/test_check_comments.py

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""check-source.py spdx|size [TOP]: tree-wide rules on the C sources, as TAP.
+"""check-source.py spdx|size|embedded [TOP]: tree-wide rules, as TAP.
 
 spdx  Every C file tracked by git (.c, .h) carries on its first line the
       SPDX identifier of its directory's licence, from LICENCES below (the
@@ -10,6 +10,10 @@ size  In user/, mock/, kernel/ and bpf/ (tests excepted: any path with a tests/
       component): no C file over MAX_FILE_LINES lines and no function over
       MAX_FUNC_LINES lines (from the first line of its declaration to its
       closing brace).
+embedded  No shell script embeds a program of MAX_EMBED_LINES lines or more
+      (awk, python or perl, as a here-document or a single-quoted
+      argument): it belongs in a file of its own, with its name and its
+      usage, called with `awk -f` or `python3 FILE`.
 """
 
 import os
@@ -42,6 +46,14 @@ LICENCES = {
 SIZE_DIRS = ("user/", "mock/", "kernel/", "bpf/")
 MAX_FILE_LINES = 1000
 MAX_FUNC_LINES = 150
+
+MAX_EMBED_LINES = 10
+# an interpreter fed a here-document: python3 - <<'EOF', awk <<EOF, ...
+# (in command position: at the start, after a pipe, ;, & or $( )
+CMD = r"(?:^|[|;&(])\s*"
+HEREDOC = re.compile(CMD + r"(python3?|awk|perl)\b.*<<-?\s*[\'\"]?(\w+)")
+# an interpreter whose program starts in single quotes: awk -v x=1 '...
+QUOTED = re.compile(CMD + r"(awk|python3?\s+-c|perl\s+-e)\b")
 
 SPDX = re.compile(r"SPDX-License-Identifier:\s*(.*?)\s*(\*/)?\s*$")
 
@@ -169,14 +181,85 @@ def check_size(top, tap):
            (MAX_FUNC_LINES, " ".join(SIZE_DIRS)), long_funcs)
 
 
+def embedded_programs(text):
+    """(line, interpreter, lines) of every program a shell text embeds."""
+    lines = text.split("\n")
+    res, i = [], 0
+    while i < len(lines):
+        ln = lines[i]
+        h = HEREDOC.search(ln)
+        q = QUOTED.search(ln)
+        end = None
+        if h:
+            strip = "<<-" in ln[h.start():]
+            for j in range(i + 1, len(lines)):
+                if (lines[j].strip() if strip else lines[j]) == h.group(2):
+                    end = j
+                    break
+            kind = h.group(1)
+        elif q:
+            # the program's quote may open on a continuation line
+            k, rest = i, ln[q.end():]
+            while rest.rstrip().endswith("\\") and rest.count("'") % 2 == 0 \
+                    and k + 1 < len(lines):
+                k += 1
+                rest = lines[k]
+            if rest.count("'") % 2 == 0:
+                i += 1
+                continue
+            for j in range(k + 1, len(lines)):
+                if "'" in lines[j]:
+                    end = j
+                    break
+            kind = q.group(1).split()[0]
+        if end is not None:
+            res.append((i + 1, kind, end - i - 1))
+            i = end
+        i += 1
+    return res
+
+
+def shell_files(top):
+    out = subprocess.run(["git", "-C", top, "ls-files"],
+                         stdout=subprocess.PIPE, check=True).stdout
+    res = []
+    for f in sorted(out.decode().splitlines()):
+        p = os.path.join(top, f)
+        if not os.path.isfile(p) or f.endswith((".patch", ".md")):
+            continue
+        if f.endswith(".sh"):
+            res.append(f)
+            continue
+        with open(p, "rb") as fh:
+            first = fh.readline(80)
+        if first.startswith(b"#!") and re.search(rb"\b(ba|da)?sh\b", first):
+            res.append(f)
+    return res
+
+
+def check_embedded(top, tap):
+    files = shell_files(top)
+    bad = []
+    for f in files:
+        with open(os.path.join(top, f), errors="replace") as fh:
+            for line, kind, n in embedded_programs(fh.read()):
+                if n >= MAX_EMBED_LINES:
+                    bad.append("%s:%d: %d lines of %s" % (f, line, n, kind))
+    tap.ok(not bad, "no shell script embeds a program of %d lines or more "
+           "(%d scripts)" % (MAX_EMBED_LINES, len(files)), bad)
+
+
+CHECKS = {"spdx": check_spdx, "size": check_size, "embedded": check_embedded}
+
+
 def main():
-    if len(sys.argv) < 2 or sys.argv[1] not in ("spdx", "size"):
-        sys.stderr.write("usage: check-source.py spdx|size [TOP]\n")
+    if len(sys.argv) < 2 or sys.argv[1] not in CHECKS:
+        sys.stderr.write("usage: check-source.py spdx|size|embedded [TOP]\n")
         return 2
     top = sys.argv[2] if len(sys.argv) > 2 else \
         os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     tap = Tap()
-    (check_spdx if sys.argv[1] == "spdx" else check_size)(top, tap)
+    CHECKS[sys.argv[1]](top, tap)
     return tap.done()
 
 

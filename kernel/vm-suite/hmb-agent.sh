@@ -93,23 +93,8 @@ agent_check_attribution agent.jsonl 1000 "the controller's account" \
 # host = fw + a + b (fw - ref) is on the stepped clock.
 awk -v step=$STEP_NS -v ref="$A_ref_fw_ns" \
 	-v m0="$(hmb_jget mono_ns "$R/clock0.json")" -v f0="$(hmb_jget fw_ns "$R/clock0.json")" \
-	-v v0="$(hmb_jget virt_ns "$R/clock0.json")" '
-	function num(k,    r) { if (!match($0, "\"" k "\":[0-9]+")) return ""
-		r = substr($0, RSTART, RLENGTH); sub(/.*:/, "", r); return r + 0 }
-	/"status":0/ { n++; m[n] = num("mono_ns"); f[n] = num("fw_ns"); t[n] = num("rtt_ns"); v[n] = num("virt_ns")
-		if (!best || t[n] < t[best]) best = n }
-	END {
-		if (!n) exit 1
-		bt = (m[best] - m0) / (f[best] - f0 - step) - 1		# true drift
-		g = ((m[best] - m0) / (v[best] - v0) - 1) * 1e6		# guest clock vs virtual
-		lo = -1e30; hi = 1e30
-		for (i = 1; i <= n; i++) {
-			o = m[i] - f[i] + bt * (ref - f[i])
-			if (o - t[i] / 2 > lo) lo = o - t[i] / 2
-			if (o + t[i] / 2 < hi) hi = o + t[i] / 2
-		}
-		printf "%.3f %.0f %.0f %.3f %d %.0f\n", bt * 1e6, lo, hi, g, n, t[best]
-	}' "$R/clock1.jsonl" > "$R/clock-truth.txt"
+	-v v0="$(hmb_jget virt_ns "$R/clock0.json")" \
+	-f "$HMB_REPO/kernel/vm-suite/clock-truth.awk" "$R/clock1.jsonl" > "$R/clock-truth.txt"
 read bt tlo thi gppm nreads rtt < "$R/clock-truth.txt"
 tap_diag "truth: drift $bt ppm (configured +$DRIFT ppm fast of QEMU's virtual clock, guest CLOCK_MONOTONIC $gppm ppm against it); offset at ref_fw_ns $A_ref_fw_ns in [$tlo, $thi] ns ($nreads clock reads, best round trip $rtt ns)"
 agent_check_drift "$bt"

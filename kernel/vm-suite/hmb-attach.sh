@@ -92,30 +92,8 @@ while [ $i -lt "$N" ]; do
 	# the truth bracket at the estimate's ref_fw_ns: every read right
 	# before and after the attach says host - fw was within half its
 	# round trip, carried to ref with the true drift
-	v=$(cat "$R/clock-pre$i.jsonl" "$R/clock-post$i.jsonl" | awk -v clk="$clk" -v bt="$bt" '
-		function num(s, k,    r) { if (!match(s, "\"" k "\":-?[0-9.]+")) return ""
-			r = substr(s, RSTART, RLENGTH); sub(/.*:/, "", r); return r }
-		/"status":0/ { n++; m = num($0, "mono_ns"); f = num($0, "fw_ns"); t = num($0, "rtt_ns")
-			if (ref == "") { ref = num(clk, "ref_fw_ns"); lo = -1e30; hi = 1e30 }
-			if (ref == "") next
-			o = m - f + bt * 1e-6 * (ref - f)
-			if (o - t / 2 > lo) lo = o - t / 2
-			if (o + t / 2 < hi) hi = o + t / 2 }
-		END {
-			valid = clk ~ /"valid":true/; cons = clk ~ /"consistent":true/
-			conv = clk ~ /"converged":true/; dee = num(clk, "drift_err_ppm")
-			off = num(clk, "offset_ns") + 0
-			err = num(clk, "offset_err_ns") + num(clk, "offset_err_drift_ns")
-			d = num(clk, "drift_ppm") + 0; de = d - bt; if (de < 0) de = -de
-			dist = off < lo ? lo - off : (off > hi ? off - hi : 0)
-			if (!valid || !cons) verdict = "converging"
-			else if (ref == "" || lo > hi) verdict = "no-truth"
-			else if (dist > err) verdict = "wrong"	# outside its own bound
-			else if (!conv) verdict = "converging"	# honest, bounds still wide
-			else if (dist <= 20000 && de <= 0.1 * (bt < 0 ? -bt : bt)) verdict = "converged"
-			else verdict = "wrong"
-			printf "%s off %s err %.0f drift %s +- %s truth [%.0f, %.0f] %.0f ns off it, drift error %.3f ppm\n",
-				verdict, off, err, d, dee, lo, hi, dist, de }')
+	v=$(cat "$R/clock-pre$i.jsonl" "$R/clock-post$i.jsonl" |
+		awk -v clk="$clk" -v bt="$bt" -f "$HMB_REPO/kernel/vm-suite/attach-verdict.awk")
 	tap_diag "attach $i: $v; $(printf '%s' "$clk" | sed -n 's/.*"points":\([0-9]*\).*"shed":\([0-9]*\).*/points \1 shed \2/p')"
 	case $v in
 	converged*) converged=$((converged + 1)) ;;

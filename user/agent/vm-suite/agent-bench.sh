@@ -192,23 +192,7 @@ slots_agree() {
 		sed -n 's/.*"lo_us":\([0-9]*\).*"count":\([0-9]*\).*/a \1 \2/p' > "$R/$1-slots.txt"
 	sed -n 's/^ *\([0-9][0-9]*\) *-> *[0-9][0-9]* *: *\([0-9][0-9]*\).*/b \1 \2/p' \
 		"$R/bio-$1.out" >> "$R/$1-slots.txt"
-	awk '{ c[$1 " " $2] += $3; k[$2] = 1; t[$1] += $3 }
-	END {
-		n = 0
-		for (x in k) s[++n] = x + 0
-		for (i = 2; i <= n; i++)	# sort the slots
-			for (j = i; j > 1 && s[j - 1] > s[j]; j--) { y = s[j]; s[j] = s[j - 1]; s[j - 1] = y }
-		tol = t["a"] / 200; if (tol < 10) tol = 10
-		ca = cb = pa = pb = worst = 0
-		for (i = 1; i <= n; i++) {
-			ca += c["a " s[i]]; cb += c["b " s[i]]
-			if (pb - ca > worst) worst = pb - ca
-			if (pa - cb > worst) worst = pa - cb
-			pa = ca; pb = cb
-			line = line " " s[i] ":" c["a " s[i]] "/" c["b " s[i]]
-		}
-		printf "%d %d %d %d%s\n", t["a"], t["b"], worst, tol, line
-	}' "$R/$1-slots.txt"
+	awk -f "$HMB_REPO/user/agent/vm-suite/hist-compare.awk" "$R/$1-slots.txt"
 }
 
 # blk NAME WANT AGENT-ARGS...: phase B with the agent's AGENT-ARGS, the

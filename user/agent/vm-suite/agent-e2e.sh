@@ -99,19 +99,8 @@ agent_check_step_size $STEP_NS
 # (whole windows, so QD1 before and QD32 after), extrapolated to the step
 grep '"type":"interval"' "$R/agent.jsonl" | sed -n 's/.*"offset_ns":\([0-9.-]*\),"offset_err_ns":\([0-9.-]*\),"ref_fw_ns":\([0-9.-]*\),"drift_ppm":\([0-9.-]*\).*"steps":\([0-9]*\).*/\1 \2 \3 \4 \5/p' > "$R/clock-intervals.txt"
 tap_diag "interval clock estimates (offset err ref drift steps): $(tr '\n' ';' < "$R/clock-intervals.txt")"
-awk -v step=$STEP_NS -v at=$STEP_AT -v dr=$DRIFT '
-	{ o[NR] = $1; r[NR] = $3; d[NR] = $4; s[NR] = $5 }
-	END {
-		tf = 1e9 + at * 1e9 * (1 + dr * 1e-6)	# fw time of the step
-		for (i = 1; i <= NR; i++) { if (s[i] == 0) b = i; if (s[i] >= 1 && !a) a = i }
-		if (!a || !b) { print "n/a"; exit }
-		a = NR	# the last estimate after the step
-		ob = o[b] + d[b] * 1e-6 * (tf - r[b])
-		oa = o[a] + d[a] * 1e-6 * (tf + step - r[a])
-		diff = (ob - oa) - step	# host = fw + off: a +step fw clock lowers off
-		if (diff < 0) diff = -diff
-		printf "%.0f\n", diff
-	}' "$R/clock-intervals.txt" > "$R/step-err-intervals.txt"
+awk -v step=$STEP_NS -v at=$STEP_AT -v dr=$DRIFT -f "$HMB_REPO/user/agent/vm-suite/step-err.awk" \
+	"$R/clock-intervals.txt" > "$R/step-err-intervals.txt"
 tap_diag "step from the whole-window interval estimates: error $(cat "$R/step-err-intervals.txt") ns"
 # the step's record: the simulator knows the first record it wrote on the
 # stepped clock; the first command record from there on is where the step

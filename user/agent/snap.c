@@ -346,7 +346,7 @@ static int dump_lost(const char *dir, unsigned int ring, uint64_t *lost)
 	dump_name(dir, ring, p, sizeof(p));
 	fd = open(p, O_RDONLY | O_CLOEXEC);
 	if (a && fd >= 0 && !hmb_reader_open(&rd, fd, p, &err) &&
-	    !hmb_reader_acct(rd, a, 0, &err)) {
+	    !hmb_reader_acct(rd, a, UINT64_MAX, &err)) {
 		*lost = a->lost;
 		rc = 0;
 	} else {

@@ -833,6 +833,9 @@ int main(int argc, char **argv)
 	if (load_dict())
 		return finish(-EINVAL);
 	trig_compile();
+	/* a --snapshot-dir that cannot be used: said before anything loads */
+	if (start_snap())
+		return finish(-EINVAL);
 	if (open_output() || choose_mode(&btf) ||
 	    dump_open() || load_bpf(btf))
 		return finish(-EINVAL);
@@ -847,7 +850,7 @@ int main(int argc, char **argv)
 		ring_buffer__free(rb);
 		return finish(err);
 	}
-	if (start_model() || export_start() || start_snap()) {
+	if (start_model() || export_start()) {
 		ring_buffer__free(rb);
 		return finish(-ENOMEM);
 	}

@@ -82,9 +82,14 @@ int snap_init(const struct snap_opts *o)
 	void *m;
 
 	S.o = *o;
-	if (stat(o->dir, &st) || !S_ISDIR(st.st_mode)) {
+	if (stat(o->dir, &st)) {
 		fprintf(stderr, "%s: --snapshot-dir %s: %s\n", o->prog, o->dir,
-			errno ? strerror(errno) : "not a directory");
+			strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "%s: --snapshot-dir %s: not a directory\n",
+			o->prog, o->dir);
 		return -1;
 	}
 	/* Private: a snapshot's child keeps the window as it was at fork. */

@@ -43,6 +43,12 @@ done <<'LIST'
 --snapshot-dir /tmp --max-snapshots x|invalid --max-snapshots 'x'
 --snapshot-dir=|--snapshot-dir needs a directory
 LIST
+# A directory that is not there: an error (exit 1), one line, before
+# anything is loaded (no root needed to say it).
+"$agent" -m block --snapshot-dir "$tmp/none" >/dev/null 2>"$tmp/err"
+rc=$?
+tap_run "--snapshot-dir that does not exist: exit 1 ($rc)" [ "$rc" = 1 ]
+tap_run "--snapshot-dir that does not exist: one line naming it" sh -c "[ \$(wc -l <'$tmp/err') = 1 ] && grep -q -- '--snapshot-dir $tmp/none: No such file' '$tmp/err'"
 tap_run "--help lists --snapshot-dir with an example" sh -c "'$agent' --help | grep -q -- '--trigger .* --snapshot-dir'"
 
 # jq-free checks of a bundle: every file there and parseable JSON.

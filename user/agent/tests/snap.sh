@@ -169,6 +169,16 @@ if [ -n "$b" ]; then
 fi
 tap_eq "summary: 1 written" "$(summary "$o" 's["written"]')" 1
 
+# Without --snapshot-dir a SIGUSR1 is said to be ignored, and kills nothing.
+"$agent" -m block -j >"$tmp/plain.jsonl" 2>"$tmp/plain.err" &
+apid=$!
+for _ in $(seq 100); do grep -q '"type":"start"' "$tmp/plain.jsonl" && break; sleep 0.1; done
+kill -USR1 $apid; kill -USR1 $apid
+sleep 0.3
+stop
+tap_eq "unarmed agent: SIGUSR1 does not kill it, exit 0" "$rc" 0
+tap_eq "unarmed agent: one line says SIGUSR1 is ignored" "$(grep -c 'SIGUSR1 ignored: no --snapshot-dir' "$tmp/plain.err")" 1
+
 # A trigger on every I/O, --holdoff 3600: one bundle, the rest suppressed
 # by holdoff (after the first's --post), each with its line.
 o=$tmp/hold

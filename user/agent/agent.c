@@ -73,7 +73,7 @@ static void sig_handler(int sig)
 static void usr1_handler(int sig)
 {
 	(void)sig;
-	usr1++;
+	__atomic_fetch_add(&usr1, 1, __ATOMIC_RELAXED);
 }
 
 /*
@@ -104,10 +104,10 @@ static const char *clock_json(void)
 static void snap_loop(uint64_t now)
 {
 	static bool said;
-	sig_atomic_t n = usr1;
+	/* taken and zeroed at once: one arriving meanwhile is not lost */
+	sig_atomic_t n = __atomic_exchange_n(&usr1, 0, __ATOMIC_RELAXED);
 
 	if (n) {
-		usr1 -= n;
 		if (!ag.env.snap_dir && !said) {
 			fprintf(stderr, PROG ": SIGUSR1 ignored: no --snapshot-dir\n");
 			said = true;

@@ -27,6 +27,7 @@
 #include "agent.h"
 #include "evdesc.h"
 #include "fwhist.h"
+#include "snap.h"
 #include "trigger.h"
 #include "hmb_agent.skel.h"
 
@@ -61,11 +62,87 @@ struct agent ag;
 /* ------------------------------------------------------------ events */
 
 static volatile sig_atomic_t exiting;
+static volatile sig_atomic_t usr1;	/* SIGUSR1s not yet taken */
 
 static void sig_handler(int sig)
 {
 	(void)sig;
 	exiting = 1;
+}
+
+static void usr1_handler(int sig)
+{
+	(void)sig;
+	__atomic_fetch_add(&usr1, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * SIGUSR1 asks for a snapshot (--snapshot-dir); its default action would
+ * kill the agent, so it is caught from the very start, before the agent
+ * could take one, and taken (or said to be useless) in the loop.
+ */
+static void catch_usr1(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = usr1_handler;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGUSR1, &sa, NULL);
+}
+
+static struct hmb_outbuf snap_ob;	/* a line for the window, or clock.json */
+
+static const char *clock_json(void)
+{
+	print_clock_json_to(&snap_ob);
+	return snap_ob.err ? "{}\n" : snap_ob.buf;
+}
+
+/* The SIGUSR1s that came, the snapshot whose --post is over, --pre. */
+static void snap_loop(uint64_t now)
+{
+	static bool said;
+	/* taken and zeroed at once: one arriving meanwhile is not lost */
+	sig_atomic_t n = __atomic_exchange_n(&usr1, 0, __ATOMIC_RELAXED);
+
+	if (n) {
+		if (!ag.env.snap_dir && !said) {
+			fprintf(stderr, PROG ": SIGUSR1 ignored: no --snapshot-dir\n");
+			said = true;
+		}
+		while (ag.env.snap_dir && n--)
+			snap_request("sigusr1", "{\"type\":\"signal\",\"signal\":\"SIGUSR1\"}\n",
+				     now);
+	}
+	if (!ag.env.snap_dir)
+		return;
+	snap_tick(now);
+	if (snap_due(now))
+		snap_take(now, clock_json());
+}
+
+static int start_snap(void)
+{
+	struct snap_opts o = {
+		.dir = ag.env.snap_dir,
+		.pre_s = ag.env.snap_pre_s,
+		.post_s = ag.env.snap_post_s,
+		.window = ag.env.snap_window,
+		.max_snaps = ag.env.snap_max,
+		.holdoff_s = ag.env.snap_holdoff_s,
+		.prog = PROG,
+		.sidecar = dump_sidecar,
+	};
+
+	if (!ag.env.snap_dir)
+		return 0;
+	if (hmb_ob_open(&snap_ob, -1, "snapshot", 1 << 16)) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return -1;
+	}
+	return snap_init(&o);
 }
 
 static int libbpf_print_fn(enum libbpf_print_level level, const char *fmt,
@@ -477,8 +554,9 @@ static int load_bpf(bool btf)
 		return -1;
 	}
 	ag.skel->rodata->fw_enabled = ag.fw_on;
+	/* --snapshot-dir: every command goes into the window */
 	ag.skel->rodata->emit_all = ag.use_nvme || ag.env.per_command ||
-				    ag.env.export_url;
+				    ag.env.export_url || ag.env.snap_dir;
 	ag.skel->rodata->targ_ctrl = ag.use_nvme ? ag.ctrl : -1;
 	ag.skel->rodata->targ_nsid = ag.nsid;
 	ag.skel->rodata->targ_opc = ag.env.opcode;
@@ -494,7 +572,8 @@ static int load_bpf(bool btf)
 		return -1;
 	}
 	ag.skel->rodata->dump_records = (ag.env.dump_path ||
-					 ag.env.export_url) && ag.fw_on;
+					 ag.env.export_url ||
+					 ag.env.snap_dir) && ag.fw_on;
 	/* without -w the raw records' ring buffer costs one page, not 8 MiB */
 	if (!ag.skel->rodata->dump_records &&
 	    bpf_map__set_max_entries(ag.skel->maps.rawrb,
@@ -569,6 +648,12 @@ static void on_cmd(void *ctx, const struct hmb_cmd *c)
 {
 	print_cmd_line(ctx, c);
 	export_cmd(c);
+	if (ag.env.snap_dir) {
+		print_cmd_json_to(&snap_ob, c);
+		if (!snap_ob.err)
+			snap_host(snap_ob.buf, snap_ob.len,
+				  hmb_now_ns(CLOCK_MONOTONIC));
+	}
 }
 
 static int start_model(void)
@@ -606,14 +691,17 @@ static int run_loop(struct ring_buffer *rb)
 		int64_t floor;
 
 		err = ring_buffer__poll(rb, 100);
-		if (err == -EINTR)
+		if (err == -EINTR && exiting)
 			return 0;
+		if (err == -EINTR)
+			err = 0;	/* SIGUSR1 */
 		if (err < 0) {
 			fprintf(stderr, PROG ": polling the ring buffer: %s\n",
 				strerror(-err));
 			return err;
 		}
 		now = hmb_now_ns(CLOCK_MONOTONIC);
+		snap_loop(now);
 		if (now >= next_tick) {
 			hmb_live_tick(&ag.live);
 			publish_clock();
@@ -700,6 +788,10 @@ static void drain(struct ring_buffer *rb)
 	export_counters();
 	if (export_stop(ag.env.export_wait_ms))
 		ag.export_failed = true;
+	if (ag.env.snap_dir) {
+		snap_loop(hmb_now_ns(CLOCK_MONOTONIC));
+		snap_finish(hmb_now_ns(CLOCK_MONOTONIC), clock_json());
+	}
 	print_report("summary", true);
 }
 
@@ -715,6 +807,9 @@ static int finish(int err)
 	hmb_agent__destroy(ag.skel);
 	hmb_live_free(&ag.live);
 	hmb_dict_free(ag.dict);
+	snap_free();
+	if (snap_ob.buf)
+		hmb_ob_close(&snap_ob);
 	if (ag.out) {
 		hmb_ob_close(&ag.ob);
 		if (ag.out != stdout && fclose(ag.out)) {
@@ -732,11 +827,15 @@ int main(int argc, char **argv)
 	bool btf = false;
 	int err;
 
+	catch_usr1();
 	parse_args(&ag.env, argc, argv);
 	libbpf_set_print(libbpf_print_fn);
 	if (load_dict())
 		return finish(-EINVAL);
 	trig_compile();
+	/* a --snapshot-dir that cannot be used: said before anything loads */
+	if (start_snap())
+		return finish(-EINVAL);
 	if (open_output() || choose_mode(&btf) ||
 	    dump_open() || load_bpf(btf))
 		return finish(-EINVAL);

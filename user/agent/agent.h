@@ -70,6 +70,12 @@ struct env {
 	unsigned int export_wait_ms;	/* at exit */
 	const char *trig_expr[HMB_MAX_TRIGGERS];	/* --trigger, in order */
 	unsigned int ntrig;
+	/* the flight recorder (snap.c); snap_dir NULL: off */
+	const char *snap_dir;
+	double snap_pre_s, snap_post_s;
+	size_t snap_window;		/* --window-mb, bytes */
+	uint64_t snap_max;		/* --max-snapshots */
+	unsigned int snap_holdoff_s;
 };
 
 /* -w: one dump per ring the records came from (dump.c). */
@@ -163,6 +169,8 @@ void bridge_totals(uint64_t *tot);	/* BRIDGE_C_COUNT deltas since start */
 void bridge_export(void);		/* a losses row per ring and counter */
 
 /* dump.c (-w) */
+/* The sidecar a dump of @ring starts with (-w's, and a snapshot's). */
+void dump_sidecar(unsigned int ring, struct hmb_sidecar *sc);
 int dump_open(void);
 int dump_record(void *ctx, void *data, size_t len);
 void dump_totals(uint64_t *records, uint64_t *bytes, uint64_t *lost);
@@ -190,6 +198,10 @@ void print_start(void);
 void print_report(const char *kind, bool final);
 /* hmb_live's on_cmd: every judged command (--per-command). */
 void print_cmd_line(void *ctx, const struct hmb_cmd *c);
+/* @c's -j --per-command line (no newline) into @ob, emptied first. */
+void print_cmd_json_to(struct hmb_outbuf *ob, const struct hmb_cmd *c);
+/* The clock estimate now, a JSON object (for a snapshot's clock.json). */
+void print_clock_json_to(struct hmb_outbuf *ob);
 void json_line_end(void);
 
 #endif /* HMB_AGENT_MAIN_H */

@@ -23,6 +23,7 @@
 #include <bpf/libbpf.h>
 
 #include "agent.h"
+#include "snap.h"
 #include "hmb_agent.skel.h"
 
 static void dump_path(unsigned int ring, char *buf, size_t len)
@@ -43,19 +44,24 @@ static uint32_t ring_size_of(unsigned int ring)
 	return (uint32_t)v;
 }
 
+void dump_sidecar(unsigned int ring, struct hmb_sidecar *sc)
+{
+	memset(sc, 0, sizeof(*sc));
+	sc->abi_version = HMB_TRACE_ABI_VERSION;
+	sc->ring_size = ring_size_of(ring);
+	snprintf(sc->source, sizeof(sc->source), "/dev/nvme-hmb-trace%u", ring);
+	sc->realtime_ns = hmb_now_ns(CLOCK_REALTIME);
+	sc->monotonic_ns = hmb_now_ns(CLOCK_MONOTONIC);
+	sc->boottime_ns = hmb_now_ns(CLOCK_BOOTTIME);
+}
+
 static int open_ring(unsigned int ring)
 {
 	struct hmb_sidecar sc;
 	struct hmb_error err = { 0 };
 	char path[4096];
 
-	memset(&sc, 0, sizeof(sc));
-	sc.abi_version = HMB_TRACE_ABI_VERSION;
-	sc.ring_size = ring_size_of(ring);
-	snprintf(sc.source, sizeof(sc.source), "/dev/nvme-hmb-trace%u", ring);
-	sc.realtime_ns = hmb_now_ns(CLOCK_REALTIME);
-	sc.monotonic_ns = hmb_now_ns(CLOCK_MONOTONIC);
-	sc.boottime_ns = hmb_now_ns(CLOCK_BOOTTIME);
+	dump_sidecar(ring, &sc);
 	dump_path(ring, path, sizeof(path));
 	if (hmb_dump_writer_open(&ag.dump.w[ring], path, &sc, 0, &err)) {
 		fprintf(stderr, PROG ": -w: %s\n", err.msg);
@@ -106,6 +112,10 @@ int dump_record(void *ctx, void *data, size_t len)
 			export_record(ev->ring, &h, ev->rec + sizeof(h));
 		}
 	}
+	/* --snapshot-dir: the window takes what -w would write */
+	if (ag.env.snap_dir && !hmb_record_check(&h, 0, &err))
+		snap_fw(ev->ring, &h, ev->rec + sizeof(h),
+			hmb_now_ns(CLOCK_MONOTONIC));
 	if (!ag.env.dump_path)
 		return 0;
 	if (!d->w[ev->ring]) {

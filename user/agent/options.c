@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "agent.h"
+#include "snap.h"
 
 /* --------------------------------------------------------------- options */
 
@@ -105,6 +106,20 @@ static void usage(FILE *f)
 "                         EVENT  a dictionary event or background group\n"
 "                           (gc, thermal, gc_start, ...)\n"
 "                         reset  the controller stopped its ring (reset)\n"
+"Flight recorder (docs/flight-recorder.md):\n"
+"      --snapshot-dir DIR keep the last --pre seconds of firmware records and\n"
+"                         host commands in memory; on a --trigger firing or\n"
+"                         SIGUSR1, wait --post seconds and write them as\n"
+"                         DIR/SNAP-<UTC time>-<reason>/: trace.bin (+ .meta),\n"
+"                         host.jsonl, clock.json, trigger.json, snapshot.json\n"
+"      --pre SECONDS      before the firing (default 2)\n"
+"      --post SECONDS     after it (default 1)\n"
+"      --window-mb N      memory for both, the oldest evicted first when\n"
+"                         full (default 64, 1..16384)\n"
+"      --max-snapshots N  write at most N (default 0: no limit)\n"
+"      --holdoff SECONDS  at least this long between two (default 10);\n"
+"                         a firing neither allows is suppressed: a line on\n"
+"                         stderr, counted in the summary\n"
 "  -v, --verbose          libbpf messages, every unmatched firmware record\n"
 "  -h, -?, --help         this help\n"
 "      --usage            the synopsis only\n"
@@ -122,7 +137,9 @@ static void usage(FILE *f)
 "    " PROG " -d nvme0n1 -j -o agent.jsonl -w fw.bin   # and keep the records:\n"
 "    hmb-trace-analyze correlate fw.bin agent.jsonl    # the same join, offline\n"
 "    " PROG " -d nvme0n1 --export http://ch1:8123   # rows into the fleet store\n"
-"    " PROG " -d nvme0n1 --trigger 'read:host_total>5ms' --trigger gc\n");
+"    " PROG " -d nvme0n1 --trigger 'read:host_total>5ms' --trigger gc\n"
+"    " PROG " -d nvme0n1 --trigger 'host_total>5ms' --snapshot-dir /var/tmp/hmb\n"
+"    hmb-trace-analyze report /var/tmp/hmb/SNAP-*/trace.bin   # the bundle\n");
 }
 
 /* @arg as a number in [@min, @max] for option @what, or a usage error. */
@@ -190,7 +207,8 @@ enum {
 	OPT_MIN_LAT = 1000, OPT_DICT, OPT_RING_CTRL, OPT_GRACE, OPT_PER_CMD,
 	OPT_CLOCK_WINDOW, OPT_USAGE, OPT_RINGBUF, OPT_EXPORT, OPT_EXPORT_HOST,
 	OPT_EXPORT_QUEUE, OPT_EXPORT_WAIT, OPT_ISSUE_STAMP, OPT_FW_EVENT,
-	OPT_EXPORT_CRED, OPT_TRIGGER,
+	OPT_EXPORT_CRED, OPT_TRIGGER, OPT_SNAP_DIR, OPT_PRE, OPT_POST,
+	OPT_WINDOW, OPT_MAX_SNAPS, OPT_HOLDOFF,
 };
 
 static const struct option long_opts[] = {
@@ -216,12 +234,33 @@ static const struct option long_opts[] = {
 	{ "issue-stamp", required_argument, NULL, OPT_ISSUE_STAMP },
 	{ "fw-event", required_argument, NULL, OPT_FW_EVENT },
 	{ "trigger", required_argument, NULL, OPT_TRIGGER },
+	{ "snapshot-dir", required_argument, NULL, OPT_SNAP_DIR },
+	{ "pre", required_argument, NULL, OPT_PRE },
+	{ "post", required_argument, NULL, OPT_POST },
+	{ "window-mb", required_argument, NULL, OPT_WINDOW },
+	{ "max-snapshots", required_argument, NULL, OPT_MAX_SNAPS },
+	{ "holdoff", required_argument, NULL, OPT_HOLDOFF },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "usage", no_argument, NULL, OPT_USAGE },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 }
 };
+
+/* @arg as seconds in [@min, 3600] for option @what, or a usage error. */
+static double secs_arg(const char *arg, double min, const char *what)
+{
+	double v;
+
+	if (hmb_parse_double(arg, min, 3600, &v) || (min == 0 && v < 0) ||
+	    (min > 0 && v <= 0))
+		hmb_usage_exit(PROG, NULL, "invalid %s '%s' (seconds, %s to 3600)",
+			       what, arg, min > 0 ? "more than 0" : "0");
+	return v;
+}
+
+/* A flight-recorder option given, for its check against --snapshot-dir. */
+static const char *snap_only;
 
 /* One option; false if it is none of ours. */
 static bool option(struct env *e, int opt, const char *arg)
@@ -299,6 +338,36 @@ static bool option(struct env *e, int opt, const char *arg)
 				       arg, HMB_MAX_TRIGGERS);
 		e->trig_expr[e->ntrig++] = arg;
 		break;
+	case OPT_SNAP_DIR:
+		if (!*arg)
+			hmb_usage_exit(PROG, NULL, "--snapshot-dir needs a directory");
+		e->snap_dir = arg;
+		break;
+	case OPT_PRE:
+		e->snap_pre_s = secs_arg(arg, 0.001, "--pre");
+		snap_only = "--pre";
+		break;
+	case OPT_POST:
+		e->snap_post_s = secs_arg(arg, 0, "--post");
+		snap_only = "--post";
+		break;
+	case OPT_WINDOW:
+		e->snap_window = (size_t)num_arg(arg, 1, SNAP_MAX_WINDOW_MB,
+						 "--window-mb",
+						 "MiB, 1 to 16384") << 20;
+		snap_only = "--window-mb";
+		break;
+	case OPT_MAX_SNAPS:
+		e->snap_max = num_arg(arg, 0, UINT32_MAX, "--max-snapshots",
+				      "a count, 0: no limit");
+		snap_only = "--max-snapshots";
+		break;
+	case OPT_HOLDOFF:
+		e->snap_holdoff_s = (unsigned int)num_arg(arg, 0, 86400,
+							  "--holdoff",
+							  "seconds, 0 to 86400");
+		snap_only = "--holdoff";
+		break;
 	case 'v': e->verbose = true; break;
 	default: return false;
 	}
@@ -314,6 +383,9 @@ void parse_args(struct env *e, int argc, char **argv)
 		.interval = 99999999, .times = 99999999, .clock_window = 65536,
 		.export_queue = 65536, .export_wait_ms = 10000,
 		.ringbuf_mb = 16,
+		.snap_pre_s = SNAP_DEF_PRE_S, .snap_post_s = SNAP_DEF_POST_S,
+		.snap_window = (size_t)SNAP_DEF_WINDOW_MB << 20,
+		.snap_holdoff_s = SNAP_DEF_HOLDOFF_S,
 	};
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":d:m:jo:N:c:w:vhV", long_opts,
@@ -337,6 +409,9 @@ void parse_args(struct env *e, int argc, char **argv)
 			exit(EXIT_USAGE);
 		}
 	}
+	if (snap_only && !e->snap_dir)
+		hmb_usage_exit(PROG, NULL, "%s needs --snapshot-dir DIR",
+			       snap_only);
 	for (pos = 0; optind < argc; pos++, optind++) {
 		if (pos >= 2)
 			hmb_usage_exit(PROG, NULL,

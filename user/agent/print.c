@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "agent.h"
+#include "snap.h"
 #include "trigger.h"
 #include "hmb_agent.skel.h"
 
@@ -327,6 +328,46 @@ void print_cmd_line(void *ctx, const struct hmb_cmd *c)
 	json_line_end();
 }
 
+/*
+ * The writers above write to ag.j; for the flight recorder's window the
+ * same line goes to @ob instead, with ag.j kept as it was.
+ */
+void print_cmd_json_to(struct hmb_outbuf *ob, const struct hmb_cmd *c)
+{
+	struct hmb_json save = ag.j;
+
+	ob->len = 0;
+	hmb_json_init(&ag.j, ob);
+	hmb_json_obj(&ag.j);
+	hmb_json_kv_str(&ag.j, "type", "cmd");
+	hmb_json_key(&ag.j, "cmd");
+	cmd_json(c);
+	hmb_json_end(&ag.j);
+	ag.j = save;
+}
+
+void print_clock_json_to(struct hmb_outbuf *ob)
+{
+	struct hmb_json j;
+
+	ob->len = 0;
+	hmb_json_init(&j, ob);
+	hmb_json_obj(&j);
+	hmb_json_kv_str(&j, "type", "clock");
+	hmb_json_kv_u64(&j, "monotonic_ns", hmb_now_ns(CLOCK_MONOTONIC));
+	hmb_json_kv_u64(&j, "realtime_ns", hmb_now_ns(CLOCK_REALTIME));
+	hmb_json_key(&j, "firmware");
+	hmb_json_bool(&j, ag.fw_on);
+	hmb_json_key(&j, "clock");
+	hmb_json_obj(&j);
+	hmb_clock_json_members(&j, &ag.live.clk);
+	hmb_json_end(&j);
+	hmb_json_end(&j);
+	hmb_json_nl(&j);
+	if (!hmb_ob_reserve(ob, 1))
+		hmb_ob_putc(ob, 0);	/* a C string */
+}
+
 /* --------------------------------------------------------------- reports */
 
 static void report_json(const char *kind, const char *ts, uint64_t nio,
@@ -406,6 +447,7 @@ static void report_json(const char *kind, const char *ts, uint64_t nio,
 		hmb_quant_json(j, s);
 	}
 	trig_report_json(j);
+	snap_report_json(j);
 	hmb_json_key(j, "top");
 	hmb_json_arr(j);
 	hmb_cmd_stats_sort(s);
@@ -482,6 +524,7 @@ static void report_text(const char *kind, const char *ts, uint64_t nio,
 	fputc('\n', ag.out);
 	report_losses(c);
 	trig_report_text(ag.out);
+	snap_report_text(ag.out);
 	if (ag.fw_on)
 		hmb_clock_print(ag.out, &ag.live.clk);
 	if (every_cmd())

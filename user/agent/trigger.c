@@ -16,6 +16,7 @@
 
 #include "agent.h"
 #include "evdesc.h"
+#include "snap.h"
 #include "trigger.h"
 #include "hmb_agent.skel.h"
 
@@ -220,9 +221,9 @@ static const char *opc_name(const struct hmb_cmd_state *st, char *buf,
 	return buf;
 }
 
-static void fired_json(const struct trig_spec *t, const struct hmb_trig_event *ev)
+static void fired_obj(struct hmb_json *j, const struct trig_spec *t,
+		      const struct hmb_trig_event *ev)
 {
-	struct hmb_json *j = &ag.j;
 	const struct hmb_dict_event *d;
 	char buf[24];
 
@@ -276,7 +277,33 @@ static void fired_json(const struct trig_spec *t, const struct hmb_trig_event *e
 		hmb_json_kv_u64(j, "ts_ns", ev->ts_ns);
 	}
 	hmb_json_end(j);
+}
+
+static void fired_json(const struct trig_spec *t, const struct hmb_trig_event *ev)
+{
+	fired_obj(&ag.j, t, ev);
 	json_line_end();
+}
+
+/* --snapshot-dir: a snapshot for the firing, with its line as trigger.json */
+static void fired_snapshot(const struct trig_spec *t,
+			   const struct hmb_trig_event *ev)
+{
+	static struct hmb_outbuf ob;
+	struct hmb_json j;
+	char reason[24];
+
+	if (!ob.buf && hmb_ob_open(&ob, -1, "trigger.json", 1 << 14))
+		return;
+	ob.len = 0;
+	hmb_json_init(&j, &ob);
+	fired_obj(&j, t, ev);
+	hmb_json_nl(&j);
+	if (!hmb_ob_reserve(&ob, 1))
+		hmb_ob_putc(&ob, 0);	/* a C string */
+	snprintf(reason, sizeof(reason), "trigger%u", ev->trig + 1);
+	snap_request(reason, ob.err ? NULL : ob.buf,
+		     hmb_now_ns(CLOCK_MONOTONIC));
 }
 
 /* @ns in the unit that shows it (a threshold may be 1ns or 10s). */
@@ -328,8 +355,8 @@ static void fired_text(const struct trig_spec *t, const struct hmb_trig_event *e
 }
 
 /*
- * A trigger fired: said on the output.  The one place that learns of every
- * firing that reaches user space, where a snapshot would be taken.
+ * A trigger fired: said on the output, and a snapshot asked for.  The one
+ * place that learns of every firing that reaches user space.
  */
 static void trigger_fired(const struct trig_spec *t,
 			  const struct hmb_trig_event *ev)
@@ -338,6 +365,8 @@ static void trigger_fired(const struct trig_spec *t,
 		fired_json(t, ev);
 	else
 		fired_text(t, ev);
+	if (ag.env.snap_dir)
+		fired_snapshot(t, ev);
 }
 
 void trig_event(const struct hmb_trig_event *ev)

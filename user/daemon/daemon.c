@@ -599,7 +599,7 @@ static void summary(struct daemon *d)
 			PRIu64 " records", d->win.requests, d->win.written,
 			d->win.failed, d->win.sup_holdoff + d->win.sup_max +
 			d->win.sup_pending, d->win.sup_holdoff, d->win.sup_max,
-			d->win.sup_pending, d->win.ev_records);
+			d->win.sup_pending, d->win.rw.ev_records);
 	if (!d->o.stats_json)
 		return;
 	{

@@ -17,6 +17,7 @@
 
 #include <hmbtrace.h>
 #include "hmbtrace_util.h"
+#include "hmbtrace_window.h"
 
 #define PROG "hmb-trace-daemon"
 
@@ -105,21 +106,12 @@ struct opts {
 #define DEFAULT_HOLDOFF_S 10
 
 /*
- * The flight recorder's window: the last --window-mb bytes of whole
- * records drained, a circular buffer: the byte at stream offset x is at
- * map[x % size].  @tail and @head count bytes of the drained stream.
+ * The flight recorder: the last --window-mb bytes of whole records
+ * drained, in libhmbtrace's window (hmbtrace_window.h), and the snapshots
+ * asked for.
  */
 struct window {
-	uint8_t *map;
-	size_t size;
-	uint64_t tail, head;
-	/* evicted since the start, by kind; the last seq-bearing one's seq */
-	uint64_t ev_records, ev_ignored, ev_markers, ev_bytes;
-	bool ev_have_seq;
-	uint32_t ev_last_seq;
-	/* stream offsets where a new producer epoch begins (re-inits) */
-	uint64_t *epochs;
-	size_t n_epochs;
+	struct hmb_window rw;
 	/* requests and what became of them */
 	uint64_t requests, written, failed;
 	uint64_t sup_holdoff, sup_max, sup_pending;

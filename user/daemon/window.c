@@ -7,8 +7,8 @@
  * DIR/SNAP-<UTC time>-<signal>/trace.bin with its sidecar, which says
  * which seqs it holds and what the window evicted before them.
  *
- * Records are parsed by libhmbtrace only (hmb_buf_iter, hmb_acct), each
- * in place or, when it straddles the end of the buffer, from a copy.
+ * The window itself is libhmbtrace's (hmbtrace_window.h): records are
+ * parsed there only.
  *
  * A snapshot is written by a child process: fork() gives it the window
  * as it is (copy-on-write private memory), while the daemon goes on
@@ -23,7 +23,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -31,191 +30,60 @@
 
 int window_open(struct daemon *d)
 {
-	struct window *w = &d->win;
-	size_t sz = d->o.window;
-	uint8_t *m;
+	struct hmb_error err = { 0 };
 
-	memset(w, 0, sizeof(*w));
-	w->epochs = calloc(HMB_SIDECAR_MAX_EPOCHS, sizeof(*w->epochs));
-	if (!w->epochs) {
-		log_msg(LOG_ERR, "cannot allocate the window's epoch list");
+	memset(&d->win, 0, sizeof(d->win));
+	if (hmb_window_open(&d->win.rw, d->o.window, &err)) {
+		log_msg(LOG_ERR, "%s", err.msg);
 		return -1;
 	}
-	/* Private: a snapshot's child keeps the window as it was at fork. */
-	m = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		 -1, 0);
-	if (m == MAP_FAILED) {
-		log_msg(LOG_ERR, "cannot map a %zu-byte window: %s", sz,
-			strerror(errno));
-		free(w->epochs);
-		w->epochs = NULL;
-		return -1;
-	}
-	w->map = m;
-	w->size = sz;
 	return 0;
 }
 
 void window_close(struct daemon *d)
 {
-	struct window *w = &d->win;
-
-	if (w->map)
-		munmap(w->map, w->size);
-	w->map = NULL;
-	free(w->epochs);
-	w->epochs = NULL;
-}
-
-/*
- * The record at stream offset @pos (before head), parsed by libhmbtrace:
- * in place, or from @tmp when its bytes straddle the end of the buffer.
- */
-static int rec_at(const struct window *w, uint64_t pos, struct hmb_record *rec,
-		  uint8_t tmp[HMB_RECORD_MAX_SIZE], struct hmb_error *err)
-{
-	size_t off = pos % w->size, left = w->head - pos;
-	size_t n = left < HMB_RECORD_MAX_SIZE ? left : HMB_RECORD_MAX_SIZE;
-	const uint8_t *p = w->map + off;
-	struct hmb_buf_iter it;
-
-	if (off + n > w->size) {
-		memcpy(tmp, p, w->size - off);
-		memcpy(tmp + (w->size - off), w->map, n - (w->size - off));
-		p = tmp;
-	}
-	hmb_buf_iter_init(&it, p, n, pos - w->tail);
-	return hmb_buf_iter_next(&it, rec, err);
-}
-
-/* Drop the oldest record.  -1 if the window holds none it can parse. */
-static int evict_one(struct daemon *d)
-{
-	struct window *w = &d->win;
-	uint8_t tmp[HMB_RECORD_MAX_SIZE];
-	struct hmb_record rec;
-	struct hmb_error err;
-	int r;
-
-	r = rec_at(w, w->tail, &rec, tmp, &err);
-	if (r <= 0) {
-		/* Only checked records go in: this is a bug, not the ring. */
-		log_msg(LOG_ERR, "window: cannot step over its oldest record: %s; emptying it",
-			r ? err.msg : "none");
-		w->ev_bytes += w->head - w->tail;
-		w->tail = w->head;
-		return -1;
-	}
-	switch (rec.kind) {
-	case HMB_KIND_MARKER:
-		w->ev_markers++;
-		break;
-	case HMB_KIND_IGNORED:
-		w->ev_ignored++;
-		break;
-	default:
-		w->ev_records++;
-		break;
-	}
-	if (rec.kind != HMB_KIND_MARKER) {
-		w->ev_have_seq = true;
-		w->ev_last_seq = rec.hdr.seq;
-	}
-	w->ev_bytes += rec.raw_len;
-	w->tail += rec.raw_len;
-	return 0;
+	hmb_window_close(&d->win.rw);
 }
 
 int window_add(struct daemon *d, const void *buf, size_t len)
 {
-	struct window *w = &d->win;
-	size_t off = w->head % w->size, first;
+	struct hmb_error err = { 0 };
 
 	/* --batch-bytes <= --window-mb (opts.c): the batch always fits. */
-	while (w->head - w->tail + len > w->size)
-		if (evict_one(d))
-			break;
-	first = len < w->size - off ? len : w->size - off;
-	memcpy(w->map + off, buf, first);
-	memcpy(w->map, (const uint8_t *)buf + first, len - first);
-	w->head += len;
+	if (hmb_window_add(&d->win.rw, buf, len, &err))
+		/* Only checked records go in: this is a bug, not the ring. */
+		log_msg(LOG_ERR, "window: cannot step over its oldest record: %s; emptying it",
+			err.msg[0] ? err.msg : "none");
 	return 0;
 }
 
 void window_epoch(struct daemon *d)
 {
-	struct window *w = &d->win;
-	size_t i, n = 0;
-
-	/* Epochs whose first record was evicted need no line any more. */
-	for (i = 0; i < w->n_epochs; i++)
-		if (w->epochs[i] > w->tail)
-			w->epochs[n++] = w->epochs[i];
-	if (n && w->epochs[n - 1] == w->head) {
-		w->n_epochs = n;
-		return;
-	}
-	if (n == HMB_SIDECAR_MAX_EPOCHS) {
+	if (hmb_window_epoch(&d->win.rw))
 		log_msg(LOG_WARN, "window: more than %d ring re-initialisations in it; a snapshot will not mark the oldest",
 			HMB_SIDECAR_MAX_EPOCHS);
-		memmove(w->epochs, w->epochs + 1, --n * sizeof(*w->epochs));
-	}
-	w->epochs[n++] = w->head;
-	w->n_epochs = n;
 }
 
-/* What a snapshot holds, by libhmbtrace's accounting (format.md 10). */
-struct snap_sum {
-	struct hmb_acct *acct;
-	bool have_seq;
-	uint32_t first_seq, last_seq;
-	size_t n_epochs;
-};
-
-static int snap_walk(const struct window *w, struct snap_sum *s)
+/* What a snapshot holds (format.md 10), logged if it cannot be known. */
+static int snap_walk(const struct hmb_window *w, struct hmb_window_sum *s)
 {
-	uint8_t tmp[HMB_RECORD_MAX_SIZE];
-	struct hmb_record rec;
-	struct hmb_error err;
-	uint64_t pos = w->tail;
-	size_t e = 0;
-	int r = 0;
+	struct hmb_error err = { 0 };
+	int r = hmb_window_walk(w, s, &err);
 
-	s->acct = hmb_acct_new(0, NULL, NULL);
-	if (!s->acct) {
+	if (r == HMB_E_NOMEM)
 		log_msg(LOG_ERR, "snapshot: cannot allocate its accounting: %s",
 			strerror(errno));
-		return -1;
-	}
-	while (pos < w->head && (r = rec_at(w, pos, &rec, tmp, &err)) > 0) {
-		pos += rec.raw_len;
-		while (e < w->n_epochs && w->epochs[e] <= w->tail + rec.offset) {
-			if (w->epochs[e] == w->tail + rec.offset && rec.offset)
-				hmb_acct_new_epoch(s->acct);
-			e++;
-		}
-		hmb_acct_add(s->acct, &rec);
-		if (rec.kind == HMB_KIND_MARKER)
-			continue;
-		if (!s->have_seq)
-			s->first_seq = rec.hdr.seq;
-		s->have_seq = true;
-		s->last_seq = rec.hdr.seq;
-	}
-	if (r <= 0 && pos < w->head) {
+	else if (r)
 		log_msg(LOG_ERR, "snapshot: the window does not parse: %s",
-			r ? err.msg : "a record runs past its end");
-		hmb_acct_free(s->acct);
-		return -1;
-	}
-	return 0;
+			err.msg[0] ? err.msg : "a record runs past its end");
+	return r ? -1 : 0;
 }
 
 /* The snapshot's own sidecar lines: what it holds, what went before. */
-static char *snap_lines(const struct daemon *d, const struct snap_sum *s,
+static char *snap_lines(const struct daemon *d, const struct hmb_window_sum *s,
 			const char *reason)
 {
-	const struct window *w = &d->win;
+	const struct hmb_window *w = &d->win.rw;
 	const struct hmb_acct *a = s->acct;
 	size_t i, cap = 2048 + w->n_epochs * 32, n;
 	char *t = malloc(cap);
@@ -312,13 +180,13 @@ static int snap_publish(const struct daemon *d, const char *tmp,
  */
 static int snapshot_write(struct daemon *d, const char *stem, const char *tmp)
 {
-	struct window *w = &d->win;
+	struct hmb_window *w = &d->win.rw;
 	unsigned int dmode = d->o.file_mode | ((d->o.file_mode & 0444) >> 2);
-	size_t off = w->tail % w->size, len = w->head - w->tail;
+	size_t len = w->head - w->tail;
 	char reason[32], final[4096 + 8], *lines;
-	struct snap_sum s = { 0 };
+	struct hmb_window_sum s = { 0 };
 	struct iovec iov[2];
-	int r;
+	int r, niov;
 
 	sig_reason(d->o.snap_name, reason, sizeof(reason));
 	if (snap_walk(w, &s))
@@ -330,10 +198,7 @@ static int snapshot_write(struct daemon *d, const char *stem, const char *tmp)
 		return -1;
 	}
 	/* The records from the oldest: up to the end of the buffer, then on. */
-	iov[0].iov_base = w->map + off;
-	iov[0].iov_len = len < w->size - off ? len : w->size - off;
-	iov[1].iov_base = w->map;
-	iov[1].iov_len = len - iov[0].iov_len;
+	niov = hmb_window_spans(w, iov);
 	if (mkdir(tmp, dmode)) {
 		log_msg(LOG_ERR, "cannot create %s: %s", tmp, strerror(errno));
 		r = -1;
@@ -342,7 +207,7 @@ static int snapshot_write(struct daemon *d, const char *stem, const char *tmp)
 		if (chmod(tmp, dmode))
 			log_msg(LOG_WARN, "cannot set mode %04o on %s: %s", dmode,
 				tmp, strerror(errno));
-		r = output_snapshot(d, tmp, iov, iov[1].iov_len ? 2 : 1, len, lines);
+		r = output_snapshot(d, tmp, iov, niov, len, lines);
 		if (!r)
 			r = snap_publish(d, tmp, stem, final, sizeof(final));
 		if (r)
@@ -468,13 +333,14 @@ void window_requests(struct daemon *d)
 void window_stats_json(const struct daemon *d, struct hmb_json *j)
 {
 	const struct window *w = &d->win;
+	const struct hmb_window *rw = &w->rw;
 
-	hmb_json_kv_u64(j, "window_bytes", w->size);
-	hmb_json_kv_u64(j, "window_held_bytes", w->head - w->tail);
-	hmb_json_kv_u64(j, "window_evicted_records", w->ev_records);
-	hmb_json_kv_u64(j, "window_evicted_ignored", w->ev_ignored);
-	hmb_json_kv_u64(j, "window_evicted_markers", w->ev_markers);
-	hmb_json_kv_u64(j, "window_evicted_bytes", w->ev_bytes);
+	hmb_json_kv_u64(j, "window_bytes", rw->size);
+	hmb_json_kv_u64(j, "window_held_bytes", rw->head - rw->tail);
+	hmb_json_kv_u64(j, "window_evicted_records", rw->ev_records);
+	hmb_json_kv_u64(j, "window_evicted_ignored", rw->ev_ignored);
+	hmb_json_kv_u64(j, "window_evicted_markers", rw->ev_markers);
+	hmb_json_kv_u64(j, "window_evicted_bytes", rw->ev_bytes);
 	hmb_json_kv_u64(j, "snapshot_requests", w->requests);
 	hmb_json_kv_u64(j, "snapshots_written", w->written);
 	hmb_json_kv_u64(j, "snapshots_failed", w->failed);

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * t_snap DUMP HOST DIR WINDOW_MB PRE_S - the agent's flight recorder
+ * (snap.c) fed as the agent feeds it, without BPF: the records of DUMP
+ * (read by libhmbtrace) and the lines of HOST (hmb-trace-agent JSON
+ * lines), the first half of each arriving at t = 1 s, the rest at
+ * t = 100 s; then one snapshot asked for at 100 s, taken after --post 0,
+ * into DIR.  Prints the summary's JSON line on stdout; tests/snap.sh
+ * checks the bundle with hmb-trace-analyze.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hmbtrace.h"
+#include "hmbtrace_util.h"
+#include "snap.h"
+
+#define T1 1000000000ULL
+#define T2 100000000000ULL
+
+static void sidecar(unsigned int ring, struct hmb_sidecar *sc)
+{
+	memset(sc, 0, sizeof(*sc));
+	sc->abi_version = HMB_TRACE_ABI_VERSION;
+	snprintf(sc->source, sizeof(sc->source), "/dev/nvme-hmb-trace%u", ring);
+	sc->realtime_ns = hmb_now_ns(CLOCK_REALTIME);
+	sc->monotonic_ns = hmb_now_ns(CLOCK_MONOTONIC);
+	sc->boottime_ns = hmb_now_ns(CLOCK_BOOTTIME);
+}
+
+static int count_records(const char *path, uint64_t *n)
+{
+	struct hmb_error err = { 0 };
+	struct hmb_reader *r;
+	struct hmb_record rec;
+	int fd = open(path, O_RDONLY), rc;
+
+	*n = 0;
+	if (fd < 0 || hmb_reader_open(&r, fd, path, &err))
+		return -1;
+	while ((rc = hmb_reader_next(r, &rec, &err)) > 0)
+		(*n)++;
+	hmb_reader_close(r);
+	close(fd);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct hmb_error err = { 0 };
+	struct hmb_reader *r;
+	struct hmb_record rec;
+	struct hmb_outbuf ob;
+	struct hmb_json j;
+	char *line = NULL;
+	size_t cap = 0;
+	uint64_t nrec, nhost = 0, i = 0;
+	ssize_t len;
+	FILE *host;
+	int fd;
+	struct snap_opts o = { .post_s = 0, .holdoff_s = 10, .prog = "t_snap",
+			       .sidecar = sidecar };
+
+	if (argc != 6) {
+		fprintf(stderr, "usage: t_snap DUMP HOST DIR WINDOW_MB PRE_S\n");
+		return 2;
+	}
+	o.dir = argv[3];
+	o.window = (size_t)atoi(argv[4]) << 20;
+	o.pre_s = atof(argv[5]);
+	host = fopen(argv[2], "r");
+	if (count_records(argv[1], &nrec) || !host || snap_init(&o))
+		return 1;
+	while (getline(&line, &cap, host) > 0)
+		nhost++;
+	rewind(host);
+	fd = open(argv[1], O_RDONLY);
+	if (fd < 0 || hmb_reader_open(&r, fd, argv[1], &err))
+		return 1;
+	/* the two streams interleaved, as they arrive in the agent */
+	for (uint64_t h = 0; i < nrec || h < nhost;) {
+		if (i < nrec && (h >= nhost || i * nhost <= h * nrec)) {
+			if (hmb_reader_next(r, &rec, &err) <= 0)
+				return 1;
+			snap_fw(0, &rec.hdr, rec.payload, i < nrec / 2 ? T1 : T2);
+			i++;
+			continue;
+		}
+		len = getline(&line, &cap, host);
+		if (len <= 0)
+			return 1;
+		if (line[len - 1] == '\n')
+			len--;
+		snap_host(line, (size_t)len, h < nhost / 2 ? T1 : T2);
+		h++;
+	}
+	snap_tick(T2);
+	snap_request("test", "{\"type\":\"test\"}\n", T2);
+	if (!snap_due(T2))
+		return 1;
+	snap_take(T2, "{\"type\":\"clock\"}\n");
+	snap_finish(T2, "{}\n");
+	if (hmb_ob_open(&ob, 1, "<stdout>", 1 << 16))
+		return 1;
+	hmb_json_init(&j, &ob);
+	hmb_json_obj(&j);
+	hmb_json_kv_u64(&j, "input_records", nrec);
+	hmb_json_kv_u64(&j, "input_host", nhost);
+	snap_report_json(&j);
+	hmb_json_end(&j);
+	hmb_json_nl(&j);
+	hmb_ob_close(&ob);
+	hmb_reader_close(r);
+	close(fd);
+	fclose(host);
+	free(line);
+	snap_free();
+	return 0;
+}

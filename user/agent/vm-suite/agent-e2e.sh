@@ -97,7 +97,7 @@ agent_check_drift "$want"
 agent_check_step_size $STEP_NS
 # for comparison: the interval reports' offsets before and after the step
 # (whole windows, so QD1 before and QD32 after), extrapolated to the step
-grep '"type":"interval"' "$R/agent.jsonl" | sed -n 's/.*"offset_ns":\([0-9.-]*\),"offset_err_ns":\([0-9.-]*\),"ref_fw_ns":\([0-9.-]*\),"drift_ppm":\([0-9.-]*\).*"steps":\([0-9]*\).*/\1 \2 \3 \4 \5/p' > "$R/clock-intervals.txt"
+grep '"type":"interval"' "$R/agent.jsonl" | sed -n 's/.*"offset_ns":\([0-9.-]*\),"offset_err_ns":\([0-9.-]*\),[^}]*"ref_fw_ns":\([0-9.-]*\),"drift_ppm":\([0-9.-]*\).*"steps":\([0-9]*\).*/\1 \2 \3 \4 \5/p' > "$R/clock-intervals.txt"
 tap_diag "interval clock estimates (offset err ref drift steps): $(tr '\n' ';' < "$R/clock-intervals.txt")"
 awk -v step=$STEP_NS -v at=$STEP_AT -v dr=$DRIFT -f "$HMB_REPO/user/agent/vm-suite/step-err.awk" \
 	"$R/clock-intervals.txt" > "$R/step-err-intervals.txt"

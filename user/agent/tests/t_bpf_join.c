@@ -626,6 +626,22 @@ static void batch(const struct hmb_bridge_rec *r, __u32 n, __u32 nr)
 	drive(6, 0, nr, 0, 0, 0, 0, 0, 0, 0, 0);
 }
 
+/* Hand @n records of ring @ring to the program as one hmb_trace_records event. */
+static void batch_ring(__u32 ring, const struct hmb_bridge_rec *r, __u32 n)
+{
+	put_batchbuf(r, n);
+	drive(6, ring, n, 0, 0, 0, 0, 0, 0, 0, 0);
+}
+
+/* Controller 0's count of seq gaps ("ctrl_gaps"). */
+static __u32 gaps0(void)
+{
+	__u32 zero = 0, g = 0;
+
+	bpf_map_lookup_elem(bpf_map__fd(skel->maps.ctrl_gaps), &zero, &g);
+	return g;
+}
+
 /* The same record one per run (hmb_trace_record's program path). */
 static void one(const struct hmb_bridge_rec *r)
 {
@@ -792,9 +808,10 @@ static struct hmb_bridge_rec shipped_fetch(__u16 q, __u16 cid, __u64 ts,
 static void test_batch(void)
 {
 	struct hmb_bridge_rec r[HMB_BRIDGE_BATCH];
-	__u64 rec0, rf0, mk0, m[2], o[2];
+	__u64 rec0, rf0, mk0, m[2], o[2], um0, mt0, bo0;
 	const struct hmb_cmd_event *c;
 	int nrec = 0, d;
+	__u32 g0;
 
 	struct hmb_evdesc ed = { 0 };
 	__u32 op = 0x100;
@@ -854,6 +871,38 @@ static void test_batch(void)
 	   (unsigned long long)(counter(HMB_C_FW_MARKER) - mk0),
 	   HMB_BRIDGE_BATCH, HMB_BRIDGE_BATCH + 6,
 	   (unsigned long long)(counter(HMB_C_FW_READ_FAIL) - rf0));
+	nev = 0;
+
+	/*
+	 * The ring's controller, seq state and gap count are looked up once a
+	 * batch: a ring without a controller has each record counted, and a
+	 * gap inside the batch is seen by the records after it (the command
+	 * submitted before the gap is no longer proposed by ring order).
+	 */
+	um0 = counter(HMB_C_FW_UNMAPPED_RING);
+	r[0] = phase_rec(1, 6, 0x40a3, 10000, 0);
+	r[1] = phase_rec(2, 6, 0x40a3, 10000, 0);
+	batch_ring(5, r, 2);
+	ok(counter(HMB_C_FW_UNMAPPED_RING) - um0 == 2,
+	   "batch: a ring without a controller: each record counted (%llu)",
+	   (unsigned long long)(counter(HMB_C_FW_UNMAPPED_RING) - um0));
+	r[0] = brec(0x7777, 0, 0, 0, 0, 0);	/* the ring's seq from here */
+	batch(r, 1, 1);
+	nev = 0;
+	g0 = gaps0();
+	setup_lba(6, 0x40a4, 23000000, 2, 400);
+	complete(6, 0x40a4, 23100000);
+	mt0 = counter(HMB_C_FW_MATCHED);
+	bo0 = counter(HMB_C_FW_BY_ORDER);
+	r[0] = phase_rec(0, 6, 0x40a4, 11000, 400);
+	seq++;	/* a record lost */
+	r[1] = phase_rec(1, 6, 0x40a4, 11000, 400);
+	batch(r, 2, 2);
+	ok(gaps0() - g0 == 1 && counter(HMB_C_FW_MATCHED) - mt0 == 2 &&
+	   counter(HMB_C_FW_BY_ORDER) - bo0 == 1,
+	   "batch: a seq gap inside the batch counted (%u) and seen by the record after it: 2 matched (%llu), only the fetch by its slba (%llu)",
+	   gaps0() - g0, (unsigned long long)(counter(HMB_C_FW_MATCHED) - mt0),
+	   (unsigned long long)(counter(HMB_C_FW_BY_ORDER) - bo0));
 	nev = 0;
 
 	for (int reuse = 0; reuse < 2; reuse++) {

@@ -264,6 +264,21 @@ cmd_find(const struct hmb_cmd_key *k, __u32 n)
 	return bpf_map_lookup_elem(&cmds, &idx);
 }
 
+/*
+ * cmd_find() that looks at the key's home slot inline first: where a
+ * record's command usually is.
+ */
+static __always_inline struct hmb_cmd_slot *
+cmd_find_home(const struct hmb_cmd_key *k, __u32 n)
+{
+	__u32 idx = hmb_slot_home(k) & (HMB_CMD_SLOTS - 1);
+	struct hmb_cmd_slot *s = bpf_map_lookup_elem(&cmds, &idx);
+
+	if (s && READ_ONCE(s->tag) == hmb_slot_tag(k, n))
+		return s;
+	return cmd_find(k, n);
+}
+
 /* Key @k's entry in "kseq", or NULL when the index has no room for it. */
 static __always_inline struct hmb_kseq *kseq_find(const struct hmb_cmd_key *k)
 {

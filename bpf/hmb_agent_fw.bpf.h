@@ -178,7 +178,7 @@ struct hmb_ord_ctx {
 
 /* Candidate @i: 1 if it decides (x->res set if it is the one), 0 if not. */
 static __always_inline long ord_step(__u32 i, struct hmb_ord_ctx *x,
-				     struct hmb_cmd_slot **found)
+				     struct hmb_cmd_slot **found, bool home)
 {
 	struct hmb_cmd_slot *s;
 	struct hmb_cmd_state *st;
@@ -186,7 +186,8 @@ static __always_inline long ord_step(__u32 i, struct hmb_ord_ctx *x,
 
 	if (i >= x->nwait)
 		return 1;
-	s = cmd_find(&x->key, x->first + i);
+	s = home ? cmd_find_home(&x->key, x->first + i) :
+		   cmd_find(&x->key, x->first + i);
 	if (!s)
 		return 0;
 	st = &s->st;
@@ -215,7 +216,7 @@ static long hmb_ord_step(__u32 i, void *data)
 	struct hmb_cmd_slot *found;
 
 	/* from the second candidate on: the first was looked at inline */
-	return ord_step(i + 1, data, &found);
+	return ord_step(i + 1, data, &found, false);
 }
 
 /*
@@ -235,7 +236,7 @@ static __always_inline int pick_known(const struct hmb_cmd_key *key,
 	*found = NULL;
 	if (ph == HMB_PH_FETCH && !has_slba)
 		return -1;
-	if (ord_step(0, &x, found))
+	if (ord_step(0, &x, found, true))
 		return x.res;
 	bpf_loop(HMB_MAX_WAIT - 1, hmb_ord_step, &x, 0);
 	return x.res;

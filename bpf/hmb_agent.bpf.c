@@ -264,6 +264,21 @@ cmd_find(const struct hmb_cmd_key *k, __u32 n)
 	return bpf_map_lookup_elem(&cmds, &idx);
 }
 
+/*
+ * cmd_find() that looks at the key's home slot inline first: where a
+ * record's command usually is.
+ */
+static __always_inline struct hmb_cmd_slot *
+cmd_find_home(const struct hmb_cmd_key *k, __u32 n)
+{
+	__u32 idx = hmb_slot_home(k) & (HMB_CMD_SLOTS - 1);
+	struct hmb_cmd_slot *s = bpf_map_lookup_elem(&cmds, &idx);
+
+	if (s && READ_ONCE(s->tag) == hmb_slot_tag(k, n))
+		return s;
+	return cmd_find(k, n);
+}
+
 /* Key @k's entry in "kseq", or NULL when the index has no room for it. */
 static __always_inline struct hmb_kseq *kseq_find(const struct hmb_cmd_key *k)
 {
@@ -296,6 +311,7 @@ static __always_inline void test_kread(__u32 ring, __u32 i)
 {
 	struct hmb_batch_buf *bb;
 	struct hmb_bridge_rec *r;
+	struct hmb_ring_ref rr;
 	__u32 zero = 0;
 
 	bb = bpf_map_lookup_elem(&batchbuf, &zero);
@@ -303,7 +319,9 @@ static __always_inline void test_kread(__u32 ring, __u32 i)
 		return;
 	r = &bb->r[i & (HMB_BRIDGE_BATCH - 1)];
 	count(HMB_C_FW_RECORDS);
-	count_fw(handle_fw(ring, &r->hdr, r->head, 0, 0, 0, false, 0, NULL));
+	ring_ref(ring, &rr);
+	count_fw(handle_fw(ring, &rr, &r->hdr, r->head, 0, 0, 0, false, 0,
+			   NULL));
 }
 
 /*
@@ -325,6 +343,7 @@ int hmb_test_drive(struct bpf_raw_tracepoint_args *ctx)
 	struct hmb_cmd_key key = {};
 	struct hmb_setup a = {};
 	struct hmb_record_hdr h = {};
+	struct hmb_ring_ref rr;
 
 	switch (ctx->args[0]) {
 	case 1:
@@ -351,7 +370,8 @@ int hmb_test_drive(struct bpf_raw_tracepoint_args *ctx)
 		h.seq = ctx->args[6];
 		h.payload_len = ctx->args[7];
 		h.flags = ctx->args[8];
-		count_fw(handle_fw(ctx->args[1], &h, NULL, 1, ctx->args[3],
+		ring_ref(ctx->args[1], &rr);
+		count_fw(handle_fw(ctx->args[1], &rr, &h, NULL, 1, ctx->args[3],
 				   ctx->args[4], ctx->args[10] != 0,
 				   ctx->args[9], NULL));
 		break;

@@ -178,7 +178,7 @@ struct hmb_ord_ctx {
 
 /* Candidate @i: 1 if it decides (x->res set if it is the one), 0 if not. */
 static __always_inline long ord_step(__u32 i, struct hmb_ord_ctx *x,
-				     struct hmb_cmd_slot **found)
+				     struct hmb_cmd_slot **found, bool home)
 {
 	struct hmb_cmd_slot *s;
 	struct hmb_cmd_state *st;
@@ -186,7 +186,8 @@ static __always_inline long ord_step(__u32 i, struct hmb_ord_ctx *x,
 
 	if (i >= x->nwait)
 		return 1;
-	s = cmd_find(&x->key, x->first + i);
+	s = home ? cmd_find_home(&x->key, x->first + i) :
+		   cmd_find(&x->key, x->first + i);
 	if (!s)
 		return 0;
 	st = &s->st;
@@ -215,7 +216,7 @@ static long hmb_ord_step(__u32 i, void *data)
 	struct hmb_cmd_slot *found;
 
 	/* from the second candidate on: the first was looked at inline */
-	return ord_step(i + 1, data, &found);
+	return ord_step(i + 1, data, &found, false);
 }
 
 /*
@@ -235,28 +236,43 @@ static __always_inline int pick_known(const struct hmb_cmd_key *key,
 	*found = NULL;
 	if (ph == HMB_PH_FETCH && !has_slba)
 		return -1;
-	if (ord_step(0, &x, found))
+	if (ord_step(0, &x, found, true))
 		return x.res;
 	bpf_loop(HMB_MAX_WAIT - 1, hmb_ord_step, &x, 0);
 	return x.res;
 }
 
-/* Seq gaps of a ring are records lost: counted per controller. */
-static __always_inline void note_seq(__u32 ring, __u32 seq)
+/*
+ * What all records of a ring share, looked up once a batch
+ * (hmb_trace_records) instead of once a record: its controller instance
+ * + 1 (0: none, "ring_ctrl"), its next seq ("ring_seq") and its
+ * controller's count of seq gaps ("ctrl_gaps"); either pointer NULL when
+ * there is none.
+ */
+struct hmb_ring_ref {
+	struct hmb_ring_seq *rs;
+	__u32 *gaps;
+	__u32 ctrl1;
+};
+
+static __always_inline void ring_ref(__u32 ring, struct hmb_ring_ref *rr)
 {
-	struct hmb_ring_seq *rs = bpf_map_lookup_elem(&ring_seq, &ring);
-	__u32 *ctrlp, *g;
+	__u32 *ctrlp = bpf_map_lookup_elem(&ring_ctrl, &ring);
+
+	rr->rs = bpf_map_lookup_elem(&ring_seq, &ring);
+	rr->ctrl1 = ctrlp ? *ctrlp : 0;
+	rr->gaps = rr->ctrl1 ? gaps_slot(rr->ctrl1 - 1) : NULL;
+}
+
+/* Seq gaps of a ring are records lost: counted per controller. */
+static __always_inline void note_seq(const struct hmb_ring_ref *rr, __u32 seq)
+{
+	struct hmb_ring_seq *rs = rr->rs;
 
 	if (!rs)
 		return;
-	if (rs->have && seq != rs->next) {
-		ctrlp = bpf_map_lookup_elem(&ring_ctrl, &ring);
-		if (ctrlp && *ctrlp) {
-			g = gaps_slot(*ctrlp - 1);
-			if (g)
-				__sync_fetch_and_add(g, 1);
-		}
-	}
+	if (rs->have && seq != rs->next && rr->gaps)
+		__sync_fetch_and_add(rr->gaps, 1);
 	rs->next = seq + 1;
 	rs->have = 1;
 }
@@ -270,7 +286,7 @@ static __always_inline void note_seq(__u32 ring, __u32 seq)
  * @h is the record header already copied out of the kernel.  Returns
  * HMB_FW_* bits for the caller to count (a batch counts them once).
  */
-static __always_inline int join_fw(__u32 ring,
+static __always_inline int join_fw(__u32 ring, const struct hmb_ring_ref *rr,
 				    const struct hmb_record_hdr *h, __u32 ph,
 				    __u16 sqid, __u16 cid, bool has_slba,
 				    __u64 slba)
@@ -279,18 +295,17 @@ static __always_inline int join_fw(__u32 ring,
 	struct hmb_cmd_slot *s = NULL;
 	struct hmb_cmd_state *st;
 	struct hmb_kseq *ks;
-	__u32 *ctrlp, first, nwait;
+	__u32 first, nwait;
 	int which = -1, any = 0, res = 0;
 	__u64 tight = HMB_NO_CLOCK_TOL, tol = HMB_NO_CLOCK_TOL;
 	__s64 host = 0;
 	bool clock;
 
-	ctrlp = bpf_map_lookup_elem(&ring_ctrl, &ring);
-	if (!ctrlp || !*ctrlp) {
+	if (!rr->ctrl1) {
 		fw_unmatched(HMB_C_FW_UNMAPPED_RING, ring, h, sqid, cid, 0);
 		return 0;
 	}
-	key.ctrl = *ctrlp - 1;
+	key.ctrl = rr->ctrl1 - 1;
 	key.qid = sqid;
 	key.cid = cid;
 	/* Candidates, oldest first; the one in flight is the newest. */
@@ -305,7 +320,7 @@ static __always_inline int join_fw(__u32 ring,
 		return 0;
 	}
 	which = pick_known(&key, first, nwait, ph, has_slba, slba,
-			   gaps_of(key.ctrl), &s);
+			   rr->gaps ? *rr->gaps : 0, &s);
 	if (which >= 0 && !s)
 		s = cmd_find(&key, first + which);
 	clock = READ_ONCE(clk.valid);
@@ -473,7 +488,8 @@ static __always_inline bool head_holds(const struct hmb_evdesc *d, __u32 span)
  * where the keys are read from when they sit there, or NULL.  Returns
  * join_fw()'s HMB_FW_* bits, 0 if it did not get there.
  */
-static __always_inline int handle_fw(__u32 ring, struct hmb_record_hdr *h,
+static __always_inline int handle_fw(__u32 ring, const struct hmb_ring_ref *rr,
+				     struct hmb_record_hdr *h,
 				     const void *payload, int test,
 				     __u16 tsqid, __u16 tcid, bool tslba,
 				     __u64 tslba_v, const __u64 *head)
@@ -490,7 +506,7 @@ static __always_inline int handle_fw(__u32 ring, struct hmb_record_hdr *h,
 		count(HMB_C_FW_MARKER);	/* wrap marker or unknown flags: no event */
 		return 0;
 	}
-	note_seq(ring, h->seq);
+	note_seq(rr, h->seq);
 	op = h->opcode;
 	d = bpf_map_lookup_elem(&evdesc, &op);
 	if (!d || !d->known) {
@@ -561,7 +577,7 @@ static __always_inline int handle_fw(__u32 ring, struct hmb_record_hdr *h,
 			has_slba = !bpf_probe_read_kernel(&slba, 8, payload +
 							  (d->slba_off & 0xfff));
 	}
-	return join_fw(ring, h, ph, sqid, cid, has_slba, slba);
+	return join_fw(ring, rr, h, ph, sqid, cid, has_slba, slba);
 }
 
 /* Count what handle_fw() returned. */
@@ -578,13 +594,16 @@ SEC("raw_tp/hmb_trace_record")
 int hmb_record(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct hmb_record_hdr h;
+	struct hmb_ring_ref rr;
+	__u32 ring = (__u32)ctx->args[0];
 
 	count(HMB_C_FW_RECORDS);
 	if (bpf_probe_read_kernel(&h, sizeof(h), (const void *)ctx->args[1])) {
 		count(HMB_C_FW_READ_FAIL);
 		return 0;
 	}
-	count_fw(handle_fw((__u32)ctx->args[0], &h, (const void *)ctx->args[2],
+	ring_ref(ring, &rr);
+	count_fw(handle_fw(ring, &rr, &h, (const void *)ctx->args[2],
 			   0, 0, 0, false, 0, NULL));
 	return 0;
 }
@@ -592,6 +611,7 @@ int hmb_record(struct bpf_raw_tracepoint_args *ctx)
 /* A batch of the bridge's records being joined (hmb_trace_records). */
 struct hmb_batch {
 	struct hmb_batch_buf *bb;	/* the records, copied */
+	struct hmb_ring_ref rr;		/* the ring's, looked up once */
 	__u32 ring;
 	__u32 matched;	/* counted once for the batch */
 	__u32 by_order;
@@ -603,12 +623,15 @@ struct hmb_batch {
  * and handle_fw() inline there took the test program past a million
  * instructions.
  */
-__noinline int fw_batch_one(__u32 ring, struct hmb_bridge_rec *r)
+__noinline int fw_batch_one(__u32 ring, __u32 ctrl1, struct hmb_bridge_rec *r,
+			    struct hmb_ring_seq *rs, __u32 *gaps)
 {
+	struct hmb_ring_ref rr = { .rs = rs, .gaps = gaps, .ctrl1 = ctrl1 };
+
 	if (!r)
 		return 0;
-	return handle_fw(ring, &r->hdr, (const void *)r->payload, 0, 0, 0,
-			 false, 0, (const __u64 *)r->head);
+	return handle_fw(ring, &rr, &r->hdr, (const void *)r->payload, 0, 0,
+			 0, false, 0, (const __u64 *)r->head);
 }
 
 /* Record @i of the batch @data. */
@@ -620,7 +643,9 @@ static long hmb_batch_step(__u32 i, void *data)
 
 	if (!bb)
 		return 1;
-	res = fw_batch_one(b->ring, &bb->r[i & (HMB_BRIDGE_BATCH - 1)]);
+	res = fw_batch_one(b->ring, b->rr.ctrl1,
+			   &bb->r[i & (HMB_BRIDGE_BATCH - 1)], b->rr.rs,
+			   b->rr.gaps);
 	b->matched += !!(res & HMB_FW_MATCHED);
 	b->by_order += !!(res & HMB_FW_BY_ORDER);
 	return 0;
@@ -659,6 +684,7 @@ static __always_inline void handle_batch(__u32 ring, __u64 recs, __u32 nr)
 		count_add(HMB_C_FW_READ_FAIL, nr);
 		return;
 	}
+	ring_ref(ring, &b.rr);
 	bpf_loop(nr, hmb_batch_step, &b, 0);
 	count_add(HMB_C_FW_MATCHED, b.matched);
 	count_add(HMB_C_FW_BY_ORDER, b.by_order);

@@ -128,6 +128,25 @@ static __always_inline int nvme_key(struct request *req, void *cmd,
 	return 0;
 }
 
+/*
+ * Hand a command's event over without waking the agent, which takes the
+ * ring at least every poll interval (user/agent/agent.c, run_loop()),
+ * unless this event takes the data waiting past a quarter, a half or three
+ * quarters of the ring.  A wakeup is an interrupt (irq_work) raised on
+ * this CPU and taken inside the program, many times the join's own cost:
+ * it came with nearly every command while the agent kept up.
+ */
+static __always_inline void submit_cmd(struct hmb_cmd_event *e)
+{
+	__u64 sz = (sizeof(*e) + BPF_RINGBUF_HDR_SZ + 7) & ~7ULL;
+	/* a power of two, as the ring's size; the data includes this event */
+	__u64 q = bpf_ringbuf_query(&rb, BPF_RB_RING_SIZE) / 4;
+	__u64 avail = bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA);
+
+	bpf_ringbuf_submit(e, ((avail - sz) & ~(q - 1)) != (avail & ~(q - 1)) ?
+			   BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+}
+
 static __always_inline void emit_cmd(const struct hmb_cmd_key *key,
 				     const struct hmb_cmd_state *st)
 {
@@ -150,7 +169,7 @@ static __always_inline void emit_cmd(const struct hmb_cmd_key *key,
 	e->cid = key->cid;
 	e->pad = 0;
 	__builtin_memcpy(&e->st, st, sizeof(*st));
-	bpf_ringbuf_submit(e, 0);
+	submit_cmd(e);
 	count(HMB_C_CMD_EMITTED);
 }
 

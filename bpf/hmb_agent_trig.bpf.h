@@ -9,6 +9,13 @@
 
 /* ------------------------------------------------------------ triggers */
 
+/*
+ * A firing wakes the agent at once (HMB_TRIG_WAKE): the command events
+ * around it wait in the ring for its poll (submit_cmd()), and a flag of 0
+ * would wake it only if the ring were empty.
+ */
+#define HMB_TRIG_WAKE	BPF_RB_FORCE_WAKEUP
+
 /* The ring buffer's event of trigger @i, zeroed but for type and trig. */
 static __always_inline struct hmb_trig_event *trig_fire(__u32 i)
 {
@@ -50,7 +57,7 @@ static __always_inline void trig_lat(__u32 i, __u32 ctrl, __u32 qidcid,
 	e->cid = (__u16)qidcid;
 	e->ring = st->ring;
 	__builtin_memcpy(&e->st, st, sizeof(*st));
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, HMB_TRIG_WAKE);
 }
 
 /*
@@ -87,7 +94,7 @@ __noinline int trig_ev(__u32 ring, __u32 opcode, __u32 seq, __u64 ts_ns,
 		e->seq = seq;
 		e->ts_ns = ts_ns;
 		e->opcode = (__u16)opcode;
-		bpf_ringbuf_submit(e, 0);
+		bpf_ringbuf_submit(e, HMB_TRIG_WAKE);
 	}
 	return 0;
 }
@@ -117,7 +124,7 @@ static __always_inline void trig_reset(__u32 ring)
 			continue;
 		e->ring = ring;
 		e->ctrl = ctrlp && *ctrlp ? *ctrlp - 1 : 0;
-		bpf_ringbuf_submit(e, 0);
+		bpf_ringbuf_submit(e, HMB_TRIG_WAKE);
 	}
 }
 

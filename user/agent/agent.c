@@ -690,11 +690,19 @@ static int run_loop(struct ring_buffer *rb)
 		uint64_t now;
 		int64_t floor;
 
+		/*
+		 * A command's event wakes this poll only when the data
+		 * waiting passes a quarter, a half or three quarters of the
+		 * ring (hmb_agent_nvme.bpf.h, submit_cmd()): what came
+		 * without a wakeup is taken here, every 100 ms at the latest.
+		 */
 		err = ring_buffer__poll(rb, 100);
 		if (err == -EINTR && exiting)
 			return 0;
 		if (err == -EINTR)
 			err = 0;	/* SIGUSR1 */
+		if (err >= 0)
+			err = ring_buffer__consume(rb);
 		if (err < 0) {
 			fprintf(stderr, PROG ": polling the ring buffer: %s\n",
 				strerror(-err));
@@ -777,7 +785,8 @@ static void drain(struct ring_buffer *rb)
 				 (uint64_t)ag.env.grace_ms * 1000000;
 
 		while (hmb_now_ns(CLOCK_MONOTONIC) < until &&
-		       ring_buffer__poll(rb, 50) >= 0)
+		       ring_buffer__poll(rb, 50) >= 0 &&
+		       ring_buffer__consume(rb) >= 0)
 			;
 	}
 	hmb_agent__detach(ag.skel);

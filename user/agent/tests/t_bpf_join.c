@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
+#include <sys/epoll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -64,6 +65,7 @@ static struct hmb_agent *skel;
 static struct ring_buffer *rb;
 static int prog_fd, nr_cpus;
 static struct hmb_dict *dict;
+static int keep_events;	/* set: drive() leaves the events in "rb" */
 
 static int drive(__u64 a0, __u64 a1, __u64 a2, __u64 a3, __u64 a4, __u64 a5,
 		 __u64 a6, __u64 a7, __u64 a8, __u64 a9, __u64 a10)
@@ -75,7 +77,8 @@ static int drive(__u64 a0, __u64 a1, __u64 a2, __u64 a3, __u64 a4, __u64 a5,
 
 	if (err)
 		printf("# test_run: %s\n", strerror(errno));
-	ring_buffer__consume(rb);
+	if (!keep_events)
+		ring_buffer__consume(rb);
 	return err;
 }
 
@@ -159,7 +162,7 @@ static int libbpf_quiet(enum libbpf_print_level l, const char *f, va_list a)
  * Map sizes for the limits test (0: as the program declares them); a
  * geometry of the id index (nctrl 0: the program's default).
  */
-static __u32 blk_max;
+static __u32 blk_max, rb_size;
 static struct hmb_kseq_geom kgeom;
 
 static int load_dump(int targ_opc, bool dump, __u32 rawrb_size)
@@ -181,6 +184,8 @@ static int load_dump(int targ_opc, bool dump, __u32 rawrb_size)
 	}
 	if (blk_max)
 		bpf_map__set_max_entries(skel->maps.blk_start, blk_max);
+	if (rb_size)
+		bpf_map__set_max_entries(skel->maps.rb, rb_size);
 	skel->rodata->fw_enabled = true;
 	skel->rodata->emit_all = true;
 	skel->rodata->targ_opc = targ_opc;
@@ -626,6 +631,22 @@ static void batch(const struct hmb_bridge_rec *r, __u32 n, __u32 nr)
 	drive(6, 0, nr, 0, 0, 0, 0, 0, 0, 0, 0);
 }
 
+/* Hand @n records of ring @ring to the program as one hmb_trace_records event. */
+static void batch_ring(__u32 ring, const struct hmb_bridge_rec *r, __u32 n)
+{
+	put_batchbuf(r, n);
+	drive(6, ring, n, 0, 0, 0, 0, 0, 0, 0, 0);
+}
+
+/* Controller 0's count of seq gaps ("ctrl_gaps"). */
+static __u32 gaps0(void)
+{
+	__u32 zero = 0, g = 0;
+
+	bpf_map_lookup_elem(bpf_map__fd(skel->maps.ctrl_gaps), &zero, &g);
+	return g;
+}
+
 /* The same record one per run (hmb_trace_record's program path). */
 static void one(const struct hmb_bridge_rec *r)
 {
@@ -792,9 +813,10 @@ static struct hmb_bridge_rec shipped_fetch(__u16 q, __u16 cid, __u64 ts,
 static void test_batch(void)
 {
 	struct hmb_bridge_rec r[HMB_BRIDGE_BATCH];
-	__u64 rec0, rf0, mk0, m[2], o[2];
+	__u64 rec0, rf0, mk0, m[2], o[2], um0, mt0, bo0;
 	const struct hmb_cmd_event *c;
 	int nrec = 0, d;
+	__u32 g0;
 
 	struct hmb_evdesc ed = { 0 };
 	__u32 op = 0x100;
@@ -856,6 +878,38 @@ static void test_batch(void)
 	   (unsigned long long)(counter(HMB_C_FW_READ_FAIL) - rf0));
 	nev = 0;
 
+	/*
+	 * The ring's controller, seq state and gap count are looked up once a
+	 * batch: a ring without a controller has each record counted, and a
+	 * gap inside the batch is seen by the records after it (the command
+	 * submitted before the gap is no longer proposed by ring order).
+	 */
+	um0 = counter(HMB_C_FW_UNMAPPED_RING);
+	r[0] = phase_rec(1, 6, 0x40a3, 10000, 0);
+	r[1] = phase_rec(2, 6, 0x40a3, 10000, 0);
+	batch_ring(5, r, 2);
+	ok(counter(HMB_C_FW_UNMAPPED_RING) - um0 == 2,
+	   "batch: a ring without a controller: each record counted (%llu)",
+	   (unsigned long long)(counter(HMB_C_FW_UNMAPPED_RING) - um0));
+	r[0] = brec(0x7777, 0, 0, 0, 0, 0);	/* the ring's seq from here */
+	batch(r, 1, 1);
+	nev = 0;
+	g0 = gaps0();
+	setup_lba(6, 0x40a4, 23000000, 2, 400);
+	complete(6, 0x40a4, 23100000);
+	mt0 = counter(HMB_C_FW_MATCHED);
+	bo0 = counter(HMB_C_FW_BY_ORDER);
+	r[0] = phase_rec(0, 6, 0x40a4, 11000, 400);
+	seq++;	/* a record lost */
+	r[1] = phase_rec(1, 6, 0x40a4, 11000, 400);
+	batch(r, 2, 2);
+	ok(gaps0() - g0 == 1 && counter(HMB_C_FW_MATCHED) - mt0 == 2 &&
+	   counter(HMB_C_FW_BY_ORDER) - bo0 == 1,
+	   "batch: a seq gap inside the batch counted (%u) and seen by the record after it: 2 matched (%llu), only the fetch by its slba (%llu)",
+	   gaps0() - g0, (unsigned long long)(counter(HMB_C_FW_MATCHED) - mt0),
+	   (unsigned long long)(counter(HMB_C_FW_BY_ORDER) - bo0));
+	nev = 0;
+
 	for (int reuse = 0; reuse < 2; reuse++) {
 		d = records_two_ways(reuse, m, o, &nrec);
 		ok(d == 0 && m[0] == m[1] && m[0] == (__u64)nrec &&
@@ -865,6 +919,77 @@ static void test_batch(void)
 		   d, (unsigned long long)m[0], (unsigned long long)m[1],
 		   (unsigned long long)o[0], (unsigned long long)o[1]);
 	}
+}
+
+/* Whether "rb" woke its waiters since asked last (20 ms for the interrupt). */
+static int rb_woken(int efd)
+{
+	struct epoll_event ev;
+
+	return epoll_wait(efd, &ev, 1, 20) == 1;
+}
+
+/*
+ * M: a command's event wakes the agent only when it takes the data
+ * waiting past a quarter, a half or three quarters of "rb" (the agent
+ * takes the rest every poll interval), not once per event while the
+ * agent lags.  A ring of 16 KiB, commands reported one by one and left in
+ * it; its wakeups seen edge-triggered, each once.
+ */
+#define WAKE_RB		(16 << 10)
+static void test_wakeup(void)
+{
+	size_t rec = (sizeof(struct hmb_cmd_event) + 8 + 7) & ~(size_t)7;
+	int n = (int)((3 * WAKE_RB / 4) / rec) + 3, efd, late;
+	struct epoll_event ee = { .events = EPOLLIN | EPOLLET };
+	char got[64] = "", want[64] = "";
+
+	if (skel)
+		unload();
+	rb_size = WAKE_RB;
+	if (load(-1)) {
+		ok(0, "wakeup: load with a 16 KiB ring: %s", strerror(errno));
+		rb_size = 0;
+		return;
+	}
+	rb_size = 0;
+	efd = epoll_create1(EPOLL_CLOEXEC);
+	if (efd < 0 || epoll_ctl(efd, EPOLL_CTL_ADD, bpf_map__fd(skel->maps.rb),
+				 &ee)) {
+		ok(0, "wakeup: epoll: %s", strerror(errno));
+		unload();
+		return;
+	}
+	for (int k = 1; k <= 3; k++)
+		snprintf(want + strlen(want), sizeof(want) - strlen(want),
+			 " %zu", (k * WAKE_RB / 4 + rec - 1) / rec);
+	keep_events = 1;
+	for (int i = 1; i <= n; i++) {
+		__u16 cid = (__u16)(0x5000 | i);
+
+		setup(2, cid, 1000000ULL * i, 2);
+		complete(2, cid, 1000000ULL * i + 100000);
+		fw_cmd(2, cid, 1000ULL * i);
+		if (rb_woken(efd) && strlen(got) < sizeof(got) - 8)
+			snprintf(got + strlen(got), sizeof(got) - strlen(got),
+				 " %d", i);
+	}
+	ring_buffer__consume(rb);
+	ok(!strcmp(got, want) && nev == n,
+	   "wakeup: %d commands left in the ring wake the agent at the commands%s (want%s; %d events of %zu bytes)",
+	   n, got, want, nev, rec);
+	nev = 0;
+	setup(2, 0x5fff, 900000000, 2);
+	complete(2, 0x5fff, 900100000);
+	fw_cmd(2, 0x5fff, 900000);
+	late = rb_woken(efd);
+	ring_buffer__consume(rb);
+	keep_events = 0;
+	ok(!late && nev == 1,
+	   "wakeup: after the agent took the ring, the next command's event waits for its poll (%d events, woken %d)",
+	   nev, late);
+	close(efd);
+	unload();
 }
 
 /* A fetch of its own opcode: sqid at @sqid_off, cid after it, slba at @slba_off. */
@@ -1294,6 +1419,7 @@ int main(int argc, char **argv)
 	test_two_cpus();
 	test_batch();
 	test_batch_layouts();
+	test_wakeup();
 	/*
 	 * H: the maps' limits.  An index sized for controller 2's queues 0-2
 	 * and 32 tags: a command of another controller, queue or a larger

@@ -342,10 +342,10 @@ if [ "$path" = hmb ]; then
 	if [ ${#snaps[@]} -gt 0 ]; then
 		# why: each bundle's reason is the tail of its name
 		why=$(for d in "${snaps[@]}"; do printf '%s\n' "${d##*-}"; done | sort | uniq -c |
-			awk '{printf "%s%s x%s", NR > 1 ? ", " : "", $2, $1}')
+			awk '{printf "%s%s x%s", (NR > 1 ? ", " : ""), $2, $1}')
 		bold "Flight recorder: ${#snaps[@]} snapshot(s) taken ($why: --trigger '$trigger', a command slower than the slowest 0.1% of the last 10 s)"
 		echo "  first bundle: $(rel "$first")/ (trigger.json: the command that fired it)"
-		echo "  its report:   $(rel "$first")/report.html (correlate: $(rel "$first")/correlate.txt)"
+		echo "  its report:   $(rel "$first")/report.html (correlate.txt and stats.txt beside it)"
 		echo "  its slowest command: ${slow:-none joined (see correlate.txt)}"
 		[ -z "${split:-}" ] || echo "    = $split"
 	else

@@ -285,9 +285,12 @@ if [ "$path" = hmb ]; then
 	snaps=("$out"/snap/SNAP-*/)
 	shopt -u nullglob
 	snaps=("${snaps[@]%/}")
-	# the agent's own count, from its JSON summary (requested, written, suppressed)
-	snapsum=$(grep -o '"snapshots":{[^}]*}' "$out/agent.jsonl" | tail -1 || true)
-	echo "the agent's summary: ${snapsum:-none (no summary line in agent.jsonl)}"
+	# the agent's own count, from the "snapshots" object of its last report
+	sj=$(grep -o '"snapshots":{[^}]*' "$out/agent.jsonl" | tail -1 || true)
+	k() { printf '%s' "$sj" | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
+	snapsum=
+	[ -z "$sj" ] || snapsum="$(k requests) requested, $(k written) written, $(k failed) failed, $(k suppressed) suppressed (holdoff $(k suppressed_holdoff), max $(k suppressed_max), pending $(k suppressed_pending))"
+	echo "the agent's count: snapshots ${snapsum:-unknown (no report in agent.jsonl)}"
 	if [ ${#snaps[@]} -gt 0 ]; then
 		first=${snaps[0]}
 		run hmb-trace-analyze stats "$first/trace.bin" > "$first/stats.txt"
@@ -344,12 +347,13 @@ if [ "$path" = hmb ]; then
 		why=$(for d in "${snaps[@]}"; do printf '%s\n' "${d##*-}"; done | sort | uniq -c |
 			awk '{printf "%s%s x%s", (NR > 1 ? ", " : ""), $2, $1}')
 		bold "Flight recorder: ${#snaps[@]} snapshot(s) taken ($why: --trigger '$trigger', a command slower than the slowest 0.1% of the last 10 s)"
+		echo "  the agent's count: ${snapsum:-unknown}"
 		echo "  first bundle: $(rel "$first")/ (trigger.json: the command that fired it)"
 		echo "  its report:   $(rel "$first")/report.html (correlate.txt and stats.txt beside it)"
 		echo "  its slowest command: ${slow:-none joined (see correlate.txt)}"
 		[ -z "${split:-}" ] || echo "    = $split"
 	else
 		bold "Flight recorder: NO snapshot was taken: the trigger '$trigger' did not fire (or no bundle was written)"
-		echo "  the agent's stderr: $(rel "$out")/agent.err; its summary: ${snapsum:-none}"
+		echo "  the agent's count: ${snapsum:-unknown}; its stderr: $(rel "$out")/agent.err"
 	fi
 fi

@@ -56,12 +56,19 @@ echo 1 > "$S/bridge" || die "bridge on for $ring" "$(dmesg | tail -3)"
 tap_ok "module loaded, ring $ring (nvme-pci), bridge on"
 
 say "1. live: hmb-trace-agent twice: the report (agent.txt) and -j --per-command (agent.jsonl), that one armed: $DEMO_TRIGGER"
-mkdir -p "$HMB_RESULTS/snap"
-demo_agents_start agent --trigger "$DEMO_TRIGGER" --snapshot-dir "$HMB_RESULTS/snap" \
+# The bundles go to the guest's own memory, then to /results: the agent
+# publishes a bundle with renameat2(RENAME_NOREPLACE), which 9p refuses
+# (EINVAL), and /results is a 9p share.
+snap=/tmp/demo-snap
+rm -rf "$snap" && mkdir -p "$snap"
+demo_agents_start agent --trigger "$DEMO_TRIGGER" --snapshot-dir "$snap" \
 	--pre 1 --post 0.5 --holdoff 8 --max-snapshots 3
 demo_fio qd1 1 psync && demo_fio qd32 32 libaio || die "fio" "$(cat "$HMB_RESULTS"/fio-*.err)"
 tap_ok "fio randrw QD1 then QD32, ${SECS}s each"
 demo_agents_stop
+cp -r "$snap" "$HMB_RESULTS/snap" && rm -rf "$snap" ||
+	tap_fail "the flight recorder's bundles copied to /results/snap"
+say "  the flight recorder: $(ls "$HMB_RESULTS/snap" | wc -l) bundle(s); $(grep -c 'snapshot suppressed' "$HMB_RESULTS/agent.err") firing(s) suppressed"
 tap_diag "bridge: records $(cat "$S/bridge_records") lost $(cat "$S/bridge_lost")"
 
 say "2. offline: the bridge off, hmb-trace-daemon --device /dev/$ring -o fw.bin; the agent keeps the host's side (agent-host.jsonl)"

@@ -352,8 +352,11 @@ if [ "$path" = hmb ]; then
 		echo "  its report:   $(rel "$first")/report.html (correlate.txt and stats.txt beside it)"
 		echo "  its slowest command: ${slow:-none joined (see correlate.txt)}"
 		[ -z "${split:-}" ] || echo "    = $split"
+	elif [ "$(k requests)" = 0 ] || [ -z "$sj" ]; then
+		bold "Flight recorder: NO snapshot was taken: the trigger '$trigger' did not fire"
+		echo "  the agent's count: ${snapsum:-unknown}; its stderr: $(rel "$out")/agent.err"
 	else
-		bold "Flight recorder: NO snapshot was taken: the trigger '$trigger' did not fire (or no bundle was written)"
+		bold "Flight recorder: NO snapshot came back: the trigger '$trigger' fired, but no bundle was written"
 		echo "  the agent's count: ${snapsum:-unknown}; its stderr: $(rel "$out")/agent.err"
 	fi
 fi

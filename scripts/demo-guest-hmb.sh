@@ -35,7 +35,9 @@ SECS=${HMB_DEMO_FIO_SECS:-10}
 # the last 10 s (scripts/demo.sh passes it).  The model has no latency
 # injection, so the threshold is the tail of its own latencies under TCG:
 # a percentile fires on any machine, where a fixed one would depend on its
-# load.  --holdoff 8 spreads the 3 bundles over both fio phases.
+# load.  The percentile rises after a stall (TCG stalls all 32 commands
+# in flight for tens of ms now and then), so the firings come in bursts:
+# --holdoff 3 lets a second and third burst have their bundle.
 DEMO_TRIGGER=${HMB_DEMO_TRIGGER:-host_total>p99.9}
 C=$HMB_NVME_CTRL
 
@@ -62,7 +64,7 @@ say "1. live: hmb-trace-agent twice: the report (agent.txt) and -j --per-command
 snap=/tmp/demo-snap
 rm -rf "$snap" && mkdir -p "$snap"
 demo_agents_start agent --trigger "$DEMO_TRIGGER" --snapshot-dir "$snap" \
-	--pre 1 --post 0.5 --holdoff 8 --max-snapshots 3
+	--pre 1 --post 0.5 --holdoff 3 --max-snapshots 3
 demo_fio qd1 1 psync && demo_fio qd32 32 libaio || die "fio" "$(cat "$HMB_RESULTS"/fio-*.err)"
 tap_ok "fio randrw QD1 then QD32, ${SECS}s each"
 demo_agents_stop

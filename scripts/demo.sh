@@ -178,7 +178,7 @@ if [ "$path" = hmb ]; then
             nvme:nvme_setup_cmd / nvme_complete_rq; fio randrw 4k QD1, QD32;
             the JSON agent is armed as a flight recorder: --trigger
             '$trigger' (a command slower than the slowest 0.1% of the
-            last 10 s) writes a bundle (snap/SNAP-*/), at most 3, 8 s apart;
+            last 10 s) writes a bundle (snap/SNAP-*/), at most 3, 3 s apart;
             then hmb-trace-daemon --device -> fw.bin while fio QD32 runs again
 EOF
 	guest=$top/scripts/demo-guest-hmb.sh

@@ -293,13 +293,18 @@ if [ "$path" = hmb ]; then
 	echo "the agent's count: snapshots ${snapsum:-unknown (no report in agent.jsonl)}"
 	if [ ${#snaps[@]} -gt 0 ]; then
 		first=${snaps[0]}
-		run hmb-trace-analyze stats "$first/trace.bin" > "$first/stats.txt"
-		head -3 "$first/stats.txt"
+		printf '$ hmb-trace-analyze stats %s > %s\n' "$first/trace.bin" "$first/stats.txt"
+		hmb-trace-analyze stats "$first/trace.bin" > "$first/stats.txt"
+		grep -E '^(records|time|lost):' "$first/stats.txt"
 		run hmb-trace-analyze correlate "$first/trace.bin" "$first/host.jsonl" \
 			-o "$first/correlate.txt"
 		run hmb-trace-analyze report "$first/trace.bin" --host "$first/host.jsonl" \
 			-o "$first/report.html"
 		slow=$(sed -n '/slowest commands:/{n;s/^ *#1 *//;p;q}' "$first/correlate.txt")
+		# what fired it: trigger.json's value and threshold, in ms
+		tj() { sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p" "$first/trigger.json"; }
+		fired=$(awk -v v="$(tj value_ns)" -v t="$(tj threshold_ns)" -v o="$(sed -n 's/.*"opc":"\([a-z0-9]*\)".*/\1/p' "$first/trigger.json")" \
+			'BEGIN { if (v != "") printf "a %s of %.1f ms over a threshold of %.1f ms", o, v / 1e6, t / 1e6 }')
 		split=$(sed -n '/slowest commands:/{n;n;s/^ *= *//;p;q}' "$first/correlate.txt")
 	fi
 	took
@@ -348,7 +353,7 @@ if [ "$path" = hmb ]; then
 			awk '{printf "%s%s x%s", (NR > 1 ? ", " : ""), $2, $1}')
 		bold "Flight recorder: ${#snaps[@]} snapshot(s) taken ($why: --trigger '$trigger', a command slower than the slowest 0.1% of the last 10 s)"
 		echo "  the agent's count: ${snapsum:-unknown}"
-		echo "  first bundle: $(rel "$first")/ (trigger.json: the command that fired it)"
+		echo "  first bundle: $(rel "$first")/ (trigger.json: ${fired:-the command that fired it})"
 		echo "  its report:   $(rel "$first")/report.html (correlate.txt and stats.txt beside it)"
 		echo "  its slowest command: ${slow:-none joined (see correlate.txt)}"
 		[ -z "${split:-}" ] || echo "    = $split"

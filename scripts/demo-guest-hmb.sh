@@ -58,9 +58,9 @@ echo 1 > "$S/bridge" || die "bridge on for $ring" "$(dmesg | tail -3)"
 tap_ok "module loaded, ring $ring (nvme-pci), bridge on"
 
 say "1. live: hmb-trace-agent twice: the report (agent.txt) and -j --per-command (agent.jsonl), that one armed: $DEMO_TRIGGER"
-# The bundles go to the guest's own memory, then to /results: the agent
-# publishes a bundle with renameat2(RENAME_NOREPLACE), which 9p refuses
-# (EINVAL), and /results is a 9p share.
+# The bundles go to the guest's own memory while fio runs, then to
+# /results: writing to that 9p share takes the VM host's CPU, which the
+# TCG guest being measured runs on.
 snap=/tmp/demo-snap
 rm -rf "$snap" && mkdir -p "$snap"
 demo_agents_start agent --trigger "$DEMO_TRIGGER" --snapshot-dir "$snap" \

@@ -68,8 +68,11 @@ demo_agents_start agent --trigger "$DEMO_TRIGGER" --snapshot-dir "$snap" \
 demo_fio qd1 1 psync && demo_fio qd32 32 libaio || die "fio" "$(cat "$HMB_RESULTS"/fio-*.err)"
 tap_ok "fio randrw QD1 then QD32, ${SECS}s each"
 demo_agents_stop
-cp -r "$snap" "$HMB_RESULTS/snap" && rm -rf "$snap" ||
+if cp -r "$snap" "$HMB_RESULTS/snap"; then
+	rm -rf "$snap"
+else
 	tap_fail "the flight recorder's bundles copied to /results/snap"
+fi
 say "  the flight recorder: $(ls "$HMB_RESULTS/snap" | wc -l) bundle(s); $(grep -c 'snapshot suppressed' "$HMB_RESULTS/agent.err") firing(s) suppressed"
 tap_diag "bridge: records $(cat "$S/bridge_records") lost $(cat "$S/bridge_lost")"
 

@@ -34,6 +34,8 @@ bin=$top/build/bin
 out=${HMB_DEMO_DIR:-$top/build/demo}
 secs=${HMB_DEMO_FIO_SECS:-10}
 path=${HMB_DEMO_PATH:-hmb}
+# The flight recorder's trigger on the real HMB path (scripts/demo-guest-hmb.sh)
+trigger='host_total>p99.9'
 start=$SECONDS
 last=$SECONDS
 
@@ -91,6 +93,7 @@ rm -f "$out"/agent.txt "$out"/agent.jsonl "$out"/agent*.err "$out"/agent-host.* 
 	"$out"/fw.bin.meta "$out"/fw-*.log "$out"/fw-report.json "$out"/fio-*.txt "$out"/stats.txt \
 	"$out"/correlate.* "$out"/report.html "$out"/trace.pftrace "$out"/matches-*.txt \
 	"$out"/vm.tap "$out"/account*.json "$out"/nvme-account.jsonl "$out"/daemon.*
+rm -rf "$out/snap"
 
 say "1. Build nvme-hmb-trace.ko and the patched nvme.ko for the guest's kernel (Debian's, ~30 s)"
 printf '$ make -C kernel module\n'
@@ -173,10 +176,13 @@ if [ "$path" = hmb ]; then
    guest:   nvme-hmb-trace.ko adopts the slice (auxiliary bus);
             live: bridge -> hmb_trace:hmb_trace_records -> hmb-trace-agent joins
             nvme:nvme_setup_cmd / nvme_complete_rq; fio randrw 4k QD1, QD32;
+            the JSON agent is armed as a flight recorder: --trigger
+            '$trigger' (a command slower than the slowest 0.1% of the
+            last 10 s) writes a bundle (snap/SNAP-*/), at most 3, 3 s apart;
             then hmb-trace-daemon --device -> fw.bin while fio QD32 runs again
 EOF
 	guest=$top/scripts/demo-guest-hmb.sh
-	keep="agent.txt agent.jsonl agent.err agent-text.err agent-host.jsonl agent-host.err fw.bin fw.bin.meta daemon.json daemon.err account-check.json fio-qd1.txt fio-qd32.txt fio-offline.txt"
+	keep="agent.txt agent.jsonl agent.err agent-text.err agent-host.jsonl agent-host.err fw.bin fw.bin.meta daemon.json daemon.err account-check.json fio-qd1.txt fio-qd32.txt fio-offline.txt snap"
 else
 	say "4. Boot the guest and run the workload (~$((2 * secs + 30))-$((2 * secs + 60)) s under TCG)"
 	cat <<EOF
@@ -194,7 +200,7 @@ fi
 printf '$ scripts/vm/vm-run --live --run-dir %s %s\n' "$(rel "$out/vm")" "$(rel "$guest")"
 set +e
 "$top/scripts/vm/vm-run" --live --run-dir "$out/vm" --env "HMB_DEMO_FIO_SECS=$secs" \
-	"$guest" >"$out/vm.tap" 2> >(sed -u 's/^/   | /' >&2)
+	--env "HMB_DEMO_TRIGGER=$trigger" "$guest" >"$out/vm.tap" 2> >(sed -u 's/^/   | /' >&2)
 vrc=$?
 set -e
 sleep 0.2	# let the indenting sed finish
@@ -272,6 +278,38 @@ run hmb-trace-analyze convert "$out/fw.bin" "$out/trace.pftrace" --to perfetto \
 	--host "$host"
 took
 
+snaps=()
+if [ "$path" = hmb ]; then
+	say "9. The flight recorder: the bundles the armed agent wrote in the guest (snap/)"
+	shopt -s nullglob
+	snaps=("$out"/snap/SNAP-*/)
+	shopt -u nullglob
+	snaps=("${snaps[@]%/}")
+	# the agent's own count, from the "snapshots" object of its last report
+	sj=$(grep -o '"snapshots":{[^}]*' "$out/agent.jsonl" | tail -1 || true)
+	k() { printf '%s' "$sj" | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
+	snapsum=
+	[ -z "$sj" ] || snapsum="$(k requests) requested, $(k written) written, $(k failed) failed, $(k suppressed) suppressed (holdoff $(k suppressed_holdoff), max $(k suppressed_max), pending $(k suppressed_pending))"
+	echo "the agent's count: snapshots ${snapsum:-unknown (no report in agent.jsonl)}"
+	if [ ${#snaps[@]} -gt 0 ]; then
+		first=${snaps[0]}
+		printf '$ hmb-trace-analyze stats %s > %s\n' "$first/trace.bin" "$first/stats.txt"
+		hmb-trace-analyze stats "$first/trace.bin" > "$first/stats.txt"
+		grep -E '^(records|time|lost):' "$first/stats.txt"
+		run hmb-trace-analyze correlate "$first/trace.bin" "$first/host.jsonl" \
+			-o "$first/correlate.txt"
+		run hmb-trace-analyze report "$first/trace.bin" --host "$first/host.jsonl" \
+			-o "$first/report.html"
+		slow=$(sed -n '/slowest commands:/{n;s/^ *#1 *//;p;q}' "$first/correlate.txt")
+		# what fired it: trigger.json's value and threshold, in ms
+		tj() { sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p" "$first/trigger.json"; }
+		fired=$(awk -v v="$(tj value_ns)" -v t="$(tj threshold_ns)" -v o="$(sed -n 's/.*"opc":"\([a-z0-9]*\)".*/\1/p' "$first/trigger.json")" \
+			'BEGIN { if (v != "") printf "a %s of %.1f ms over a threshold of %.1f ms", o, v / 1e6, t / 1e6 }')
+		split=$(sed -n '/slowest commands:/{n;n;s/^ *= *//;p;q}' "$first/correlate.txt")
+	fi
+	took
+fi
+
 say "Done in $((SECONDS - start)) s.  Everything is in $(rel "$out")/:"
 if [ "$path" = hmb ]; then
 	cat <<EOF
@@ -284,6 +322,7 @@ if [ "$path" = hmb ]; then
   correlate.txt/.jsonl the offline join of fw.bin with agent-host.jsonl
   report.html          open in a browser (self-contained, no network)
   trace.pftrace        open in https://ui.perfetto.dev (Perfetto's protobuf trace)
+  snap/SNAP-*/         the flight recorder's bundles (step 9)
   fio-*.txt, vm/ (guest console)
 EOF
 else
@@ -306,3 +345,23 @@ Try next:
   HMB_DEMO_PATH=ivshmem make demo   the stand-in path (hmb-fwsim, ivshmem)
   make demo-host    the classic path (daemon, losses) without a VM
 EOF
+if [ "$path" = hmb ]; then
+	echo
+	if [ ${#snaps[@]} -gt 0 ]; then
+		# why: each bundle's reason is the tail of its name
+		why=$(for d in "${snaps[@]}"; do printf '%s\n' "${d##*-}"; done | sort | uniq -c |
+			awk '{printf "%s%s x%s", (NR > 1 ? ", " : ""), $2, $1}')
+		bold "Flight recorder: ${#snaps[@]} snapshot(s) taken ($why: --trigger '$trigger', a command slower than the slowest 0.1% of the last 10 s)"
+		echo "  the agent's count: ${snapsum:-unknown}"
+		echo "  first bundle: $(rel "$first")/ (trigger.json: ${fired:-the command that fired it})"
+		echo "  its report:   $(rel "$first")/report.html (correlate.txt and stats.txt beside it)"
+		echo "  its slowest command: ${slow:-none joined (see correlate.txt)}"
+		[ -z "${split:-}" ] || echo "    = $split"
+	elif [ "$(k requests)" = 0 ] || [ -z "$sj" ]; then
+		bold "Flight recorder: NO snapshot was taken: the trigger '$trigger' did not fire"
+		echo "  the agent's count: ${snapsum:-unknown}; its stderr: $(rel "$out")/agent.err"
+	else
+		bold "Flight recorder: NO snapshot came back: the trigger '$trigger' fired, but no bundle was written"
+		echo "  the agent's count: ${snapsum:-unknown}; its stderr: $(rel "$out")/agent.err"
+	fi
+fi

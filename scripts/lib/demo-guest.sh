@@ -9,25 +9,29 @@ DEMO_T0=$(date +%s)
 say() { echo "[guest +$(($(date +%s) - DEMO_T0))s] $*" >&2; }
 die() { tap_fail "$1" "${2:-}"; say "FAILED: $1 ${2:-}"; tap_done; }
 
-# demo_agents_start NAME: hmb-trace-agent twice on the NVMe disk, the
-# report into NAME.txt and -j --per-command into NAME.jsonl; waits until
-# both are attached and the JSON one has the firmware records.
+# demo_agents_start NAME [ARG...]: hmb-trace-agent twice on the NVMe disk,
+# the report into NAME.txt and -j --per-command into NAME.jsonl (with the
+# ARGs, e.g. the flight recorder's, given to that one only: it keeps every
+# command already); waits until both are attached and the JSON one has the
+# firmware records.
 demo_agents_start() {
-	"$AGENT" -d "${HMB_NVME_DEV#/dev/}" -N 5 -o "$HMB_RESULTS/$1.txt" 2>"$HMB_RESULTS/$1-text.err" &
-	DEMO_TPID=$!
-	"$AGENT" -d "${HMB_NVME_DEV#/dev/}" -j --per-command -N 5 -o "$HMB_RESULTS/$1.jsonl" \
-		2>"$HMB_RESULTS/$1.err" &
-	DEMO_APID=$!
 	DEMO_AGENT=$1
+	shift
+	"$AGENT" -d "${HMB_NVME_DEV#/dev/}" -N 5 -o "$HMB_RESULTS/$DEMO_AGENT.txt" \
+		2>"$HMB_RESULTS/$DEMO_AGENT-text.err" &
+	DEMO_TPID=$!
+	"$AGENT" -d "${HMB_NVME_DEV#/dev/}" -j --per-command -N 5 "$@" \
+		-o "$HMB_RESULTS/$DEMO_AGENT.jsonl" 2>"$HMB_RESULTS/$DEMO_AGENT.err" &
+	DEMO_APID=$!
 	_i=0
-	while [ $_i -lt 300 ] && ! grep -q '"type":"start"' "$HMB_RESULTS/$1.jsonl" 2>/dev/null; do
+	while [ $_i -lt 300 ] && ! grep -q '"type":"start"' "$HMB_RESULTS/$DEMO_AGENT.jsonl" 2>/dev/null; do
 		usleep 100000; _i=$((_i + 1))
 	done
 	# the text agent prints its banner when attached
-	while [ $_i -lt 300 ] && [ ! -s "$HMB_RESULTS/$1.txt" ]; do usleep 100000; _i=$((_i + 1)); done
-	grep -q '"mode":"nvme+firmware"' "$HMB_RESULTS/$1.jsonl" ||
-		die "agent in nvme+firmware mode" "$(cat "$HMB_RESULTS/$1.err") $(head -1 "$HMB_RESULTS/$1.jsonl")"
-	tap_ok "agent attached: $(head -1 "$HMB_RESULTS/$1.txt" 2>/dev/null | cut -c1-100)"
+	while [ $_i -lt 300 ] && [ ! -s "$HMB_RESULTS/$DEMO_AGENT.txt" ]; do usleep 100000; _i=$((_i + 1)); done
+	grep -q '"mode":"nvme+firmware"' "$HMB_RESULTS/$DEMO_AGENT.jsonl" ||
+		die "agent in nvme+firmware mode" "$(cat "$HMB_RESULTS/$DEMO_AGENT.err") $(head -1 "$HMB_RESULTS/$DEMO_AGENT.jsonl")"
+	tap_ok "agent attached: $(head -1 "$HMB_RESULTS/$DEMO_AGENT.txt" 2>/dev/null | cut -c1-100)"
 }
 
 # demo_agents_stop: SIGINT (they wait for late firmware records, then report)

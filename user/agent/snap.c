@@ -548,18 +548,19 @@ static void discard(const char *dir)
 static int publish(const char *tmp)
 {
 	char out[4096 + 192];
-	int i;
+	int i, rc;
 
 	for (i = 1; i < 1000; i++) {
 		if (i == 1)
 			snprintf(out, sizeof(out), "%s/%s", S.o.dir, S.stem);
 		else
 			snprintf(out, sizeof(out), "%s/%s-%d", S.o.dir, S.stem, i);
-		if (!renameat2(AT_FDCWD, tmp, AT_FDCWD, out, RENAME_NOREPLACE))
+		rc = hmb_rename_noreplace(tmp, out);
+		if (!rc)
 			break;
-		if (errno != EEXIST) {
+		if (rc != -EEXIST) {
 			fprintf(stderr, "%s: snapshot: cannot rename %s to %s: %s\n",
-				S.o.prog, tmp, out, strerror(errno));
+				S.o.prog, tmp, out, strerror(-rc));
 			return -1;
 		}
 	}

@@ -155,11 +155,12 @@ static int snap_publish(const struct daemon *d, const char *tmp,
 			snprintf(out, len, "%s/%s", d->o.snap_dir, stem);
 		else
 			snprintf(out, len, "%s/%s-%d", d->o.snap_dir, stem, i);
-		if (!renameat2(AT_FDCWD, tmp, AT_FDCWD, out, RENAME_NOREPLACE))
+		rc = hmb_rename_noreplace(tmp, out);
+		if (!rc)
 			break;
-		if (errno != EEXIST) {
+		if (rc != -EEXIST) {
 			log_msg(LOG_ERR, "cannot rename %s to %s: %s", tmp, out,
-				strerror(errno));
+				strerror(-rc));
 			return -1;
 		}
 	}

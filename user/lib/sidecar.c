@@ -66,6 +66,30 @@ int hmb_fsync_dir_of(const char *path)
 }
 
 /*
+ * renameat2's RENAME_NOREPLACE where the filesystem has it.  Where it
+ * refuses the flag with EINVAL (9p, as the VM bench shares its results;
+ * some NFS and FUSE filesystems), an lstat of @to and then rename(2): a
+ * name taken between the two is lost to a file renamed over it, but a
+ * directory (a snapshot bundle) is never renamed over a non-empty one.
+ */
+int hmb_rename_noreplace(const char *from, const char *to)
+{
+	struct stat st;
+
+	if (!renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE))
+		return 0;
+	if (errno != EINVAL)
+		return -errno;
+	if (!lstat(to, &st))
+		return -EEXIST;
+	if (errno != ENOENT)
+		return -errno;
+	if (rename(from, to))
+		return errno == ENOTEMPTY ? -EEXIST : -errno;
+	return 0;
+}
+
+/*
  * Replace @path with @text atomically: "<path>.tmp" is created with
  * O_CREAT | O_EXCL | O_NOFOLLOW (a stale one, or a symlink planted there,
  * is unlinked first -- unlink never follows a link -- and the creation

@@ -637,6 +637,12 @@ int hmb_sidecar_epoch_lines(const char *path, uint64_t *offs,
 			    struct hmb_error *err);
 /* fsync the directory that holds @path.  0 or a negative errno. */
 int hmb_fsync_dir_of(const char *path);
+/*
+ * Rename @from to @to, never over what is already at @to, also on a
+ * filesystem without renameat2's RENAME_NOREPLACE: 0, -EEXIST when @to
+ * is taken, or another negative errno.
+ */
+int hmb_rename_noreplace(const char *from, const char *to);
 
 /* -------------------------------------------------------- dump writer */
 

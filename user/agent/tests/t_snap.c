@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * t_snap DUMP HOST DIR WINDOW_MB PRE_S - the agent's flight recorder
- * (snap.c) fed as the agent feeds it, without BPF: the records of DUMP
- * (read by libhmbtrace) and the lines of HOST (hmb-trace-agent JSON
- * lines), the first half of each arriving at t = 1 s, the rest at
+ * t_snap DUMP HOST DIR WINDOW_MB PRE_S [late] - the agent's flight
+ * recorder (snap.c) fed as the agent feeds it, without BPF: the records
+ * of DUMP (read by libhmbtrace) and the lines of HOST (hmb-trace-agent
+ * JSON lines), the first half of each stamped t = 1 s, the rest
  * t = 100 s; then one snapshot asked for at 100 s, taken after --post 0,
- * into DIR.  Prints the summary's JSON line on stdout; tests/snap.sh
- * checks the bundle with hmb-trace-analyze.
+ * into DIR.  The two streams come interleaved, or with "late" every host
+ * line after every record, as the agent has the lines of commands it
+ * judged late: stamped with their completion, those of t = 1 s then come
+ * behind the records of t = 100 s.  Prints the summary's JSON line on
+ * stdout; tests/snap.sh checks the bundle with hmb-trace-analyze.
  */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,10 +69,13 @@ int main(int argc, char **argv)
 	struct snap_opts o = { .post_s = 0, .holdoff_s = 10, .prog = "t_snap",
 			       .sidecar = sidecar };
 
-	if (argc != 6) {
-		fprintf(stderr, "usage: t_snap DUMP HOST DIR WINDOW_MB PRE_S\n");
+	bool late;
+
+	if (argc != 6 && !(argc == 7 && !strcmp(argv[6], "late"))) {
+		fprintf(stderr, "usage: t_snap DUMP HOST DIR WINDOW_MB PRE_S [late]\n");
 		return 2;
 	}
+	late = argc == 7;
 	o.dir = argv[3];
 	o.window = (size_t)atoi(argv[4]) << 20;
 	o.pre_s = atof(argv[5]);
@@ -83,7 +90,7 @@ int main(int argc, char **argv)
 		return 1;
 	/* the two streams interleaved, as they arrive in the agent */
 	for (uint64_t h = 0; i < nrec || h < nhost;) {
-		if (i < nrec && (h >= nhost || i * nhost <= h * nrec)) {
+		if (i < nrec && (h >= nhost || late || i * nhost <= h * nrec)) {
 			if (hmb_reader_next(r, &rec, &err) <= 0)
 				return 1;
 			snap_fw(0, &rec.hdr, rec.payload, i < nrec / 2 ? T1 : T2);

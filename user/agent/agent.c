@@ -96,6 +96,7 @@ static struct hmb_outbuf snap_ob;	/* a line for the window, or clock.json */
 
 static const char *clock_json(void)
 {
+	snap_ob.err = 0;	/* a command's line too long is not this */
 	print_clock_json_to(&snap_ob);
 	return snap_ob.err ? "{}\n" : snap_ob.buf;
 }
@@ -661,10 +662,8 @@ static void on_cmd(void *ctx, const struct hmb_cmd *c)
 	export_cmd(c);
 	if (ag.env.snap_dir) {
 		print_cmd_json_to(&snap_ob, c);
-		if (!snap_ob.err)
-			snap_host(snap_ob.buf, snap_ob.len,
-				  c->h.complete_ns ? c->h.complete_ns :
-				  hmb_now_ns(CLOCK_MONOTONIC));
+		snap_host_ob(&snap_ob, c->h.complete_ns ? c->h.complete_ns :
+			     hmb_now_ns(CLOCK_MONOTONIC));
 	}
 }
 

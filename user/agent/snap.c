@@ -185,6 +185,23 @@ void snap_host(const char *line, size_t len, uint64_t now_ns)
 		add(ENT_HOST, 0, line, len, NULL, 0, now_ns);
 }
 
+void snap_host_ob(struct hmb_outbuf *ob, uint64_t t_ns)
+{
+	/*
+	 * A line longer than @ob (one in a storm of background windows) put
+	 * it in error; cleared, so that it is that line alone that is not
+	 * in the window, not every line after it.
+	 */
+	if (ob->err) {
+		if (S.map)
+			S.too_big++;
+	} else {
+		snap_host(ob->buf, ob->len, t_ns);
+	}
+	ob->err = 0;
+	ob->len = 0;
+}
+
 /* Drop what is older than --pre (before the pending request, if any). */
 static void prune(uint64_t now_ns)
 {

@@ -50,6 +50,12 @@ void snap_fw(unsigned int ring, const struct hmb_record_hdr *h,
  */
 void snap_host(const char *line, size_t len, uint64_t t_ns);
 /*
+ * The same with the line in @ob (a memory buffer, no fd), which is then
+ * emptied: a line that did not fit, @ob in error, is counted (too_big)
+ * and the error cleared for the next.
+ */
+void snap_host_ob(struct hmb_outbuf *ob, uint64_t t_ns);
+/*
  * A snapshot asked for (@reason "sigusr1" or "trigger<N>"), with what
  * fired it as one JSON object (@fired, may be NULL): taken --post seconds
  * later, or suppressed (a line on stderr, counted).

@@ -8,7 +8,8 @@
 #    on it, the records it holds plus those evicted are all there were,
 #    the window stays within --window-mb and evicts by budget and by age,
 #    and the lines of commands done before it, which came late, are not
-#    in it;
+#    in it; a line too long for the agent's buffer is counted, and the
+#    lines after it are in;
 #  - a running block-mode agent (root, as cli.sh): SIGUSR1 caught from
 #    the start, a bundle on SIGUSR1 and one on a trigger, holdoff and
 #    max-snapshots suppression counted, a line each.
@@ -103,8 +104,11 @@ for c in "full:64:1000" "budget:1:1000" "age:64:2" "late:64:2"; do
 	tap_eq "t_snap $name: lost by the ring inside it, as stats counts" "$(sj "$b" 's["fw"][0]["lost_by_ring"]')" "$lost"
 	tap_run "t_snap $name: the window held at most --window-mb" \
 		[ "$(sj "$b" 's["window_held_bytes"] <= s["window_bytes"] == '$mb' << 20')" = True ]
+	tap_eq "t_snap $name: the line too long for the agent's buffer counted too_big" \
+		"$(sj "$b" 's["too_big"]')" 1
 	case $name in
 	full) tap_eq "t_snap full: nothing evicted" "$ev" 0
+	      tap_eq "t_snap full: every other line in host.jsonl" "$(wc -l <"$b/host.jsonl")" "$hosts"
 	      tap_eq "t_snap full: 6 lost, as hmb-cmdgen made" "$lost" 6 ;;
 	budget) tap_run "t_snap budget: records evicted by budget, none by age ($ev)" \
 		[ "$ev" -gt 0 -a "$(sj "$b" 's["evicted_by_age"]["fw_records"]')" = 0 ] ;;

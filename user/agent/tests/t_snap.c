@@ -8,7 +8,9 @@
  * into DIR.  The two streams come interleaved, or with "late" every host
  * line after every record, as the agent has the lines of commands it
  * judged late: stamped with their completion, those of t = 1 s then come
- * behind the records of t = 100 s.  Prints the summary's JSON line on
+ * behind the records of t = 100 s.  Each line goes through a 64 KiB
+ * buffer, as the agent's, and before the second half one line too long
+ * for it.  Prints the summary's JSON line on
  * stdout; tests/snap.sh checks the bundle with hmb-trace-analyze.
  */
 #include <fcntl.h>
@@ -58,7 +60,7 @@ int main(int argc, char **argv)
 	struct hmb_error err = { 0 };
 	struct hmb_reader *r;
 	struct hmb_record rec;
-	struct hmb_outbuf ob;
+	struct hmb_outbuf ob, lob;
 	struct hmb_json j;
 	char *line = NULL;
 	size_t cap = 0;
@@ -86,7 +88,8 @@ int main(int argc, char **argv)
 		nhost++;
 	rewind(host);
 	fd = open(argv[1], O_RDONLY);
-	if (fd < 0 || hmb_reader_open(&r, fd, argv[1], &err))
+	if (fd < 0 || hmb_reader_open(&r, fd, argv[1], &err) ||
+	    hmb_ob_open(&lob, -1, "line", 1 << 16))	/* as the agent's */
 		return 1;
 	/* the two streams interleaved, as they arrive in the agent */
 	for (uint64_t h = 0; i < nrec || h < nhost;) {
@@ -102,7 +105,16 @@ int main(int argc, char **argv)
 			return 1;
 		if (line[len - 1] == '\n')
 			len--;
-		snap_host(line, (size_t)len, h < nhost / 2 ? T1 : T2);
+		if (h == nhost / 2) {
+			/* a line longer than the agent's buffer: that one out */
+			static char big[70000];
+
+			memset(big, 'x', sizeof(big));
+			hmb_ob_write(&lob, big, sizeof(big));
+			snap_host_ob(&lob, T2);
+		}
+		hmb_ob_write(&lob, line, (size_t)len);
+		snap_host_ob(&lob, h < nhost / 2 ? T1 : T2);
 		h++;
 	}
 	snap_tick(T2);
@@ -121,6 +133,8 @@ int main(int argc, char **argv)
 	hmb_json_end(&j);
 	hmb_json_nl(&j);
 	hmb_ob_close(&ob);
+	hmb_ob_close(&lob);
+	hmb_ob_close(&lob);
 	hmb_reader_close(r);
 	close(fd);
 	fclose(host);

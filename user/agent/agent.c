@@ -96,6 +96,7 @@ static struct hmb_outbuf snap_ob;	/* a line for the window, or clock.json */
 
 static const char *clock_json(void)
 {
+	snap_ob.err = 0;	/* a command's line too long is not this */
 	print_clock_json_to(&snap_ob);
 	return snap_ob.err ? "{}\n" : snap_ob.buf;
 }
@@ -119,8 +120,19 @@ static void snap_loop(uint64_t now)
 	if (!ag.env.snap_dir)
 		return;
 	snap_tick(now);
-	if (snap_due(now))
+	if (snap_due(now)) {
+		/*
+		 * The commands waiting for placement are judged now, so that
+		 * their lines are in: the host side then reaches as far as
+		 * the firmware side (the records drained until now), where
+		 * it would otherwise end up to a tick and HMB_LIVE_LAG
+		 * commands earlier, and those records would have no command.
+		 */
+		hmb_live_tick(&ag.live);
+		if (ag.live.clk.valid)	/* else they would go unplaced */
+			hmb_live_flush(&ag.live);
 		snap_take(now, clock_json());
+	}
 }
 
 static int start_snap(void)
@@ -650,9 +662,8 @@ static void on_cmd(void *ctx, const struct hmb_cmd *c)
 	export_cmd(c);
 	if (ag.env.snap_dir) {
 		print_cmd_json_to(&snap_ob, c);
-		if (!snap_ob.err)
-			snap_host(snap_ob.buf, snap_ob.len,
-				  hmb_now_ns(CLOCK_MONOTONIC));
+		snap_host_ob(&snap_ob, c->h.complete_ns ? c->h.complete_ns :
+			     hmb_now_ns(CLOCK_MONOTONIC));
 	}
 }
 

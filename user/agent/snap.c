@@ -3,8 +3,11 @@
  * snap.c - hmb-trace-agent's flight recorder (--snapshot-dir).  One
  * window holds both the firmware records (their bytes as -w writes them)
  * and the host commands (their JSON lines as -j --per-command writes
- * them), each entry stamped with the CLOCK_MONOTONIC time it arrived:
- * entries older than --pre are dropped, and when --window-mb is full the
+ * them), each entry stamped with a CLOCK_MONOTONIC time: a record with
+ * when it arrived (the agent drains the rings as they fill), a command
+ * with its completion (its line comes when the agent judged it, up to a
+ * tick and HMB_LIVE_LAG commands later): entries older than --pre are
+ * dropped, and when --window-mb is full the
  * oldest go first, whatever their kind, so both windows share the one
  * budget.  Each eviction is counted (by age or by budget), so a bundle
  * can say what went before it.
@@ -56,6 +59,10 @@ static struct {
 	struct counts held, in;
 	struct counts ev_age, ev_budget;
 	uint64_t too_big;
+	/* what a bundle's writer found it holds, for snapshot.json */
+	uint64_t host_before;		/* lines of commands done before --pre */
+	bool have_fw_span, have_host_span;
+	uint64_t fw_first, fw_last, host_first, host_last;
 	/* the snapshot asked for, waiting for its --post */
 	bool pending;
 	uint64_t pend_ns;
@@ -176,6 +183,23 @@ void snap_host(const char *line, size_t len, uint64_t now_ns)
 {
 	if (S.map)
 		add(ENT_HOST, 0, line, len, NULL, 0, now_ns);
+}
+
+void snap_host_ob(struct hmb_outbuf *ob, uint64_t t_ns)
+{
+	/*
+	 * A line longer than @ob (one in a storm of background windows) put
+	 * it in error; cleared, so that it is that line alone that is not
+	 * in the window, not every line after it.
+	 */
+	if (ob->err) {
+		if (S.map)
+			S.too_big++;
+	} else {
+		snap_host(ob->buf, ob->len, t_ns);
+	}
+	ob->err = 0;
+	ob->len = 0;
 }
 
 /* Drop what is older than --pre (before the pending request, if any). */
@@ -375,11 +399,36 @@ static void counts_json(struct hmb_json *j, const char *key,
 	hmb_json_end(j);
 }
 
+static void span(bool *have, uint64_t *first, uint64_t *last, uint64_t t)
+{
+	if (!*have || t < *first)
+		*first = t;
+	if (!*have || t > *last)
+		*last = t;
+	*have = true;
+}
+
+/* [first, last] of one side, or null: it has nothing. */
+static void span_json(struct hmb_json *j, const char *key, bool have,
+		      uint64_t first, uint64_t last)
+{
+	hmb_json_key_str(j, key);
+	if (!have) {
+		hmb_json_null(j);
+		return;
+	}
+	hmb_json_arr(j);
+	hmb_json_u64(j, first);
+	hmb_json_u64(j, last);
+	hmb_json_end_arr(j);
+}
+
 static int write_summary(const char *dir, struct ring_sum *rs,
 			 uint64_t host_n, uint64_t t_ns)
 {
 	struct hmb_outbuf ob;
 	struct hmb_json j;
+	uint64_t pre = (uint64_t)(S.o.pre_s * 1e9);
 	int rc;
 
 	if (hmb_ob_open(&ob, -1, "snapshot.json", 1 << 16))
@@ -420,6 +469,13 @@ static int write_summary(const char *dir, struct ring_sum *rs,
 	hmb_json_end_arr(&j);
 	hmb_json_kv_str(&j, "host_file", "host.jsonl");
 	hmb_json_kv_u64(&j, "host_commands", host_n);
+	hmb_json_kv_u64(&j, "host_commands_before_window", S.host_before);
+	hmb_json_kv_u64(&j, "window_start_monotonic_ns",
+			S.pend_ns > pre ? S.pend_ns - pre : 0);
+	span_json(&j, "fw_received_monotonic_ns", S.have_fw_span, S.fw_first,
+		  S.fw_last);
+	span_json(&j, "host_completed_monotonic_ns", S.have_host_span,
+		  S.host_first, S.host_last);
 	counts_json(&j, "evicted_by_age", &S.ev_age);
 	counts_json(&j, "evicted_by_budget", &S.ev_budget);
 	counts_json(&j, "received", &S.in);
@@ -438,6 +494,8 @@ static int write_bundle(const char *dir, const char *clock_json,
 	struct hmb_error err = { 0 };
 	char lines[512], p[4096 + 256];
 	uint64_t pos = S.tail, host_n = 0, fw_n = 0, lost = 0;
+	uint64_t pre = (uint64_t)(S.o.pre_s * 1e9);
+	uint64_t start = S.pend_ns > pre ? S.pend_ns - pre : 0;
 	uint8_t *buf = malloc(1 << 16);
 	FILE *host = NULL;
 	int fd, rc = 0;
@@ -458,6 +516,17 @@ static int write_bundle(const char *dir, const char *clock_json,
 		get(pos + sizeof(e), buf, e.len);
 		pos += sizeof(e) + e.len;
 		if (e.kind == ENT_HOST) {
+			/*
+			 * Stamped with its completion, a command judged late
+			 * comes behind newer entries, which kept it from the
+			 * prune: before the window, it has no records here.
+			 */
+			if (e.t_ns < start) {
+				S.host_before++;
+				continue;
+			}
+			span(&S.have_host_span, &S.host_first, &S.host_last,
+			     e.t_ns);
 			fwrite(buf, 1, e.len, host);
 			fputc('\n', host);
 			host_n++;
@@ -473,6 +542,7 @@ static int write_bundle(const char *dir, const char *clock_json,
 			fprintf(stderr, "%s: snapshot: %s\n", S.o.prog, err.msg);
 			rc = err.code == HMB_E_IO ? -1 : 0;
 		} else {
+			span(&S.have_fw_span, &S.fw_first, &S.fw_last, e.t_ns);
 			r->records++;
 			fw_n++;
 			if (!r->have_seq)

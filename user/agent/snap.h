@@ -40,8 +40,21 @@ bool snap_armed(void);
 /* A firmware record of @ring, received at @now_ns (CLOCK_MONOTONIC). */
 void snap_fw(unsigned int ring, const struct hmb_record_hdr *h,
 	     const void *payload, uint64_t now_ns);
-/* A host command's JSON line (no newline). */
-void snap_host(const char *line, size_t len, uint64_t now_ns);
+/*
+ * A host command's JSON line (no newline), stamped @t_ns with the
+ * command's completion (CLOCK_MONOTONIC), not with when its line came:
+ * the agent has the line once it judged the command, up to a tick and
+ * HMB_LIVE_LAG commands later, and the window's two sides are to cover
+ * the same time.  A line of a command done before the window's start
+ * is not written.
+ */
+void snap_host(const char *line, size_t len, uint64_t t_ns);
+/*
+ * The same with the line in @ob (a memory buffer, no fd), which is then
+ * emptied: a line that did not fit, @ob in error, is counted (too_big)
+ * and the error cleared for the next.
+ */
+void snap_host_ob(struct hmb_outbuf *ob, uint64_t t_ns);
 /*
  * A snapshot asked for (@reason "sigusr1" or "trigger<N>"), with what
  * fired it as one JSON object (@fired, may be NULL): taken --post seconds

@@ -6,7 +6,10 @@
 #    hmb-cmdgen dump and its host lines as the agent does): every file
 #    there and parseable, hmb-trace-analyze stats and correlate exit 0
 #    on it, the records it holds plus those evicted are all there were,
-#    the window stays within --window-mb and evicts by budget and by age;
+#    the window stays within --window-mb and evicts by budget and by age,
+#    and the lines of commands done before it, which came late, are not
+#    in it; a line too long for the agent's buffer is counted, and the
+#    lines after it are in;
 #  - a running block-mode agent (root, as cli.sh): SIGUSR1 caught from
 #    the start, a bundle on SIGUSR1 and one on a trigger, holdoff and
 #    max-snapshots suppression counted, a line each.
@@ -76,10 +79,13 @@ sj() { python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(eval(s
 # --- the window and the bundle, fed by t_snap
 "$cmdgen" -n 20000 --dump "$tmp/a.bin" --host "$tmp/a.jsonl" >"$tmp/truth.json"
 recs=$("$analyze" stats "$tmp/a.bin" | sed -n 's/^records: *\([0-9]*\) decoded.*/\1/p')
-for c in "full:64:1000" "budget:1:1000" "age:64:2"; do
+hosts=$(wc -l <"$tmp/a.jsonl")
+for c in "full:64:1000" "budget:1:1000" "age:64:2" "late:64:2"; do
 	name=${c%%:*} rest=${c#*:} mb=${rest%%:*} pre=${rest#*:}
+	late=; [ "$name" = late ] && late=late
 	mkdir "$tmp/$name"
-	"$tsnap" "$tmp/a.bin" "$tmp/a.jsonl" "$tmp/$name" "$mb" "$pre" >"$tmp/$name.json" 2>"$tmp/$name.err"
+	# shellcheck disable=SC2086
+	"$tsnap" "$tmp/a.bin" "$tmp/a.jsonl" "$tmp/$name" "$mb" "$pre" $late >"$tmp/$name.json" 2>"$tmp/$name.err"
 	tap_run "t_snap $name: exits 0 ($?)" [ $? = 0 ] || sed 's/^/# /' "$tmp/$name.err"
 	b=$(ls -d "$tmp/$name"/SNAP-*-test 2>/dev/null | head -1)
 	tap_run "t_snap $name: one bundle SNAP-<time>-test ($b)" [ -n "$b" -a "$(ls "$tmp/$name" | wc -l)" = 1 ]
@@ -98,13 +104,25 @@ for c in "full:64:1000" "budget:1:1000" "age:64:2"; do
 	tap_eq "t_snap $name: lost by the ring inside it, as stats counts" "$(sj "$b" 's["fw"][0]["lost_by_ring"]')" "$lost"
 	tap_run "t_snap $name: the window held at most --window-mb" \
 		[ "$(sj "$b" 's["window_held_bytes"] <= s["window_bytes"] == '$mb' << 20')" = True ]
+	tap_eq "t_snap $name: the line too long for the agent's buffer counted too_big" \
+		"$(sj "$b" 's["too_big"]')" 1
 	case $name in
 	full) tap_eq "t_snap full: nothing evicted" "$ev" 0
+	      tap_eq "t_snap full: every other line in host.jsonl" "$(wc -l <"$b/host.jsonl")" "$hosts"
 	      tap_eq "t_snap full: 6 lost, as hmb-cmdgen made" "$lost" 6 ;;
 	budget) tap_run "t_snap budget: records evicted by budget, none by age ($ev)" \
 		[ "$ev" -gt 0 -a "$(sj "$b" 's["evicted_by_age"]["fw_records"]')" = 0 ] ;;
 	age) tap_eq "t_snap age: the first half evicted by age" "$(sj "$b" 's["evicted_by_age"]["fw_records"]')" "$((recs / 2))"
 	     tap_eq "t_snap age: none by budget" "$(sj "$b" 's["evicted_by_budget"]["fw_records"]')" 0 ;;
+	late) # the lines of commands done before the window, which came
+	      # behind its records, are not in: both sides span the window
+	      tap_eq "t_snap late: host.jsonl holds the second half only" \
+		"$(wc -l <"$b/host.jsonl")" "$((hosts - hosts / 2))"
+	      tap_eq "t_snap late: snapshot.json counts the first half as before the window" \
+		"$(sj "$b" 's["host_commands_before_window"]')" "$((hosts / 2))"
+	      tap_eq "t_snap late: both sides from the window's start" \
+		"$(sj "$b" '[s["fw_received_monotonic_ns"][0], s["host_completed_monotonic_ns"][0]]')" \
+		"[100000000000, 100000000000]" ;;
 	esac
 done
 

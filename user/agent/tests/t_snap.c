@@ -1,14 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * t_snap DUMP HOST DIR WINDOW_MB PRE_S - the agent's flight recorder
- * (snap.c) fed as the agent feeds it, without BPF: the records of DUMP
- * (read by libhmbtrace) and the lines of HOST (hmb-trace-agent JSON
- * lines), the first half of each arriving at t = 1 s, the rest at
+ * t_snap DUMP HOST DIR WINDOW_MB PRE_S [late] - the agent's flight
+ * recorder (snap.c) fed as the agent feeds it, without BPF: the records
+ * of DUMP (read by libhmbtrace) and the lines of HOST (hmb-trace-agent
+ * JSON lines), the first half of each stamped t = 1 s, the rest
  * t = 100 s; then one snapshot asked for at 100 s, taken after --post 0,
- * into DIR.  Prints the summary's JSON line on stdout; tests/snap.sh
- * checks the bundle with hmb-trace-analyze.
+ * into DIR.  The two streams come interleaved, or with "late" every host
+ * line after every record, as the agent has the lines of commands it
+ * judged late: stamped with their completion, those of t = 1 s then come
+ * behind the records of t = 100 s.  Each line goes through a 64 KiB
+ * buffer, as the agent's, and before the second half one line too long
+ * for it.  Prints the summary's JSON line on
+ * stdout; tests/snap.sh checks the bundle with hmb-trace-analyze.
  */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +60,7 @@ int main(int argc, char **argv)
 	struct hmb_error err = { 0 };
 	struct hmb_reader *r;
 	struct hmb_record rec;
-	struct hmb_outbuf ob;
+	struct hmb_outbuf ob, lob;
 	struct hmb_json j;
 	char *line = NULL;
 	size_t cap = 0;
@@ -65,10 +71,13 @@ int main(int argc, char **argv)
 	struct snap_opts o = { .post_s = 0, .holdoff_s = 10, .prog = "t_snap",
 			       .sidecar = sidecar };
 
-	if (argc != 6) {
-		fprintf(stderr, "usage: t_snap DUMP HOST DIR WINDOW_MB PRE_S\n");
+	bool late;
+
+	if (argc != 6 && !(argc == 7 && !strcmp(argv[6], "late"))) {
+		fprintf(stderr, "usage: t_snap DUMP HOST DIR WINDOW_MB PRE_S [late]\n");
 		return 2;
 	}
+	late = argc == 7;
 	o.dir = argv[3];
 	o.window = (size_t)atoi(argv[4]) << 20;
 	o.pre_s = atof(argv[5]);
@@ -79,11 +88,12 @@ int main(int argc, char **argv)
 		nhost++;
 	rewind(host);
 	fd = open(argv[1], O_RDONLY);
-	if (fd < 0 || hmb_reader_open(&r, fd, argv[1], &err))
+	if (fd < 0 || hmb_reader_open(&r, fd, argv[1], &err) ||
+	    hmb_ob_open(&lob, -1, "line", 1 << 16))	/* as the agent's */
 		return 1;
 	/* the two streams interleaved, as they arrive in the agent */
 	for (uint64_t h = 0; i < nrec || h < nhost;) {
-		if (i < nrec && (h >= nhost || i * nhost <= h * nrec)) {
+		if (i < nrec && (h >= nhost || late || i * nhost <= h * nrec)) {
 			if (hmb_reader_next(r, &rec, &err) <= 0)
 				return 1;
 			snap_fw(0, &rec.hdr, rec.payload, i < nrec / 2 ? T1 : T2);
@@ -95,7 +105,16 @@ int main(int argc, char **argv)
 			return 1;
 		if (line[len - 1] == '\n')
 			len--;
-		snap_host(line, (size_t)len, h < nhost / 2 ? T1 : T2);
+		if (h == nhost / 2) {
+			/* a line longer than the agent's buffer: that one out */
+			static char big[70000];
+
+			memset(big, 'x', sizeof(big));
+			hmb_ob_write(&lob, big, sizeof(big));
+			snap_host_ob(&lob, T2);
+		}
+		hmb_ob_write(&lob, line, (size_t)len);
+		snap_host_ob(&lob, h < nhost / 2 ? T1 : T2);
 		h++;
 	}
 	snap_tick(T2);
@@ -114,6 +133,8 @@ int main(int argc, char **argv)
 	hmb_json_end(&j);
 	hmb_json_nl(&j);
 	hmb_ob_close(&ob);
+	hmb_ob_close(&lob);
+	hmb_ob_close(&lob);
 	hmb_reader_close(r);
 	close(fd);
 	fclose(host);

@@ -61,6 +61,7 @@ static struct {
 	uint64_t too_big;
 	/* what a bundle's writer found it holds, for snapshot.json */
 	uint64_t host_before;		/* lines of commands done before --pre */
+	struct counts after;		/* entries past the window's end */
 	bool have_fw_span, have_host_span;
 	uint64_t fw_first, fw_last, host_first, host_last;
 	/* the snapshot asked for, waiting for its --post */
@@ -293,10 +294,19 @@ void snap_request(const char *reason, const char *fired, uint64_t now_ns)
 		 ts.tv_nsec / 1000000, reason);
 }
 
-bool snap_due(uint64_t now_ns)
+/* The window's end: the request plus --post. */
+static uint64_t window_end(void)
 {
-	return S.pending &&
-	       now_ns - S.pend_ns >= (uint64_t)(S.o.post_s * 1e9);
+	return S.pend_ns + (uint64_t)(S.o.post_s * 1e9);
+}
+
+bool snap_due(uint64_t now_ns, uint64_t host_ns)
+{
+	uint64_t end = window_end();
+
+	if (!S.pending || now_ns < end)
+		return false;
+	return host_ns >= end || now_ns - end >= SNAP_CATCHUP_NS;
 }
 
 /* ------------------------------------------------------ the writer (child) */
@@ -472,12 +482,14 @@ static int write_summary(const char *dir, struct ring_sum *rs,
 	hmb_json_kv_u64(&j, "host_commands_before_window", S.host_before);
 	hmb_json_kv_u64(&j, "window_start_monotonic_ns",
 			S.pend_ns > pre ? S.pend_ns - pre : 0);
+	hmb_json_kv_u64(&j, "window_end_monotonic_ns", window_end());
 	span_json(&j, "fw_received_monotonic_ns", S.have_fw_span, S.fw_first,
 		  S.fw_last);
 	span_json(&j, "host_completed_monotonic_ns", S.have_host_span,
 		  S.host_first, S.host_last);
 	counts_json(&j, "evicted_by_age", &S.ev_age);
 	counts_json(&j, "evicted_by_budget", &S.ev_budget);
+	counts_json(&j, "after_window", &S.after);
 	counts_json(&j, "received", &S.in);
 	hmb_json_kv_u64(&j, "too_big", S.too_big);
 	hmb_json_end(&j);
@@ -496,6 +508,7 @@ static int write_bundle(const char *dir, const char *clock_json,
 	uint64_t pos = S.tail, host_n = 0, fw_n = 0, lost = 0;
 	uint64_t pre = (uint64_t)(S.o.pre_s * 1e9);
 	uint64_t start = S.pend_ns > pre ? S.pend_ns - pre : 0;
+	uint64_t end = window_end();
 	uint8_t *buf = malloc(1 << 16);
 	FILE *host = NULL;
 	int fd, rc = 0;
@@ -515,6 +528,18 @@ static int write_bundle(const char *dir, const char *clock_json,
 		get(pos, &e, sizeof(e));
 		get(pos + sizeof(e), buf, e.len);
 		pos += sizeof(e) + e.len;
+		/*
+		 * What came while the bundle waited for the host side is
+		 * past the window: both sides end at its end.  A ring's
+		 * records come in order, so its dump stays whole.
+		 */
+		if (e.t_ns > end) {
+			if (e.kind == ENT_HOST)
+				S.after.host++;
+			else
+				S.after.fw++;
+			continue;
+		}
 		if (e.kind == ENT_HOST) {
 			/*
 			 * Stamped with its completion, a command judged late

@@ -37,6 +37,13 @@ struct snap_opts {
 
 int snap_init(const struct snap_opts *o);	/* 0, or -1 (said) */
 bool snap_armed(void);
+/*
+ * How long a bundle waits past its window's end for the host side: the
+ * agent judges commands at a tick (half a second) and HMB_LIVE_LAG
+ * commands late, so at a low rate it may not catch up.
+ */
+#define SNAP_CATCHUP_NS 2000000000ULL
+
 /* A firmware record of @ring, received at @now_ns (CLOCK_MONOTONIC). */
 void snap_fw(unsigned int ring, const struct hmb_record_hdr *h,
 	     const void *payload, uint64_t now_ns);
@@ -61,8 +68,13 @@ void snap_host_ob(struct hmb_outbuf *ob, uint64_t t_ns);
  * later, or suppressed (a line on stderr, counted).
  */
 void snap_request(const char *reason, const char *fired, uint64_t now_ns);
-/* A requested snapshot's --post is over: snap_take() it now. */
-bool snap_due(uint64_t now_ns);
+/*
+ * A requested snapshot's --post is over and the host side has caught up:
+ * @host_ns, the latest completion among the commands the agent has
+ * judged, reached the window's end (the request plus --post), or
+ * SNAP_CATCHUP_NS passed since that end.  snap_take() it now.
+ */
+bool snap_due(uint64_t now_ns, uint64_t host_ns);
 /* Write it (in a child) with @clock_json, the clock estimate now. */
 void snap_take(uint64_t now_ns, const char *clock_json);
 /* Drop what is older than --pre; reap a finished writer. */

@@ -104,6 +104,8 @@ for c in "full:64:1000" "budget:1:1000" "age:64:2" "late:64:2"; do
 	tap_eq "t_snap $name: lost by the ring inside it, as stats counts" "$(sj "$b" 's["fw"][0]["lost_by_ring"]')" "$lost"
 	tap_run "t_snap $name: the window held at most --window-mb" \
 		[ "$(sj "$b" 's["window_held_bytes"] <= s["window_bytes"] == '$mb' << 20')" = True ]
+	tap_eq "t_snap $name: the line past the window's end left out, counted" \
+		"$(sj "$b" 's["after_window"]["host_commands"]')" 1
 	tap_eq "t_snap $name: the line too long for the agent's buffer counted too_big" \
 		"$(sj "$b" 's["too_big"]')" 1
 	case $name in

@@ -10,7 +10,8 @@
  * judged late: stamped with their completion, those of t = 1 s then come
  * behind the records of t = 100 s.  Each line goes through a 64 KiB
  * buffer, as the agent's, and before the second half one line too long
- * for it.  Prints the summary's JSON line on
+ * for it, and after the rest one line of a command done past the
+ * window's end (the request: post 0).  Prints the summary's JSON line on
  * stdout; tests/snap.sh checks the bundle with hmb-trace-analyze.
  */
 #include <fcntl.h>
@@ -65,7 +66,7 @@ int main(int argc, char **argv)
 	char *line = NULL;
 	size_t cap = 0;
 	uint64_t nrec, nhost = 0, i = 0;
-	ssize_t len;
+	ssize_t len = 0;
 	FILE *host;
 	int fd;
 	struct snap_opts o = { .post_s = 0, .holdoff_s = 10, .prog = "t_snap",
@@ -117,10 +118,20 @@ int main(int argc, char **argv)
 		snap_host_ob(&lob, h < nhost / 2 ? T1 : T2);
 		h++;
 	}
+	/* one more line, of a command done past the window's end */
+	if (len > 0) {
+		hmb_ob_write(&lob, line, (size_t)len);
+		snap_host_ob(&lob, T2 + 1);
+	}
 	snap_tick(T2);
 	snap_request("test", "{\"type\":\"test\"}\n", T2);
-	if (!snap_due(T2))
+	/* due when the host side reached the end, or SNAP_CATCHUP_NS after */
+	if (!snap_due(T2, T2) || snap_due(T2 - 1, T2) ||
+	    snap_due(T2 + SNAP_CATCHUP_NS - 1, T2 - 1) ||
+	    !snap_due(T2 + SNAP_CATCHUP_NS, T2 - 1)) {
+		fprintf(stderr, "t_snap: snap_due() wrong\n");
 		return 1;
+	}
 	snap_take(T2, "{\"type\":\"clock\"}\n");
 	snap_finish(T2, "{}\n");
 	if (hmb_ob_open(&ob, 1, "<stdout>", 1 << 16))

@@ -101,9 +101,6 @@ static const char *clock_json(void)
 	return snap_ob.err ? "{}\n" : snap_ob.buf;
 }
 
-/* The latest completion of the commands judged: the host side's reach. */
-static uint64_t snap_host_ns;
-
 /* The SIGUSR1s that came, the snapshot whose --post is over, --pre. */
 static void snap_loop(uint64_t now)
 {
@@ -124,12 +121,12 @@ static void snap_loop(uint64_t now)
 		return;
 	snap_tick(now);
 	/*
-	 * Not before the host side has caught up with the window's end: the
+	 * Not before both sides have caught up with the window's end: the
 	 * commands still waiting to be judged are not judged early for a
 	 * bundle, which would take their placement's look past them away
 	 * from the agent's own output.
 	 */
-	if (snap_due(now, snap_host_ns))
+	if (snap_due(now))
 		snap_take(now, clock_json());
 }
 
@@ -656,17 +653,12 @@ static void on_clock(void *ctx, const struct hmb_clock *k,
 /* hmb_live's on_cmd: every judged command. */
 static void on_cmd(void *ctx, const struct hmb_cmd *c)
 {
-	uint64_t t;
-
 	print_cmd_line(ctx, c);
 	export_cmd(c);
 	if (ag.env.snap_dir) {
-		t = c->h.complete_ns ? c->h.complete_ns :
-			hmb_now_ns(CLOCK_MONOTONIC);
-		if (t > snap_host_ns)
-			snap_host_ns = t;
 		print_cmd_json_to(&snap_ob, c);
-		snap_host_ob(&snap_ob, t);
+		snap_host_ob(&snap_ob, c->h.complete_ns ? c->h.complete_ns :
+			     hmb_now_ns(CLOCK_MONOTONIC));
 	}
 }
 

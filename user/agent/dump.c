@@ -82,6 +82,23 @@ int dump_open(void)
 	return open_ring(0);
 }
 
+/*
+ * A record's time in the flight recorder's window: its own, mapped to the
+ * host clock, while the estimate is valid, for the agent may take it
+ * seconds after it came (its loop held up by a solve or a report) and the
+ * window goes by when things happened; else, and never later than, now.
+ */
+static uint64_t snap_stamp(const struct hmb_record_hdr *h)
+{
+	uint64_t now = hmb_now_ns(CLOCK_MONOTONIC);
+	double t;
+
+	if (!ag.live.clk.valid)
+		return now;
+	t = hmb_clock_map(&ag.live.clk, h->ts_ns, h->seq);
+	return t > 0 && t < (double)now ? (uint64_t)t : now;
+}
+
 /* ring_buffer callback for map "rawrb". */
 int dump_record(void *ctx, void *data, size_t len)
 {
@@ -114,8 +131,7 @@ int dump_record(void *ctx, void *data, size_t len)
 	}
 	/* --snapshot-dir: the window takes what -w would write */
 	if (ag.env.snap_dir && !hmb_record_check(&h, 0, &err))
-		snap_fw(ev->ring, &h, ev->rec + sizeof(h),
-			hmb_now_ns(CLOCK_MONOTONIC));
+		snap_fw(ev->ring, &h, ev->rec + sizeof(h), snap_stamp(&h));
 	if (!ag.env.dump_path)
 		return 0;
 	if (!d->w[ev->ring]) {

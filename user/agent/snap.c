@@ -57,6 +57,7 @@ static struct {
 	size_t size;
 	uint64_t head, tail;		/* stream offsets: tail <= head */
 	struct counts held, in;
+	struct counts reach;		/* the latest stamp of each side */
 	struct counts ev_age, ev_budget;
 	uint64_t too_big;
 	/* what a bundle's writer found it holds, for snapshot.json */
@@ -166,18 +167,22 @@ static void add(uint16_t kind, uint16_t ring, const void *a, size_t alen,
 	if (kind == ENT_FW) {
 		S.in.fw++;
 		S.held.fw++;
+		if (now_ns > S.reach.fw)
+			S.reach.fw = now_ns;
 	} else {
 		S.in.host++;
 		S.held.host++;
+		if (now_ns > S.reach.host)
+			S.reach.host = now_ns;
 	}
 }
 
 void snap_fw(unsigned int ring, const struct hmb_record_hdr *h,
-	     const void *payload, uint64_t now_ns)
+	     const void *payload, uint64_t t_ns)
 {
 	if (S.map)
 		add(ENT_FW, (uint16_t)ring, h, sizeof(*h), payload,
-		    h->payload_len, now_ns);
+		    h->payload_len, t_ns);
 }
 
 void snap_host(const char *line, size_t len, uint64_t now_ns)
@@ -300,13 +305,17 @@ static uint64_t window_end(void)
 	return S.pend_ns + (uint64_t)(S.o.post_s * 1e9);
 }
 
-bool snap_due(uint64_t now_ns, uint64_t host_ns)
+bool snap_due(uint64_t now_ns)
 {
 	uint64_t end = window_end();
 
 	if (!S.pending || now_ns < end)
 		return false;
-	return host_ns >= end || now_ns - end >= SNAP_CATCHUP_NS;
+	if (now_ns - end >= SNAP_CATCHUP_NS)
+		return true;
+	/* a side that never had an entry (no firmware: -m block) has none to wait for */
+	return (!S.in.fw || S.reach.fw >= end) &&
+	       (!S.in.host || S.reach.host >= end);
 }
 
 /* ------------------------------------------------------ the writer (child) */
@@ -483,7 +492,7 @@ static int write_summary(const char *dir, struct ring_sum *rs,
 	hmb_json_kv_u64(&j, "window_start_monotonic_ns",
 			S.pend_ns > pre ? S.pend_ns - pre : 0);
 	hmb_json_kv_u64(&j, "window_end_monotonic_ns", window_end());
-	span_json(&j, "fw_received_monotonic_ns", S.have_fw_span, S.fw_first,
+	span_json(&j, "fw_records_monotonic_ns", S.have_fw_span, S.fw_first,
 		  S.fw_last);
 	span_json(&j, "host_completed_monotonic_ns", S.have_host_span,
 		  S.host_first, S.host_last);

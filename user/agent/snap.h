@@ -38,15 +38,19 @@ struct snap_opts {
 int snap_init(const struct snap_opts *o);	/* 0, or -1 (said) */
 bool snap_armed(void);
 /*
- * How long a bundle waits past its window's end for the host side: the
+ * How long a bundle waits past its window's end for both sides: the
  * agent judges commands at a tick (half a second) and HMB_LIVE_LAG
- * commands late, so at a low rate it may not catch up.
+ * commands late, so at a low rate the host side may not catch up, nor
+ * the firmware side while the firmware is idle.
  */
 #define SNAP_CATCHUP_NS 2000000000ULL
 
-/* A firmware record of @ring, received at @now_ns (CLOCK_MONOTONIC). */
+/*
+ * A firmware record of @ring, stamped @t_ns (CLOCK_MONOTONIC): its own
+ * time mapped to the host clock, or when it arrived.
+ */
 void snap_fw(unsigned int ring, const struct hmb_record_hdr *h,
-	     const void *payload, uint64_t now_ns);
+	     const void *payload, uint64_t t_ns);
 /*
  * A host command's JSON line (no newline), stamped @t_ns with the
  * command's completion (CLOCK_MONOTONIC), not with when its line came:
@@ -69,12 +73,12 @@ void snap_host_ob(struct hmb_outbuf *ob, uint64_t t_ns);
  */
 void snap_request(const char *reason, const char *fired, uint64_t now_ns);
 /*
- * A requested snapshot's --post is over and the host side has caught up:
- * @host_ns, the latest completion among the commands the agent has
- * judged, reached the window's end (the request plus --post), or
- * SNAP_CATCHUP_NS passed since that end.  snap_take() it now.
+ * A requested snapshot's --post is over and both sides have caught up:
+ * each side that has had entries has one stamped at or past the window's
+ * end (the request plus --post), or SNAP_CATCHUP_NS passed since that
+ * end.  snap_take() it now.
  */
-bool snap_due(uint64_t now_ns, uint64_t host_ns);
+bool snap_due(uint64_t now_ns);
 /* Write it (in a child) with @clock_json, the clock estimate now. */
 void snap_take(uint64_t now_ns, const char *clock_json);
 /* Drop what is older than --pre; reap a finished writer. */

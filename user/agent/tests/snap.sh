@@ -123,7 +123,7 @@ for c in "full:64:1000" "budget:1:1000" "age:64:2" "late:64:2"; do
 	      tap_eq "t_snap late: snapshot.json counts the first half as before the window" \
 		"$(sj "$b" 's["host_commands_before_window"]')" "$((hosts / 2))"
 	      tap_eq "t_snap late: both sides from the window's start" \
-		"$(sj "$b" '[s["fw_received_monotonic_ns"][0], s["host_completed_monotonic_ns"][0]]')" \
+		"$(sj "$b" '[s["fw_records_monotonic_ns"][0], s["host_completed_monotonic_ns"][0]]')" \
 		"[100000000000, 100000000000]" ;;
 	esac
 done

@@ -4,7 +4,8 @@
  * recorder (snap.c) fed as the agent feeds it, without BPF: the records
  * of DUMP (read by libhmbtrace) and the lines of HOST (hmb-trace-agent
  * JSON lines), the first half of each stamped t = 1 s, the rest
- * t = 100 s; then one snapshot asked for at 100 s, taken after --post 0,
+ * t = 100 s; one snapshot asked for at 100 s as the first entry of
+ * t = 100 s comes (due once both sides reach it), taken after --post 0,
  * into DIR.  The two streams come interleaved, or with "late" every host
  * line after every record, as the agent has the lines of commands it
  * judged late: stamped with their completion, those of t = 1 s then come
@@ -72,7 +73,7 @@ int main(int argc, char **argv)
 	struct snap_opts o = { .post_s = 0, .holdoff_s = 10, .prog = "t_snap",
 			       .sidecar = sidecar };
 
-	bool late;
+	bool late, asked = false;
 
 	if (argc != 6 && !(argc == 7 && !strcmp(argv[6], "late"))) {
 		fprintf(stderr, "usage: t_snap DUMP HOST DIR WINDOW_MB PRE_S [late]\n");
@@ -94,7 +95,23 @@ int main(int argc, char **argv)
 		return 1;
 	/* the two streams interleaved, as they arrive in the agent */
 	for (uint64_t h = 0; i < nrec || h < nhost;) {
-		if (i < nrec && (h >= nhost || late || i * nhost <= h * nrec)) {
+		bool fw = i < nrec &&
+			  (h >= nhost || late || i * nhost <= h * nrec);
+
+		if (!asked && (fw ? i >= nrec / 2 : h >= nhost / 2)) {
+			/*
+			 * Asked for as the first entry of t = 100 s comes: due
+			 * once both sides reach it, or SNAP_CATCHUP_NS after
+			 */
+			snap_request("test", "{\"type\":\"test\"}\n", T2);
+			asked = true;
+			if (snap_due(T2) || snap_due(T2 + SNAP_CATCHUP_NS - 1) ||
+			    !snap_due(T2 + SNAP_CATCHUP_NS)) {
+				fprintf(stderr, "t_snap: due before both sides came\n");
+				return 1;
+			}
+		}
+		if (fw) {
 			if (hmb_reader_next(r, &rec, &err) <= 0)
 				return 1;
 			snap_fw(0, &rec.hdr, rec.payload, i < nrec / 2 ? T1 : T2);
@@ -124,12 +141,8 @@ int main(int argc, char **argv)
 		snap_host_ob(&lob, T2 + 1);
 	}
 	snap_tick(T2);
-	snap_request("test", "{\"type\":\"test\"}\n", T2);
-	/* due when the host side reached the end, or SNAP_CATCHUP_NS after */
-	if (!snap_due(T2, T2) || snap_due(T2 - 1, T2) ||
-	    snap_due(T2 + SNAP_CATCHUP_NS - 1, T2 - 1) ||
-	    !snap_due(T2 + SNAP_CATCHUP_NS, T2 - 1)) {
-		fprintf(stderr, "t_snap: snap_due() wrong\n");
+	if (!snap_due(T2) || snap_due(T2 - 1)) {
+		fprintf(stderr, "t_snap: not due when both sides came\n");
 		return 1;
 	}
 	snap_take(T2, "{\"type\":\"clock\"}\n");

@@ -208,10 +208,14 @@ void snap_host_ob(struct hmb_outbuf *ob, uint64_t t_ns)
 	ob->len = 0;
 }
 
-/* Drop what is older than --pre (before the pending request, if any). */
+/*
+ * Drop what is older than --pre (before the pending request, if any),
+ * and SNAP_CATCHUP_NS more: a trigger's request is for when it fired,
+ * and the agent may take its event that much later.
+ */
 static void prune(uint64_t now_ns)
 {
-	uint64_t pre = (uint64_t)(S.o.pre_s * 1e9), cut;
+	uint64_t pre = (uint64_t)(S.o.pre_s * 1e9) + SNAP_CATCHUP_NS, cut;
 	struct ent e;
 
 	cut = now_ns > pre ? now_ns - pre : 0;
@@ -276,10 +280,12 @@ void snap_request(const char *reason, const char *fired, uint64_t now_ns)
 			suppressed());
 		return;
 	}
-	if (S.have_last && now_ns - S.last_ns < (uint64_t)S.o.holdoff_s * 1000000000ULL) {
+	if (S.have_last && (now_ns < S.last_ns ||
+			    now_ns - S.last_ns < (uint64_t)S.o.holdoff_s * 1000000000ULL)) {
 		S.sup_holdoff++;
 		fprintf(stderr, "%s: %s: snapshot suppressed: the last one %.1f s ago, --holdoff %u (%" PRIu64 " suppressed so far)\n",
-			S.o.prog, reason, (double)(now_ns - S.last_ns) / 1e9,
+			S.o.prog, reason,
+			now_ns < S.last_ns ? 0.0 : (double)(now_ns - S.last_ns) / 1e9,
 			S.o.holdoff_s, suppressed());
 		return;
 	}

@@ -292,6 +292,7 @@ static void fired_snapshot(const struct trig_spec *t,
 	static struct hmb_outbuf ob;
 	struct hmb_json j;
 	char reason[24];
+	uint64_t now;
 
 	if (!ob.buf && hmb_ob_open(&ob, -1, "trigger.json", 1 << 14))
 		return;
@@ -302,8 +303,13 @@ static void fired_snapshot(const struct trig_spec *t,
 	if (!hmb_ob_reserve(&ob, 1))
 		hmb_ob_putc(&ob, 0);	/* a C string */
 	snprintf(reason, sizeof(reason), "trigger%u", ev->trig + 1);
+	/*
+	 * Asked for at the moment it fired, not when the agent took the
+	 * event, which can be seconds later: the window is the firing's.
+	 */
+	now = hmb_now_ns(CLOCK_MONOTONIC);
 	snap_request(reason, ob.err ? NULL : ob.buf,
-		     hmb_now_ns(CLOCK_MONOTONIC));
+		     ev->host_ns && ev->host_ns < now ? ev->host_ns : now);
 }
 
 /* @ns in the unit that shows it (a threshold may be 1ns or 10s). */

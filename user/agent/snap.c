@@ -62,6 +62,7 @@ static struct {
 	uint64_t too_big;
 	/* what a bundle's writer found it holds, for snapshot.json */
 	uint64_t host_before;		/* lines of commands done before --pre */
+	uint64_t fw_before;		/* records from before --pre */
 	struct counts after;		/* entries past the window's end */
 	bool have_fw_span, have_host_span;
 	uint64_t fw_first, fw_last, host_first, host_last;
@@ -330,6 +331,7 @@ struct ring_sum {
 	struct hmb_dump_writer *w;
 	uint64_t records, lost;
 	bool have_seq;
+	bool past;		/* a record past the window's end came */
 	uint32_t first_seq, last_seq;
 };
 
@@ -495,6 +497,7 @@ static int write_summary(const char *dir, struct ring_sum *rs,
 	hmb_json_kv_str(&j, "host_file", "host.jsonl");
 	hmb_json_kv_u64(&j, "host_commands", host_n);
 	hmb_json_kv_u64(&j, "host_commands_before_window", S.host_before);
+	hmb_json_kv_u64(&j, "fw_records_before_window", S.fw_before);
 	hmb_json_kv_u64(&j, "window_start_monotonic_ns",
 			S.pend_ns > pre ? S.pend_ns - pre : 0);
 	hmb_json_kv_u64(&j, "window_end_monotonic_ns", window_end());
@@ -543,19 +546,12 @@ static int write_bundle(const char *dir, const char *clock_json,
 		get(pos, &e, sizeof(e));
 		get(pos + sizeof(e), buf, e.len);
 		pos += sizeof(e) + e.len;
-		/*
-		 * What came while the bundle waited for the host side is
-		 * past the window: both sides end at its end.  A ring's
-		 * records come in order, so its dump stays whole.
-		 */
-		if (e.t_ns > end) {
-			if (e.kind == ENT_HOST)
-				S.after.host++;
-			else
-				S.after.fw++;
-			continue;
-		}
 		if (e.kind == ENT_HOST) {
+			/* what came while the bundle waited: past its end */
+			if (e.t_ns > end) {
+				S.after.host++;
+				continue;
+			}
 			/*
 			 * Stamped with its completion, a command judged late
 			 * comes behind newer entries, which kept it from the
@@ -575,6 +571,22 @@ static int write_bundle(const char *dir, const char *clock_json,
 		struct hmb_record_hdr h;
 		struct ring_sum *r = &rs[e.ring % HMB_MAX_RINGS];
 
+		/*
+		 * A ring's dump stays whole, a gap in it being a loss: it
+		 * starts at the ring's first record from the window's start
+		 * and ends before its first past the end, whatever a record
+		 * between says (a stamp from before the clock estimate, or
+		 * across a step, need not be in order).
+		 */
+		if (r->past || e.t_ns > end) {
+			r->past = true;
+			S.after.fw++;
+			continue;
+		}
+		if (!r->have_seq && e.t_ns < start) {
+			S.fw_before++;
+			continue;
+		}
 		memcpy(&h, buf, sizeof(h));
 		if (!r->w && open_ring(dir, e.ring, r))
 			rc = -1;

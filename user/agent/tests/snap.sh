@@ -80,7 +80,9 @@ sj() { python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(eval(s
 "$cmdgen" -n 20000 --dump "$tmp/a.bin" --host "$tmp/a.jsonl" >"$tmp/truth.json"
 recs=$("$analyze" stats "$tmp/a.bin" | sed -n 's/^records: *\([0-9]*\) decoded.*/\1/p')
 hosts=$(wc -l <"$tmp/a.jsonl")
-for c in "full:64:1000" "budget:1:1000" "age:64:2" "late:64:2"; do
+# edge: --pre 98.5 s reaches back to t = 1.5 s, the window (with its 2 s
+# more) to t = 0: the first half (t = 1 s) is held but before the start
+for c in "full:64:1000" "budget:1:1000" "age:64:2" "late:64:2" "edge:64:98.5"; do
 	name=${c%%:*} rest=${c#*:} mb=${rest%%:*} pre=${rest#*:}
 	late=; [ "$name" = late ] && late=late
 	mkdir "$tmp/$name"
@@ -96,8 +98,8 @@ for c in "full:64:1000" "budget:1:1000" "age:64:2" "late:64:2"; do
 	matched=$(python3 -c 'import json,sys; print([json.loads(l) for l in open(sys.argv[1])][-1]["totals"]["matched"])' "$tmp/corr" 2>/dev/null)
 	tap_run "t_snap $name: correlate exits 0 and matches commands ($rc, ${matched:-none})" [ "$rc" = 0 -a "${matched:-0}" -gt 0 ]
 	held=$(sj "$b" 's["fw"][0]["records"]')
-	ev=$(sj "$b" 's["evicted_by_age"]["fw_records"] + s["evicted_by_budget"]["fw_records"]')
-	tap_eq "t_snap $name: records held + evicted = the dump's" "$((held + ev))" "$recs"
+	ev=$(sj "$b" 's["evicted_by_age"]["fw_records"] + s["evicted_by_budget"]["fw_records"] + s["fw_records_before_window"]')
+	tap_eq "t_snap $name: records held + evicted + before the window = the dump's" "$((held + ev))" "$recs"
 	inside=$("$analyze" stats "$b/trace.bin" | sed -n 's/^records: *\([0-9]*\) decoded.*/\1/p')
 	tap_eq "t_snap $name: snapshot.json's count is the dump's" "$inside" "$held"
 	lost=$("$analyze" stats "$b/trace.bin" | sed -n 's/^lost: *\([0-9]*\) records.*/\1/p')
@@ -123,6 +125,15 @@ for c in "full:64:1000" "budget:1:1000" "age:64:2" "late:64:2"; do
 	      tap_eq "t_snap late: snapshot.json counts the first half as before the window" \
 		"$(sj "$b" 's["host_commands_before_window"]')" "$((hosts / 2))"
 	      tap_eq "t_snap late: both sides from the window's start" \
+		"$(sj "$b" '[s["fw_records_monotonic_ns"][0], s["host_completed_monotonic_ns"][0]]')" \
+		"[100000000000, 100000000000]" ;;
+	edge) tap_eq "t_snap edge: nothing evicted" \
+		"$(sj "$b" 's["evicted_by_age"]["fw_records"] + s["evicted_by_budget"]["fw_records"]')" 0
+	      tap_eq "t_snap edge: the first half of the records before the window, left out" \
+		"$(sj "$b" 's["fw_records_before_window"]')" "$((recs / 2))"
+	      tap_eq "t_snap edge: and of the host lines" \
+		"$(sj "$b" 's["host_commands_before_window"]')" "$((hosts / 2))"
+	      tap_eq "t_snap edge: both sides from the window's start" \
 		"$(sj "$b" '[s["fw_records_monotonic_ns"][0], s["host_completed_monotonic_ns"][0]]')" \
 		"[100000000000, 100000000000]" ;;
 	esac

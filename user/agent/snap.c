@@ -261,10 +261,6 @@ static void reap(bool block)
 
 void snap_request(const char *reason, const char *fired, uint64_t now_ns)
 {
-	struct timespec ts;
-	struct tm tm;
-	size_t n;
-
 	if (!S.map)
 		return;
 	S.requests++;
@@ -299,11 +295,7 @@ void snap_request(const char *reason, const char *fired, uint64_t now_ns)
 	free(S.fired);
 	S.fired = fired ? strdup(fired) : NULL;
 	/* named by the moment it was asked for, as the daemon's */
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	n = strftime(S.stem, sizeof(S.stem), "SNAP-%Y%m%dT%H%M%S", &tm);
-	snprintf(S.stem + n, sizeof(S.stem) - n, ".%03ldZ-%s",
-		 ts.tv_nsec / 1000000, reason);
+	hmb_snapshot_stem(S.stem, sizeof(S.stem), reason);
 }
 
 /* The window's end: the request plus --post. */
@@ -670,24 +662,15 @@ static void discard(const char *dir)
 static int publish(const char *tmp)
 {
 	char out[4096 + 192];
-	int i, rc;
+	int rc = hmb_publish_noreplace(tmp, S.o.dir, S.stem, out, sizeof(out));
 
-	for (i = 1; i < 1000; i++) {
-		if (i == 1)
-			snprintf(out, sizeof(out), "%s/%s", S.o.dir, S.stem);
-		else
-			snprintf(out, sizeof(out), "%s/%s-%d", S.o.dir, S.stem, i);
-		rc = hmb_rename_noreplace(tmp, out);
-		if (!rc)
-			break;
-		if (rc != -EEXIST) {
-			fprintf(stderr, "%s: snapshot: cannot rename %s to %s: %s\n",
-				S.o.prog, tmp, out, strerror(-rc));
-			return -1;
-		}
-	}
-	if (i == 1000)
+	if (rc == -EEXIST)
+		return -1;	/* 999 names taken */
+	if (rc) {
+		fprintf(stderr, "%s: snapshot: cannot rename %s to %s: %s\n",
+			S.o.prog, tmp, out, strerror(-rc));
 		return -1;
+	}
 	hmb_fsync_dir_of(out);
 	return 0;
 }

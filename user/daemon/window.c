@@ -148,24 +148,15 @@ static void snap_discard(const char *dir)
 static int snap_publish(const struct daemon *d, const char *tmp,
 			const char *stem, char *out, size_t len)
 {
-	int i, rc;
+	int rc = hmb_publish_noreplace(tmp, d->o.snap_dir, stem, out, len);
 
-	for (i = 1; i < 1000; i++) {
-		if (i == 1)
-			snprintf(out, len, "%s/%s", d->o.snap_dir, stem);
-		else
-			snprintf(out, len, "%s/%s-%d", d->o.snap_dir, stem, i);
-		rc = hmb_rename_noreplace(tmp, out);
-		if (!rc)
-			break;
-		if (rc != -EEXIST) {
-			log_msg(LOG_ERR, "cannot rename %s to %s: %s", tmp, out,
-				strerror(-rc));
-			return -1;
-		}
-	}
-	if (i == 1000) {
+	if (rc == -EEXIST) {
 		log_msg(LOG_ERR, "cannot name the snapshot %s: 999 names taken", stem);
+		return -1;
+	}
+	if (rc) {
+		log_msg(LOG_ERR, "cannot rename %s to %s: %s", tmp, out,
+			strerror(-rc));
 		return -1;
 	}
 	rc = hmb_fsync_dir_of(out);
@@ -267,17 +258,10 @@ static int snapshot_start(struct daemon *d, double t)
 {
 	struct window *w = &d->win;
 	char reason[32], stem[128];
-	struct timespec ts;
-	struct tm tm;
-	size_t n;
 	pid_t pid;
 
 	sig_reason(d->o.snap_name, reason, sizeof(reason));
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	n = strftime(stem, sizeof(stem), "SNAP-%Y%m%dT%H%M%S", &tm);
-	snprintf(stem + n, sizeof(stem) - n, ".%03ldZ-%s", ts.tv_nsec / 1000000,
-		 reason);
+	hmb_snapshot_stem(stem, sizeof(stem), reason);
 	snprintf(w->child_tmp, sizeof(w->child_tmp), "%s/.%s.tmp",
 		 d->o.snap_dir, stem);
 	pid = fork();

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
@@ -87,6 +88,33 @@ int hmb_rename_noreplace(const char *from, const char *to)
 	if (rename(from, to))
 		return errno == ENOTEMPTY ? -EEXIST : -errno;
 	return 0;
+}
+
+void hmb_snapshot_stem(char *buf, size_t len, const char *reason)
+{
+	struct timespec ts;
+	struct tm tm;
+	size_t n;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	n = strftime(buf, len, "SNAP-%Y%m%dT%H%M%S", &tm);
+	snprintf(buf + n, len - n, ".%03ldZ-%s", ts.tv_nsec / 1000000, reason);
+}
+
+int hmb_publish_noreplace(const char *tmp, const char *dir, const char *stem,
+			  char *out, size_t len)
+{
+	int rc = -EEXIST;
+
+	for (int i = 1; i < 1000 && rc == -EEXIST; i++) {
+		if (i == 1)
+			snprintf(out, len, "%s/%s", dir, stem);
+		else
+			snprintf(out, len, "%s/%s-%d", dir, stem, i);
+		rc = hmb_rename_noreplace(tmp, out);
+	}
+	return rc;
 }
 
 /*

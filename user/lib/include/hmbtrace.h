@@ -643,6 +643,19 @@ int hmb_fsync_dir_of(const char *path);
  * is taken, or another negative errno.
  */
 int hmb_rename_noreplace(const char *from, const char *to);
+/*
+ * A snapshot's name for a request now: SNAP-<UTC time, to the
+ * millisecond>Z-@reason, as the daemon and the agent name their bundles.
+ */
+void hmb_snapshot_stem(char *buf, size_t len, const char *reason);
+/*
+ * Move the finished directory @tmp to @dir/@stem, or @stem-2, -3, ... up
+ * to -999 if that name is taken: never over another.  The name tried last
+ * goes to @out.  0, -EEXIST when every name is taken, or the rename's
+ * negative errno.  The caller syncs @dir (hmb_fsync_dir_of(@out)).
+ */
+int hmb_publish_noreplace(const char *tmp, const char *dir, const char *stem,
+			  char *out, size_t len);
 
 /* -------------------------------------------------------- dump writer */
 

@@ -9,8 +9,8 @@
 # (HMB_BENCH_NO_DOC=1 leaves the doc alone).  HMB_BENCH_ROUNDS (default 3)
 # boots, the one with the median ratio shown; HMB_BENCH_FROM=FILE redoes
 # the table from the rounds of an earlier run.
-set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib/preamble.sh"
+set -o pipefail
 . "$top/scripts/lib/bench-doc.sh"
 secs=${HMB_BENCH_SECS:-10}
 rounds=${HMB_BENCH_ROUNDS:-3}

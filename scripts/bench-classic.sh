@@ -21,8 +21,8 @@
 # bisection (HMB_BENCH_SEARCH=0 skips it).
 # Prints a Markdown table and writes it into docs/benchmarks.md between the
 # "bench-classic" markers (HMB_BENCH_NO_DOC=1 leaves the doc alone).
-set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib/preamble.sh"
+set -o pipefail
 . "$top/scripts/lib/bench-doc.sh"
 bin=$top/build/bin
 sim=$bin/hmb-fwsim

@@ -15,8 +15,8 @@
 # rows / exporter CPU seconds.  Prints a Markdown table and writes it into
 # docs/benchmarks.md between the "bench-export" markers
 # (HMB_BENCH_NO_DOC=1 to leave the doc alone).
-set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib/preamble.sh"
+set -o pipefail
 . "$top/scripts/lib/bench-doc.sh"
 bin=$top/build/bin
 n=${HMB_BENCH_EXPORT_RECORDS:-4000000}

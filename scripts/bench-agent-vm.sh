@@ -39,10 +39,7 @@ rounds=$(awk '{ r[$1] = 1 } END { print length(r) }' "$res")
 secs=$(sed -n 's/^[0-9]* secs=//p' "$res" | head -1)
 # median_round KEY: the round whose KEY is the median (the lower middle
 # one of an even count)
-median_round() {
-	awk -v k="$1" '{ split($2, kv, "="); if (kv[1] == k) print kv[2], $1 }' "$res" |
-		sort -g | awk '{ r[NR] = $2 } END { if (!NR) exit 1; print r[int((NR + 1) / 2)] }'
-}
+median_round() { python3 "$bench_py" median-round "$res" "$1"; }
 mr=$(median_round ratio5) mb=$(median_round ratio_blk) mbb=$(median_round ratio_blkbpf)
 # get KEY [ROUND]: KEY of ROUND (default: the nvme + firmware median's);
 # each KEY: KEY of every round, comma-separated

@@ -44,27 +44,25 @@ cat "$file" >/dev/null
 trap '"$top/scripts/fleet/ch-cluster" stop "$ch"' EXIT
 . "$ch/env"
 
-# CPU ticks (utime + stime) of the servers.
-srv_ticks() {
-	local t=0 i pid
+# The servers' CPU time so far (user + system, ms).
+srv_cpu() {
+	local i pids=()
 	for ((i = 1; i <= CH_SHARDS; i++)); do
-		pid=$(eval echo "\$CH_PID_$i")
-		t=$((t + $(awk '{ print $14 + $15 }' "/proc/$pid/stat")))
+		pids+=("$(eval echo "\$CH_PID_$i")")
 	done
-	echo "$t"
+	python3 "$bench_py" cpu "${pids[@]}"
 }
-hz=$(getconf CLK_TCK)
 declare -A best cpu scpu
 run1() { # KEY CMD...
 	local key=$1 s0 s1
 	shift
-	s0=$(srv_ticks)
+	s0=$(srv_cpu)
 	bench_run "$dir/.time" "$@" >/dev/null
-	s1=$(srv_ticks)
+	s1=$(srv_cpu)
 	if [ -z "${best[$key]:-}" ] || [ "$bench_wall_ns" -lt "${best[$key]}" ]; then
 		best[$key]=$bench_wall_ns
 		cpu[$key]=$bench_cpu_ms
-		scpu[$key]=$(((s1 - s0) * 1000 / hz))
+		scpu[$key]=$((s1 - s0))
 	fi
 }
 x=("$bin/hmb-trace-analyze" export --to clickhouse "$CH_URL_1"

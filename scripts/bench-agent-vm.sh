@@ -9,8 +9,8 @@
 # (HMB_BENCH_NO_DOC=1 leaves the doc alone).  HMB_BENCH_ROUNDS (default 3)
 # boots, the one with the median ratio shown; HMB_BENCH_FROM=FILE redoes
 # the table from the rounds of an earlier run.
-set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib/preamble.sh"
+set -o pipefail
 . "$top/scripts/lib/bench-doc.sh"
 secs=${HMB_BENCH_SECS:-10}
 rounds=${HMB_BENCH_ROUNDS:-3}
@@ -39,10 +39,7 @@ rounds=$(awk '{ r[$1] = 1 } END { print length(r) }' "$res")
 secs=$(sed -n 's/^[0-9]* secs=//p' "$res" | head -1)
 # median_round KEY: the round whose KEY is the median (the lower middle
 # one of an even count)
-median_round() {
-	awk -v k="$1" '{ split($2, kv, "="); if (kv[1] == k) print kv[2], $1 }' "$res" |
-		sort -g | awk '{ r[NR] = $2 } END { if (!NR) exit 1; print r[int((NR + 1) / 2)] }'
-}
+median_round() { python3 "$bench_py" median-round "$res" "$1"; }
 mr=$(median_round ratio5) mb=$(median_round ratio_blk) mbb=$(median_round ratio_blkbpf)
 # get KEY [ROUND]: KEY of ROUND (default: the nvme + firmware median's);
 # each KEY: KEY of every round, comma-separated

@@ -15,8 +15,7 @@
 # Needs root.  Prints a Markdown table, writes build/bench/agent.json and
 # the table into docs/benchmarks.md between the "bench-agent" markers
 # (HMB_BENCH_NO_DOC=1 leaves the doc alone).
-set -eu
-top=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib/preamble.sh"
 . "$top/scripts/lib/bench-doc.sh"
 agent=$top/build/bin/hmb-trace-agent
 secs=${HMB_BENCH_SECS:-10}

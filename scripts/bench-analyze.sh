@@ -26,8 +26,8 @@
 #
 # Prints Markdown and writes it into docs/benchmarks.md between the
 # "bench-analyze" markers (HMB_BENCH_NO_DOC=1 to leave the doc alone).
-set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib/preamble.sh"
+set -o pipefail
 . "$top/scripts/lib/bench-doc.sh"
 bin=$top/build/bin/hmb-trace-analyze
 sim=$top/build/bin/hmb-fwsim

@@ -14,8 +14,8 @@
 # the real tracepoints are bench-agent-vm.sh's.  Needs root.  Prints a
 # Markdown table and writes it into docs/benchmarks.md between the
 # "bench-bpf-join" markers (HMB_BENCH_NO_DOC=1 to leave the doc alone).
-set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib/preamble.sh"
+set -o pipefail
 . "$top/scripts/lib/bench-doc.sh"
 runs=${HMB_BENCH_RUNS:-5}
 rounds=${HMB_BENCH_ROUNDS:-7}

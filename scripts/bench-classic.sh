@@ -21,8 +21,8 @@
 # bisection (HMB_BENCH_SEARCH=0 skips it).
 # Prints a Markdown table and writes it into docs/benchmarks.md between the
 # "bench-classic" markers (HMB_BENCH_NO_DOC=1 leaves the doc alone).
-set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib/preamble.sh"
+set -o pipefail
 . "$top/scripts/lib/bench-doc.sh"
 bin=$top/build/bin
 sim=$bin/hmb-fwsim
@@ -49,9 +49,9 @@ start_daemon() {
 	"$daemon" -r "$ring" -o "$1" --stats-json "$2" -q "${@:3}" &
 	dpid=$!
 }
-# cpu_ticks PID: utime + stime of a running process, in clock ticks.
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-hz=$(getconf CLK_TCK)
+# cpu_ms PID: the CPU time (user + system, ms) a running process has
+# used, read before it is stopped: its teardown is not the drain's.
+cpu_ms() { python3 "$bench_py" cpu "$1"; }
 stop_daemon() {
 	kill -TERM "$dpid"
 	wait "$dpid" || { echo "bench-classic: daemon failed" >&2; exit 1; }
@@ -85,7 +85,7 @@ for dir in $dirs; do
 			start_daemon "$out" "$st" "${dopts[@]}"
 			"$sim" -r "$ring" --attach -n "$n" -p "fixed:$size" --mode wait \
 				--wait-drained --json > "$sj"
-			dticks=$(cpu_ticks "$dpid")
+			dcpu_ms=$(cpu_ms "$dpid")
 			stop_daemon
 			el=$(jget "$sj" elapsed_s)
 			sim_rate=$(jget "$sj" rate_rps)
@@ -103,7 +103,7 @@ for dir in $dirs; do
 			dd_cgbs=$(awk -v b=$((cnt * batch)) -v c="$dd_cpu" 'BEGIN { printf "%.2f", (c > 0 ? b / c / 1e9 : 0) }')
 			d_gbs=$(awk -v b="$dbytes" -v s="$el" 'BEGIN { printf "%.3f", b / s / 1e9 }')
 			d_mrs=$(awk -v r="$drec" -v s="$el" 'BEGIN { printf "%.2f", r / s / 1e6 }')
-			d_cpu=$(awk -v t="$dticks" -v hz="$hz" 'BEGIN { printf "%.2f", t / hz }')
+			d_cpu=$(awk -v ms="$dcpu_ms" 'BEGIN { printf "%.2f", ms / 1000 }')
 			d_cgbs=$(awk -v b="$dbytes" -v c="$d_cpu" 'BEGIN { printf "%.2f", (c > 0 ? b / c / 1e9 : 0) }')
 			# Best of the rounds, each side on its own: the machine's
 			# page-cache and scheduling noise is larger than the effect.

@@ -25,8 +25,8 @@
 # (default "150000 1000000"; empty to skip; generated once, as root, into
 # the bench directory), `correlate DUMP HOST.jsonl -j > /dev/null` best of
 # min(HMB_BENCH_RUNS, 3) rounds, into the "bench-correlate-tight" section.
-set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib/preamble.sh"
+set -o pipefail
 . "$top/scripts/lib/bench-doc.sh"
 bin=$top/build/bin/hmb-trace-analyze
 n=${HMB_BENCH_CORR_CMDS:-200000}

@@ -25,8 +25,8 @@
 # "speed vs dd" is dd's median time over the daemon's: >= 0.8 is the goal,
 # >= 1.0 the aim.  Writes a Markdown table into docs/benchmarks.md between
 # the "bench-daemon" markers (HMB_BENCH_NO_DOC=1 leaves it alone).
-set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib/preamble.sh"
+set -o pipefail
 . "$top/scripts/lib/bench-doc.sh"
 bin=$top/build/bin
 sim=$bin/hmb-fwsim

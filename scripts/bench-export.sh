@@ -15,8 +15,8 @@
 # rows / exporter CPU seconds.  Prints a Markdown table and writes it into
 # docs/benchmarks.md between the "bench-export" markers
 # (HMB_BENCH_NO_DOC=1 to leave the doc alone).
-set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib/preamble.sh"
+set -o pipefail
 . "$top/scripts/lib/bench-doc.sh"
 bin=$top/build/bin
 n=${HMB_BENCH_EXPORT_RECORDS:-4000000}
@@ -44,27 +44,25 @@ cat "$file" >/dev/null
 trap '"$top/scripts/fleet/ch-cluster" stop "$ch"' EXIT
 . "$ch/env"
 
-# CPU ticks (utime + stime) of the servers.
-srv_ticks() {
-	local t=0 i pid
+# The servers' CPU time so far (user + system, ms).
+srv_cpu() {
+	local i pids=()
 	for ((i = 1; i <= CH_SHARDS; i++)); do
-		pid=$(eval echo "\$CH_PID_$i")
-		t=$((t + $(awk '{ print $14 + $15 }' "/proc/$pid/stat")))
+		pids+=("$(eval echo "\$CH_PID_$i")")
 	done
-	echo "$t"
+	python3 "$bench_py" cpu "${pids[@]}"
 }
-hz=$(getconf CLK_TCK)
 declare -A best cpu scpu
 run1() { # KEY CMD...
 	local key=$1 s0 s1
 	shift
-	s0=$(srv_ticks)
+	s0=$(srv_cpu)
 	bench_run "$dir/.time" "$@" >/dev/null
-	s1=$(srv_ticks)
+	s1=$(srv_cpu)
 	if [ -z "${best[$key]:-}" ] || [ "$bench_wall_ns" -lt "${best[$key]}" ]; then
 		best[$key]=$bench_wall_ns
 		cpu[$key]=$bench_cpu_ms
-		scpu[$key]=$(((s1 - s0) * 1000 / hz))
+		scpu[$key]=$((s1 - s0))
 	fi
 }
 x=("$bin/hmb-trace-analyze" export --to clickhouse "$CH_URL_1"

@@ -6,8 +6,8 @@
 # suite kernel/vm-suite/hmb-bench.sh with HMB_BENCH_SECS (default 10) per
 # consumer.  Writes its table into docs/benchmarks.md between the
 # "bench-hmb" markers (HMB_BENCH_NO_DOC=1 leaves the doc alone).
-set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib/preamble.sh"
+set -o pipefail
 . "$top/scripts/lib/bench-doc.sh"
 . "$top/scripts/lib/bench-vm.sh"
 secs=${HMB_BENCH_SECS:-10}

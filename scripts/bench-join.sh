@@ -21,8 +21,8 @@
 # Markdown table and writes it into
 # docs/benchmarks.md between the "bench-join" markers (HMB_BENCH_NO_DOC=1
 # to leave the doc alone).
-set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib/preamble.sh"
+set -o pipefail
 . "$top/scripts/lib/bench-doc.sh"
 bin=$top/build/bin/hmb-trace-analyze
 base=${HMB_BENCH_JOIN_BASE:-1000000}

@@ -14,8 +14,8 @@
 # scripts/lib/bench.py.
 # Prints a Markdown table and writes it into docs/benchmarks.md between
 # the "bench-perfetto" markers (HMB_BENCH_NO_DOC=1 to leave the doc alone).
-set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib/preamble.sh"
+set -o pipefail
 . "$top/scripts/lib/bench-doc.sh"
 bin=$top/build/bin/hmb-trace-analyze
 n=${HMB_BENCH_PERFETTO_CMDS:-100000}

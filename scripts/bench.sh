@@ -3,8 +3,8 @@
 # bench.sh: run every scripts/bench-*.sh (called by `make bench`).  Each one
 # prints its table and writes it into docs/benchmarks.md between its own
 # markers.  A failing benchmark is reported and the others still run.
-set -u
-top=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib/preamble.sh"
+set +e
 doc=$top/docs/benchmarks.md
 failed=()
 ran=0

@@ -6,8 +6,8 @@
 # reader of the tree.  Documents (docs/, *.md) may use them in their text,
 # but not in a heading: a heading names what its section says, and its
 # anchor is what other documents link to.
-set -u
-top=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib/preamble.sh"
+set +e
 . "$top/scripts/lib/tap.sh"
 codes='\bD([1-9]|10)\b'
 

@@ -9,8 +9,8 @@
 # show how a loss is counted and located.  Leaves its files in
 # build/demo-host/.
 # Knobs: HMB_DEMO_RECORDS (default 500000), HMB_DEMO_DIR.
-set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib/preamble.sh"
+set -o pipefail
 bin=$top/build/bin
 out=${HMB_DEMO_DIR:-$top/build/demo-host}
 n=${HMB_DEMO_RECORDS:-500000}

@@ -28,8 +28,8 @@
 # Knobs: HMB_DEMO_FIO_SECS (seconds per fio phase, default 10),
 # HMB_DEMO_PATH (hmb, the default, or ivshmem), HMB_DEMO_DIR (default
 # build/demo).
-set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib/preamble.sh"
+set -o pipefail
 bin=$top/build/bin
 out=${HMB_DEMO_DIR:-$top/build/demo}
 secs=${HMB_DEMO_FIO_SECS:-10}

@@ -4,11 +4,11 @@
 # from linux-source-6.1 must find nothing wrong with the kernel-doc comments
 # (every exported function and documented structure complete), one TAP line
 # per file.
-set -u
+. "$(dirname "$0")/../../scripts/lib/preamble.sh"
+set +e
 kd=$1; shift
 echo "1..$#"
 n=0; fail=0
-top=$(cd "$(dirname "$0")/../.." && pwd)
 for f in "$@"; do
 	n=$((n + 1))
 	out=$(perl "$kd" -none "$f" 2>&1)

@@ -6,10 +6,10 @@
 # the right records with the right keys for every command, the command log
 # naming the right QEMU line, the clock (offset, drift, step) exact,
 # background windows at the asked rate.  TAP.
-set -u
+. "$(dirname "$0")/../../scripts/lib/preamble.sh"
+set +e
+here=$top/mock/hmb-fwsim
 fwsim=${1:?usage: test-qemutrace.sh FWSIM}
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
 . "$top/scripts/lib/tap.sh"
 work=$(mktemp -d /tmp/hmb-qemutrace.XXXXXX)
 trap 'rm -rf "$work"' EXIT

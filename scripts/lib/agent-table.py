@@ -6,10 +6,12 @@ bpftool's program list give the medians, each tool's cost against
 nothing attached and its BPF run time per I/O; written as JSON to JSON,
 and as the Markdown table to standard output."""
 
-import json, statistics, sys, platform, os
+import json, sys, platform, os
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import median  # noqa: E402
 path, secs, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 runs = {k: [int(x) for x in v.split()] for k, v in zip(("none", "biolatency", "agent"), sys.argv[4:7])}
-med = {k: statistics.median(v) for k, v in runs.items()}
+med = {k: median(v) for k, v in runs.items()}
 cost = {k: med["none"] / med[k] - 1 for k in ("biolatency", "agent")}
 ratio = cost["agent"] / cost["biolatency"] if cost["biolatency"] > 0 else float("nan")
 progs = json.load(open(sys.argv[7]))

@@ -15,10 +15,16 @@ keep files in the page cache.  scripts/bench-*.sh call it as a command:
         back, keep them mapped and locked until killed; READY gets "held"
         or why not
   bench.py u64 FILE OFFSET   a little-endian u64 of FILE
+  bench.py cpu PID...   the CPU time (user + system, ms) the running
+        processes PID... have used so far, summed
+  bench.py median-round FILE KEY   of FILE's "ROUND KEY=VALUE" lines, the
+        ROUND whose KEY is the median (the lower middle one of an even
+        count)
 """
 
 import ctypes
 import json
+import math
 import os
 import signal
 import statistics
@@ -129,6 +135,48 @@ def hold(ready, paths):
     signal.pause()
 
 
+def cpu_ms(pids):
+    """User + system time of running processes, ms, from /proc/PID/stat:
+    for a process the bench does not start and wait for itself (a server,
+    a daemon it stops after reading)."""
+    hz = os.sysconf("SC_CLK_TCK")
+    ticks = 0
+    for pid in pids:
+        try:
+            with open("/proc/%s/stat" % pid) as f:
+                stat = f.read()
+        except OSError as e:
+            sys.exit("bench: no process %s: %s" % (pid, e.strerror))
+        # the fields after the command name, which may hold spaces and ")"
+        fields = stat[stat.rindex(")") + 2:].split()
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks * 1000 // hz
+
+
+def median_round(path, key):
+    """The round of "ROUND KEY=VALUE" lines whose KEY has the median value
+    (the lower middle one of an even count); None without any."""
+    vals = []
+    with open(path) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) < 2:
+                continue
+            k, _, v = parts[1].partition("=")
+            if k != key:
+                continue
+            try:
+                x = float(v)
+            except ValueError:
+                x = math.nan
+            # what is no number sorts first, as sort -g puts it
+            vals.append((-math.inf if math.isnan(x) else x, parts[0]))
+    if not vals:
+        return None
+    vals.sort()
+    return vals[(len(vals) - 1) // 2][1]
+
+
 def _awk_number(v):
     """A number as awk's print shows it (OFMT %.6g, integers whole)."""
     return str(int(v)) if v == int(v) and abs(v) < 1e16 else "%.6g" % v
@@ -198,6 +246,15 @@ def main(argv):
         cmd_median(args)
     elif cmd == "hold":
         hold(args[0], args[1:])
+    elif cmd == "cpu":
+        if not args:
+            sys.exit("bench: cpu PID...")
+        print(cpu_ms(args))
+    elif cmd == "median-round":
+        r = median_round(args[0], args[1])
+        if r is None:
+            sys.exit("bench: no %s= line in %s" % (args[1], args[0]))
+        print(r)
     elif cmd == "u64":
         with open(args[0], "rb") as f:
             f.seek(int(args[1]))

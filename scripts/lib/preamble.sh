@@ -6,8 +6,9 @@
 #   top       the repository's root, absolute
 #   prog      the script's name, for its messages
 #   die MSG   "PROG: error: MSG" on stderr, then exit 1
-# A TAP script, which reports a failed check and goes on, turns -e off
-# again (set +e); one that needs pipefail sets it.
+# A script that reports a failed step and goes on (a TAP script, the
+# check and bench drivers) turns -e off again (set +e); one that needs
+# pipefail sets it.
 set -eu
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 prog=${0##*/}

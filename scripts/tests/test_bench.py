@@ -3,7 +3,8 @@
 """TAP: scripts/lib/bench.py, the bench scripts' harness, on commands
 whose results do not depend on the machine: medians printed the way the
 awk ones they replaced printed them, run's exit status and its output
-file, paired's lines, get, u64, and hold's report on a file it could or
+file, paired's lines, get, u64, median-round's choice of round, cpu's
+reading of running processes, and hold's report on a file it could or
 could not lock."""
 
 import json
@@ -66,6 +67,44 @@ def main():
             h.write(bytes(16) + (1234567890123).to_bytes(8, "little"))
         rc, got, _ = bench("u64", f, "16")
         tap.eq(got.strip(), "1234567890123", "u64: a little-endian u64 at an offset")
+        rounds = os.path.join(d, "rounds")
+        with open(rounds, "w") as r:
+            r.write("1 secs=10\n1 ratio=0.9\n1 other=5\n2 ratio=0.7\n"
+                    "3 ratio=1.2\n4 ratio=n/a\n")
+        rc, got, _ = bench("median-round", rounds, "ratio")
+        tap.eq((rc, got.strip()), (0, "2"),
+               "median-round: of 4 rounds the lower middle, what is no number first")
+        with open(rounds, "a") as r:
+            r.write("5 ratio=1.0\n")
+        rc, got, _ = bench("median-round", rounds, "ratio")
+        tap.eq((rc, got.strip()), (0, "1"), "median-round: of 5 rounds the middle")
+        rc, got, err = bench("median-round", rounds, "none")
+        tap.ok(rc != 0 and "no none= line" in err, "median-round: no such key fails", err)
+        # a child that has used at least 0.3 s of CPU (its own clock says
+        # so), then waits on stdin
+        burn = subprocess.Popen(
+            [sys.executable, "-c",
+             "import sys, time\n"
+             "while time.process_time() < 0.3: pass\n"
+             "print('burnt', flush=True); sys.stdin.read()"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        idle = subprocess.Popen(["sleep", "60"])
+        try:
+            burn.stdout.readline()
+            rc, b, _ = bench("cpu", str(burn.pid))
+            rc2, i, _ = bench("cpu", str(idle.pid))
+            rc3, both, _ = bench("cpu", str(burn.pid), str(idle.pid))
+            tap.ok(rc == 0 and int(b) >= 250,
+                   "cpu: a process that used 0.3 s of CPU reads >= 250 ms", b)
+            tap.ok(rc2 == 0 and rc3 == 0 and int(both) == int(b) + int(i),
+                   "cpu: of two processes the sum", (b, i, both))
+        finally:
+            burn.kill()
+            idle.kill()
+            burn.wait()
+            idle.wait()
+        rc, _, err = bench("cpu", str(idle.pid))
+        tap.ok(rc != 0 and "no process" in err, "cpu: a process that is gone fails", err)
         ready = os.path.join(d, "ready")
         p = subprocess.Popen([sys.executable, BENCH, "hold", ready, f])
         try:

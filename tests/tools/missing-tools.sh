@@ -7,8 +7,8 @@
 # part it can, name each part it skipped with the Debian packages it lacks
 # and the command that installs them, exit non-zero, and never print a
 # shell's bare "not found".
-set -u
-top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/../../scripts/lib/preamble.sh"
+set +e
 . "$top/scripts/lib/tap.sh"
 check() { if eval "$1"; then tap_ok "$2"; else tap_fail "$2" "$3"; fi; }
 

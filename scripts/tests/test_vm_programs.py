@@ -14,6 +14,10 @@ recorded inputs and their expected outputs (scripts/tests/vm-programs/).
   newline at the end); the elapsed time in the lines is left out.
 - scripts/vm/qemu/sync-tree.py and scripts/vm/extract-vmlinux.py: on
   trees and kernel images made here.
+- scripts/vm/host/slow-check: an account, agent lines and bundles made
+  here that agree, then each spoiled one way (a firing of a command the
+  controller did not slow, a slowed command that did not fire, a bundle
+  whose correlate gives the command another record, a bundle too few).
 
 The awk programs run in the guest under busybox awk: each runs with
 busybox awk when /bin/busybox is there, and with this machine's awk.
@@ -40,6 +44,7 @@ KMOD = os.path.join(TOP, "kernel", "vm-suite", "kmod-records.awk")
 NINJA = os.path.join(TOP, "scripts", "vm", "qemu", "ninja-progress.py")
 SYNC = os.path.join(TOP, "scripts", "vm", "qemu", "sync-tree.py")
 VMLINUX = os.path.join(TOP, "scripts", "vm", "extract-vmlinux.py")
+SLOWCHECK = os.path.join(TOP, "scripts", "vm", "host", "slow-check")
 
 
 def fixture(name):
@@ -202,12 +207,96 @@ def test_vmlinux(t):
                                         None if got is None else len(got)))
 
 
+def slow_case(d, spoil):
+    """An account, agent lines and bundles in @d that slow-check passes,
+    but for @spoil."""
+    import json
+    slow_ns = 1000000000
+    acct = [{"ev": "realize", "slow_every": 100, "slow_ns": slow_ns}]
+    agent = []
+    cmds = []
+    for i in range(3):
+        q, cid, slba, seq = 1, 7 + i, 1000 * i, 100 + 50 * i
+        recs = [[seq + k, 0x100 + k, 5000 + k, 1] for k in range(4)]
+        recs.append([seq + 4, 0x104, 5003 + slow_ns + 10, 1])
+        acct.append({"ev": "cmd", "sqid": q, "cid": cid, "slba": slba, "done": True,
+                     "slow_ns": slow_ns + 10, "recs": recs})
+        acct.append({"ev": "slow", "sqid": q, "cid": cid, "slba": slba, "fetch_seq": seq,
+                     "delay_ns": slow_ns + 10, "early": False})
+        cmd = {"qid": q, "cid": cid, "slba": slba, "submit_ns": 77 + i, "match": "matched",
+               "fw": [{"phase": p, "seq": seq + k} for k, p in enumerate(
+                   ("fetch", "media_start", "media_end", "xfer_done", "cqe_posted"))]}
+        cmds.append(cmd)
+        if not (spoil == "missed" and i == 2):
+            agent.append({"type": "trigger", "kind": "latency", "value_ns": slow_ns + 99,
+                          "cmd": cmd})
+    # an unslowed command: in the account, and fired only when spoiled
+    acct.append({"ev": "cmd", "sqid": 1, "cid": 3, "slba": 5, "done": True, "slow_ns": 0,
+                 "recs": [[300, 0x100, 1, 1], [301, 0x104, 2, 1]]})
+    if spoil == "extra":
+        agent.append({"type": "trigger", "kind": "latency", "value_ns": slow_ns,
+                      "cmd": {"qid": 1, "cid": 3, "slba": 5, "submit_ns": 9}})
+    # slow on the host side: the firing is right when the agent's own line
+    # for the command has its host_total over the threshold
+    if spoil in ("host-slow", "host-fast"):
+        agent.append({"type": "trigger", "kind": "latency", "value_ns": 300000000,
+                      "thresh_ns": 250000000,
+                      "cmd": {"qid": 1, "cid": 3, "slba": 5, "submit_ns": 9}})
+        agent.append({"type": "cmd", "cmd": {
+            "qid": 1, "cid": 3, "slba": 5, "submit_ns": 9, "match": "matched",
+            "host_total_ns": 300000000 if spoil == "host-slow" else 1000000}})
+    n = len([o for o in agent if o["type"] == "trigger"])
+    agent.append({"type": "summary", "triggers": [{"trigger": 1, "fired": n, "reported": n}],
+                  "snapshots": {"requests": n, "written": 2, "failed": 0,
+                                "suppressed": n - 2}})
+    for i in range(1 if spoil == "bundle" else 2):
+        b = os.path.join(d, "snap", "SNAP-%d" % i)
+        os.makedirs(b)
+        corr = json.loads(json.dumps(cmds[i]))
+        if spoil == "seqs" and i == 1:
+            corr["fw"][2]["seq"] = 300
+        for name, lines in (("trigger.json", [{"cmd": cmds[i]}]),
+                            ("host.jsonl", [{"type": "cmd", "cmd": cmds[i]}]),
+                            ("corr.jsonl", [{"type": "cmd", "cmd": corr}])):
+            with open(os.path.join(b, name), "w") as f:
+                f.write("".join(json.dumps(o) + "\n" for o in lines))
+    for name, lines in (("acct.jsonl", acct), ("agent.jsonl", agent)):
+        with open(os.path.join(d, name), "w") as f:
+            f.write("".join(json.dumps(o) + "\n" for o in lines))
+    return run([sys.executable, SLOWCHECK, "--account", os.path.join(d, "acct.jsonl"),
+                "--from-seq", "100", "--to-seq", "250", "--agent",
+                os.path.join(d, "agent.jsonl"), "--snap", os.path.join(d, "snap")],
+               text=True)
+
+
+def test_slowcheck(t):
+    for spoil, want in ((None, None), ("extra", "fired set == slowed set"),
+                        ("missed", "fired set == slowed set"),
+                        ("seqs", "SNAP-1: correlate on the bundle"),
+                        ("bundle", "every firing is a bundle or counted suppressed"),
+                        ("host-slow", None), ("host-fast", "fired set == slowed set")):
+        with tempfile.TemporaryDirectory() as d:
+            r = slow_case(d, spoil)
+        bad = [ln.split("\t")[1] for ln in r.stdout.splitlines()
+               if ln.startswith("not ok")]
+        if want is None:
+            t.ok(r.returncode == 0 and not bad and r.stdout.count("\n") >= 8,
+                 "slow-check: firings, bundles and account that agree%s: exit 0, all ok" % (
+                     ", one more firing of a command slow on the host side"
+                     if spoil else ""), r.stdout + r.stderr)
+        else:
+            t.ok(r.returncode == 1 and len(bad) == 1 and bad[0].startswith(want),
+                 "slow-check: %s: exit 1, only '%s' not ok" % (spoil, want),
+                 r.stdout + r.stderr)
+
+
 def main():
     t = Tap()
     test_awk(t)
     test_ninja(t)
     test_sync(t)
     test_vmlinux(t)
+    test_slowcheck(t)
     return t.done()
 
 

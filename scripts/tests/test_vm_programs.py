@@ -18,12 +18,16 @@ recorded inputs and their expected outputs (scripts/tests/vm-programs/).
   here that agree, then each spoiled one way (a firing of a command the
   controller did not slow, a slowed command that did not fire, a bundle
   whose correlate gives the command another record, a bundle too few).
+- scripts/vm/host/agent-attribution: agent JSON lines and producer logs
+  made here (a right match, a record of another command, one producer
+  command given twice, commands not matched for each reason and for none).
 
 The awk programs run in the guest under busybox awk: each runs with
 busybox awk when /bin/busybox is there, and with this machine's awk.
 """
 
 import hashlib
+import json
 import lzma
 import os
 import re
@@ -45,6 +49,7 @@ NINJA = os.path.join(TOP, "scripts", "vm", "qemu", "ninja-progress.py")
 SYNC = os.path.join(TOP, "scripts", "vm", "qemu", "sync-tree.py")
 VMLINUX = os.path.join(TOP, "scripts", "vm", "extract-vmlinux.py")
 SLOWCHECK = os.path.join(TOP, "scripts", "vm", "host", "slow-check")
+ATTRIB = os.path.join(TOP, "scripts", "vm", "host", "agent-attribution")
 
 
 def fixture(name):
@@ -290,6 +295,55 @@ def test_slowcheck(t):
                  r.stdout + r.stderr)
 
 
+def attrib_cmd(qid, cid, match, flags, seqs, submit=0):
+    fw = [{"phase": p, "seq": s} for p, s in zip(("fetch", "cqe_posted"), seqs)]
+    return json.dumps({"type": "cmd", "cmd": {"qid": qid, "cid": cid, "match": match,
+                                              "flags": flags, "submit_ns": submit,
+                                              "fw": fw}}, separators=(",", ":"))
+
+
+def test_attribution(t):
+    # the simulator's log: three producer commands, two records each
+    log = "".join("seq=%d sqid=1 cid=%d qline=%d\n" % (s, cid, q)
+                  for s, cid, q in ((1, 7, 10), (2, 7, 10), (3, 7, 11), (4, 7, 11),
+                                    (5, 9, 12), (6, 9, 12)))
+    cases = (
+        ("a right match", [attrib_cmd(1, 7, "matched", 0, (1, 2))],
+         {"commands": 1, "wrong": 0, "twice": 0}, 0, 0),
+        ("a record of another command", [attrib_cmd(1, 7, "matched", 0, (5, 6))],
+         {"wrong": 1}, 0, 1),
+        ("records of two producer commands", [attrib_cmd(1, 7, "matched", 0, (2, 3))],
+         {"wrong": 1}, 0, 1),
+        ("one producer command given twice",
+         [attrib_cmd(1, 7, "matched", 0, (1, 2)), attrib_cmd(1, 7, "partial", 4, (1,))],
+         {"twice": 1}, 0, 1),
+        ("not matched, for each reason and for none",
+         [attrib_cmd(1, 7, "partial", 1 << 2, (3,)), attrib_cmd(1, 9, "unmatched", 1 << 3, ()),
+          attrib_cmd(1, 9, "unmatched", 1 << 1, ()), attrib_cmd(1, 9, "partial", 0, (5,), 42),
+          attrib_cmd(0, 1, "host_only", 1 << 5, ()), attrib_cmd(1, 9, "matched", 1 << 2, ())],
+         {"wrong": 0, "twice": 0}, {"commands": 4, "reused": 1, "swept": 1, "no_room": 1,
+                                    "unexplained": 1}, 0),
+    )
+    with tempfile.TemporaryDirectory() as base:
+        lp, jp = os.path.join(base, "fw-cmd.log"), os.path.join(base, "agent.jsonl")
+        with open(lp, "w") as f:
+            f.write(log)
+        for what, lines, want, want_nm, rc in cases:
+            with open(jp, "w") as f:
+                f.write("\n".join(lines + ['{"type":"summary"}']) + "\n")
+            r = run([sys.executable, ATTRIB, jp, "--fwsim-cmd-log", lp])
+            try:
+                got = json.loads(r.stdout)
+            except ValueError:
+                got = {}
+            good = r.returncode == rc and all(got.get(k) == v for k, v in want.items())
+            if want_nm:
+                good = good and got.get("not_matched") == want_nm and \
+                    len(got.get("unexplained_examples", [])) == want_nm["unexplained"]
+            t.ok(good, "agent-attribution: %s" % what,
+                 "exit %d: %s" % (r.returncode, r.stdout.strip()[:300]))
+
+
 def main():
     t = Tap()
     test_awk(t)
@@ -297,6 +351,7 @@ def main():
     test_sync(t)
     test_vmlinux(t)
     test_slowcheck(t)
+    test_attribution(t)
     return t.done()
 
 

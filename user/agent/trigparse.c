@@ -82,11 +82,22 @@ static size_t word(struct cur *c, char *w, size_t n)
 	return len;
 }
 
+/*
+ * A firmware point may also go without its "fw_", as the reports name the
+ * phases (fw_fetch_to_cqe_posted, the records' "cqe_posted"): what a user
+ * copies from an output must arm.
+ */
 static int point_of(const char *s, size_t len)
 {
-	for (int i = 0; i < HMB_TP_COUNT; i++)
-		if (strlen(point_names[i]) == len && !strncmp(s, point_names[i], len))
+	for (int i = 0; i < HMB_TP_COUNT; i++) {
+		const char *n = point_names[i];
+
+		if (strlen(n) == len && !strncmp(s, n, len))
 			return i;
+		if (!strncmp(n, "fw_", 3) && strlen(n + 3) == len &&
+		    !strncmp(s, n + 3, len))
+			return i;
+	}
 	return -1;
 }
 
@@ -114,7 +125,7 @@ static int metric(struct cur *c, const char *w, const char *at,
 		t->to = (unsigned int)b;
 		return 0;
 	}
-	return fail(c, at, "unknown latency '%s' (host_total, fw_total, or POINT_to_POINT of host_submit, fw_fetch, fw_media_start, fw_media_end, fw_xfer_done, fw_cqe_posted, host_complete)",
+	return fail(c, at, "unknown latency '%s' (host_total, fw_total, or POINT_to_POINT of host_submit, fw_fetch, fw_media_start, fw_media_end, fw_xfer_done, fw_cqe_posted, host_complete; fw_ may be left out)",
 		    w);
 }
 

@@ -46,6 +46,12 @@ static void good_ones(void)
 	lat("fw_fetch_to_fw_cqe_posted>2ms", HMB_PH_FETCH, HMB_PH_CQE_POSTED,
 	    2000000, -1);
 	lat("fw_total>2ms", HMB_PH_FETCH, HMB_PH_CQE_POSTED, 2000000, -1);
+	/* the phases as the reports name them: fw_ left out of a firmware point */
+	lat("fw_fetch_to_cqe_posted>2ms", HMB_PH_FETCH, HMB_PH_CQE_POSTED,
+	    2000000, -1);
+	lat("fetch_to_media_start>5us", HMB_PH_FETCH, HMB_PH_MEDIA_START, 5000, -1);
+	lat("xfer_done_to_host_complete>1ms", HMB_PH_XFER_DONE, HMB_TP_COMPLETE,
+	    1000000, -1);
 	lat("host_submit_to_fw_fetch>1ms", HMB_TP_SUBMIT, HMB_PH_FETCH,
 	    1000000, -1);
 	lat("fw_cqe_posted_to_host_complete>250us", HMB_PH_CQE_POSTED,

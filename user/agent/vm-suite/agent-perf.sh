@@ -6,9 +6,15 @@
 # tracepoints) runs twice under fio randrw QD32: once while `perf trace -a`
 # traces every system call, once while
 # `perf record -e 'hmb_trace:*' -e 'nvme:*' -a` records the very
-# tracepoints the agent attaches to.  Each time the agent must match at
-# least 99.9 % of the completed commands with no BPF ring buffer
-# reservation failure, and perf must have worked too: perf trace saw fio's
+# tracepoints the agent attaches to.  Each time the agent is held to its
+# own account and to the simulator's log (lib/agent.sh): no record on a
+# command other than the one the simulator wrote it for; every command
+# matched, or not matched for the reason the agent gives (under this load
+# the simulator on the VM host can fall seconds behind, and a command whose
+# records come after its id has been used again past the waiting depth is
+# flushed and flagged: how many depends on the host's load, so no share of
+# matches is asked for); no BPF ring buffer reservation failure.  And perf
+# must have worked too: perf trace saw fio's
 # io_submit calls, perf record holds at least the firmware records and
 # completions the agent counted.  Both perf tools are started before the
 # agent and waited for (perf record through its control fifo,
@@ -31,18 +37,21 @@ set -u
 . "$HMB_REPO/scripts/vm/lib/tap.sh"
 . "$HMB_REPO/kernel/tools/guest-lib.sh"
 . "$HMB_REPO/scripts/vm/lib/perf.sh"
+. "$HMB_REPO/user/agent/vm-suite/lib/agent.sh"
 SECS=${HMB_AGENT_PERF_SECS:-3}	# fio QD32 per phase
 R=$HMB_RESULTS
 AGENT=$HMB_BIN/hmb-trace-agent
 DEV=${HMB_NVME_DEV#/dev/}
 
-hmb_ivshmem_bridge --clock-offset 1000000000 --clock-drift 100 --bg-rate 20
+hmb_ivshmem_bridge --clock-offset 1000000000 --clock-drift 100 --bg-rate 20 \
+	--cmd-log @RESULTS@/fw-cmd.log
 
-# run_agent NAME: the agent through one fio QD32 run; its JSON lines in
-# $R/agent-NAME.jsonl; checks the join.
+# run_agent NAME: the agent through one fio QD32 run; its JSON lines, one
+# per command too, in $R/agent-NAME.jsonl (check_agent checks them once the
+# simulator has stopped and said what it dropped).
 run_agent() {
 	out=$R/agent-$1.jsonl
-	"$AGENT" -d "$DEV" -j -N 0 -v --fw-grace 5000 -o "$out" 1 2>"$R/agent-$1.err" &
+	"$AGENT" -d "$DEV" -j --per-command -N 0 -v --fw-grace 5000 -o "$out" 1 2>"$R/agent-$1.err" &
 	apid=$!
 	i=0
 	while [ $i -lt 300 ] && ! grep -q '"type":"start"' "$out" 2>/dev/null; do
@@ -58,21 +67,22 @@ run_agent() {
 	kill -INT $apid
 	wait $apid
 	arc=$?
-	summ=$(grep '"type":"summary"' "$out")
-	tot=$(printf '%s' "$summ" | sed -n 's/.*"totals":{\([^}]*\)}.*"counters":{\([^}]*\)}.*/\1,\2/p')
-	num() { printf '%s' "$tot" | sed -n "s/.*\"$1\":\([0-9-]*\).*/\1/p" | head -1; }
-	cmds=$(num commands) matched=$(num matched) rbf=$(num ringbuf_reserve_failed)
-	fwr=$(num fw_records) hcomp=$(num host_complete)
-	tap_diag "$1: agent commands $cmds matched $matched partial $(num partial) unmatched $(num unmatched); ringbuf_reserve_failed $rbf; fw_records $fwr host_complete $hcomp"
-	tap_diag "$1: records by slba or ring order $(num fw_matched_by_slba_or_order), refused there $(num fw_refused_outside_window), outside window $(num fw_unmatched_outside_window), taken off when placed $(num fw_refused_when_placed), no command $(num fw_unmatched_no_command); commands swept $(num swept), flushed by id reuse $(num reuse_flushed), completions without submission $(num host_complete_without_submit), stale ids removed $(num stale_ids_removed)"
-	# of every completion the agent saw: a completion it could not tie to
-	# a submission is no command in its totals, yet a command lost
-	[ $arc = 0 ] && [ -n "$cmds" ] && [ "$cmds" -gt 500 ] && [ -n "$hcomp" ] &&
-		[ $((matched * 1000)) -ge $((cmds * 999)) ] && [ $((matched * 1000)) -ge $((hcomp * 999)) ] &&
-		tap_ok "$1: the agent matched $matched of $cmds commands, $hcomp completions (>= 99.9 %)" ||
-		tap_fail "$1: the agent matched >= 99.9 % of the commands and completions" "exit $arc, commands '$cmds' completions '$hcomp' matched '$matched': $(grep -v '^libbpf' "$R/agent-$1.err" | tail -3)"
-	[ "$rbf" = 0 ] && tap_ok "$1: zero BPF ring buffer reservation failures" ||
-		tap_fail "$1: zero BPF ring buffer reservation failures" "'$rbf'"
+	[ $arc = 0 ] && tap_ok "$1: agent exits 0 on SIGINT" ||
+		tap_fail "$1: agent exit $arc" "$(grep -v '^libbpf' "$R/agent-$1.err" | tail -3)"
+	cnum() { grep '"type":"summary"' "$out" | sed -n "s/.*\"counters\":{[^}]*\"$1\":\([0-9]*\).*/\1/p"; }
+	fwr=$(cnum fw_records) hcomp=$(cnum host_complete)
+}
+
+# check_agent NAME LOST: run_agent NAME's join against the simulator's log
+# (LOST: the records the simulator dropped, the bridge's losses added)
+check_agent() {
+	agent_summary "$R/agent-$1.jsonl"
+	agent_check_attribution "agent-$1.jsonl" 500 "the simulator's log" \
+		--fwsim-cmd-log @RESULTS@/fw-cmd.log
+	cp "$R/attr.json" "$R/attr-$1.json"
+	agent_check_accounted 500 $(($2 + A_bridge_lost))
+	[ "$A_ringbuf_reserve_failed" = 0 ] && tap_ok "$1: zero BPF ring buffer reservation failures" ||
+		tap_fail "$1: zero BPF ring buffer reservation failures" "'$A_ringbuf_reserve_failed'"
 }
 
 # --- next to perf trace -a ----------------------------------------------------
@@ -124,6 +134,14 @@ else
 fi
 
 hostcmd stop fw >/dev/null 2>&1
+sleep 1
+cat "$R/host-fw.stdout" > "$R/fw-report.json" 2>/dev/null
+tap_diag "simulator: $(cat "$R/fw-report.json")"
+dropped=$(sed -n 's/.*"dropped":\([0-9]*\).*/\1/p' "$R/fw-report.json")
+[ -n "$dropped" ] || tap_fail "the simulator's report" "$(cat "$R/fw-report.json")"
+for ph in perf-trace perf-record; do
+	[ -s "$R/agent-$ph.jsonl" ] && check_agent $ph "${dropped:-0}"
+done
 rmmod nvme_hmb_trace && tap_ok "rmmod nvme_hmb_trace" || tap_fail "rmmod"
 hmb_dmesg_check
 tap_done

@@ -215,7 +215,6 @@ def test_vmlinux(t):
 def slow_case(d, spoil):
     """An account, agent lines and bundles in @d that slow-check passes,
     but for @spoil."""
-    import json
     slow_ns = 1000000000
     acct = [{"ev": "realize", "slow_every": 100, "slow_ns": slow_ns}]
     agent = []

@@ -10,7 +10,9 @@
 # same rounds.  HMB_BENCH_RUNS runs (default 5) of HMB_BENCH_ROUNDS rounds
 # (default 7) of 4096 commands each, each run once with the records one
 # per program run (hmb_trace_record) and once in batches of up to 64
-# (hmb_trace_records, --batch), interleaved; medians.  The guest's figures with
+# (hmb_trace_records, --batch), and once in batches armed as the flight
+# recorder arms the agent (three latency triggers, --armed), interleaved;
+# medians.  The guest's figures with
 # the real tracepoints are bench-agent-vm.sh's.  Needs root.  Prints a
 # Markdown table and writes it into docs/benchmarks.md between the
 # "bench-bpf-join" markers (HMB_BENCH_NO_DOC=1 to leave the doc alone).
@@ -26,9 +28,9 @@ out=$(mktemp)
 tab=$(mktemp)
 trap 'rm -f "$out" "$tab"' EXIT
 for r in $(seq 1 "$runs"); do
-	for b in "" --batch; do
+	for b in "" --batch "--batch --armed"; do
 		"$bin" "$top/share/hmb-events.dict" "$rounds" --json $b >> "$out"
-		echo "bench-bpf-join: run $r${b:+ (batch)}: $(tail -n 1 "$out")" >&2
+		echo "bench-bpf-join: run $r${b:+ ($b)}: $(tail -n 1 "$out")" >&2
 	done
 done
 python3 "$top/scripts/lib/bpf-join-table.py" "$out" "$runs" "$rounds" "$(uname -r)" "$(nproc)" \

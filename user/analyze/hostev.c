@@ -90,6 +90,9 @@ static const struct cmd_field cmd_fields[] = {
 	{ "nlb", UINT32_MAX, false },
 	{ "flags", UINT64_MAX, false },
 	{ "status", UINT16_MAX, false },
+	{ "pid", UINT32_MAX, false },
+	{ "tid", UINT32_MAX, false },
+	{ "cgroup", UINT64_MAX, false },
 };
 
 #define NFIELDS (sizeof(cmd_fields) / sizeof(cmd_fields[0]))
@@ -99,7 +102,7 @@ static int cmd_members(struct host_events *he, struct json_object *o,
 		       uint32_t no, struct hmb_host_cmd *c, uint64_t *flags)
 {
 	uint64_t v[NFIELDS] = { 0 };
-	struct json_object *opc;
+	struct json_object *opc, *comm;
 
 	for (size_t i = 0; i < NFIELDS; i++) {
 		int rc = get_uint(o, cmd_fields[i].key, cmd_fields[i].max,
@@ -131,6 +134,15 @@ static int cmd_members(struct host_events *he, struct json_object *o,
 	    json_object_is_type(opc, json_type_string))
 		snprintf(c->opc, sizeof(c->opc), "%s",
 			 json_object_get_string(opc));
+	/* who issued it (the agent's, where the kernel knew it) */
+	if (json_object_object_get_ex(o, "comm", &comm) &&
+	    json_object_is_type(comm, json_type_string)) {
+		snprintf(c->comm, sizeof(c->comm), "%s",
+			 json_object_get_string(comm));
+		c->pid = (uint32_t)v[10];
+		c->tid = (uint32_t)v[11];
+		c->cgroup = v[12];
+	}
 	return 0;
 }
 

@@ -189,4 +189,11 @@ tap_run "armed agent exits 0 ($rc)" [ "$rc" = 0 ]
 tap_run "host_total>1ns: firings on the I/Os ($lines lines), the summary's fired and reported agree ($fired)" \
 	[ "$lines" -gt 0 -a "$fired" = "$lines $lines" ]
 tap_run "write:host_total>3600s: no firing ($other)" [ "$other" = 0 ]
+# who issued the firing command: known with a program at issue, not on
+# the request's own stamp
+who=$(grep '"type":"trigger","trigger":1,' "$tmp/trig.jsonl" | grep -c '"pid":[0-9]*,"tid":[0-9]*,"comm":"[^"]*","cgroup":[0-9]*')
+stamp=$(sed -n 's/.*"issue_stamp":"\([a-z]*\)".*/\1/p' "$tmp/trig.jsonl" | head -n 1)
+if [ "$stamp" = bpf ]; then want=$lines; else want=0; fi
+tap_run "firings name who issued the command where the programs know it (issue stamp $stamp: $who of $lines)" \
+	[ "$who" = "$want" ]
 tap_done

@@ -166,6 +166,28 @@ T.ok(r.returncode == 0 and b"pid 4101 (fio)" in r.stdout and
      "who: the text's slowest commands name their submitter, its comm "
      "escaped", r.stdout[-800:])
 
+# perf script names the task of each event: the setup's is who
+# dispatched the command.  Its default columns give the name and the
+# thread ("fio  4242 [001]"), -F comm,pid,tid,... the process too; a name
+# may hold spaces.
+for label, old, new, want in (
+        ("default columns", None, None, (0, 4242, "fio")),
+        ("pid/tid", "fio  4242 [001]", "fio 4242/4243 [001]",
+         (4242, 4243, "fio")),
+        ("a name with a space, no cpu column", "fio  4242 [001]",
+         "Web Content 77/78", (77, 78, "Web Content"))):
+    path = perf
+    if old:
+        path = os.path.join(WORK, "who.perf")
+        with open(perf) as src, open(path, "w") as dst:
+            dst.write(src.read().replace(old, new))
+    r, cmds, final = correlate(dump, path)
+    got = {(c.get("pid"), c.get("tid"), c.get("comm")) for c in cmds}
+    T.ok(r.returncode == 0 and got == {want} and
+         not any("cgroup" in c and c["cgroup"] for c in cmds),
+         "who from perf script (%s): every command %s" % (label, want),
+         (sorted(got, key=str)[:4], r.stderr.decode()[-300:]))
+
 r = run([BIN, "correlate", dump, agent])
 T.ok(r.returncode == 0 and b"clock fw->host: host = fw" in r.stdout and
      b"slowest commands" in r.stdout and b"usecs" in r.stdout,

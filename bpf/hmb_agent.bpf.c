@@ -39,6 +39,14 @@ const volatile __u64 min_lat_ns = 0;	/* report only commands this slow */
 const volatile bool dump_records = false;	/* -w: every record to "rawrb" */
 const volatile __u32 trig_armed = 0;	/* HMB_TRIG_ARM_*: --trigger kinds */
 /*
+ * --pid, --comm, --cgroup: who issued a command (struct hmb_who), taken
+ * where it is submitted; a command they exclude is still joined (its
+ * records must find it) and counted at emission, not sent.
+ */
+const volatile __u32 targ_tgid = 0;	/* --pid, 0 = any */
+const volatile char targ_comm[HMB_COMM_LEN] = {};	/* --comm, "" = any */
+const volatile bool targ_cgroup = false;	/* --cgroup: map "cgroup" */
+/*
  * Block mode: the request's own issue stamp (io_start_time_ns, which
  * blk_mq_start_request sets right after block_rq_issue on a queue with
  * I/O statistics) is the start time, and no program runs at issue.
@@ -198,13 +206,26 @@ struct {
 	__type(value, struct hmb_batch_buf);
 } batchbuf SEC(".maps");
 
-/* Block mode: request -> issue time (what biolatency keeps). */
+/* Block mode: request -> issue time (what biolatency keeps) and who. */
+struct hmb_blk_start {
+	__u64 ts;
+	struct hmb_who who;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 10240);
 	__type(key, __u64);
-	__type(value, __u64);
+	__type(value, struct hmb_blk_start);
 } blk_start SEC(".maps");
+
+/* --cgroup PATH: the cgroup (v2) whose tasks' commands are reported. */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroup SEC(".maps");
 
 static __always_inline void count(__u32 idx)
 {
@@ -289,6 +310,37 @@ static __always_inline struct hmb_kseq *kseq_find(const struct hmb_cmd_key *k)
 	if (i < 0)
 		return NULL;
 	return bpf_map_lookup_elem(&kseq, &idx);
+}
+
+/*
+ * Who is current (struct hmb_who) into @w; whether --pid, --comm and
+ * --cgroup let its commands be reported.  Three helper calls, no map
+ * lookup; the cgroup test (biosnoop's) only with --cgroup.
+ */
+static __always_inline bool who_take(struct hmb_who *w)
+{
+	__u64 pt = bpf_get_current_pid_tgid();
+	__u64 c0, c1, t0, t1;
+
+	w->tgid = pt >> 32;
+	w->tid = (__u32)pt;
+	w->cgid = bpf_get_current_cgroup_id();
+	__builtin_memset(w->comm, 0, sizeof(w->comm));
+	bpf_get_current_comm(w->comm, sizeof(w->comm));
+	if (targ_tgid && w->tgid != targ_tgid)
+		return false;
+	if (targ_comm[0]) {
+		/* both NUL-padded: two 8-byte compares */
+		__builtin_memcpy(&c0, w->comm, 8);
+		__builtin_memcpy(&c1, w->comm + 8, 8);
+		t0 = *(const volatile __u64 *)&targ_comm[0];
+		t1 = *(const volatile __u64 *)&targ_comm[8];
+		if (c0 != t0 || c1 != t1)
+			return false;
+	}
+	if (targ_cgroup && bpf_current_task_under_cgroup(&cgroup, 0) != 1)
+		return false;
+	return true;
 }
 
 /* hmb_agent_trig.bpf.h: global functions, verified once each. */
@@ -376,7 +428,7 @@ int hmb_test_drive(struct bpf_raw_tracepoint_args *ctx)
 				   ctx->args[9], NULL));
 		break;
 	case 4:
-		blk_issue_key(ctx->args[1]);
+		blk_issue_key(ctx->args[1], NULL);
 		break;
 	case 5:
 		blk_done_key(ctx->args[1]);

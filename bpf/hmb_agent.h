@@ -163,6 +163,23 @@ struct hmb_ring_seq {
 	__u32 have;
 };
 
+/*
+ * Who issued a command: the task current where the programs take it (NVMe:
+ * nvme_setup_cmd, the request's dispatch; block mode: block_rq_issue), as
+ * biosnoop does.  blk-mq dispatches from a kworker when the request was
+ * queued (plugging, a busy queue, requeue): then the kworker is who the
+ * kernel knows.  @comm[0] == 0: not known (block mode on the kernel's own
+ * issue stamp, where no program runs at issue).
+ */
+#define HMB_COMM_LEN		16
+
+struct hmb_who {
+	__u32 tgid;		/* "pid": the process */
+	__u32 tid;		/* the thread */
+	__u64 cgid;		/* cgroup v2 id (bpf_get_current_cgroup_id) */
+	char comm[HMB_COMM_LEN];
+};
+
 /* Flags of a command (struct hmb_cmd_state.flags, hmb_cmd_event.flags). */
 #define HMB_CF_FILTERED		(1U << 0)	/* tracked for the join only */
 #define HMB_CF_NO_ROOM		(1U << 1)	/* "done" map full */
@@ -188,6 +205,7 @@ struct hmb_cmd_state {
 	__u8 fw_mask;		/* bit per phase seen */
 	__u32 sync;		/* HMB_SYNC_*: who finished (atomic) */
 	__u32 gaps0;		/* its controller's ring seq gaps at submission */
+	struct hmb_who who;	/* the task that submitted it */
 };
 
 /*

@@ -9,15 +9,21 @@
 
 /* ------------------------------------------------- block-layer fallback */
 
-/* Block mode: request @key was issued (also driven by the test program). */
-static __always_inline void blk_issue_key(__u64 key)
+/*
+ * Block mode: request @key was issued by @who (also driven by the test
+ * program, without who: bench_bpf_join's biolatency work at issue).
+ */
+static __always_inline void blk_issue_key(__u64 key,
+					  const struct hmb_who *who)
 {
-	__u64 ts;
+	struct hmb_blk_start v = {};
 
 	count(HMB_C_HOST_SUBMIT);
-	ts = bpf_ktime_get_ns();
+	v.ts = bpf_ktime_get_ns();
+	if (who)
+		v.who = *who;
 	/* A full map loses the request: counted, its completion is not seen. */
-	if (bpf_map_update_elem(&blk_start, &key, &ts, BPF_ANY))
+	if (bpf_map_update_elem(&blk_start, &key, &v, BPF_ANY))
 		count(HMB_C_ACTIVE_FULL);
 }
 
@@ -29,11 +35,11 @@ static __always_inline void blk_issue_key(__u64 key)
  */
 static __always_inline void blk_done_key(__u64 key)
 {
-	__u64 *tsp = bpf_map_lookup_elem(&blk_start, &key);
+	struct hmb_blk_start *tsp = bpf_map_lookup_elem(&blk_start, &key);
 
 	if (!tsp)
 		return;
-	hist_add(HMB_H_HOST_TOTAL, bpf_ktime_get_ns() - *tsp);
+	hist_add(HMB_H_HOST_TOTAL, bpf_ktime_get_ns() - tsp->ts);
 	bpf_map_delete_elem(&blk_start, &key);
 }
 
@@ -65,12 +71,19 @@ static __always_inline __u32 rq_op(struct request *rq, bool btf)
 
 static __always_inline int blk_issue(struct request *rq, bool btf)
 {
+	struct hmb_who who;
+
 	/* 6.12's verifier may type a tracepoint argument as maybe NULL */
 	if (!rq)
 		return 0;
 	if (targ_dev && rq_dev(rq, btf) != targ_dev)
 		return 0;
-	blk_issue_key((__u64)rq);
+	/* no join in block mode: a request they exclude is not tracked */
+	if (!who_take(&who)) {
+		count(HMB_C_CMD_FILTERED);
+		return 0;
+	}
+	blk_issue_key((__u64)rq, &who);
 	return 0;
 }
 
@@ -85,9 +98,13 @@ static __always_inline __u64 rq_issue_stamp(struct request *rq, bool btf)
 
 /* --trigger: the latency triggers on a request completing (host only). */
 static __always_inline void blk_trig(struct request *rq, bool btf,
-				     __u64 start, __u64 now, __u16 status)
+				     __u64 start, __u64 now, __u16 status,
+				     const struct hmb_blk_start *v)
 {
 	struct hmb_cmd_state st = {};
+
+	if (v)
+		st.who = v->who;
 
 	st.submit_ns = start;
 	st.complete_ns = now;
@@ -103,7 +120,8 @@ static __always_inline void blk_trig(struct request *rq, bool btf,
 static __always_inline int blk_complete(struct request *rq, __u16 status,
 					bool btf)
 {
-	__u64 key = (__u64)rq, *tsp = NULL, start, now, delta;
+	__u64 key = (__u64)rq, start, now, delta;
+	struct hmb_blk_start *tsp = NULL;
 	struct hmb_cmd_event *e;
 	__u32 op;
 
@@ -122,7 +140,7 @@ static __always_inline int blk_complete(struct request *rq, __u16 status,
 		tsp = bpf_map_lookup_elem(&blk_start, &key);
 		if (!tsp)
 			return 0;	/* issued before we started, or filtered */
-		start = *tsp;
+		start = tsp->ts;
 	}
 	now = bpf_ktime_get_ns();
 	delta = now - start;
@@ -137,7 +155,7 @@ static __always_inline int blk_complete(struct request *rq, __u16 status,
 	}
 	hist_add(HMB_H_HOST_TOTAL, delta);
 	if (trig_armed & HMB_TRIG_ARM_LAT)
-		blk_trig(rq, btf, start, now, status);
+		blk_trig(rq, btf, start, now, status, tsp);
 	if (!emit_all && (delta < min_lat_ns || delta < emit_floor_ns)) {
 		count(HMB_C_CMD_BELOW_MIN);
 		goto out;
@@ -159,6 +177,8 @@ static __always_inline int blk_complete(struct request *rq, __u16 status,
 	e->st.opc = op;
 	e->st.status = status;	/* blk_status_t: 0 is BLK_STS_OK */
 	e->st.flags = HMB_CF_BLOCK | HMB_CF_HOST_ONLY;
+	if (tsp)
+		e->st.who = tsp->who;
 	bpf_ringbuf_submit(e, 0);
 	count(HMB_C_CMD_EMITTED);
 out:

@@ -283,10 +283,11 @@ static __always_inline void join_setup(struct hmb_cmd_key *key,
 {
 	struct hmb_cmd_slot *old, *s;
 	struct hmb_kseq *ks;
+	struct hmb_who who;
 	__u32 f, n, flags = 0, gaps0;
 
 	if ((targ_nsid && a->nsid != targ_nsid) ||
-	    (targ_opc >= 0 && a->opc != (__u8)targ_opc))
+	    (targ_opc >= 0 && a->opc != (__u8)targ_opc) || !who_take(&who))
 		flags |= HMB_CF_FILTERED;
 	if (!fw_enabled)
 		flags |= HMB_CF_HOST_ONLY;
@@ -335,6 +336,7 @@ static __always_inline void join_setup(struct hmb_cmd_key *key,
 	s->st.opc = a->opc;
 	s->st.flags = flags;
 	s->st.gaps0 = gaps0;
+	s->st.who = who;
 	/* published: lookups find it from here on */
 	__sync_lock_test_and_set(&s->tag, hmb_slot_tag(key, n));
 	__sync_fetch_and_add(&ks->next, 1);

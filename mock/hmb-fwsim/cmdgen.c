@@ -11,7 +11,8 @@
  * queues of depth 16 going through the phases of share/hmb-events.dict
  * (cmd_fetch .. cmd_cqe_posted), garbage-collection and thermal windows,
  * temperature points.  What it knows it wrote is printed as one JSON
- * object: the number of commands, per completion status and per
+ * object: the number of commands, per completion status, per issuing
+ * task (pid, comm, cgroup: the agent's who) and per
  * background group (the commands whose surviving records span a window of
  * that group, windows as the firmware model reads them) the count and the
  * sum of their slba, the first submit time.  Nothing here reads records.
@@ -406,6 +407,16 @@ static int by_complete(const void *a, const void *b)
 	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
+/*
+ * Who issued command i (the agent's pid, tid, comm, cgroup): one of three
+ * tasks, i % 3, its tid one of seven threads (pid + i % 7); the truth
+ * counts each task's commands and their slba.
+ */
+#define WHO(i)	((i) % 3)
+static const uint32_t who_pid[3] = { 4101, 4202, 88 };
+static const char *const who_comm[3] = { "fio", "db-writer", "kworker/3:1H" };
+static const uint64_t who_cgroup[3] = { 5321, 6400, 1 };
+
 /* hmb-trace-agent -j --per-command, host-only: one "cmd" line per command
  * in completion order, an "interval" line after every 1000. */
 static void write_host(const struct wl *w, const struct opts *o)
@@ -427,10 +438,14 @@ static void write_host(const struct wl *w, const struct opts *o)
 			"\"opc\":\"%s\",\"nsid\":1,\"slba\":%llu,\"nlb\":%u,"
 			"\"dev\":\"259:0\",\"match\":\"host-only\",\"flags\":32,"
 			"\"submit_ns\":%llu,\"complete_ns\":%llu,\"status\":%u,"
+			"\"pid\":%u,\"tid\":%u,\"comm\":\"%s\",\"cgroup\":%llu,"
 			"\"host_total_ns\":%llu,\"fw\":[]}}\n",
 			c->q, c->cid, opc_name[c->opc], (unsigned long long)c->slba,
 			c->nlb + 1u, (unsigned long long)c->submit,
 			(unsigned long long)c->complete, c->status,
+			who_pid[WHO(ix[k])], who_pid[WHO(ix[k])] + (ix[k] % 7),
+			who_comm[WHO(ix[k])],
+			(unsigned long long)who_cgroup[WHO(ix[k])],
 			(unsigned long long)(c->complete - c->submit));
 		if (k % 1000 == 999)
 			fputs("{\"type\":\"interval\",\"time\":\"12:00:00\","
@@ -590,6 +605,7 @@ static void print_truth(struct wl *w, const struct opts *o)
 	uint64_t bg_n[2] = { 0, 0 }, bg_slba[2] = { 0, 0 };
 	uint64_t first_submit = UINT64_MAX;
 	struct status_sum st[3] = { { 0, 0, 0 }, { 0x2, 0, 0 }, { 0x281, 0, 0 } };
+	uint64_t who_n[3] = { 0, 0, 0 }, who_slba[3] = { 0, 0, 0 };
 
 	memset(g, 0, sizeof(g));
 	windows(w, g);
@@ -601,6 +617,8 @@ static void print_truth(struct wl *w, const struct opts *o)
 				st[k].n++;
 				st[k].slba += c->slba;
 			}
+		who_n[WHO(i)]++;
+		who_slba[WHO(i)] += c->slba;
 		if (c->submit < first_submit)
 			first_submit = c->submit;
 		for (int k = 0; c->t0 && k < 2; k++)
@@ -618,6 +636,13 @@ static void print_truth(struct wl *w, const struct opts *o)
 			printf("%s[%u,%llu,%llu]", sep++ ? "," : "", st[k].status,
 			       (unsigned long long)st[k].n,
 			       (unsigned long long)st[k].slba);
+	printf("],\"who\":[");
+	for (int k = 0; k < 3; k++)
+		printf("%s[%u,\"%s\",%llu,%llu,%llu]", k ? "," : "",
+		       who_pid[k], who_comm[k],
+		       (unsigned long long)who_cgroup[k],
+		       (unsigned long long)who_n[k],
+		       (unsigned long long)who_slba[k]);
 	printf("],\"bg\":{");
 	for (int k = 0; k < 2; k++) {
 		printf("%s\"%s\":{\"windows\":%zu,\"commands\":%llu,\"slba\":%llu}",
@@ -643,7 +668,8 @@ static void usage(FILE *f)
 "host = fw + OFFSET + DRIFT * (fw - first record's fw time); 6 firmware\n"
 "records lost (4 at a third of the trace, 2 at two thirds).  Prints what it\n"
 "made as one JSON object: commands, records, records_lost, first_submit_ns,\n"
-"status ([status, commands, sum of slba], ...) and bg (per group, gc and\n"
+"status ([status, commands, sum of slba], ...), who ([pid, comm, cgroup,\n"
+"commands, sum of slba] per issuing task, three) and bg (per group, gc and\n"
 "thermal: windows, and the commands whose surviving records span one, with\n"
 "the sum of their slba).\n"
 "\n"

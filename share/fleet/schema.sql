@@ -76,7 +76,11 @@ CREATE TABLE IF NOT EXISTS hmb.commands_local (
 	bg_in_flight   Array(String),  -- background windows open during it (gc, thermal)
 	match_class    String,  -- matched | partial | unmatched
 	clock_off_ns   Float64, -- host - firmware offset used for the mapping
-	clock_err_ns   Float64  -- its error bound
+	clock_err_ns   Float64, -- its error bound
+	pid            UInt32,  -- who issued it (the task that dispatched it;
+	tid            UInt32,  -- a kworker when blk-mq dispatched from one),
+	comm           String,  -- "" and 0 when not known
+	cgroup         UInt64   -- cgroup v2 id
 ) ENGINE = ReplacingMergeTree
 PARTITION BY day
 ORDER BY (host, ctrl, submit_ns, qid, cid, trace_id, cmd_id);

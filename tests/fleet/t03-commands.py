@@ -23,6 +23,8 @@ the log2 histogram of each phase) and the generator's truth:
   - host times are on the wall clock through the sidecar (host A has one:
     realtime_ns - monotonic_ns added to every host time; the first
     submit is the generator's);
+  - who issued each command (pid, tid, comm, cgroup) is the generator's:
+    per issuing task the count of rows and the sum of their slba;
   - status and bg_in_flight are the generator's own: per status and per
     background group (gc, thermal) the count of rows and the sum of their
     slba (random per command) equal those of the commands the generator
@@ -262,6 +264,21 @@ def check_host(name, hostname, url, other, p, sidecar, exp):
     ok(len(want) == 3 and got == want,
        "%s: status per row as the host saw it: %s" % (name, sorted(
            (hex(k), v[0]) for k, v in got.items())),
+       "want %s" % sorted(want.items()))
+    want = {(p, c, g): (n, tot) for p, c, g, n, tot in truth.get("who", [])}
+    got = {}
+    for line in q(other, "SELECT pid, comm, cgroup, count(), sum(slba), "
+                  "countIf(tid < pid OR tid >= pid + 7) FROM hmb.commands "
+                  "WHERE %s GROUP BY pid, comm, cgroup FORMAT "
+                  "TabSeparated" % where).splitlines():
+        p, c, g, n, tot, badtid = line.split("\t")
+        got[(int(p), c, int(g))] = (int(n), int(tot))
+        if int(badtid):
+            got[(int(p), c, int(g), "tid")] = int(badtid)
+    ok(len(want) == 3 and got == want,
+       "%s: who issued each row (pid, comm, cgroup; tid among the "
+       "process's threads) as the host saw it: %s" % (name, sorted(
+           (k, v[0]) for k, v in got.items())),
        "want %s" % sorted(want.items()))
     want = {g: (v["commands"], v["slba"])
             for g, v in truth.get("bg", {}).items()}

@@ -126,6 +126,68 @@ for label, path in (("agent JSON", agent), ("perf script", perf)):
     T.eq(final["totals"]["outside_window"], 0,
          "%s: no command's firmware events outside its host window" % label)
 
+# Who issued each command (the agent's pid, tid, comm, cgroup) goes
+# through the join to its output line, JSON and text; a line without them
+# gets none (nothing is made up).  The comm is the task's to choose:
+# escaped in the text, the very string in the JSON.
+WHO = [(4101, "fio", 5321), (88, "kworker/3:1H", 1),
+       (4202, "db\x1b[2Jw\"r", 6400)]
+who_path = os.path.join(WORK, "who.jsonl")
+want_who = {}
+with open(agent) as src, open(who_path, "w") as dst:
+    k = 0
+    for ln in src:
+        x = json.loads(ln)
+        if x.get("type") == "cmd":
+            c = x["cmd"]
+            if k % 4 != 3:
+                pid, comm, cg = WHO[k % 3]
+                c.update(pid=pid, tid=pid + k % 5, comm=comm, cgroup=cg)
+                want_who[(c["qid"], c["cid"], c["submit_ns"])] = \
+                    (pid, pid + k % 5, comm, cg)
+            else:
+                want_who[(c["qid"], c["cid"], c["submit_ns"])] = None
+            k += 1
+        dst.write(json.dumps(x) + "\n")
+r, cmds, final = correlate(dump, who_path)
+got_who = {(c["qid"], c["cid"], c["submit_ns"]):
+           (c["pid"], c["tid"], c["comm"], c["cgroup"]) if "comm" in c
+           else None if not ({"pid", "tid", "cgroup"} & set(c)) else "junk"
+           for c in cmds}
+T.ok(r.returncode == 0 and got_who == want_who and
+     sum(1 for v in want_who.values() if v is None) > 0,
+     "who: every command carries the pid, tid, comm and cgroup of its host "
+     "line, and none where the line has none (%d of %d)"
+     % (sum(1 for v in got_who.values() if v), len(got_who)),
+     r.stderr.decode()[-300:])
+r = run([BIN, "correlate", dump, who_path, "--top", "1000"])
+T.ok(r.returncode == 0 and b"pid 4101 (fio)" in r.stdout and
+     b"pid 4202 (db\\x1b[2Jw\"r)" in r.stdout and b"\x1b" not in r.stdout,
+     "who: the text's slowest commands name their submitter, its comm "
+     "escaped", r.stdout[-800:])
+
+# perf script names the task of each event: the setup's is who
+# dispatched the command.  Its default columns give the name and the
+# thread ("fio  4242 [001]"), -F comm,pid,tid,... the process too; a name
+# may hold spaces.
+for label, old, new, want in (
+        ("default columns", None, None, (0, 4242, "fio")),
+        ("pid/tid", "fio  4242 [001]", "fio 4242/4243 [001]",
+         (4242, 4243, "fio")),
+        ("a name with a space, no cpu column", "fio  4242 [001]",
+         "Web Content 77/78", (77, 78, "Web Content"))):
+    path = perf
+    if old:
+        path = os.path.join(WORK, "who.perf")
+        with open(perf) as src, open(path, "w") as dst:
+            dst.write(src.read().replace(old, new))
+    r, cmds, final = correlate(dump, path)
+    got = {(c.get("pid"), c.get("tid"), c.get("comm")) for c in cmds}
+    T.ok(r.returncode == 0 and got == {want} and
+         not any("cgroup" in c and c["cgroup"] for c in cmds),
+         "who from perf script (%s): every command %s" % (label, want),
+         (sorted(got, key=str)[:4], r.stderr.decode()[-300:]))
+
 r = run([BIN, "correlate", dump, agent])
 T.ok(r.returncode == 0 and b"clock fw->host: host = fw" in r.stdout and
      b"slowest commands" in r.stdout and b"usecs" in r.stdout,

@@ -194,6 +194,14 @@ static void from_bpf(const struct hmb_cmd_event *ev, struct hmb_host_cmd *h,
 	snprintf(h->opc, sizeof(h->opc), "%s", st->flags & HMB_CF_BLOCK ?
 		 block_op_name(st->opc, buf, sizeof(buf)) :
 		 hmb_nvme_opc_name(st->opc, buf, sizeof(buf)));
+	if (st->who.comm[0]) {
+		h->pid = st->who.tgid;
+		h->tid = st->who.tid;
+		h->cgroup = st->who.cgid;
+		/* the kernel's comm is NUL-terminated within its 16 bytes */
+		memcpy(h->comm, st->who.comm, sizeof(h->comm));
+		h->comm[sizeof(h->comm) - 1] = 0;
+	}
 	fw->mask = st->fw_mask;
 	memcpy(fw->ts, st->fw_ts, sizeof(fw->ts));
 	memcpy(fw->seq, st->fw_seq, sizeof(fw->seq));
@@ -353,6 +361,11 @@ static int choose_disk_mode(bool *use_block)
 	return 0;
 }
 
+static bool who_filtered(void)
+{
+	return ag.env.who_pid || ag.env.who_comm || ag.env.who_cgroup;
+}
+
 /*
  * Block mode: the request's own issue stamp, or a program at
  * block_rq_issue (as biolatency), per --issue-stamp.
@@ -363,6 +376,13 @@ static int choose_stamp(void)
 	const char *why = ag.env.issue_stamp == STAMP_BPF ? "--issue-stamp bpf" :
 			  kernel_issue_stamp(ag.devt, &readable);
 
+	/* who issued a request is known only to a program at issue */
+	if (who_filtered() && ag.env.issue_stamp == STAMP_KERNEL) {
+		fprintf(stderr, PROG ": --issue-stamp kernel: --pid, --comm and --cgroup need a program at block_rq_issue (--issue-stamp bpf)\n");
+		return -1;
+	}
+	if (!why && who_filtered())
+		why = "--pid, --comm or --cgroup";
 	ag.stamp_why = why ? why : "the kernel stamps each request at issue";
 	ag.kernel_stamp = !why;
 	if (ag.env.issue_stamp == STAMP_KERNEL && why) {
@@ -543,6 +563,22 @@ static int size_kseq(void)
 	return 0;
 }
 
+/* --cgroup: its directory into the programs' map "cgroup". */
+static int who_cgroup(void)
+{
+	__u32 k = 0, fd = (__u32)ag.env.who_cgroup_fd;
+
+	if (ag.env.who_cgroup_fd < 0)
+		return 0;
+	if (bpf_map_update_elem(bpf_map__fd(ag.skel->maps.cgroup), &k, &fd,
+				BPF_ANY)) {
+		fprintf(stderr, PROG ": --cgroup %s: not a cgroup v2 directory (%s)\n",
+			ag.env.who_cgroup, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /* Open, configure, load and attach the BPF programs. */
 static int load_bpf(bool btf)
 {
@@ -571,6 +607,11 @@ static int load_bpf(bool btf)
 	ag.skel->rodata->min_lat_ns = ag.env.min_lat_us * 1000;
 	ag.skel->rodata->blk_kernel_stamp = !ag.use_nvme && ag.kernel_stamp;
 	ag.skel->rodata->trig_armed = trig_armed_bits();
+	ag.skel->rodata->targ_tgid = ag.env.who_pid;
+	if (ag.env.who_comm)	/* checked: fits with its NUL */
+		memcpy((char *)ag.skel->rodata->targ_comm, ag.env.who_comm,
+		       strlen(ag.env.who_comm));
+	ag.skel->rodata->targ_cgroup = ag.env.who_cgroup_fd >= 0;
 	err = bpf_map__set_max_entries(ag.skel->maps.rb,
 				       ag.env.ringbuf_mb << 20);
 	if (err) {
@@ -597,7 +638,7 @@ static int load_bpf(bool btf)
 			ag.mode_name, ag.attach, strerror(-err));
 		return -1;
 	}
-	if (fill_evdesc() || trig_start())
+	if (fill_evdesc() || trig_start() || who_cgroup())
 		return -1;
 	if (ag.use_nvme) {
 		map_rings();

@@ -76,6 +76,11 @@ struct env {
 	size_t snap_window;		/* --window-mb, bytes */
 	uint64_t snap_max;		/* --max-snapshots */
 	unsigned int snap_holdoff_s;
+	/* who issued a command: --pid, --comm, --cgroup (0, NULL: any) */
+	uint32_t who_pid;
+	const char *who_comm;
+	const char *who_cgroup;
+	int who_cgroup_fd;		/* its directory, opened; -1 */
 };
 
 /* -w: one dump per ring the records came from (dump.c). */

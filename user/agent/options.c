@@ -3,12 +3,15 @@
  * options.c - hmb-trace-agent's command line: --help, the options, their
  * checks and usage errors (exit 2).
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent.h"
 #include "snap.h"
@@ -27,6 +30,7 @@ static void usage(FILE *f)
 "                       [--export URL [--export-credentials FILE]\n"
 "                       [--export-hostname NAME]\n"
 "                       [--export-queue N] [--export-wait MS]]\n"
+"                       [--pid PID] [--comm NAME] [--cgroup PATH]\n"
 "                       [--trigger EXPR]... [-v]\n"
 "                       [interval] [count]\n"
 "\n"
@@ -53,6 +57,16 @@ static void usage(FILE *f)
 "                         5, 0: none)\n"
 "  -c, --opcode OPC       only this NVMe opcode (read, write, flush or a\n"
 "                         number); block mode: REQ_OP number\n"
+"      --pid PID          only commands issued by process PID\n"
+"      --comm NAME        only commands issued by a task named NAME (its\n"
+"                         comm, at most 15 characters)\n"
+"      --cgroup PATH      only commands issued by tasks in the cgroup v2\n"
+"                         directory PATH or below it (/sys/fs/cgroup/...)\n"
+"                         Who issued a command is the task that dispatched\n"
+"                         it (pid, tid, comm, cgroup id in the output): a\n"
+"                         kworker when blk-mq dispatched it from one; the\n"
+"                         filters run in BPF, and a command they exclude is\n"
+"                         still joined with its records, counted, not shown\n"
 "      --per-command      print every command (one line or JSON object each)\n"
 "      --dict FILE        event dictionary (default: the built-in\n"
 "                         share/hmb-events.dict)\n"
@@ -135,6 +149,8 @@ static void usage(FILE *f)
 "    " PROG " -d nvme0n1 -j -o agent.jsonl 5   # JSON lines to a file\n"
 "    " PROG " --min-latency 500 -N 10  # top 10 commands >= 500 us\n"
 "    " PROG " -d loop0 -m block 1 5   # host-only, block layer\n"
+"    " PROG " -d nvme0n1 --per-command --comm fio   # fio's commands only\n"
+"    " PROG " -d nvme0n1 -j --cgroup /sys/fs/cgroup/system.slice/db.service\n"
 "    " PROG " -d nvme0n1 -j -o agent.jsonl -w fw.bin   # and keep the records:\n"
 "    hmb-trace-analyze correlate fw.bin agent.jsonl    # the same join, offline\n"
 "    " PROG " -d nvme0n1 --export http://ch1:8123   # rows into the fleet store\n"
@@ -209,7 +225,7 @@ enum {
 	OPT_CLOCK_WINDOW, OPT_USAGE, OPT_RINGBUF, OPT_EXPORT, OPT_EXPORT_HOST,
 	OPT_EXPORT_QUEUE, OPT_EXPORT_WAIT, OPT_ISSUE_STAMP, OPT_FW_EVENT,
 	OPT_EXPORT_CRED, OPT_TRIGGER, OPT_SNAP_DIR, OPT_PRE, OPT_POST,
-	OPT_WINDOW, OPT_MAX_SNAPS, OPT_HOLDOFF,
+	OPT_WINDOW, OPT_MAX_SNAPS, OPT_HOLDOFF, OPT_PID, OPT_COMM, OPT_CGROUP,
 };
 
 static const struct option long_opts[] = {
@@ -241,6 +257,9 @@ static const struct option long_opts[] = {
 	{ "window-mb", required_argument, NULL, OPT_WINDOW },
 	{ "max-snapshots", required_argument, NULL, OPT_MAX_SNAPS },
 	{ "holdoff", required_argument, NULL, OPT_HOLDOFF },
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "comm", required_argument, NULL, OPT_COMM },
+	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "usage", no_argument, NULL, OPT_USAGE },
@@ -369,6 +388,30 @@ static bool option(struct env *e, int opt, const char *arg)
 							  "seconds, 0 to 86400");
 		snap_only = "--holdoff";
 		break;
+	case OPT_PID:
+		/* the kernel's PID_MAX_LIMIT */
+		e->who_pid = (uint32_t)num_arg(arg, 1, 4194304, "--pid",
+					       "a process id, 1 to 4194304");
+		break;
+	case OPT_COMM:
+		/* TASK_COMM_LEN: what the kernel keeps of a task's name */
+		if (!*arg || strlen(arg) >= HMB_COMM_LEN)
+			hmb_usage_exit(PROG, NULL,
+				       "invalid --comm '%s' (a task name, 1 to %d characters)",
+				       arg, HMB_COMM_LEN - 1);
+		e->who_comm = arg;
+		break;
+	case OPT_CGROUP:
+		if (e->who_cgroup_fd >= 0)
+			close(e->who_cgroup_fd);
+		e->who_cgroup_fd = open(arg, O_RDONLY | O_DIRECTORY |
+					O_CLOEXEC);
+		if (e->who_cgroup_fd < 0)
+			hmb_usage_exit(PROG, NULL,
+				       "invalid --cgroup '%s' (a cgroup v2 directory): %s",
+				       arg, strerror(errno));
+		e->who_cgroup = arg;
+		break;
 	case 'v': e->verbose = true; break;
 	default: return false;
 	}
@@ -387,6 +430,7 @@ void parse_args(struct env *e, int argc, char **argv)
 		.snap_pre_s = SNAP_DEF_PRE_S, .snap_post_s = SNAP_DEF_POST_S,
 		.snap_window = (size_t)SNAP_DEF_WINDOW_MB << 20,
 		.snap_holdoff_s = SNAP_DEF_HOLDOFF_S,
+		.who_cgroup_fd = -1,
 	};
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":d:m:jo:N:c:w:vhV", long_opts,

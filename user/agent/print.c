@@ -510,6 +510,28 @@ static void report_losses(const uint64_t *c)
 	fputc('\n', ag.out);
 }
 
+/*
+ * --pid, --comm, --cgroup: how many commands they kept out of the report
+ * (with -c and the namespace of -d, which the programs count alike).
+ */
+static void who_filtered_text(const uint64_t *c)
+{
+	char want[512] = "";
+	int n = 0;
+
+	if (ag.env.who_pid)
+		n += snprintf(want + n, sizeof(want) - (size_t)n, " --pid %u",
+			      ag.env.who_pid);
+	if (ag.env.who_comm && n < (int)sizeof(want))
+		n += snprintf(want + n, sizeof(want) - (size_t)n, " --comm %s",
+			      ag.env.who_comm);
+	if (ag.env.who_cgroup && n < (int)sizeof(want))
+		snprintf(want + n, sizeof(want) - (size_t)n, " --cgroup %s",
+			 ag.env.who_cgroup);
+	fprintf(ag.out, "filtered: %llu commands not reported (%s)\n",
+		(unsigned long long)c[HMB_C_CMD_FILTERED], want + 1);
+}
+
 static void report_text(const char *kind, const char *ts, uint64_t nio,
 			const uint64_t *c, const struct hmb_log2_hist *bh,
 			struct hmb_cmd_stats *s, bool final)
@@ -522,6 +544,8 @@ static void report_text(const char *kind, const char *ts, uint64_t nio,
 		hmb_cmd_totals_print(ag.out, &s->tot);
 	}
 	fputc('\n', ag.out);
+	if (ag.env.who_pid || ag.env.who_comm || ag.env.who_cgroup)
+		who_filtered_text(c);
 	report_losses(c);
 	trig_report_text(ag.out);
 	snap_report_text(ag.out);

@@ -225,7 +225,7 @@ static void fired_obj(struct hmb_json *j, const struct trig_spec *t,
 		      const struct hmb_trig_event *ev)
 {
 	const struct hmb_dict_event *d;
-	char buf[24];
+	char buf[24], comm[HMB_COMM_LEN + 1] = "";
 
 	hmb_json_obj(j);
 	hmb_json_kv_str(j, "type", "trigger");
@@ -256,6 +256,13 @@ static void fired_obj(struct hmb_json *j, const struct trig_spec *t,
 		hmb_json_kv_u64(j, "submit_ns", ev->st.submit_ns);
 		hmb_json_kv_u64(j, "complete_ns", ev->st.complete_ns);
 		hmb_json_kv_u64(j, "ring", ev->st.ring);
+		if (ev->st.who.comm[0]) {	/* who issued it, where known */
+			memcpy(comm, ev->st.who.comm, sizeof(comm) - 1);
+			hmb_json_kv_u64(j, "pid", ev->st.who.tgid);
+			hmb_json_kv_u64(j, "tid", ev->st.who.tid);
+			hmb_json_kv_str(j, "comm", comm);
+			hmb_json_kv_u64(j, "cgroup", ev->st.who.cgid);
+		}
 		hmb_json_key(j, "fw_ts");
 		hmb_json_obj(j);
 		for (int p = HMB_PH_FETCH; p < HMB_PH_COUNT; p++) {
@@ -329,7 +336,8 @@ static const char *dur(uint64_t ns, char *buf, size_t len)
 static void fired_text(const struct trig_spec *t, const struct hmb_trig_event *ev)
 {
 	const struct hmb_dict_event *d;
-	char ts[16], buf[16], v[32], th[32];
+	char ts[16], buf[16], v[32], th[32], who[128] = "";
+	char comm[HMB_COMM_LEN + 1] = "", esc[4 * HMB_COMM_LEN + 1];
 	time_t now = time(NULL);
 
 	strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&now));
@@ -341,10 +349,17 @@ static void fired_text(const struct trig_spec *t, const struct hmb_trig_event *e
 		else
 			fprintf(ag.out, "nvme%u q%u cid 0x%04x", ev->ctrl,
 				ev->qid, ev->cid);
-		fprintf(ag.out, " %s slba %llu %s %u: %s_to_%s %s > %s\n",
+		if (ev->st.who.comm[0]) {	/* the task's own name: escaped */
+			memcpy(comm, ev->st.who.comm, sizeof(comm) - 1);
+			hmb_text_esc(esc, sizeof(esc), comm);
+			snprintf(who, sizeof(who), " pid %u (%s)",
+				 ev->st.who.tgid, esc);
+		}
+		fprintf(ag.out, " %s slba %llu %s %u%s: %s_to_%s %s > %s\n",
 			opc_name(&ev->st, buf, sizeof(buf)),
 			(unsigned long long)ev->st.slba,
 			ev->st.flags & HMB_CF_BLOCK ? "bytes" : "nlb", ev->st.nlb,
+			who,
 			trig_point_name(t->from), trig_point_name(t->to),
 			dur(ev->value_ns, v, sizeof(v)),
 			dur(ev->thresh_ns, th, sizeof(th)));

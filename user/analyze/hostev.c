@@ -90,6 +90,9 @@ static const struct cmd_field cmd_fields[] = {
 	{ "nlb", UINT32_MAX, false },
 	{ "flags", UINT64_MAX, false },
 	{ "status", UINT16_MAX, false },
+	{ "pid", UINT32_MAX, false },
+	{ "tid", UINT32_MAX, false },
+	{ "cgroup", UINT64_MAX, false },
 };
 
 #define NFIELDS (sizeof(cmd_fields) / sizeof(cmd_fields[0]))
@@ -99,7 +102,7 @@ static int cmd_members(struct host_events *he, struct json_object *o,
 		       uint32_t no, struct hmb_host_cmd *c, uint64_t *flags)
 {
 	uint64_t v[NFIELDS] = { 0 };
-	struct json_object *opc;
+	struct json_object *opc, *comm;
 
 	for (size_t i = 0; i < NFIELDS; i++) {
 		int rc = get_uint(o, cmd_fields[i].key, cmd_fields[i].max,
@@ -131,6 +134,15 @@ static int cmd_members(struct host_events *he, struct json_object *o,
 	    json_object_is_type(opc, json_type_string))
 		snprintf(c->opc, sizeof(c->opc), "%s",
 			 json_object_get_string(opc));
+	/* who issued it (the agent's, where the kernel knew it) */
+	if (json_object_object_get_ex(o, "comm", &comm) &&
+	    json_object_is_type(comm, json_type_string)) {
+		snprintf(c->comm, sizeof(c->comm), "%s",
+			 json_object_get_string(comm));
+		c->pid = (uint32_t)v[10];
+		c->tid = (uint32_t)v[11];
+		c->cgroup = v[12];
+	}
 	return 0;
 }
 
@@ -320,6 +332,61 @@ static bool perf_ts(const char *line, const char *ev, uint64_t *ns)
 	return true;
 }
 
+/*
+ * Who ran the nvme_setup_cmd event (the task that dispatched the command)
+ * from perf script's columns before its time @ev_ts: "COMM TID [CPU]" by
+ * default, "COMM PID/TID [CPU]" with -F comm,pid,tid,...; the CPU column
+ * may be absent, the name may hold spaces.  Nothing set if they are not
+ * there.
+ */
+static void perf_who(const char *line, const char *ev_ts,
+		     struct hmb_host_cmd *c)
+{
+	const char *e = ev_ts, *id, *end;
+	uint64_t a, b = 0;
+	size_t n;
+
+	/* back over the time to the columns before it */
+	while (e > line && e[-1] == ' ')
+		e--;
+	while (e > line && e[-1] != ' ')
+		e--;
+	while (e > line && e[-1] == ' ')
+		e--;
+	if (e > line && e[-1] == ']') {
+		while (e > line && e[-1] != '[')
+			e--;
+		if (e == line)
+			return;
+		e--;
+		while (e > line && e[-1] == ' ')
+			e--;
+	}
+	id = e;
+	while (id > line && id[-1] != ' ')
+		id--;
+	if (hmb_strtou64(id, &end, 10, &a) || a > UINT32_MAX)
+		return;
+	if (*end == '/' && (hmb_strtou64(end + 1, &end, 10, &b) ||
+			    b > UINT32_MAX))
+		return;
+	if (end != e)
+		return;
+	while (id > line && id[-1] == ' ')
+		id--;
+	while (*line == ' ')
+		line++;
+	if (id <= line)
+		return;
+	n = (size_t)(id - line) < sizeof(c->comm) - 1 ?
+	    (size_t)(id - line) : sizeof(c->comm) - 1;
+	memcpy(c->comm, line, n);
+	c->comm[n] = 0;
+	/* one number is perf's default tid column: the process not known */
+	c->pid = b ? (uint32_t)a : 0;
+	c->tid = b ? (uint32_t)b : (uint32_t)a;
+}
+
 static int perf_line(struct host_events *he, struct ptab *pt,
 		     const char *line, uint32_t no)
 {
@@ -366,6 +433,7 @@ static int perf_line(struct host_events *he, struct ptab *pt,
 		c->cid = (uint16_t)cid;
 		c->submit_ns = ts;
 		c->line = no;
+		perf_who(line, setup, c);
 		if (field_u64(p, "nsid=", &v))
 			c->nsid = (uint32_t)v;
 		if (op) {

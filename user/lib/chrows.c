@@ -18,7 +18,7 @@ const char hmb_ch_commands_cols[] =
 	"day, host, ctrl, serial, model, fw_rev, trace_id, cmd_id, qid, cid, "
 	"opcode, nsid, slba, nlb, status, submit_ns, complete_ns, fetch_ns, "
 	"media_start_ns, media_end_ns, xfer_done_ns, cqe_ns, bg_in_flight, "
-	"match_class, clock_off_ns, clock_err_ns";
+	"match_class, clock_off_ns, clock_err_ns, pid, tid, comm, cgroup";
 
 const char hmb_ch_losses_cols[] =
 	"day, host, ring, trace_id, loss_id, layer, counter, count, "
@@ -106,6 +106,10 @@ int hmb_ch_row_command(struct hmb_ch_sink *s, const struct hmb_ch_ident *k,
 	hmb_rb_str(s, hmb_match_name(c->match));
 	hmb_rb_f64(s, off);
 	hmb_rb_f64(s, c->placed ? clock_err : 0);
+	hmb_rb_u32(s, c->h.pid);
+	hmb_rb_u32(s, c->h.tid);
+	hmb_rb_bytes(s, c->h.comm, strnlen(c->h.comm, sizeof(c->h.comm)));
+	hmb_rb_u64(s, c->h.cgroup);
 	hmb_ch_sink_commit_row(s);
 	return 1;
 }

@@ -155,21 +155,27 @@ static void print_head(FILE *f, const struct hmb_cmd *c, int rank)
 {
 	const struct hmb_host_cmd *h = &c->h;
 	char r[16] = "", t[32], opc[4 * sizeof(h->opc)];
+	char comm[4 * sizeof(h->comm)], who[128] = "";
 
 	if (rank)
 		snprintf(r, sizeof(r), "#%-3d ", rank);
 	us(c->x[HMB_X_HOST_TOTAL], t, sizeof(t));
 	/* the opcode's name comes from the host's event file */
 	hmb_text_esc(opc, sizeof(opc), h->opc);
+	/* biosnoop's PID and COMM; the comm is the task's to choose */
+	if (h->comm[0]) {
+		hmb_text_esc(comm, sizeof(comm), h->comm);
+		snprintf(who, sizeof(who), " pid %u (%s)", h->pid, comm);
+	}
 	if (h->flags & HMB_CMD_F_BLOCK)
-		fprintf(f, "  %sdev %u:%u %-5s sector %llu bytes %u: total %s us\n",
+		fprintf(f, "  %sdev %u:%u %-5s sector %llu bytes %u%s: total %s us\n",
 			r, h->dev >> 20, h->dev & 0xfffff, opc,
-			(unsigned long long)h->slba, h->nlb, t);
+			(unsigned long long)h->slba, h->nlb, who, t);
 	else
-		fprintf(f, "  %snvme%u q%u cid 0x%04x (gen %u tag %u) %-5s nsid %u slba %llu nlb %u [%s]: total %s us\n",
+		fprintf(f, "  %snvme%u q%u cid 0x%04x (gen %u tag %u) %-5s nsid %u slba %llu nlb %u%s [%s]: total %s us\n",
 			r, h->ctrl, h->qid, h->cid, h->cid >> 12,
 			h->cid & 0xfff, opc, h->nsid,
-			(unsigned long long)h->slba, h->nlb,
+			(unsigned long long)h->slba, h->nlb, who,
 			hmb_match_name(c->match), t);
 }
 
@@ -235,6 +241,12 @@ void hmb_cmd_json_members(struct hmb_json *j, const struct hmb_cmd *c)
 	hmb_json_kv_u64(j, "submit_ns", h->submit_ns);
 	hmb_json_kv_u64(j, "complete_ns", h->complete_ns);
 	hmb_json_kv_u64(j, "status", h->status);
+	if (h->comm[0]) {
+		hmb_json_kv_u64(j, "pid", h->pid);
+		hmb_json_kv_u64(j, "tid", h->tid);
+		hmb_json_kv_str(j, "comm", h->comm);
+		hmb_json_kv_u64(j, "cgroup", h->cgroup);
+	}
 	if (c->bg_groups) {
 		hmb_json_key(j, "bg_in_flight");
 		hmb_json_arr(j);

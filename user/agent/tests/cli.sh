@@ -80,6 +80,48 @@ for o in "--issue-stamp:auto, kernel, bpf" "--fw-event:auto, batch, record" \
 	done
 done
 tap_run "--help lists --issue-stamp" sh -c "'$agent' --help | grep -q -- --issue-stamp"
+
+# --pid, --comm, --cgroup: bad values refused with one line naming them.
+for t in "--pid:0:invalid --pid '0' (a process id, 1 to 4194304)" \
+	 "--pid:x1:invalid --pid 'x1' (a process id, 1 to 4194304)" \
+	 "--pid:4194305:invalid --pid '4194305' (a process id, 1 to 4194304)" \
+	 "--comm::invalid --comm '' (a task name, 1 to 15 characters)" \
+	 "--comm:sixteen-chars-xx:invalid --comm 'sixteen-chars-xx' (a task name, 1 to 15 characters)" \
+	 "--cgroup:/nonexistent/hmb-cg:invalid --cgroup '/nonexistent/hmb-cg' (a cgroup v2 directory): No such file or directory"; do
+	opt=${t%%:*} rest=${t#*:}
+	v=${rest%%:*} want=${rest#*:}
+	"$agent" -m block "$opt" "$v" >/dev/null 2>"$tmp/err"
+	rc=$?
+	tap_run "$opt '$v': exit 2, bad usage ($rc)" [ "$rc" = 2 ]
+	tap_run "$opt '$v': one line, '$want'" sh -c "[ \$(wc -l <'$tmp/err') = 1 ] && grep -qF -- \"$want\" '$tmp/err'"
+done
+"$agent" -m block --issue-stamp kernel --comm dd 1 1 >/dev/null 2>"$tmp/err"
+rc=$?
+tap_run "--comm with --issue-stamp kernel: exit 1, the filter needs the program at issue ($rc)" \
+	sh -c "[ $rc = 1 ] && grep -qF -- '--pid, --comm and --cgroup need a program at block_rq_issue' '$tmp/err'"
+
+# --comm in block mode: dd's direct writes reported as dd's where the
+# kernel dispatched them in dd (else its kworker's, filtered), and nothing
+# of any other task; --comm naming nobody reports nothing and counts what
+# it kept out.
+io="$(dirname "$agent")/.who-io.$$"
+for c in dd hmb-nobody; do
+	"$agent" -m block -j --per-command --comm $c 1 1 >"$tmp/who-$c.jsonl" 2>"$tmp/agent.err" &
+	apid=$!
+	sleep 1
+	dd if=/dev/zero of="$io" bs=4k count=200 oflag=direct 2>/dev/null ||
+		dd if=/dev/zero of="$io" bs=4k count=200 conv=fsync 2>/dev/null
+	wait $apid
+	apid=
+	rm -f "$io"
+done
+n_dd=$(grep -c '"type":"cmd"' "$tmp/who-dd.jsonl")
+n_other=$(grep '"type":"cmd"' "$tmp/who-dd.jsonl" | grep -vc '"comm":"dd","cgroup"')
+f_none=$(sed -n 's/.*"cmd_filtered":\([0-9]*\).*/\1/p' "$tmp/who-hmb-nobody.jsonl" | tail -n 1)
+tap_run "--comm dd: $n_dd commands, each with pid, tid, comm dd and cgroup, none of another task ($n_other)" \
+	[ "$n_other" = 0 ]
+tap_run "--comm hmb-nobody: no command reported, the I/Os counted filtered (${f_none:-none})" \
+	sh -c "! grep -q '\"type\":\"cmd\"' '$tmp/who-hmb-nobody.jsonl' && [ '${f_none:-0}' -gt 0 ]"
 for v in bpf kernel auto; do
 	"$agent" -m block -j --issue-stamp "$v" >"$tmp/out" 2>"$tmp/agent.err" &
 	apid=$!
@@ -147,4 +189,11 @@ tap_run "armed agent exits 0 ($rc)" [ "$rc" = 0 ]
 tap_run "host_total>1ns: firings on the I/Os ($lines lines), the summary's fired and reported agree ($fired)" \
 	[ "$lines" -gt 0 -a "$fired" = "$lines $lines" ]
 tap_run "write:host_total>3600s: no firing ($other)" [ "$other" = 0 ]
+# who issued the firing command: known with a program at issue, not on
+# the request's own stamp
+who=$(grep '"type":"trigger","trigger":1,' "$tmp/trig.jsonl" | grep -c '"pid":[0-9]*,"tid":[0-9]*,"comm":"[^"]*","cgroup":[0-9]*')
+stamp=$(sed -n 's/.*"issue_stamp":"\([a-z]*\)".*/\1/p' "$tmp/trig.jsonl" | head -n 1)
+if [ "$stamp" = bpf ]; then want=$lines; else want=0; fi
+tap_run "firings name who issued the command where the programs know it (issue stamp $stamp: $who of $lines)" \
+	[ "$who" = "$want" ]
 tap_done

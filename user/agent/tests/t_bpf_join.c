@@ -8,10 +8,14 @@
  * Needs root and BPF; SKIPs otherwise.  TAP.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -164,6 +168,10 @@ static int libbpf_quiet(enum libbpf_print_level l, const char *f, va_list a)
  */
 static __u32 blk_max, rb_size;
 static struct hmb_kseq_geom kgeom;
+/* --pid, --comm, --cgroup as the agent sets them (0, "", -1: any) */
+static __u32 who_tgid;
+static char who_comm[HMB_COMM_LEN];
+static int who_cg_fd = -1;
 
 static int load_dump(int targ_opc, bool dump, __u32 rawrb_size)
 {
@@ -190,6 +198,9 @@ static int load_dump(int targ_opc, bool dump, __u32 rawrb_size)
 	skel->rodata->emit_all = true;
 	skel->rodata->targ_opc = targ_opc;
 	skel->rodata->dump_records = dump;
+	skel->rodata->targ_tgid = who_tgid;
+	memcpy((char *)skel->rodata->targ_comm, who_comm, sizeof(who_comm));
+	skel->rodata->targ_cgroup = who_cg_fd >= 0;
 	if (rawrb_size && bpf_map__set_max_entries(skel->maps.rawrb, rawrb_size))
 		return -1;
 	bpf_object__for_each_program(p, skel->obj)
@@ -198,6 +209,13 @@ static int load_dump(int targ_opc, bool dump, __u32 rawrb_size)
 		return -1;
 	if (hmb_evdesc_load(bpf_map__fd(skel->maps.evdesc), dict, &op))
 		return -1;
+	if (who_cg_fd >= 0) {
+		__u32 k = 0, fd = (__u32)who_cg_fd;
+
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.cgroup), &k,
+					&fd, BPF_ANY))
+			return -1;
+	}
 	r = 0;	/* ring 0 -> controller 0; ring 5 unmapped */
 	bpf_map_update_elem(bpf_map__fd(skel->maps.ring_ctrl), &r, &one, 0);
 	prog_fd = bpf_program__fd(skel->progs.hmb_test_drive);
@@ -351,6 +369,156 @@ static unsigned int cmd_mask(__u16 qid, __u16 cid, __u64 submit)
 static const struct hmb_cmd_event *only_cmd(void)
 {
 	return nev == 1 && evs[0].type == HMB_EV_CMD ? &evs[0].cmd : NULL;
+}
+
+/*
+ * The cgroup v2 hierarchy's mount point into @mnt and this process's
+ * cgroup directory into @dir; false if there is none.
+ */
+static bool own_cgroup(char *mnt, size_t mlen, char *dir, size_t dlen)
+{
+	char line[4096], dev[64], type[64];
+	bool have = false;
+	FILE *f = fopen("/proc/mounts", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %4000s %63s", dev, mnt, type) == 3 &&
+		    !strcmp(type, "cgroup2")) {
+			have = true;
+			break;
+		}
+	if (f)
+		fclose(f);
+	f = have ? fopen("/proc/self/cgroup", "r") : NULL;
+	have = false;
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::", 3)) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(dir, dlen, "%s%s", mnt, line + 3);
+			have = true;
+		}
+	if (f)
+		fclose(f);
+	(void)mlen;
+	return have;
+}
+
+/* A cgroup v2 directory's id: its kernfs inode, its file handle. */
+static __u64 cgroup_id(const char *dir)
+{
+	struct {
+		struct file_handle fh;
+		__u64 id;
+	} h = { .fh.handle_bytes = sizeof(__u64) };
+	int mnt;
+
+	if (name_to_handle_at(AT_FDCWD, dir, &h.fh, &mnt, 0))
+		return 0;
+	return *(__u64 *)h.fh.f_handle;
+}
+
+/* One command through the join: setup, its five records, completion. */
+static void who_cmd(__u16 cid)
+{
+	setup(1, cid, 1000000, 2);
+	fw_cmd(1, cid, 5000);
+	complete(1, cid, 1100000);
+}
+
+/*
+ * W: who issued a command.  BPF_PROG_TEST_RUN runs the
+ * test program in this thread, so the command carries this process, this
+ * thread, its name and its cgroup.  Each of --pid, --comm and --cgroup
+ * hides the commands of other tasks, which still take their records.
+ */
+static void test_who(void)
+{
+	const struct hmb_cmd_event *c;
+	char comm[HMB_COMM_LEN] = "", mnt[4096], dir[8192], sub[8400];
+	bool cg = own_cgroup(mnt, sizeof(mnt), dir, sizeof(dir));
+	__u64 cgid = cg ? cgroup_id(dir) : 0;
+
+	prctl(PR_SET_NAME, "hmb-who-test");
+	prctl(PR_GET_NAME, comm);
+	if (load(-1)) {
+		ok(0, "who: load");
+		return;
+	}
+	who_cmd(0x0101);
+	c = only_cmd();
+	ok(c && c->st.who.tgid == (__u32)getpid() &&
+	   c->st.who.tid == (__u32)syscall(SYS_gettid) &&
+	   !memcmp(c->st.who.comm, comm, sizeof(comm)) &&
+	   !strcmp(c->st.who.comm, "hmb-who-test") &&
+	   (!cg || c->st.who.cgid == cgid),
+	   "who: the command carries the submitter's pid %u, tid, comm %s and cgroup id %llu%s",
+	   (unsigned)getpid(), comm, (unsigned long long)cgid,
+	   cg ? "" : " (no cgroup v2 here: not checked)");
+	unload();
+
+	/* each filter that names someone else: not reported, still joined */
+	for (int f = 0; f < 3; f++) {
+		const char *what[] = { "--pid", "--comm", "--cgroup" };
+
+		if (f == 0)
+			who_tgid = (__u32)getpid() + 1;
+		if (f == 1)
+			snprintf(who_comm, sizeof(who_comm), "hmb-who-othe");
+		if (f == 2) {
+			if (!cg) {
+				skip("no cgroup v2 here", "who: --cgroup");
+				continue;
+			}
+			/* a fresh child of our cgroup: we are not in it */
+			snprintf(sub, sizeof(sub), "%s/hmb-who-%d", dir,
+				 (int)getpid());
+			if (mkdir(sub, 0755) && errno != EEXIST) {
+				ok(0, "who: mkdir %s: %s", sub, strerror(errno));
+				continue;
+			}
+			who_cg_fd = open(sub, O_RDONLY | O_DIRECTORY);
+		}
+		if (load(-1)) {
+			ok(0, "who: load with %s", what[f]);
+		} else {
+			who_cmd(0x0102);
+			ok(nev == 0 && counter(HMB_C_CMD_FILTERED) == 1 &&
+			   counter(HMB_C_CMD_EMITTED) == 0 &&
+			   counter(HMB_C_FW_NO_CMD) == 0 &&
+			   counter(HMB_C_FW_MATCHED) == 5,
+			   "who: %s naming another: the command is not reported, counted filtered, its five records still matched",
+			   what[f]);
+			unload();
+		}
+		/* and naming us: reported */
+		if (f == 0)
+			who_tgid = (__u32)getpid();
+		if (f == 1)
+			snprintf(who_comm, sizeof(who_comm), "%s", comm);
+		if (f == 2) {
+			close(who_cg_fd);
+			who_cg_fd = open(dir, O_RDONLY | O_DIRECTORY);
+		}
+		if (load(-1)) {
+			ok(0, "who: load with %s", what[f]);
+		} else {
+			who_cmd(0x0103);
+			c = only_cmd();
+			ok(c && c->st.fw_mask == 0x3e &&
+			   c->st.who.tgid == (__u32)getpid() &&
+			   counter(HMB_C_CMD_FILTERED) == 0,
+			   "who: %s naming this process: its command is reported",
+			   what[f]);
+			unload();
+		}
+		who_tgid = 0;
+		memset(who_comm, 0, sizeof(who_comm));
+		if (who_cg_fd >= 0)
+			close(who_cg_fd);
+		who_cg_fd = -1;
+		if (f == 2)
+			rmdir(sub);
+	}
 }
 
 /*
@@ -1415,6 +1583,7 @@ int main(int argc, char **argv)
 		unload();
 	}
 	test_dump();
+	test_who();
 	test_slots();
 	test_two_cpus();
 	test_batch();
@@ -1504,6 +1673,9 @@ int main(int argc, char **argv)
 		} else {
 			skel->rodata->fw_enabled = true;
 			skel->rodata->dump_records = dump;
+	skel->rodata->targ_tgid = who_tgid;
+	memcpy((char *)skel->rodata->targ_comm, who_comm, sizeof(who_comm));
+	skel->rodata->targ_cgroup = who_cg_fd >= 0;
 			bpf_object__for_each_program(p, skel->obj)
 				bpf_program__set_autoload(p,
 					p == skel->progs.nvme_setup_raw ||

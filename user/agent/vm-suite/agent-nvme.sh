@@ -116,6 +116,39 @@ losses=$(sed -n 's/.*"ringbuf_reserve_failed":\([0-9]*\).*/\1/p' "$R/agent.jsonl
 [ "$losses" = 0 ] && tap_ok "no ring buffer reservation failed" ||
 	tap_fail "no ring buffer reservation failed" "$losses"
 
+# Who issued each command: every line names its task (nvme_setup_cmd's
+# current task); fio's direct I/O is dispatched in fio's own context on a
+# queue without a scheduler, by a kworker only when blk-mq runs the queue
+# later.
+cmdl() { grep '"type":"cmd"' "$1"; }
+nwho=$(cmdl "$R/agent.jsonl" | grep -c '"pid":[0-9]*,"tid":[0-9]*,"comm":"[^"]*","cgroup":[0-9]*')
+nfio=$(cmdl "$R/agent.jsonl" | grep -c '"comm":"fio"')
+tap_diag "who: $nfio of $na commands fio's, $(cmdl "$R/agent.jsonl" | grep -c '"comm":"kworker') a kworker's"
+[ "$nwho" = "$na" ] && [ "$nfio" -gt $((na / 2)) ] &&
+	tap_ok "every command names who issued it ($nwho of $na), most of them fio ($nfio)" ||
+	tap_fail "every command names who issued it" "$nwho of $na with pid/tid/comm/cgroup, $nfio fio's"
+# --comm fio: a dd reading the same disk is kept out, counted, and fio's
+# commands are all there
+"$AGENT" -d "${HMB_NVME_DEV#/dev/}" -j --per-command --comm fio \
+	-o "$R/agent-who.jsonl" 2>"$R/agent-who.err" &
+apid=$!
+agent_wait_start "$R/agent-who.jsonl" ||
+	tap_fail "agent --comm fio attached" "$(cat "$R/agent-who.err")"
+dd if="$HMB_NVME_DEV" of=/dev/null bs=4k count=200 iflag=direct 2>/dev/null
+fio --name=who --filename="$HMB_NVME_DEV" --direct=1 --ioengine=psync \
+	--rw=randread --bs=4k --size=64M --number_ios=300 \
+	--output-format=terse >"$R/fio-who.txt" 2>"$R/fio-who.err" ||
+	tap_fail "fio for --comm fio" "$(cat "$R/fio-who.err")"
+sleep 0.5
+kill -INT $apid
+wait $apid
+nf=$(cmdl "$R/agent-who.jsonl" | grep -c '"comm":"fio"')
+no=$(cmdl "$R/agent-who.jsonl" | grep -vc '"comm":"fio"')
+filt=$(sed -n 's/.*"cmd_filtered":\([0-9]*\).*/\1/p' "$R/agent-who.jsonl" | tail -1)
+[ "$nf" -ge 300 ] && [ "$no" = 0 ] && [ "${filt:-0}" -ge 200 ] &&
+	tap_ok "--comm fio: fio's $nf commands reported, none of another task, dd's counted filtered ($filt)" ||
+	tap_fail "--comm fio" "fio's $nf, others $no, cmd_filtered '$filt'"
+
 # Armed with triggers: the armed tp_btf programs pass this kernel's
 # verifier, a low threshold fires on fio's commands, a high one never.
 "$AGENT" -d "${HMB_NVME_DEV#/dev/}" -j -N 0 --trigger 'host_total>1us' \

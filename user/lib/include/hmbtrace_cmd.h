@@ -101,6 +101,14 @@ struct hmb_host_cmd {
 	 */
 	uint16_t status;
 	char opc[16];		/* "read", "write", ... */
+	/*
+	 * Who issued it, where the kernel knows it (the task that dispatched
+	 * it: a kworker when blk-mq dispatched it from one): process and
+	 * thread id, cgroup v2 id, command name; comm "" when not known.
+	 */
+	uint32_t pid, tid;
+	uint64_t cgroup;
+	char comm[16];
 };
 
 /* What the firmware's records say of it (firmware clock). */

@@ -113,6 +113,8 @@ struct agent {
 	unsigned int nsid;
 	__u32 devt;
 	uint64_t counters_prev[HMB_C_COUNT];
+	/* filtered commands the sweep took (read_counters() adds them) */
+	uint64_t swept_filtered;
 	/* the program's command table "cmds", mapped (sweep.c) */
 	struct hmb_cmd_slot *cmd_slots;
 	struct hmb_log2_hist bpf_hist_run[HMB_H_COUNT];

@@ -68,8 +68,11 @@ void sweep(bool all)
 		ev.st.flags |= HMB_CF_SWEPT;
 		if (!ev.st.complete_ns)
 			ev.st.flags |= HMB_CF_NO_COMPLETE;
-		if (ev.st.flags & HMB_CF_FILTERED)
+		if (ev.st.flags & HMB_CF_FILTERED) {
+			/* as the programs count one they report */
+			ag.swept_filtered++;
 			continue;
+		}
 		trig_swept(&ev);
 		handle_event(NULL, &ev, sizeof(ev));
 	}

@@ -107,6 +107,8 @@ void read_counters(uint64_t *c)
 		for (int cpu = 0; cpu < ag.nr_cpus; cpu++)
 			c[i] += vals[cpu];
 	}
+	/* a filtered command the sweep took is not reported either */
+	c[HMB_C_CMD_FILTERED] += ag.swept_filtered;
 	free(vals);
 }
 

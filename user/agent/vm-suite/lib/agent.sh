@@ -50,7 +50,8 @@ agent_summary() {
 	_clk=$(printf '%s' "$_summ" | sed -n 's/.*"clock":{\([^}]*\)}.*/\1/p')
 	for _k in commands matched partial unmatched placed in_window_err fw_records \
 		ringbuf_reserve_failed host_complete bridge_lost bridge_ignored bridge_corrupt \
-		fw_refused_when_placed host_only no_complete host_complete_without_submit; do
+		fw_refused_when_placed host_only no_complete host_complete_without_submit \
+		cmd_filtered; do
 		eval "A_$_k=\$(printf '%s' \"\$_tot\" | sed -n 's/.*\"$_k\":\([0-9-]*\).*/\1/p' | head -1)"
 	done
 	for _k in offset_ns offset_err_ns ref_fw_ns drift_ppm steps step_seq step_lo_seq \
@@ -72,10 +73,11 @@ agent_summary() {
 # on the way (LOST: the records the producer and the bridge say they
 # lost; each can cost one command its match).  Every completion is a
 # command, or counted as one without a submission (in flight when the
-# agent attached).  And the join ran: more than MIN commands matched.
+# agent attached), or as filtered (another namespace's, an admin command
+# with -d a namespace).  And the join ran: more than MIN commands matched.
 agent_check_accounted() {
 	A_commands_completed=$((A_commands - A_no_complete))
-	_miss=$((A_host_complete - A_commands_completed - A_host_complete_without_submit))
+	_miss=$((A_host_complete - A_commands_completed - A_host_complete_without_submit - A_cmd_filtered))
 	tap_diag "accounted: $A_matched of $A_commands matched; not matched $A_nm_commands: flushed by id reuse $A_nm_reused, swept $A_nm_swept, no room $A_nm_no_room, for no reason the agent gave $A_nm_unexplained (records lost on the way: $2)"
 	[ -n "$A_matched" ] && [ "$A_matched" -gt "$1" ] && [ -n "$A_nm_unexplained" ] &&
 		[ "$A_nm_unexplained" -le "$2" ] &&
@@ -83,8 +85,8 @@ agent_check_accounted() {
 		tap_ok "every command accounted for: $A_matched matched, $((A_nm_commands - A_nm_unexplained)) not matched for the reason the agent gives, $A_nm_unexplained for none (<= $2 records lost on the way)" ||
 		tap_fail "every command matched or not matched for the reason the agent gives" "matched '$A_matched' (want > $1) + not matched '$A_nm_commands' + host only '$A_host_only' of '$A_commands'; unexplained '$A_nm_unexplained' (want <= $2): $A_nm_examples"
 	[ "$_miss" -le 0 ] &&
-		tap_ok "every completion is a command or counted without its submission: $A_host_complete completions, $A_commands_completed commands completed, $A_host_complete_without_submit without a submission" ||
-		tap_fail "every completion is a command or counted" "$A_host_complete completions, $A_commands_completed commands completed, $A_host_complete_without_submit without a submission"
+		tap_ok "every completion is a command or counted: $A_host_complete completions, $A_commands_completed commands completed, $A_host_complete_without_submit without a submission, $A_cmd_filtered filtered" ||
+		tap_fail "every completion is a command or counted" "$A_host_complete completions, $A_commands_completed commands completed, $A_host_complete_without_submit without a submission, $A_cmd_filtered filtered"
 }
 
 # agent_check_window: >= 99.9 % of the placed commands have every firmware

@@ -116,8 +116,9 @@ void hmb_conform_poll(struct hmb_conform *ck, uint64_t head, uint64_t tail,
 {
 	uint64_t used = head - tail;
 
-	ck->drop_ok = (flags & HMB_RING_FLAG_OVERFLOWED) ||
-		      used + 2 * HMB_RECORD_MAX_SIZE > ck->ring_size;
+	ck->drop_now = (flags & HMB_RING_FLAG_OVERFLOWED) ||
+		       used + 2 * HMB_RECORD_MAX_SIZE > ck->ring_size;
+	ck->drop_window |= ck->drop_now;
 }
 
 void hmb_conform_epoch(struct hmb_conform *ck)
@@ -208,11 +209,11 @@ static void check_seq(struct hmb_conform *ck, const struct hmb_record *rec)
 	if (!d) {
 		hmb_conform_note(ck, HMB_CF_SEQ_NEXT, true, true, h->seq, c, "%s", "");
 	} else if (d < 0x80000000u) {
-		hmb_conform_note(ck, HMB_CF_SEQ_NEXT, ck->drop_ok, true, h->seq, c,
+		hmb_conform_note(ck, HMB_CF_SEQ_NEXT, ck->drop_window, true, h->seq, c,
 				 "seq gap: %u records (seq %u..%u) missing while "
 				 "the ring had room for any record and OVERFLOWED "
 				 "was clear", d, expect, h->seq - 1);
-		if (ck->drop_ok)
+		if (ck->drop_window)
 			ck->lost += d;
 	} else {
 		hmb_conform_note(ck, HMB_CF_SEQ_NEXT, false, true, h->seq, c,
@@ -301,6 +302,7 @@ void hmb_conform_record(struct hmb_conform *ck, const struct hmb_record *rec)
 	ck->prev_ts = h->ts_ns;
 	ck->have_prev = ck->have_any = true;
 	ck->records++;
+	ck->drop_window = ck->drop_now;
 	ck->next_cursor = c + rec->raw_len;
 	ck->have_next = true;
 }

@@ -82,8 +82,10 @@ struct hmb_conform {
 	uint64_t marker_ts, marker_cursor;
 	bool new_epoch;		/* no record yet since init or epoch() */
 	bool start_due;		/* epoch(): the next record must be at 0 */
-	bool drop_ok;		/* the last poll saw a ring a record could
+	bool drop_now;		/* the last poll saw a ring a record could
 				 * have been dropped from */
+	bool drop_window;	/* some poll did, since the one that
+				 * brought the last record */
 	bool stopped;		/* a consumer error ended the stream */
 	/* counts */
 	uint64_t records, markers, implicit_skips, lost, epochs;
@@ -94,11 +96,13 @@ void hmb_conform_init(struct hmb_conform *ck, uint32_t ring_size,
 
 /*
  * A poll found @head with @tail the consumer had published (before this
- * batch) and @flags.  A seq gap among the records of this batch is a
- * legal drop only if this poll shows OVERFLOWED or a ring too full for
- * some record: less than 8192 bytes free (the largest record plus the
- * largest skip before it), since occupancy only grows until the consumer
- * publishes again.
+ * batch) and @flags.  A seq gap before a record is a legal drop only if
+ * OVERFLOWED or a ring too full for some record (less than 8192 bytes
+ * free: the largest record plus the largest skip before it) was seen at
+ * a poll from the one that brought the record before the gap up to the
+ * one that brought the record after it: occupancy only grows between two
+ * publications of the tail, so a poll after a drop sees the ring at
+ * least as full as the producer did.
  */
 void hmb_conform_poll(struct hmb_conform *ck, uint64_t head, uint64_t tail,
 		      uint32_t flags);

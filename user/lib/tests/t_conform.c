@@ -320,6 +320,20 @@ static void t_seq_ts_dict(void)
 	ok(!hmb_conform_failures(&ck) && ck.lost == 2,
 	   "the same gap with OVERFLOWED at the poll: 2 lost, no failure");
 
+	/* OVERFLOWED at the poll that brought the record before the gap */
+	ring_init(16384, 0);
+	hdr->head = put(put(0, 5, 1, 0x0102, 0, 8), 6, 2, 0x0102, 0, 8);
+	hmb_conform_init(&ck, 16384, dict);
+	consume(&ck, HMB_RING_FLAG_OVERFLOWED);
+	hdr->head = put(80, 9, 3, 0x0102, 0, 8);
+	consume(&ck, 0);
+	ok(!hmb_conform_failures(&ck) && ck.lost == 2,
+	   "OVERFLOWED one poll before the gap: the drops are legal");
+	hdr->head = put(120, 12, 4, 0x0102, 0, 8);
+	consume(&ck, 0);
+	caught(&ck, HMB_CF_SEQ_NEXT, 120, 12,
+	       "a later gap with no full ring since the record before it");
+
 	ring_init(RS, 0);
 	hdr->head = put(put(put(0, 5, 1, 0x0102, 0, 8), 6, 2, 0x0102, 0, 8),
 			6, 3, 0x0102, 0, 8);

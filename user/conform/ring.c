@@ -144,9 +144,10 @@ static void overflow(struct ring *r)
 		;
 	for (i = 0; i < 8 && !cf->aborted; i++)
 		io(r, true);
-	tnote(cf, T_OVF_SEQ, cf->ck.lost > lost0 || !(flags & HMB_RING_FLAG_OVERFLOWED),
-	      "OVERFLOWED was set but the records after the stall continue the "
-	      "seqs without a gap: the dropped records took no seq");
+	if (flags & HMB_RING_FLAG_OVERFLOWED)	/* the controller says it dropped */
+		tnote(cf, T_OVF_SEQ, cf->ck.lost > lost0,
+		      "OVERFLOWED was set but the records after the stall continue "
+		      "the seqs without a gap: the dropped records took no seq");
 	flags = rflags(r);
 	tnote(cf, T_OVF_CLEAR, !(flags & HMB_RING_FLAG_OVERFLOWED),
 	      "flags 0x%x after the consumer caught up and %llu records more",

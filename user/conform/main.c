@@ -17,11 +17,13 @@
 #include "conform.h"
 #include "hmbtrace_util.h"
 
+#define PROG "hmb-trace-conform"
+
 extern const char hmb_conform_dict[], hmb_conform_dict_end[];
 
-static void usage(FILE *f)
+static void usage(void)
 {
-	fprintf(f,
+	printf(
 "usage: hmb-trace-conform /dev/nvmeX [--yes] [--json FILE] [--io-secs N]\n"
 "                         [--ring-size BYTES] [--ns /dev/nvmeXnY] [--dict FILE]\n"
 "Check an NVMe controller's Host Memory Buffer trace ring against\n"
@@ -58,11 +60,10 @@ static uint32_t num(const char *s, const char *what, uint64_t lo, uint64_t hi)
 {
 	uint64_t v;
 
-	if (hmb_parse_u64(s, 0, lo, hi, &v)) {
-		fprintf(stderr, "hmb-trace-conform: bad %s '%s' (%llu .. %llu)\n",
-			what, s, (unsigned long long)lo, (unsigned long long)hi);
-		exit(2);
-	}
+	if (hmb_parse_u64(s, 0, lo, hi, &v))
+		hmb_usage_exit(PROG, NULL, "%s must be a number from %llu to %llu, "
+			       "not '%s'", what, (unsigned long long)lo,
+			       (unsigned long long)hi, s);
 	return (uint32_t)v;
 }
 
@@ -83,7 +84,8 @@ static void parse(struct conform *cf, int argc, char **argv)
 	struct hmb_error err;
 	int o;
 
-	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		switch (o) {
 		case 'y': cf->yes = true; break;
 		case 'j': cf->json = optarg; break;
@@ -91,21 +93,20 @@ static void parse(struct conform *cf, int argc, char **argv)
 		case 'r': cf->ring_size = num(optarg, "--ring-size", 64, 1u << 20); break;
 		case 'n': cf->ns = optarg; break;
 		case 'd': dict = optarg; break;
-		case 'h': usage(stdout); exit(0);
+		case 'h': usage(); exit(0);
 		case 'V': printf("hmb-trace-conform %s\n", HMB_VERSION); exit(0);
-		default: usage(stderr); exit(2);
+		default: hmb_usage_getopt(PROG, NULL, o, argv); exit(2);
 		}
 	}
-	if (optind != argc - 1) {
-		usage(stderr);
-		exit(2);
-	}
+	if (optind == argc)
+		hmb_usage_exit(PROG, NULL, "the controller's device (/dev/nvmeX) is required");
+	if (optind < argc - 1)
+		hmb_usage_exit(PROG, NULL, "one controller only: '%s' is one too many",
+			       argv[optind + 1]);
 	cf->dev = argv[optind];
-	if (cf->ring_size & (cf->ring_size - 1)) {
-		fprintf(stderr, "hmb-trace-conform: --ring-size %u is not a power of two\n",
-			cf->ring_size);
-		exit(2);
-	}
+	if (cf->ring_size & (cf->ring_size - 1))
+		hmb_usage_exit(PROG, NULL, "--ring-size must be a power of two, not %u",
+			       cf->ring_size);
 	if (dict ? hmb_dict_load(&cf->dict, dict, &err) :
 		   hmb_dict_parse(&cf->dict, hmb_conform_dict,
 				  (size_t)(hmb_conform_dict_end - hmb_conform_dict - 1),

@@ -27,12 +27,13 @@ run() {
 
 run 0 "--help shows examples" "hmb-trace-conform /dev/nvme1 --yes --json verdict.json" "$prog" --help
 run 0 "--version" "^hmb-trace-conform $(cat "$(dirname "$0")/../../../VERSION")$" "$prog" --version
-run 2 "no device: usage" "^usage: hmb-trace-conform" "$prog"
-run 2 "two devices: usage" "^usage: hmb-trace-conform" "$prog" /dev/nvme0 /dev/nvme1
-run 2 "an unknown option: usage" "^usage: hmb-trace-conform" "$prog" --frobnicate /dev/nvme0
-run 2 "--ring-size not a power of two" "not a power of two" "$prog" --ring-size 1000 /dev/nvme0
-run 2 "--ring-size above 1 MiB" "bad --ring-size" "$prog" --ring-size 4194304 /dev/nvme0
-run 2 "--io-secs 0" "bad --io-secs" "$prog" --io-secs 0 /dev/nvme0
+# (the form of the usage-error line is tests/usage's, for every tool)
+run 2 "no device" "device (/dev/nvmeX) is required" "$prog"
+run 2 "two devices" "'/dev/nvme1' is one too many" "$prog" /dev/nvme0 /dev/nvme1
+run 2 "an unknown option" "'--frobnicate'" "$prog" --frobnicate /dev/nvme0
+run 2 "--ring-size not a power of two" "must be a power of two, not 1000" "$prog" --ring-size 1000 /dev/nvme0
+run 2 "--ring-size above 1 MiB" "--ring-size must be a number from 64 to 1048576" "$prog" --ring-size 4194304 /dev/nvme0
+run 2 "--io-secs 0" "--io-secs must be a number" "$prog" --io-secs 0 /dev/nvme0
 echo "event 0x0100 broken phase=nonsense" > "$tmp/bad.dict"
 run 2 "--dict with a malformed dictionary: named" "bad.dict" "$prog" --dict "$tmp/bad.dict" /dev/nvme0
 if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then

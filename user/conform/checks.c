@@ -184,8 +184,8 @@ static int try_list(struct conform *cf, enum defect d, int *second)
 	case D_BADD_ALIGN:
 		put_desc(l, 0, cf->fill[0].pa + 512, cf->chunk_pages);
 		break;
-	case D_BADD_WRAP:
-		put_desc(l, 0, UINT64_MAX - PAGE + 1, cf->chunk_pages);
+	case D_BADD_WRAP:	/* the last page of the address space, and one more */
+		put_desc(l, 0, UINT64_MAX - PAGE + 1, cf->chunk_pages + 1);
 		break;
 	case D_IOMEM:
 		put_desc(l, cf->nfill, cf->bar0, cf->slice_pages);

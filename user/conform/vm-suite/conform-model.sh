@@ -12,6 +12,9 @@
 #     (so that each list had the one defect it was meant to);
 #   - afterwards the driver has its HMB again (the tool's reset) and I/O
 #     works.
+#   - a dictionary that wants a longer cmd_fetch payload than the model
+#     writes: exit 1, dict-len the only rule failed, and the JSON verdict
+#     names it with the first record's seq and cursor.
 # The broken variants of the model (one rule broken each) are for suites
 # of their own: this one is the model as it should be.
 # vm-timeout: 600
@@ -69,6 +72,21 @@ done
 n=$(tail -c +$((B0 + 1)) "$ACCT" | grep -c '"ev":"adopt"')
 [ "$n" -ge 2 ] && tap_ok "the model adopted the tool's ring $n times (first, after the re-initialisation)" ||
 	tap_fail "two adoptions in the account" "$n"
+
+# --- a failure as a firmware engineer gets it --------------------------------------
+sed 's/^event 0x0100 cmd_fetch phase=fetch$/& len=64/' "$HMB_REPO/share/hmb-events.dict" > "$R/long.dict"
+$P "$C" --yes --io-secs 1 --dict "$R/long.dict" --json "$R/fail.json" > "$R/fail.tap" 2> "$R/fail.err"
+rc=$?
+bad=$(grep '^not ok' "$R/fail.tap" | sed 's/^not ok [0-9]* - \([^ ]*\).*/\1/' | tr '\n' ' ')
+[ $rc = 1 ] && [ "$bad" = "dict-len " ] &&
+	grep -A1 '^not ok.* dict-len ' "$R/fail.tap" | grep -q 'cmd_fetch (0x0100): payload_len [0-9]*, the dictionary needs 64' &&
+	tap_ok "a payload shorter than the dictionary's: exit 1, dict-len alone: $(grep -A1 '^not ok' "$R/fail.tap" | tail -1 | sed 's/^# *//')" ||
+	tap_fail "dict-len caught alone, exit 1" "rc $rc, failed: $bad $(cat "$R/fail.err")"
+tr -d ' \n' < "$R/fail.json" > "$R/fail.flat"
+grep -q '"verdict":"fail"' "$R/fail.flat" &&
+	grep -Eq '"rule":"dict-len","section":"events.md"[^}]*"result":"fail"[^}]*"first_failure":\{"seq":[0-9]+,"cursor":[0-9]+,"ring_offset":[0-9]+,"message":"cmd_fetch' "$R/fail.flat" &&
+	tap_ok "the JSON verdict: fail, dict-len with the record's seq, cursor and ring offset" ||
+	tap_fail "the JSON verdict names dict-len and the record" "$(grep -A12 'dict-len' "$R/fail.json")"
 
 # --- afterwards -----------------------------------------------------------------------
 vm-nvme-hmb get "$C" > "$R/get-end.json"

@@ -12,6 +12,7 @@
 #
 # install builds what is missing first (the tools), then copies:
 #   BINDIR          hmb-trace-daemon hmb-trace-analyze hmb-trace-agent hmb-fwsim
+#                   hmb-trace-conform
 #   MANDIR          man1, man4, man5, man8 pages (docs/man/NAME.N, roff
 #                   committed beside the Markdown: no pandoc needed)
 #   PKGDATADIR      hmb-events.dict (the event dictionary hmb-fwsim reads)
@@ -51,7 +52,7 @@ DKMSDIR ?= /usr/src/nvme-hmb-trace-$(shell cat $(TOP)/VERSION)
 NVMEDKMSDIR ?= /usr/src/nvme-hmb-trace-nvme-$(shell cat $(TOP)/VERSION)
 INSTALL ?= install
 
-INSTALL_TOOLS := hmb-trace-daemon hmb-trace-analyze hmb-trace-agent hmb-fwsim
+INSTALL_TOOLS := hmb-trace-daemon hmb-trace-analyze hmb-trace-agent hmb-fwsim hmb-trace-conform
 INSTALL_DOCS := format.md events.md formats.md kernel.md agent.md
 COMPLETIONS := $(wildcard $(TOP)/packaging/bash-completion/hmb-*)
 PY_FILES := $(wildcard $(TOP)/python/hmb_trace/*.py)

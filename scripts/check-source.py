@@ -33,6 +33,7 @@ LICENCES = {
     "user/lib/": "(LGPL-2.1 OR BSD-2-Clause)",
     "user/daemon/": "GPL-2.0",
     "user/agent/": "GPL-2.0",
+    "user/conform/": "GPL-2.0",
     "user/analyze/": "Apache-2.0",
     "mock/": "Apache-2.0",
     "selftests/": "GPL-2.0",

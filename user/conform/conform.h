@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * hmb-trace-conform: checks an NVMe controller's side of the HMB trace
+ * contract (docs/format.md section 16 and the producer rules it refers
+ * to) through admin passthrough.  docs/man/hmb-trace-conform.md.
+ */
+#ifndef HMB_CONFORM_H
+#define HMB_CONFORM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hmbtrace.h"
+#include "hmbtrace_conform.h"
+#include "hmbtrace_dict.h"
+
+#define PAGE		4096u	/* CC.MPS 0: Linux's controller page size */
+#define CHUNK_MAX	512u	/* pages of one transparent huge page */
+
+/* NVMe status as the ioctl returns it: SC | SCT << 8 | DNR 0x4000 */
+#define ST_OK		0
+#define ST_INVALID_FIELD 0x4002
+#define ST_DATA_XFER	0x4004
+#define ST_CMD_SEQ	0x400c
+
+/* The checks this tool makes itself (the record rules are the library's). */
+enum trule {
+	T_ID_HMPRE, T_ID_HMMIN, T_ID_HMMINDS, T_ID_HMMAXD,
+	T_SF_DISABLE, T_GF_DISABLED, T_SF_VALID, T_GF_ENABLED, T_SF_TWICE,
+	T_SF_HMDLEC_ZERO, T_SF_HMDLEC_MAX, T_SF_LIST_ALIGN, T_SF_BELOW_HMMIN,
+	T_SF_BSIZE_ZERO, T_SF_BADD_ALIGN, T_SF_BADD_WRAP, T_SF_IOMEM,
+	T_SF_HSIZE_SUM, T_SF_NOCHANGE,
+	T_ADOPT, T_OVF_SET, T_OVF_KEEP, T_OVF_SEQ, T_OVF_CLEAR,
+	T_FROZEN_EHM0, T_FROZEN_QUIET, T_REINIT, T_FROZEN_RESET,
+	T_RULES
+};
+
+struct id_hmb {
+	int status;
+	uint32_t hmpre, hmmin, hmminds;
+	uint16_t hmmaxd;
+};
+
+struct hmb_attrs {
+	int status;
+	uint32_t ehm, hsize, hmdlec;
+	uint64_t hmdla;
+	bool rest_nonzero;	/* bytes 16..4095 (reserved) not all zero */
+};
+
+/* Locked memory in chunks, each physically contiguous. */
+struct chunk {
+	uint8_t *va;
+	uint32_t pages;
+	uint64_t pa;
+};
+
+struct conform {
+	const char *dev, *ns, *json;
+	uint32_t ring_size, io_secs;
+	bool yes;
+	int fd, nsfd;
+	uint64_t bar0;
+	struct id_hmb id;
+	struct hmb_attrs linux_hmb;	/* what the driver had set up */
+	bool linux_back;		/* the driver has its HMB again */
+	/* the HMB the tool hands over: filler chunks, the slice last */
+	uint32_t nfill, chunk_pages, slice_pages, hsize;
+	struct chunk *fill, slice, list;
+	struct hmb_dict *dict;
+	struct hmb_conform ck;
+	struct hmb_cf_result res[T_RULES];
+	uint64_t io_ops, lba_count;
+	uint32_t lba_size;
+	bool aborted;			/* a system error stopped the run */
+	char abort_msg[256];
+};
+
+struct trule_info {
+	const char *id, *section, *what;
+};
+extern const struct trule_info trules[T_RULES];
+
+/* nvme.c */
+void die(const char *what) __attribute__((noreturn));
+int admin(struct conform *cf, uint8_t opc, void *data, uint32_t len,
+	  const uint32_t cdw[6], uint32_t *result);
+void identify(struct conform *cf, struct id_hmb *id);
+int set_hmb(struct conform *cf, uint32_t cdw11, uint32_t hsize,
+	    uint64_t hmdla, uint32_t hmdlec);
+void get_hmb(struct conform *cf, struct hmb_attrs *a);
+void chunk_alloc(struct chunk *c, uint32_t pages);
+void put_desc(uint8_t *list, unsigned i, uint64_t addr, uint32_t pages);
+uint64_t ctrl_bar0(const char *dev);
+int find_ns(const char *dev, char *out, size_t len);
+int ns_open(struct conform *cf);
+int do_io(struct conform *cf);
+int ctrl_reset(struct conform *cf);
+uint64_t mono_ns(void);
+
+/* checks.c */
+void tnote(struct conform *cf, int rule, bool ok, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void check_identify(struct conform *cf);
+void check_set_features(struct conform *cf);
+
+/* ring.c */
+void check_ring(struct conform *cf);
+
+/* report.c */
+int report(struct conform *cf);
+
+#endif

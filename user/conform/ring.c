@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The trace ring phases of hmb-trace-conform: the tool's HMB with the
+ * trace slice last (its header written by libhmbtrace, as the host's
+ * driver would), consumed with libhmbtrace after every I/O and every
+ * record handed to the library's rule checker; then a stalled consumer
+ * (OVERFLOWED), EHM=0 (FROZEN), the host's re-initialisation and EHM=1
+ * MR=1 (a new epoch), and a controller reset (FROZEN again).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conform.h"
+
+struct ring {
+	struct conform *cf;
+	struct hmb_consumer *c;
+	volatile struct hmb_ring_hdr *hdr;
+	uint8_t *area;
+	bool dead;		/* the consumer refused the ring */
+	uint64_t got;		/* records and markers read */
+};
+
+static uint32_t rflags(struct ring *r)
+{
+	return __atomic_load_n(&r->hdr->flags, __ATOMIC_ACQUIRE);
+}
+
+static uint64_t rhead(struct ring *r)
+{
+	return __atomic_load_n(&r->hdr->head, __ATOMIC_ACQUIRE);
+}
+
+/* Read what is there into the checker; the number of records read. */
+static uint64_t drain(struct ring *r)
+{
+	struct hmb_error err = { 0 };
+	struct hmb_record rec;
+	uint64_t avail, tail, n = 0;
+	int k;
+
+	if (r->dead)
+		return 0;
+	tail = __atomic_load_n(&r->hdr->tail, __ATOMIC_ACQUIRE);
+	if (hmb_consumer_poll(r->c, &avail, &err) < 0) {
+		hmb_conform_consumer_error(&r->cf->ck, &err, rhead(r));
+		r->dead = true;
+		return 0;
+	}
+	hmb_conform_poll(&r->cf->ck, hmb_consumer_head(r->c), tail, rflags(r));
+	while ((k = hmb_consumer_next(r->c, &rec, &err)) == 1) {
+		hmb_conform_record(&r->cf->ck, &rec);
+		n++;
+	}
+	if (k < 0) {
+		hmb_conform_consumer_error(&r->cf->ck, &err, hmb_consumer_head(r->c));
+		r->dead = true;
+	}
+	if (n && hmb_consumer_commit(r->c, &err) < 0) {
+		hmb_conform_consumer_error(&r->cf->ck, &err, hmb_consumer_head(r->c));
+		r->dead = true;
+	}
+	if (!n && hmb_consumer_reinit(r->c, &err) == 1)
+		hmb_conform_epoch(&r->cf->ck);
+	r->got += n;
+	return n;
+}
+
+static void io(struct ring *r, bool and_drain)
+{
+	if (do_io(r->cf)) {
+		r->cf->aborted = true;
+		snprintf(r->cf->abort_msg, sizeof(r->cf->abort_msg),
+			 "I/O on %s failed", r->cf->ns);
+		return;
+	}
+	if (and_drain)
+		drain(r);
+}
+
+/* I/O for @secs seconds (at least 16 commands), draining after each. */
+static void io_for(struct ring *r, uint32_t secs)
+{
+	uint64_t end = mono_ns() + (uint64_t)secs * 1000000000u, n = 0;
+
+	while ((n++ < 16 || mono_ns() < end) && !r->cf->aborted)
+		io(r, true);
+}
+
+static int enable(struct conform *cf, uint32_t cdw11)
+{
+	uint8_t *l = cf->list.va;
+	uint32_t i;
+
+	memset(l, 0, (size_t)cf->list.pages * PAGE);
+	for (i = 0; i < cf->nfill; i++)
+		put_desc(l, i, cf->fill[i].pa, cf->chunk_pages);
+	put_desc(l, cf->nfill, cf->slice.pa, cf->slice_pages);
+	return set_hmb(cf, cdw11, cf->hsize, cf->list.pa, cf->nfill + 1);
+}
+
+/* Stall until OVERFLOWED (or 4 rings' worth of commands), then resume. */
+static void overflow(struct ring *r)
+{
+	struct conform *cf = r->cf;
+	uint32_t rs = cf->ring_size, flags = 0;
+	uint64_t i, limit = (uint64_t)rs / 32 * 4 + 64, tail, head, lost0;
+	uint8_t *snap = malloc(rs);
+
+	if (!snap)
+		die("malloc");
+	for (i = 0; i < limit && !cf->aborted; i++) {
+		io(r, false);
+		flags = rflags(r);
+		if (flags & HMB_RING_FLAG_OVERFLOWED)
+			break;
+	}
+	tnote(cf, T_OVF_SET, flags & HMB_RING_FLAG_OVERFLOWED,
+	      "%llu commands with the consumer stalled, head - tail = %llu of "
+	      "%u bytes, flags 0x%x: OVERFLOWED never set",
+	      (unsigned long long)i,
+	      (unsigned long long)(rhead(r) - r->hdr->tail), rs, flags);
+	/* more commands now: each record must be dropped, not written over */
+	tail = r->hdr->tail;
+	head = rhead(r);
+	memcpy(snap, r->area, rs);
+	for (i = 0; i < 32 && !cf->aborted; i++)
+		io(r, false);
+	for (i = 0; i < head - tail; i += 8) {
+		uint32_t o = (uint32_t)((tail + i) & (rs - 1));
+
+		if (memcmp(snap + o, r->area + o, 8))
+			break;
+	}
+	tnote(cf, T_OVF_KEEP, i >= head - tail,
+	      "unconsumed bytes at cursor %llu (tail %llu, head %llu) changed "
+	      "while the ring was full", (unsigned long long)(tail + i),
+	      (unsigned long long)tail, (unsigned long long)head);
+	free(snap);
+	lost0 = cf->ck.lost;
+	while (drain(r))
+		;
+	for (i = 0; i < 8 && !cf->aborted; i++)
+		io(r, true);
+	if (flags & HMB_RING_FLAG_OVERFLOWED)	/* the controller says it dropped */
+		tnote(cf, T_OVF_SEQ, cf->ck.lost > lost0,
+		      "OVERFLOWED was set but the records after the stall continue "
+		      "the seqs without a gap: the dropped records took no seq");
+	flags = rflags(r);
+	tnote(cf, T_OVF_CLEAR, !(flags & HMB_RING_FLAG_OVERFLOWED),
+	      "flags 0x%x after the consumer caught up and %llu records more",
+	      flags, (unsigned long long)i);
+}
+
+/* EHM=0 must freeze the ring and stop the producer. */
+static void freeze_ehm0(struct ring *r)
+{
+	struct conform *cf = r->cf;
+	uint64_t head;
+	uint32_t flags;
+	int st, i;
+
+	st = set_hmb(cf, 0, 0, 0, 0);
+	tnote(cf, T_SF_DISABLE, st == ST_OK, "EHM=0: status 0x%x", st);
+	flags = rflags(r);
+	tnote(cf, T_FROZEN_EHM0, flags & HMB_RING_FLAG_FROZEN,
+	      "flags 0x%x after Set Features EHM=0", flags);
+	head = rhead(r);
+	for (i = 0; i < 16 && !cf->aborted; i++)
+		io(r, false);
+	tnote(cf, T_FROZEN_QUIET, rhead(r) == head,
+	      "head moved from %llu to %llu after FROZEN",
+	      (unsigned long long)head, (unsigned long long)rhead(r));
+	while (drain(r))
+		;
+	drain(r);	/* sees FROZEN: the consumer expects a re-initialisation */
+}
+
+/* The host re-initialises the ring (format.md 11.2) and enables again. */
+static void reinit(struct ring *r, struct hmb_producer *host)
+{
+	struct conform *cf = r->cf;
+	uint64_t before = r->got, epochs = cf->ck.epochs;
+	int st;
+
+	hmb_producer_reinit(host, 0);
+	st = enable(cf, 3);
+	tnote(cf, T_SF_VALID, st == ST_OK, "EHM=1 MR=1: status 0x%x", st);
+	io_for(r, 1);
+	tnote(cf, T_REINIT, r->got > before && cf->ck.epochs > epochs,
+	      "after the re-initialisation and EHM=1 MR=1: %llu records, "
+	      "new epoch %s", (unsigned long long)(r->got - before),
+	      cf->ck.epochs > epochs ? "seen" : "not seen");
+}
+
+static void reset(struct ring *r)
+{
+	struct conform *cf = r->cf;
+	uint32_t flags;
+
+	if (ctrl_reset(cf)) {
+		tnote(cf, T_FROZEN_RESET, false, "NVME_IOCTL_RESET failed");
+		return;
+	}
+	cf->linux_back = true;	/* the driver set its own HMB up again */
+	flags = rflags(r);
+	tnote(cf, T_FROZEN_RESET, flags & HMB_RING_FLAG_FROZEN,
+	      "flags 0x%x after a controller reset", flags);
+	while (drain(r))
+		;
+}
+
+void check_ring(struct conform *cf)
+{
+	struct hmb_producer host;
+	struct hmb_error err = { 0 };
+	struct ring r = { .cf = cf };
+	uint32_t flags;
+	int st;
+
+	/* the host's header; flags left set: the controller must clear them */
+	if (hmb_producer_init(&host, cf->slice.va, (size_t)cf->slice_pages * PAGE,
+			      cf->ring_size, 0, &err)) {
+		snprintf(cf->abort_msg, sizeof(cf->abort_msg), "%s", err.msg);
+		cf->aborted = true;
+		return;
+	}
+	r.hdr = (volatile struct hmb_ring_hdr *)cf->slice.va;
+	r.area = cf->slice.va + HMB_RECORD_AREA_OFF;
+	r.hdr->flags = HMB_RING_FLAG_OVERFLOWED;
+	st = enable(cf, 1);
+	tnote(cf, T_SF_VALID, st == ST_OK, "EHM=1 with the trace slice: status 0x%x", st);
+	if (st)
+		return;
+	flags = rflags(&r);
+	if (hmb_consumer_open(&r.c, cf->slice.va, HMB_RECORD_AREA_OFF + cf->ring_size,
+			      hmb_publish_store, cf->slice.va, &err)) {
+		hmb_conform_consumer_error(&cf->ck, &err, rhead(&r));
+		set_hmb(cf, 0, 0, 0, 0);
+		return;
+	}
+	hmb_conform_epoch(&cf->ck);
+	io_for(&r, cf->io_secs);
+	tnote(cf, T_ADOPT, r.got > 0 && !flags,
+	      "flags 0x%x after adoption (the host left 0x1), %llu records "
+	      "after %llu commands", flags, (unsigned long long)r.got,
+	      (unsigned long long)cf->io_ops);
+	if (r.got && !r.dead)
+		overflow(&r);
+	freeze_ehm0(&r);
+	if (!r.dead && !cf->aborted)
+		reinit(&r, &host);
+	if (!cf->aborted)
+		reset(&r);
+	hmb_consumer_close(r.c);
+}

@@ -1,0 +1,101 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# conform-model: hmb-trace-conform against the VM bench's HMB-capable NVMe
+# controller model (scripts/vm/qemu), with Debian's own nvme driver:
+#   - without --yes it prints what it would write where (the descriptor
+#     list, the slice, the ring size), exits 2, and the driver's HMB is
+#     untouched (Get Features 0Dh before and after);
+#   - with --yes every rule holds on the model: TAP without a "not ok",
+#     every rule exercised but the implicit skip (whether a lap ends with
+#     fewer than 32 bytes depends on the record sizes), the JSON verdict
+#     "pass"; the model's account names the check each malformed list hit
+#     (so that each list had the one defect it was meant to);
+#   - afterwards the driver has its HMB again (the tool's reset) and I/O
+#     works.
+#   - a dictionary that wants a longer cmd_fetch payload than the model
+#     writes: exit 1, dict-len the only rule failed, and the JSON verdict
+#     names it with the first record's seq and cursor.
+# The broken variants of the model (one rule broken each) are for suites
+# of their own: this one is the model as it should be.
+# vm-timeout: 600
+# vm-nvme-hmb: hmpre=2048, hmmin=8, hmmaxd=32, hmb-bg-rate=20, hmb-clock-drift-ppm=200, hmb-clock-offset=5000000000
+set -u
+. "$HMB_REPO/scripts/vm/lib/tap.sh"
+P=hmb-trace-conform
+C=$HMB_NVME_CTRL
+R=$HMB_RESULTS
+ACCT=$HMB_NVME_ACCOUNT
+
+[ -n "${HMB_NVME_HMB:-}" ] && [ -c "$C" ] || {
+	tap_fail "the HMB controller and $C" "HMB_NVME_HMB='${HMB_NVME_HMB:-}'"
+	tap_done
+}
+B0=$(stat -c %s "$ACCT")
+# acct_has TEXT: the account since this suite began holds TEXT
+acct_has() {
+	vm-nvme-hmb clock "$C" 1 > /dev/null 2>&1	# flushes the account
+	tail -c +$((B0 + 1)) "$ACCT" | grep -q "$1"
+}
+
+# --- the plan: nothing written without --yes --------------------------------------
+vm-nvme-hmb get "$C" > "$R/get-before.json"
+$P "$C" > "$R/plan.out" 2> "$R/plan.err"
+rc=$?
+vm-nvme-hmb get "$C" > "$R/get-after.json"
+[ $rc = 2 ] && grep -q 'descriptor list of 4 entries' "$R/plan.out" &&
+	grep -q 'ring_size 16384' "$R/plan.out" && grep -q 'add --yes' "$R/plan.err" &&
+	tap_ok "without --yes: the plan, exit 2: $(grep -o 'descriptor list of [^:]*' "$R/plan.out")" ||
+	tap_fail "without --yes: the plan and exit 2" "rc $rc: $(cat "$R/plan.out" "$R/plan.err")"
+cmp -s "$R/get-before.json" "$R/get-after.json" && grep -q '"ehm":1' "$R/get-after.json" &&
+	tap_ok "without --yes the driver's HMB is untouched: $(cat "$R/get-after.json")" ||
+	tap_fail "the driver's HMB untouched" "$(cat "$R/get-before.json" "$R/get-after.json")"
+
+# --- the run ------------------------------------------------------------------------
+$P "$C" --yes --io-secs 5 --json "$R/verdict.json" > "$R/conform.tap" 2> "$R/conform.err"
+rc=$?
+nok=$(grep -c '^not ok' "$R/conform.tap")
+[ $rc = 0 ] && [ "$nok" = 0 ] && grep -q '^1\.\.42$' "$R/conform.tap" &&
+	tap_ok "every rule holds on the model (exit 0, 42 rules): $(tail -1 "$R/conform.tap" | sed 's/^# //')" ||
+	tap_fail "every rule holds on the model" "rc $rc, $nok not ok: $(grep -A1 '^not ok' "$R/conform.tap"; cat "$R/conform.err")"
+skips=$(grep '# SKIP' "$R/conform.tap" | sed 's/^ok [0-9]* - \([^ ]*\).*/\1/' | grep -vx 'wrap-implicit' | tr '\n' ' ')
+[ -z "$skips" ] && tap_ok "every rule exercised (implicit skips: $(grep -c '^ok [0-9]* - wrap-implicit .*checked' "$R/conform.tap") lines)" ||
+	tap_fail "every rule exercised" "not exercised: $skips"
+grep -Eq '"verdict": ?"pass"' "$R/verdict.json" && grep -Eq '"failures": ?0' "$R/verdict.json" &&
+	tap_ok "JSON verdict pass, 0 failures" ||
+	tap_fail "JSON verdict pass" "$(head -30 "$R/verdict.json")"
+for why in "HMDLEC is 0" "exceeds HMMAXD" "BSIZE is 0" "the sum of the descriptors" \
+	"below HMMIN" "not aligned to the memory page size" "HMDLLA bits 3:0" \
+	"the buffer wraps" "is not all guest RAM" "already enabled"; do
+	acct_has "$why" && tap_ok "the model refused a list because '$why'" ||
+		tap_fail "the account has a refusal '$why'" "$(tail -3 "$ACCT")"
+done
+n=$(tail -c +$((B0 + 1)) "$ACCT" | grep -c '"ev":"adopt"')
+[ "$n" -ge 2 ] && tap_ok "the model adopted the tool's ring $n times (first, after the re-initialisation)" ||
+	tap_fail "two adoptions in the account" "$n"
+
+# --- a failure as a firmware engineer gets it --------------------------------------
+sed 's/^event 0x0100 cmd_fetch phase=fetch$/& len=64/' "$HMB_REPO/share/hmb-events.dict" > "$R/long.dict"
+$P "$C" --yes --io-secs 1 --dict "$R/long.dict" --json "$R/fail.json" > "$R/fail.tap" 2> "$R/fail.err"
+rc=$?
+bad=$(grep '^not ok' "$R/fail.tap" | sed 's/^not ok [0-9]* - \([^ ]*\).*/\1/' | tr '\n' ' ')
+[ $rc = 1 ] && [ "$bad" = "dict-len " ] &&
+	grep -A1 '^not ok.* dict-len ' "$R/fail.tap" | grep -q 'cmd_fetch (0x0100): payload_len [0-9]*, the dictionary needs 64' &&
+	tap_ok "a payload shorter than the dictionary's: exit 1, dict-len alone: $(grep -A1 '^not ok' "$R/fail.tap" | tail -1 | sed 's/^# *//')" ||
+	tap_fail "dict-len caught alone, exit 1" "rc $rc, failed: $bad $(cat "$R/fail.err")"
+tr -d ' \n' < "$R/fail.json" > "$R/fail.flat"
+grep -q '"verdict":"fail"' "$R/fail.flat" &&
+	grep -Eq '"rule":"dict-len","section":"events.md"[^}]*"result":"fail"[^}]*"first_failure":\{"seq":[0-9]+,"cursor":[0-9]+,"ring_offset":[0-9]+,"message":"cmd_fetch' "$R/fail.flat" &&
+	tap_ok "the JSON verdict: fail, dict-len with the record's seq, cursor and ring offset" ||
+	tap_fail "the JSON verdict names dict-len and the record" "$(grep -A12 'dict-len' "$R/fail.json")"
+
+# --- afterwards -----------------------------------------------------------------------
+vm-nvme-hmb get "$C" > "$R/get-end.json"
+grep -q '"ehm":1' "$R/get-end.json" &&
+	tap_ok "the driver has its HMB again: $(cat "$R/get-end.json")" ||
+	tap_fail "the driver's HMB enabled after the run" "$(cat "$R/get-end.json")"
+dd if=/dev/urandom of="$R/blk" bs=4096 count=64 2>/dev/null
+dd if="$R/blk" of="$HMB_NVME_DEV" bs=4096 seek=4096 oflag=direct conv=fsync 2>/dev/null &&
+	dd if="$HMB_NVME_DEV" of="$R/blk2" bs=4096 skip=4096 count=64 iflag=direct 2>/dev/null &&
+	cmp -s "$R/blk" "$R/blk2" && tap_ok "I/O after the run: 256 KiB written and read back" ||
+	tap_fail "I/O after the run"
+tap_done

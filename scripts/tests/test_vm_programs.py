@@ -21,6 +21,13 @@ recorded inputs and their expected outputs (scripts/tests/vm-programs/).
 - scripts/vm/host/agent-attribution: agent JSON lines and producer logs
   made here (a right match, a record of another command, one producer
   command given twice, commands not matched for each reason and for none).
+- scripts/vm/host/agent-facts: agent JSON lines, correlate lines and a
+  QEMU trace made here; each subcommand must give what the guest-side
+  sed, grep and awk it stands in for give (cmd-matches.awk and the
+  pipelines agent-e2e.sh, agent-nvme.sh and hmb-agent.sh ran, run here by
+  sh with this machine's tools, and with busybox awk where it is there);
+  with no QEMU command in the window, where the guest's awk found no key
+  missing, all are.
 
 The awk programs run in the guest under busybox awk: each runs with
 busybox awk when /bin/busybox is there, and with this machine's awk.
@@ -50,6 +57,8 @@ SYNC = os.path.join(TOP, "scripts", "vm", "qemu", "sync-tree.py")
 VMLINUX = os.path.join(TOP, "scripts", "vm", "extract-vmlinux.py")
 SLOWCHECK = os.path.join(TOP, "scripts", "vm", "host", "slow-check")
 ATTRIB = os.path.join(TOP, "scripts", "vm", "host", "agent-attribution")
+FACTS = os.path.join(TOP, "scripts", "vm", "host", "agent-facts")
+CMDMATCH = os.path.join(TOP, "user", "agent", "vm-suite", "cmd-matches.awk")
 
 
 def fixture(name):
@@ -343,6 +352,235 @@ def test_attribution(t):
                  "exit %d: %s" % (r.returncode, r.stdout.strip()[:300]))
 
 
+def facts_cmd(qid, cid, submit, phases, comm="fio", opc="read", match="matched"):
+    fw = ",".join('{"phase":"%s","seq":%d,"ts_ns":%d}' % (p, q, 1000 + q)
+                  for p, q in phases)
+    who = '"pid":318,"tid":318,"comm":"%s","cgroup":1,' % comm if comm else ""
+    return ('{"type":"cmd","cmd":{"ctrl":0,"qid":%d,"cid":%d,"opc":"%s","nsid":1,'
+            '"match":"%s","flags":0,"submit_ns":%d,"complete_ns":%d,%s"fw":[%s],'
+            '"background":[]}}' % (qid, cid, opc, match, submit, submit + 5000, who, fw))
+
+
+def facts_lines():
+    """Agent lines: commands with and without records, an interval line,
+    two summaries (the last counts), a dump object; correlate lines that
+    differ from them in each way the comparison tells apart."""
+    live, corr = ['{"type":"start","mode":"nvme+firmware"}'], []
+    seq = 0
+    for i in range(40):
+        ph = [("fetch", seq), ("media_start", seq + 1), ("cqe_posted", seq + 2)]
+        seq += 3
+        c = facts_cmd(1 + i % 2, (i % 4) * 4096 + i, 10000 * i, ph,
+                      comm=("fio", "kworker/0:1", "dd", "")[i % 4],
+                      opc=("read", "write")[i % 2])
+        live.append(c)
+        if i == 3:  # another record
+            c = c.replace('"seq":%d,' % (seq - 1), '"seq":%d,' % (seq + 999))
+        if i == 5:  # offline only (another submit), and live only
+            c = c.replace('"submit_ns":50000,', '"submit_ns":50001,')
+        if i != 7:  # live only
+            corr.append(c)
+        if i == 20:
+            live.append('{"type":"interval","counters":{"host_submit":21,'
+                        '"ringbuf_reserve_failed":3},"dump":{"records":60}}')
+    corr.append(facts_cmd(2, 5, 1, [("fetch", 7777)]))  # offline only
+    live.append(facts_cmd(1, 77, 999999, [], match="unmatched"))
+    live.append('{"type":"cmd","cmd":{"qid":1,"cid":78,"submit_ns":5,"fw":[]}}')
+    live.append('{"type":"summary","completed":41,"counters":{"host_submit":40,'
+                '"dump_records_sent":100,"dump_records_lost":0}}')
+    live.append('{"type":"summary","completed":42,"totals":{"dump_records_sent":1},'
+                '"counters":{"host_submit":42,"ringbuf_reserve_failed":0,'
+                '"dump_records_sent":120,"dump_records_lost":2},'
+                '"dump":{"file":"x","records":119,"lost":0}}')
+    corr.append('{"type":"final","totals":{"commands":40}}')
+    return live, corr
+
+
+# What the guest ran, verbatim but for $AWK and the file names ($R the
+# results, $Q the QEMU trace, $M cmd-matches.awk).
+SH_NVME = r"""
+sed -n 's/.*"type":"cmd","cmd":{"ctrl":\([0-9]*\),"qid":\([0-9]*\),"cid":\([0-9]*\),"opc":"\([a-z0-9]*\)".*/\1 \2 \3 \4/p' \
+	"$R/agent.jsonl" > "$R/agent-cmds.txt"
+sed -n "$((qstart + 1)),${qend}p" "$Q" | $AWK '
+/pci_nvme_io_cmd / {
+	for (i = 1; i <= NF; i++) {
+		if ($i == "cid") cid = $(i + 1)
+		if ($i == "sqid") sq = $(i + 1)
+		if ($i == "opc") op = $(i + 1)
+	}
+	name = op == "0x2" ? "read" : op == "0x1" ? "write" : op == "0x0" ? "flush" : "op" op
+	print 0, sq, cid, name
+}' > "$R/qemu-cmds.txt"
+echo na=$(wc -l < "$R/agent-cmds.txt")
+echo nq=$(wc -l < "$R/qemu-cmds.txt")
+echo comp=$(sed -n 's/.*"type":"summary".*"completed":\([0-9]*\).*/\1/p' "$R/agent.jsonl")
+sort "$R/agent-cmds.txt" | uniq -c | $AWK '{print $2, $3, $4, $5, $1}' | sort > "$R/a.cnt"
+sort "$R/qemu-cmds.txt" | uniq -c | $AWK '{print $2, $3, $4, $5, $1}' | sort > "$R/q.cnt"
+echo missing=$($AWK 'NR == FNR { q[$1 " " $2 " " $3 " " $4] = $5; next }
+	{ k = $1 " " $2 " " $3 " " $4; d = $5 - q[k]; if (d > 0) m += d }
+	END { print m + 0 }' "$R/q.cnt" "$R/a.cnt")
+echo gens=$($AWK '{ print int($3 / 4096) }' "$R/agent-cmds.txt" | sort -u | wc -l)
+echo queues=$($AWK '{ print $2 }' "$R/agent-cmds.txt" | sort -u | wc -l)
+echo dup=$($AWK '{ print $2, $3 }' "$R/agent-cmds.txt" | sort | uniq -d | wc -l)
+echo sub=$(sed -n 's/.*"host_submit":\([0-9]*\).*/\1/p' "$R/agent.jsonl" | tail -1)
+echo losses=$(sed -n 's/.*"ringbuf_reserve_failed":\([0-9]*\).*/\1/p' "$R/agent.jsonl" | tail -1)
+cmdl() { grep '"type":"cmd"' "$1"; }
+echo nwho=$(cmdl "$R/agent.jsonl" | grep -c '"pid":[0-9]*,"tid":[0-9]*,"comm":"[^"]*","cgroup":[0-9]*')
+echo nfio=$(cmdl "$R/agent.jsonl" | grep -c '"comm":"fio"')
+echo nkworker=$(cmdl "$R/agent.jsonl" | grep -c '"comm":"kworker')
+"""
+
+SH_MATCHES = r"""
+$AWK -f "$M" "$R/agent.jsonl" > "$R/matches-live.txt"
+$AWK -f "$M" "$R/correlate.jsonl" > "$R/matches-offline.txt"
+$AWK 'NR == FNR { live[$1 " " $2 " " $3] = $0; n++; next }
+	{ k = $1 " " $2 " " $3; off[k] = $0; m++
+	  if (!(k in live)) extra++; else if (live[k] != $0) differ++; else same++ }
+	END { for (k in live) if (!(k in off)) missing++
+	      printf "%d %d %d %d %d %d\n", n, m, same, differ + 0, missing + 0, extra + 0 }' \
+	"$R/matches-live.txt" "$R/matches-offline.txt"
+"""
+
+SH_DUMP = r"""
+wcnt() { grep '"type":"summary"' "$R/agent.jsonl" | tail -1 | sed -n "s/.*\"counters\":{[^}]*\"$1\":\([0-9]*\).*/\1/p"; }
+echo sent=$(wcnt dump_records_sent)
+echo lost=$(wcnt dump_records_lost)
+echo written=$(sed -n 's/.*"dump":{[^}]*"records":\([0-9]*\).*/\1/p' "$R/agent.jsonl" | tail -1)
+"""
+
+SH_LATE = r"""
+$AWK -v a="${after:-0}" '/"match":"matched"/ && match($0, /"complete_ns":[0-9]+/) {
+	if (substr($0, RSTART + 14, RLENGTH - 14) + 0 > a + 1e9) n++ } END { print n + 0 }' "$R/agent.jsonl"
+"""
+
+
+def facts_sh(script, env):
+    r = run(["sh", "-c", script], env=dict(os.environ, **env), text=True)
+    return r.stdout if r.returncode == 0 and not r.stderr else "sh failed: " + r.stderr
+
+
+def facts_files(d, names, remove):
+    got = {}
+    for n in names:
+        p = os.path.join(d, n)
+        got[n] = None
+        if os.path.exists(p):
+            with open(p) as f:
+                got[n] = f.read()
+            if remove:
+                os.unlink(p)
+    return got
+
+
+def facts_qemu(live):
+    """QEMU's trace of the agent's commands, with a line without sqid (the
+    awk keeps the last), an unknown opcode, a key QEMU did not see, and
+    lines of other events."""
+    q = ["11@1.0:pci_nvme_dbbuf_config x", "11@1.0:pci_nvme_io_cmd cid 1 sqid 1 opc 0x2"]
+    for line in live:
+        m = re.search(r'"qid":(\d+),"cid":(\d+),"opc":"(\w+)"', line)
+        if m:
+            q.append("11@1.1:pci_nvme_io_cmd cid %s nsid 0x1 sqid %s opc %s opname 'X'" % (
+                m.group(2), m.group(1), "0x2" if m.group(3) == "read" else "0x1"))
+            q.append("11@1.1:pci_nvme_rw x")
+    q[9] = "11@1.1:pci_nvme_io_cmd cid 9 nsid 0x1 opc 0x0"
+    q[13] = q[13].replace("opc 0x2", "opc 0x9")
+    q[-4] = q[-4].replace(" cid ", " cid 7")
+    return q + ["11@1.2:pci_nvme_io_cmd cid 1 sqid 1 opc 0x2"]
+
+
+def test_facts(t):
+    live, corr = facts_lines()
+    qemu = facts_qemu(live)
+    for awkname, awk in awks():
+        with tempfile.TemporaryDirectory() as d:
+            for name, ls in (("agent.jsonl", live), ("correlate.jsonl", corr),
+                             ("trace.log", qemu)):
+                with open(os.path.join(d, name), "w") as f:
+                    f.write("".join(x + "\n" for x in ls))
+            a = os.path.join(d, "agent.jsonl")
+            env = {"R": d, "AWK": " ".join(awk), "M": CMDMATCH,
+                   "Q": os.path.join(d, "trace.log")}
+            want = facts_sh(SH_MATCHES, env)
+            names = ("matches-live.txt", "matches-offline.txt")
+            keep = facts_files(d, names, True)
+            r = run([sys.executable, FACTS, "matches", a, os.path.join(d, "correlate.jsonl"),
+                     "--live-out", os.path.join(d, names[0]),
+                     "--offline-out", os.path.join(d, names[1])], text=True)
+            got = facts_files(d, names, False)
+            t.ok(r.returncode == 0 and r.stdout == want and want == "40 40 37 1 2 2\n" and
+                 got == keep,
+                 "agent-facts matches: %s's cmd-matches.awk lines and comparison "
+                 "(40 live, 40 offline: 37 same, 1 different, 2 live only, 2 offline only)"
+                 % awkname,
+                 "exit %d: %r, the guest's: %r; the same lines: %s" % (
+                     r.returncode, r.stdout, want, got == keep))
+            want = facts_sh(SH_DUMP, env)
+            r = run([sys.executable, FACTS, "dump-counts", a], text=True)
+            t.ok(r.returncode == 0 and r.stdout == want and
+                 want == "sent=120\nlost=2\nwritten=119\n",
+                 "agent-facts dump-counts: the last summary's counters, the last dump's "
+                 "records (the guest's sed)", "exit %d: %r, the guest's: %r" % (
+                     r.returncode, r.stdout, want))
+            names = ("agent-cmds.txt", "qemu-cmds.txt")
+            for qs, qe in ((3, len(qemu) - 3), (4, 2)):
+                env.update(qstart=str(qs), qend=str(qe))
+                want = facts_sh(SH_NVME, env)
+                keep = facts_files(d, names, True)
+                r = run([sys.executable, FACTS, "nvme-keys", a, os.path.join(d, "trace.log"),
+                         str(qs), str(qe), "--agent-cmds", os.path.join(d, names[0]),
+                         "--qemu-cmds", os.path.join(d, names[1])], text=True)
+                got = facts_files(d, names, False)
+                t.ok(r.returncode == 0 and r.stdout == want and got == keep and
+                     "missing=0" not in want and "comp=41 42\n" in want,
+                     "agent-facts nvme-keys QSTART %d QEND %d: the keys, counts and files "
+                     "of the guest's %s pipelines" % (qs, qe, awkname),
+                     "exit %d: %r, the guest's: %r; the same files: %s" % (
+                         r.returncode, r.stdout, want, got == keep))
+            for after in ("", "89999", "1e3"):
+                env["after"] = after
+                want = facts_sh(SH_LATE, env)
+                r = run([sys.executable, FACTS, "late-matched", a, after or "0"], text=True)
+                t.ok(r.returncode == 0 and r.stdout == want and want.strip().isdigit(),
+                     "agent-facts late-matched AFTER '%s': %s's count (%s)" % (
+                         after, awkname, want.strip()),
+                     "exit %d: %r, the guest's: %r" % (r.returncode, r.stdout, want))
+            # no QEMU command in the window: the guest's awk took the
+            # agent's counts for QEMU's (its NR == FNR held for both
+            # files) and found none missing; agent-facts finds them all
+            r = run([sys.executable, FACTS, "nvme-keys", a, os.path.join(d, "trace.log"),
+                     str(len(qemu)), str(len(qemu))], text=True)
+            t.ok(r.returncode == 0 and "\nnq=0\n" in r.stdout and "\nmissing=41\n" in r.stdout,
+                 "agent-facts nvme-keys, no QEMU command in the window: all 41 of the "
+                 "agent's keys missing (%s)" % awkname, r.stdout + r.stderr)
+    with tempfile.TemporaryDirectory() as d:
+        a = os.path.join(d, "agent.jsonl")
+        with open(a, "w") as f:
+            f.write("".join(x + "\n" for x in live))
+        env = {"R": d}
+        for sub, sh, arg in (("count", 'grep -c "$S" "$R/agent.jsonl"', '"comm":"fio"'),
+                             ("count", 'grep -c "$S" "$R/agent.jsonl"', '"ev":"none"'),
+                             ("last-line", 'grep "$S" "$R/agent.jsonl" | tail -1',
+                              '"type":"summary"'),
+                             ("last-line", 'grep "$S" "$R/agent.jsonl" | tail -1',
+                              '"type":"none"'),
+                             ("lines", 'grep "$S" "$R/agent.jsonl"', '"type":"summary"'),
+                             ("lines", 'grep "$S" "$R/agent.jsonl"', '"type":"none"')):
+            env["S"] = arg
+            r = run(["sh", "-c", sh], env=dict(os.environ, **env), text=True)
+            want = r.stdout
+            r = run([sys.executable, FACTS, sub, a, arg], text=True)
+            t.ok(r.returncode == 0 and r.stdout == want and
+                 (want.strip() != "" or "none" in arg),
+                 "agent-facts %s '%s': grep's answer (%r)" % (sub, arg, want[:20]),
+                 "exit %d: %r, grep's: %r" % (r.returncode, r.stdout, want))
+        r = run([sys.executable, FACTS, "dump-counts", os.path.join(d, "none.jsonl")],
+                text=True)
+        t.ok(r.returncode == 2 and r.stdout == "" and "none.jsonl" in r.stderr,
+             "agent-facts: a file that is not there: exit 2, nothing on stdout",
+             "exit %d: %r %r" % (r.returncode, r.stdout, r.stderr))
+
+
 def main():
     t = Tap()
     test_awk(t)
@@ -351,6 +589,7 @@ def main():
     test_vmlinux(t)
     test_slowcheck(t)
     test_attribution(t)
+    test_facts(t)
     return t.done()
 
 

@@ -11,10 +11,11 @@
 # record came from.  The simulator also keeps every record it wrote as a
 # dump (fw.bin); at the end the VM host runs `hmb-trace-analyze correlate`
 # on fw.bin and the agent's JSON lines, which must give the live agent's
-# matches (cmd-matches.awk).  The agent itself keeps every record
-# it received with -w (agent-fw.bin): correlate of that
-# dump must give the same matches, and its stats must count what the agent
-# counted.  fw.bin, agent-fw.bin and agent.jsonl stay in the results
+# matches (cmd-matches.awk's lines, made and compared on the VM host by
+# agent-facts: awk over these tens of MB is slow under TCG).  The agent
+# itself keeps every record it received with -w (agent-fw.bin): correlate
+# of that dump must give the same matches, and its stats must count what
+# the agent counted.  fw.bin, agent-fw.bin and agent.jsonl stay in the results
 # directory: HMB_VM_RUN_DIR for tests/formats/test_correlate.py.
 # One host thread for both vCPUs: when two vCPU threads read the TSC, the
 # guest's CLOCK_MONOTONIC runs fast of the host's by a load-dependent 3 to
@@ -99,8 +100,9 @@ agent_check_drift "$want"
 # two offsets cancel); a +STEP_NS firmware clock lowers host - fw by STEP_NS
 agent_check_step_size $STEP_NS
 # for comparison: the interval reports' offsets before and after the step
-# (whole windows, so QD1 before and QD32 after), extrapolated to the step
-grep '"type":"interval"' "$R/agent.jsonl" | sed -n 's/.*"offset_ns":\([0-9.-]*\),"offset_err_ns":\([0-9.-]*\),[^}]*"ref_fw_ns":\([0-9.-]*\),"drift_ppm":\([0-9.-]*\).*"steps":\([0-9]*\).*/\1 \2 \3 \4 \5/p' > "$R/clock-intervals.txt"
+# (whole windows, so QD1 before and QD32 after), extrapolated to the step;
+# the VM host picks the interval lines out of the agent's
+hostcmd run agent-facts lines @RESULTS@/agent.jsonl '"type":"interval"' | sed -n 's/.*"offset_ns":\([0-9.-]*\),"offset_err_ns":\([0-9.-]*\),[^}]*"ref_fw_ns":\([0-9.-]*\),"drift_ppm":\([0-9.-]*\).*"steps":\([0-9]*\).*/\1 \2 \3 \4 \5/p' > "$R/clock-intervals.txt"
 tap_diag "interval clock estimates (offset err ref drift steps): $(tr '\n' ';' < "$R/clock-intervals.txt")"
 awk -v step=$STEP_NS -v at=$STEP_AT -v dr=$DRIFT -f "$HMB_REPO/user/agent/vm-suite/step-err.awk" \
 	"$R/clock-intervals.txt" > "$R/step-err-intervals.txt"
@@ -128,8 +130,6 @@ ptr=$(awk -F, '/hmb_trace_record/ { print $1 }' "$R/perf.csv")
 # (qid, cid, host submit_ns), and gives records to no other command.  Once
 # with the simulator's dump (what the firmware wrote), once with the
 # agent's own -w dump (what the agent received).
-M=$HMB_REPO/user/agent/vm-suite/cmd-matches.awk
-awk -f "$M" "$R/agent.jsonl" > "$R/matches-live.txt"
 ref_ok=0
 offline_eq_live() {	# DUMP TAG WHAT [ref: compare with correlate.jsonl first]
 	if hostcmd run hmb-trace-analyze correlate "@RESULTS@/$1" @RESULTS@/agent.jsonl \
@@ -142,15 +142,14 @@ offline_eq_live() {	# DUMP TAG WHAT [ref: compare with correlate.jsonl first]
 			tap_ok "hmb-trace-analyze correlate of $3 gives the live agent's matches: its $(wc -l < "$R/cmds$2.txt") command lines are those of correlate of the dump already compared, byte for byte"
 			return
 		fi
-		awk -f "$M" "$R/correlate$2.jsonl" > "$R/matches-offline$2.txt"
-		awk 'NR == FNR { live[$1 " " $2 " " $3] = $0; n++; next }
-			{ k = $1 " " $2 " " $3; off[k] = $0; m++
-			  if (!(k in live)) extra++; else if (live[k] != $0) differ++; else same++ }
-			END { for (k in live) if (!(k in off)) missing++
-			      printf "%d %d %d %d %d %d\n", n, m, same, differ + 0, missing + 0, extra + 0 }' \
-			"$R/matches-live.txt" "$R/matches-offline$2.txt" > "$R/matches-cmp$2.txt"
+		# both joins' matches keyed by (qid, cid, submit): live and
+		# offline line counts, same, different, live only, offline only
+		hostcmd run agent-facts matches @RESULTS@/agent.jsonl "@RESULTS@/correlate$2.jsonl" \
+			--live-out @RESULTS@/matches-live.txt --offline-out "@RESULTS@/matches-offline$2.txt" \
+			> "$R/matches-cmp$2.txt" 2> "$R/matches-cmp$2.err" ||
+			tap_diag "agent-facts matches: $(cat "$R/matches-cmp$2.err")"
 		read nl no same differ missing extra < "$R/matches-cmp$2.txt"
-		tap_diag "correlate $1: $(grep '"type":"final"' "$R/correlate$2.jsonl" | sed -n 's/.*"totals":{\([^}]*\)}.*/\1/p')"
+		tap_diag "correlate $1: $(hostcmd run agent-facts lines "@RESULTS@/correlate$2.jsonl" '"type":"final"' | sed -n 's/.*"totals":{\([^}]*\)}.*/\1/p')"
 		tap_diag "matches ($1): live $nl commands with firmware records, offline $no; same $same, different $differ, live only $missing, offline only $extra"
 		[ "$nl" -gt 1000 ] && [ "$same" = "$nl" ] && [ "$no" = "$nl" ] && ref_ok=1 &&
 			tap_ok "hmb-trace-analyze correlate of $3 gives the live agent's matches: $same of $nl commands, same (qid, cid, submit) -> firmware seqs, none more" ||
@@ -166,9 +165,12 @@ rid=${ring##*[!0-9]}
 wdump=agent-fw.bin
 [ "$rid" = 0 ] || wdump=agent-fw.bin.ring$rid
 fwr=$A_fw_records
-wcnt() { grep '"type":"summary"' "$R/agent.jsonl" | tail -1 | sed -n "s/.*\"counters\":{[^}]*\"$1\":\([0-9]*\).*/\1/p"; }
-sent=$(wcnt dump_records_sent); dlost=$(wcnt dump_records_lost)
-wrec=$(sed -n 's/.*"dump":{[^}]*"records":\([0-9]*\).*/\1/p' "$R/agent.jsonl" | tail -1)
+# the last summary line's dump_records_sent and dump_records_lost, the
+# last "dump":{... "records"} (agent-facts on the VM host)
+hostcmd run agent-facts dump-counts @RESULTS@/agent.jsonl > "$R/dump-counts.txt" 2> "$R/dump-counts.err" ||
+	tap_diag "agent-facts dump-counts: $(cat "$R/dump-counts.err")"
+wcnt() { sed -n "s/^$1=//p" "$R/dump-counts.txt"; }
+sent=$(wcnt sent); dlost=$(wcnt lost); wrec=$(wcnt written)
 tap_diag "-w: agent counted $fwr firmware records, handed $sent to user space, lost $dlost, wrote $wrec into $wdump"
 [ -n "$sent" ] && [ "$sent" = "$fwr" ] && [ "$dlost" = 0 ] && [ "$wrec" = "$fwr" ] &&
 	grep -qx 'consumer_lost=0' "$R/$wdump.meta" &&

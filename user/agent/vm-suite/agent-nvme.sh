@@ -62,42 +62,34 @@ arc=$?
 sync
 qend=$(wc -l < "$HMB_QEMU_TRACE_LOG")
 
-# the agent's commands: "qid cid opc" per line
-sed -n 's/.*"type":"cmd","cmd":{"ctrl":\([0-9]*\),"qid":\([0-9]*\),"cid":\([0-9]*\),"opc":"\([a-z0-9]*\)".*/\1 \2 \3 \4/p' \
-	"$R/agent.jsonl" > "$R/agent-cmds.txt"
-# QEMU's: pci_nvme_io_cmd cid N nsid 0x1 sqid S opc 0xO, in this window
-sed -n "$((qstart + 1)),${qend}p" "$HMB_QEMU_TRACE_LOG" | awk '
-/pci_nvme_io_cmd / {
-	for (i = 1; i <= NF; i++) {
-		if ($i == "cid") cid = $(i + 1)
-		if ($i == "sqid") sq = $(i + 1)
-		if ($i == "opc") op = $(i + 1)
-	}
-	name = op == "0x2" ? "read" : op == "0x1" ? "write" : op == "0x0" ? "flush" : "op" op
-	print 0, sq, cid, name
-}' > "$R/qemu-cmds.txt"
-na=$(wc -l < "$R/agent-cmds.txt")
-nq=$(wc -l < "$R/qemu-cmds.txt")
+# the agent's commands ("ctrl qid cid opc" per line, agent-cmds.txt) and
+# QEMU's (pci_nvme_io_cmd cid N nsid 0x1 sqid S opc 0xO in this window,
+# qemu-cmds.txt), keyed and counted on the VM host by agent-facts: sed
+# and awk over these MB of lines are slow under TCG
+hostcmd run agent-facts nvme-keys @RESULTS@/agent.jsonl @QEMU_TRACE@ "$qstart" "$qend" \
+	--agent-cmds @RESULTS@/agent-cmds.txt --qemu-cmds @RESULTS@/qemu-cmds.txt \
+	> "$R/facts.txt" 2> "$R/facts.err" ||
+	tap_fail "agent-facts nvme-keys on the VM host" "$(cat "$R/facts.err")"
+fact() { sed -n "s/^$1=//p" "$R/facts.txt"; }
+na=$(fact na)
+nq=$(fact nq)
 tap_diag "agent reported $na commands, QEMU received $nq I/O commands in the window"
-comp=$(sed -n 's/.*"type":"summary".*"completed":\([0-9]*\).*/\1/p' "$R/agent.jsonl")
+comp=$(fact comp)
 [ "$na" -gt 1000 ] && [ "$na" = "$comp" ] &&
 	tap_ok "every completed command reported ($na, summary $comp)" ||
 	tap_fail "every completed command reported" "per-command $na, summary completed '$comp'"
-# every agent command is one QEMU saw (same queue, full cid, opcode)
-sort "$R/agent-cmds.txt" | uniq -c | awk '{print $2, $3, $4, $5, $1}' | sort > "$R/a.cnt"
-sort "$R/qemu-cmds.txt" | uniq -c | awk '{print $2, $3, $4, $5, $1}' | sort > "$R/q.cnt"
-missing=$(awk 'NR == FNR { q[$1 " " $2 " " $3 " " $4] = $5; next }
-	{ k = $1 " " $2 " " $3 " " $4; d = $5 - q[k]; if (d > 0) m += d }
-	END { print m + 0 }' "$R/q.cnt" "$R/a.cnt")
+# every agent command is one QEMU saw (same queue, full cid, opcode): the
+# agent's commands of each key beyond QEMU's count of that key
+missing=$(fact missing)
 [ "$missing" = 0 ] &&
 	tap_ok "all $na (ctrl, qid, cid, opcode) keys of the agent are commands QEMU received" ||
 	tap_fail "agent keys match QEMU's commands" "$missing of $na not found in QEMU's trace (see agent-cmds.txt, qemu-cmds.txt)"
-gens=$(awk '{ print int($3 / 4096) }' "$R/agent-cmds.txt" | sort -u | wc -l)
-queues=$(awk '{ print $2 }' "$R/agent-cmds.txt" | sort -u | wc -l)
+gens=$(fact gens)
+queues=$(fact queues)
 [ "$gens" -ge 2 ] &&
 	tap_ok "command ids carry the generation (top 4 bits): $gens generations, $queues queue(s)" ||
 	tap_fail "command ids carry the generation" "$gens distinct generations"
-dup=$(awk '{ print $2, $3 }' "$R/agent-cmds.txt" | sort | uniq -d | wc -l)
+dup=$(fact dup)
 tap_diag "full (qid, cid) pairs seen more than once in the run (16 generations later): $dup"
 # QEMU saw no command the agent missed (QEMU's window is a little wider:
 # allow the commands in flight at the two edges, at most 32 + 1)
@@ -107,12 +99,12 @@ extra=$((nq - na))
 	tap_fail "agent reported every command QEMU received" "QEMU $nq agent $na"
 # perf saw the tracepoint at the same time
 ps=$(awk -F, '/nvme_setup_cmd/ { print $1 }' "$R/perf.csv")
-sub=$(sed -n 's/.*"host_submit":\([0-9]*\).*/\1/p' "$R/agent.jsonl" | tail -1)
+sub=$(fact sub)
 tap_diag "perf stat nvme:nvme_setup_cmd: $ps; agent host_submit counter: $sub"
 [ -n "$ps" ] && [ "$ps" -gt 1000 ] && [ -n "$sub" ] && [ "$sub" -ge "$ps" ] &&
 	tap_ok "perf stat ran alongside and counted the tracepoint too ($ps <= agent's $sub)" ||
 	tap_fail "perf alongside the agent" "perf '$ps' agent '$sub' $(head -5 "$R/perf.csv")"
-losses=$(sed -n 's/.*"ringbuf_reserve_failed":\([0-9]*\).*/\1/p' "$R/agent.jsonl" | tail -1)
+losses=$(fact losses)
 [ "$losses" = 0 ] && tap_ok "no ring buffer reservation failed" ||
 	tap_fail "no ring buffer reservation failed" "$losses"
 
@@ -120,10 +112,12 @@ losses=$(sed -n 's/.*"ringbuf_reserve_failed":\([0-9]*\).*/\1/p' "$R/agent.jsonl
 # current task); fio's direct I/O is dispatched in fio's own context on a
 # queue without a scheduler, by a kworker only when blk-mq runs the queue
 # later.
+# (agent-facts: command lines naming pid, tid, comm and cgroup; fio's;
+# a kworker's)
 cmdl() { grep '"type":"cmd"' "$1"; }
-nwho=$(cmdl "$R/agent.jsonl" | grep -c '"pid":[0-9]*,"tid":[0-9]*,"comm":"[^"]*","cgroup":[0-9]*')
-nfio=$(cmdl "$R/agent.jsonl" | grep -c '"comm":"fio"')
-tap_diag "who: $nfio of $na commands fio's, $(cmdl "$R/agent.jsonl" | grep -c '"comm":"kworker') a kworker's"
+nwho=$(fact nwho)
+nfio=$(fact nfio)
+tap_diag "who: $nfio of $na commands fio's, $(fact nkworker) a kworker's"
 [ "$nwho" = "$na" ] && [ "$nfio" -gt $((na / 2)) ] &&
 	tap_ok "every command names who issued it ($nwho of $na), most of them fio ($nfio)" ||
 	tap_fail "every command names who issued it" "$nwho of $na with pid/tid/comm/cgroup, $nfio fio's"

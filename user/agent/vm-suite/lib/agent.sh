@@ -42,9 +42,11 @@ agent_stop() {
 }
 
 # agent_summary FILE: the summary line's totals, counters and clock into
-# shell variables (A_commands, A_matched, ..., A_drift_ppm, A_step_seq ...)
+# shell variables (A_commands, A_matched, ..., A_drift_ppm, A_step_seq ...).
+# FILE is in $HMB_RESULTS: the VM host finds its last summary line (grep
+# over tens of MB is slow under TCG)
 agent_summary() {
-	_summ=$(grep '"type":"summary"' "$1" | tail -1)
+	_summ=$(hostcmd run agent-facts last-line "@RESULTS@${1#"$HMB_RESULTS"}" '"type":"summary"')
 	# totals and counters only (the top-N objects repeat some names)
 	_tot=$(printf '%s' "$_summ" | sed -n 's/.*"totals":{\([^}]*\)}.*"counters":{\([^}]*\)}.*/\1,\2/p')
 	_clk=$(printf '%s' "$_summ" | sed -n 's/.*"clock":{\([^}]*\)}.*/\1/p')

@@ -16,8 +16,8 @@
 #   - a dictionary that wants a longer cmd_fetch payload than the model
 #     writes: exit 1, dict-len the only rule failed, and the JSON verdict
 #     names it with the first record's seq and cursor.
-# The broken variants of the model (one rule broken each) are for suites
-# of their own: this one is the model as it should be.
+# The broken variants of the model (one rule broken each) are the suite
+# conform-broken's: this one is the model as it should be.
 # vm-timeout: 600
 # vm-nvme-hmb: hmpre=2048, hmmin=8, hmmaxd=32, hmb-bg-rate=20, hmb-clock-drift-ppm=200, hmb-clock-offset=5000000000
 set -u

@@ -69,6 +69,9 @@ const struct trule_info trules[T_RULES] = {
 		"dropped records consume their seqs: a gap after the stall" },
 	[T_OVF_CLEAR] = { "overflow-clear", "format.md 7 step 5.5, 11.1",
 		"OVERFLOWED is cleared at the next successful write" },
+	[T_BAD_TAIL] = { "bad-tail", "format.md 16.6",
+		"a tail that is not 8-byte aligned is not used: the controller "
+		"produces no further than the last good tail allows" },
 	[T_FROZEN_EHM0] = { "frozen-ehm0", "format.md 16.5",
 		"Set Features EHM=0 sets FROZEN" },
 	[T_FROZEN_QUIET] = { "frozen-quiet", "format.md 16.5 step 3",

@@ -17,8 +17,10 @@
 #   - Set Features C1h refuses an unknown variant, back to none, and I/O
 #     works afterwards.
 # Which rules a variant's run reaches: a consumer error (a missing wrap
-# marker) ends the stream, so the phases after it (overflow, the
-# re-initialisation) are not reached; every other variant runs them all.
+# marker) ends the stream, so the phases after it (overflow, the bad
+# tail, the re-initialisation) are not reached, nor are they after a bad
+# tail the controller used (the records it wrote over would blame other
+# rules); every other variant runs them all.
 # vm-timeout: 600
 # vm-nvme-hmb: hmpre=2048, hmmin=8, hmmaxd=32, hmb-bg-rate=20, hmb-clock-drift-ppm=200, hmb-clock-offset=5000000000
 set -u
@@ -69,7 +71,7 @@ while read -r num name rule ring; do
 	$P "$C" --yes --io-secs 1 --ring-size "$ring" --json "$R/$name.json" < /dev/null > "$R/$name.tap" 2> "$R/$name.err"
 	rc=$?
 	bad=$(failed "$R/$name.tap")
-	skip=$(grep '# SKIP' "$R/$name.tap" | sed 's/^ok [0-9]* - \([^ ]*\).*/\1/' | tr '\n' ' ')
+	skip=$(grep '# SKIP' "$R/$name.tap" | sed 's/^ok [0-9]* - \([^ ]*\).*/\1/' | tr '\n' ' ' | sed 's/ $//')
 	why=$(grep -A1 "^not ok [0-9]* - $rule " "$R/$name.tap" | tail -1 | sed 's/^# *//')
 	[ $rc = 1 ] && [ "$bad" = "$rule " ] &&
 		tap_ok "$name: exit 1, $rule the only rule failed (not reached: ${skip:-none}): $why" ||
@@ -91,13 +93,14 @@ done <<'EOF'
 3 no-frozen-reset frozen-reset 16384
 4 seq-gap seq-next 16384
 5 short-payload dict-len 16384
+6 use-bad-tail bad-tail 16384
 EOF
 
 # --- afterwards ----------------------------------------------------------------------
-nvme set-feature "$C" -f 0xc1 -v 6 > "$R/set6.out" 2>&1 && rc=0 || rc=$?
-[ $rc != 0 ] && [ "$(brk)" = 5 ] &&
-	tap_ok "Set Features C1h 6 (no such variant) refused, the variant unchanged" ||
-	tap_fail "Set Features C1h 6 refused" "rc $rc: $(cat "$R/set6.out"), now $(brk)"
+nvme set-feature "$C" -f 0xc1 -v 7 > "$R/set7.out" 2>&1 && rc=0 || rc=$?
+[ $rc != 0 ] && [ "$(brk)" = 6 ] &&
+	tap_ok "Set Features C1h 7 (no such variant) refused, the variant unchanged" ||
+	tap_fail "Set Features C1h 7 refused" "rc $rc: $(cat "$R/set7.out"), now $(brk)"
 nvme set-feature "$C" -f 0xc1 -v 0 > /dev/null 2>&1
 [ "$(brk)" = 0 ] && tap_ok "back to 0: the model as it should be" ||
 	tap_fail "Get Features C1h 0 after Set Features C1h 0" "$(brk)"

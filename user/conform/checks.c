@@ -42,6 +42,9 @@ const struct trule_info trules[T_RULES] = {
 		"HMDLLA not 16-byte aligned: Invalid Field in Command, DNR" },
 	[T_SF_BELOW_HMMIN] = { "setfeat-below-hmmin", "format.md 16.4 check 6",
 		"HSIZE below HMMIN: Invalid Field in Command, DNR" },
+	[T_SF_LIST_DMA] = { "setfeat-list-dma", "format.md 16.4 check 7",
+		"a list the controller cannot read (HMDLA above every memory "
+		"and window the host has): Data Transfer Error (04h), DNR" },
 	[T_SF_BSIZE_ZERO] = { "setfeat-bsize-zero", "format.md 16.4 check 8",
 		"an entry with BSIZE 0: Invalid Field in Command, DNR" },
 	[T_SF_BADD_ALIGN] = { "setfeat-badd-align", "format.md 16.4 check 9",
@@ -66,6 +69,9 @@ const struct trule_info trules[T_RULES] = {
 		"dropped records consume their seqs: a gap after the stall" },
 	[T_OVF_CLEAR] = { "overflow-clear", "format.md 7 step 5.5, 11.1",
 		"OVERFLOWED is cleared at the next successful write" },
+	[T_BAD_TAIL] = { "bad-tail", "format.md 16.6",
+		"a tail that is not 8-byte aligned is not used: the controller "
+		"produces no further than the last good tail allows" },
 	[T_FROZEN_EHM0] = { "frozen-ehm0", "format.md 16.5",
 		"Set Features EHM=0 sets FROZEN" },
 	[T_FROZEN_QUIET] = { "frozen-quiet", "format.md 16.5 step 3",
@@ -125,8 +131,8 @@ static bool disabled(struct conform *cf, int rule, const char *after)
 }
 
 enum defect { D_NONE, D_TWICE, D_HMDLEC_ZERO, D_HMDLEC_MAX, D_LIST_ALIGN,
-	      D_BELOW_HMMIN, D_BSIZE_ZERO, D_BADD_ALIGN, D_BADD_WRAP, D_IOMEM,
-	      D_HSIZE_SUM };
+	      D_BELOW_HMMIN, D_LIST_DMA, D_BSIZE_ZERO, D_BADD_ALIGN, D_BADD_WRAP,
+	      D_IOMEM, D_HSIZE_SUM };
 
 static const struct {
 	enum defect d;
@@ -139,6 +145,7 @@ static const struct {
 	{ D_HMDLEC_MAX, T_SF_HMDLEC_MAX, ST_INVALID_FIELD },
 	{ D_LIST_ALIGN, T_SF_LIST_ALIGN, ST_INVALID_FIELD },
 	{ D_BELOW_HMMIN, T_SF_BELOW_HMMIN, ST_INVALID_FIELD },
+	{ D_LIST_DMA, T_SF_LIST_DMA, ST_DATA_XFER },
 	{ D_BSIZE_ZERO, T_SF_BSIZE_ZERO, ST_INVALID_FIELD },
 	{ D_BADD_ALIGN, T_SF_BADD_ALIGN, ST_INVALID_FIELD },
 	{ D_BADD_WRAP, T_SF_BADD_WRAP, ST_INVALID_FIELD },
@@ -176,6 +183,9 @@ static int try_list(struct conform *cf, enum defect d, int *second)
 		put_desc(l, 0, cf->slice.pa, cf->slice_pages);
 		n = 1;
 		hsize = cf->slice_pages;
+		break;
+	case D_LIST_DMA:	/* a valid list, at an address with no memory */
+		hmdla = cf->nomem;
 		break;
 	case D_BSIZE_ZERO:	/* one more entry, of 0 pages */
 		put_desc(l, n, cf->slice.pa, 0);
@@ -220,6 +230,8 @@ void check_set_features(struct conform *cf)
 			continue;	/* the smallest list is not below HMMIN */
 		if (d == D_IOMEM && !cf->bar0)
 			continue;	/* BAR0 unknown (no sysfs resource) */
+		if (d == D_LIST_DMA && !cf->nomem)
+			continue;	/* /proc/iomem unreadable */
 		second = -1;
 		st = try_list(cf, d, &second);
 		if (d == D_TWICE)

@@ -29,9 +29,10 @@ enum trule {
 	T_ID_HMPRE, T_ID_HMMIN, T_ID_HMMINDS, T_ID_HMMAXD,
 	T_SF_DISABLE, T_GF_DISABLED, T_SF_VALID, T_GF_ENABLED, T_SF_TWICE,
 	T_SF_HMDLEC_ZERO, T_SF_HMDLEC_MAX, T_SF_LIST_ALIGN, T_SF_BELOW_HMMIN,
+	T_SF_LIST_DMA,
 	T_SF_BSIZE_ZERO, T_SF_BADD_ALIGN, T_SF_BADD_WRAP, T_SF_IOMEM,
 	T_SF_HSIZE_SUM, T_SF_NOCHANGE,
-	T_ADOPT, T_OVF_SET, T_OVF_KEEP, T_OVF_SEQ, T_OVF_CLEAR,
+	T_ADOPT, T_OVF_SET, T_OVF_KEEP, T_OVF_SEQ, T_OVF_CLEAR, T_BAD_TAIL,
 	T_FROZEN_EHM0, T_FROZEN_QUIET, T_REINIT, T_FROZEN_RESET,
 	T_RULES
 };
@@ -62,6 +63,7 @@ struct conform {
 	bool yes;
 	int fd, nsfd;
 	uint64_t bar0;
+	uint64_t nomem;			/* a bus address with nothing there */
 	struct id_hmb id;
 	struct hmb_attrs linux_hmb;	/* what the driver had set up */
 	bool linux_back;		/* the driver has its HMB again */
@@ -93,6 +95,7 @@ void get_hmb(struct conform *cf, struct hmb_attrs *a);
 void chunk_alloc(struct chunk *c, uint32_t pages);
 void put_desc(uint8_t *list, unsigned i, uint64_t addr, uint32_t pages);
 uint64_t ctrl_bar0(const char *dev);
+uint64_t nomem_addr(void);
 int find_ns(const char *dev, char *out, size_t len);
 int ns_open(struct conform *cf);
 int do_io(struct conform *cf);

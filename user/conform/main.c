@@ -31,7 +31,8 @@ static void usage(void)
 "HMMINDS, HMMAXD), Set/Get Features 0Dh with a correct and with malformed\n"
 "descriptor lists, a trace ring in this process's locked memory adopted by\n"
 "the controller, I/O, every record checked, OVERFLOWED with a stalled\n"
-"consumer, FROZEN on EHM=0 and on a controller reset, re-initialisation.\n"
+"consumer, a tail it must not use, FROZEN on EHM=0 and on a controller\n"
+"reset, re-initialisation.\n"
 "Needs root.  Without --yes it only says what it would write where.\n"
 "  --yes             go on: hand the controller this process's memory as its\n"
 "                    HMB (the driver's own HMB is disabled for the run and\n"
@@ -165,11 +166,13 @@ static void plan(const struct conform *cf)
 	       "#   %u buffer(s) of %u pages (first at 0x%llx) and last the trace\n"
 	       "#   slice, %u pages at 0x%llx (ring header there, ring_size %u);\n"
 	       "#   HSIZE %u pages; plus malformed lists at the same addresses, one\n"
-	       "#   with an entry over BAR0 0x%llx (the controller must refuse it)\n",
+	       "#   with an entry over BAR0 0x%llx (the controller must refuse it),\n"
+	       "#   and the list's address once 0x%llx, where there is no memory\n",
 	       cf->nfill + 1, (cf->nfill + 1) * 16, (unsigned long long)cf->list.pa,
 	       cf->nfill, cf->chunk_pages, (unsigned long long)cf->fill[0].pa,
 	       cf->slice_pages, (unsigned long long)cf->slice.pa, cf->ring_size,
-	       cf->hsize, (unsigned long long)cf->bar0);
+	       cf->hsize, (unsigned long long)cf->bar0,
+	       (unsigned long long)cf->nomem);
 	printf("# would read blocks of %s (%u-byte blocks, the first 2048) and\n"
 	       "#   write the same bytes back, for %u s and more, then reset the\n"
 	       "#   controller (NVME_IOCTL_RESET) so the driver sets its HMB up again\n",
@@ -212,6 +215,7 @@ int main(int argc, char **argv)
 	if (ns_open(&cf))
 		die(cf.ns);
 	cf.bar0 = ctrl_bar0(cf.dev);
+	cf.nomem = nomem_addr();
 	get_hmb(&cf, &cf.linux_hmb);
 	size_hmb(&cf);
 	plan(&cf);

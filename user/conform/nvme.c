@@ -200,6 +200,29 @@ uint64_t ctrl_bar0(const char *dev)
 	return start;
 }
 
+/*
+ * An address above everything /proc/iomem lists (RAM, every bridge's
+ * window, every BAR), rounded up to 1 GiB: nothing answers a DMA read
+ * there, or the IOMMU has nothing mapped.  0 when the addresses cannot
+ * be read (they are shown as 0 to all but root).
+ */
+uint64_t nomem_addr(void)
+{
+	unsigned long long start, end, top = 0;
+	char line[256];
+	FILE *f = fopen("/proc/iomem", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx", &start, &end) == 2 && end > top)
+			top = end;
+	fclose(f);
+	if (!top || top >= (1ull << 62))
+		return 0;
+	return (top + (1ull << 30)) & ~((1ull << 30) - 1);
+}
+
 /* The first namespace's block device of controller @dev: /dev/nvmeXnY. */
 int find_ns(const char *dev, char *out, size_t len)
 {

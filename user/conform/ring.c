@@ -4,7 +4,8 @@
  * trace slice last (its header written by libhmbtrace, as the host's
  * driver would), consumed with libhmbtrace after every I/O and every
  * record handed to the library's rule checker; then a stalled consumer
- * (OVERFLOWED), EHM=0 (FROZEN), the host's re-initialisation and EHM=1
+ * (OVERFLOWED), a stalled consumer with a tail the controller must not
+ * use, EHM=0 (FROZEN), the host's re-initialisation and EHM=1
  * MR=1 (a new epoch), and a controller reset (FROZEN again).
  */
 #include <stdio.h>
@@ -154,6 +155,53 @@ static void overflow(struct ring *r)
 	      flags, (unsigned long long)i);
 }
 
+/*
+ * A tail the controller must not use (16.6): not 8-byte aligned, half a
+ * ring ahead of the good one and published once head is past it (the
+ * consumer stalled), so that a controller that took it would write half
+ * a ring over unconsumed records.  Head may get at most ring_size ahead
+ * of the last good tail; then the good tail again, and everything
+ * drained.
+ */
+static void bad_tail(struct ring *r)
+{
+	struct conform *cf = r->cf;
+	uint32_t rs = cf->ring_size;
+	/* a ring's worth if each command writes one record of 32 bytes or more */
+	uint64_t i, limit = (uint64_t)rs / 32 + 64, good, head, bad;
+
+	while (drain(r))
+		;
+	good = __atomic_load_n(&r->hdr->tail, __ATOMIC_ACQUIRE);
+	bad = good + rs / 2 + 4;
+	for (i = 0; i < limit && rhead(r) < bad + 4 &&
+	     !(rflags(r) & HMB_RING_FLAG_OVERFLOWED) && !cf->aborted; i++)
+		io(r, false);
+	__atomic_store_n(&r->hdr->tail, bad, __ATOMIC_RELEASE);
+	for (i = 0; i < limit && !cf->aborted; i++)
+		io(r, false);
+	head = rhead(r);
+	__atomic_store_n(&r->hdr->tail, good, __ATOMIC_RELEASE);
+	tnote(cf, T_BAD_TAIL, head - good <= rs,
+	      "with tail %llu published (not 8-byte aligned; the good one %llu) "
+	      "head went to %llu, %llu bytes ahead of the good tail in a ring "
+	      "of %u: the controller used the bad tail",
+	      (unsigned long long)bad, (unsigned long long)good,
+	      (unsigned long long)head, (unsigned long long)(head - good), rs);
+	if (head - good > rs) {
+		/*
+		 * unconsumed records were written over: what is read from
+		 * here on would blame rules the controller did not break
+		 */
+		r->dead = true;
+		return;
+	}
+	while (drain(r))
+		;
+	for (i = 0; i < 8 && !cf->aborted; i++)
+		io(r, true);
+}
+
 /* EHM=0 must freeze the ring and stop the producer. */
 static void freeze_ehm0(struct ring *r)
 {
@@ -249,6 +297,8 @@ void check_ring(struct conform *cf)
 	      (unsigned long long)cf->io_ops);
 	if (r.got && !r.dead)
 		overflow(&r);
+	if (r.got && !r.dead && !cf->aborted)
+		bad_tail(&r);
 	freeze_ehm0(&r);
 	if (!r.dead && !cf->aborted)
 		reinit(&r, &host);

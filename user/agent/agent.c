@@ -54,8 +54,6 @@ _Static_assert(HMB_CF_FILTERED == HMB_CMD_F_FILTERED &&
 	       HMB_CF_NO_COMPLETE == HMB_CMD_F_NO_COMPLETE,
 	       "BPF command flags are the command model's");
 
-extern const char hmb_default_dict[], hmb_default_dict_end[];
-
 struct agent ag;
 
 
@@ -301,15 +299,17 @@ static void publish_clock(void)
 static int load_dict(void)
 {
 	struct hmb_error err = { 0 };
+	const char *text;
+	size_t len;
 	int rc;
 
-	if (ag.env.dict_path)
+	if (ag.env.dict_path) {
 		rc = hmb_dict_load(&ag.dict, ag.env.dict_path, &err);
-	else
-		rc = hmb_dict_parse(&ag.dict, hmb_default_dict,
-				    (size_t)(hmb_default_dict_end -
-					     hmb_default_dict - 1),
+	} else {
+		text = hmb_dict_builtin(&len);
+		rc = hmb_dict_parse(&ag.dict, text, len,
 				    "built-in hmb-events.dict", &err);
+	}
 	if (rc)
 		fprintf(stderr, PROG ": event dictionary: %s\n", err.msg);
 	return rc;

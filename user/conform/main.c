@@ -19,8 +19,6 @@
 
 #define PROG "hmb-trace-conform"
 
-extern const char hmb_conform_dict[], hmb_conform_dict_end[];
-
 static void usage(void)
 {
 	printf(
@@ -80,8 +78,9 @@ static void parse(struct conform *cf, int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *dict = NULL;
+	const char *dict = NULL, *text;
 	struct hmb_error err;
+	size_t len;
 	int o;
 
 	opterr = 0;
@@ -107,10 +106,9 @@ static void parse(struct conform *cf, int argc, char **argv)
 	if (cf->ring_size & (cf->ring_size - 1))
 		hmb_usage_exit(PROG, NULL, "--ring-size must be a power of two, not %u",
 			       cf->ring_size);
+	text = hmb_dict_builtin(&len);
 	if (dict ? hmb_dict_load(&cf->dict, dict, &err) :
-		   hmb_dict_parse(&cf->dict, hmb_conform_dict,
-				  (size_t)(hmb_conform_dict_end - hmb_conform_dict - 1),
-				  "hmb-events.dict", &err)) {
+		   hmb_dict_parse(&cf->dict, text, len, "hmb-events.dict", &err)) {
 		fprintf(stderr, "hmb-trace-conform: %s\n", err.msg);
 		exit(2);
 	}

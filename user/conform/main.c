@@ -190,7 +190,7 @@ int main(int argc, char **argv)
 	cf.fd = open(cf.dev, O_RDONLY);
 	if (cf.fd < 0)
 		die(cf.dev);
-	identify(&cf, &cf.id);
+	pt_identify(cf.fd, &cf.id);
 	if (cf.id.status || !cf.id.hmpre) {
 		fprintf(stderr, "hmb-trace-conform: %s does not advertise a Host "
 			"Memory Buffer: Identify status 0x%x, HMPRE %u, HMMIN %u, "
@@ -210,7 +210,7 @@ int main(int argc, char **argv)
 	if (ns_open(&cf))
 		die(cf.ns);
 	cf.bar0 = ctrl_bar0(cf.dev);
-	get_hmb(&cf, &cf.linux_hmb);
+	pt_get_hmb(cf.fd, &cf.linux_hmb);
 	size_hmb(&cf);
 	plan(&cf);
 	if (!cf.yes) {
@@ -223,10 +223,10 @@ int main(int argc, char **argv)
 	check_ring(&cf);
 	if (!cf.linux_back) {
 		/* no reset happened: give the driver its HMB back as it was */
-		set_hmb(&cf, 0, 0, 0, 0);
+		pt_set_hmb(cf.fd, 0, 0, 0, 0);
 		if (cf.linux_hmb.ehm)
-			set_hmb(&cf, 3, cf.linux_hmb.hsize, cf.linux_hmb.hmdla,
-				cf.linux_hmb.hmdlec);
+			pt_set_hmb(cf.fd, 3, cf.linux_hmb.hsize,
+				   cf.linux_hmb.hmdla, cf.linux_hmb.hmdlec);
 	}
 	rc = report(&cf);
 	hmb_dict_free(cf.dict);

@@ -500,7 +500,6 @@ static void set_autoload(bool btf)
 	bpf_program__set_autoload(s->progs.blk_issue_raw,
 				  blk && !btf && !ag.kernel_stamp);
 	bpf_program__set_autoload(s->progs.blk_complete_raw, blk && !btf);
-	bpf_program__set_autoload(s->progs.hmb_test_drive, false);
 	bpf_program__set_autoload(s->progs.hmb_frozen, nvme && ag.fw_on &&
 				  trig_reset_armed() &&
 				  tp_exists("hmb_trace", "hmb_trace_frozen"));

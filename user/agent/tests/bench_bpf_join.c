@@ -44,14 +44,14 @@
 #include "hmbtrace.h"
 #include "hmbtrace_dict.h"
 #include "hmb_agent.h"
-#include "hmb_agent.skel.h"
+#include "hmb_agent_test.skel.h"
 #include "evdesc.h"
 #include "trigger.h"
 
 #define QD		32
 #define ROUND_CMDS	4096
 
-static struct hmb_agent *skel;
+static struct hmb_agent_test *skel;
 static struct ring_buffer *rb;
 static int prog_fd, nr_cpus, batched, armed;
 
@@ -113,7 +113,7 @@ static int load(const struct hmb_dict *dict)
 	struct bpf_program *p;
 	__u32 r = 0, one = 1, op;
 
-	skel = hmb_agent__open();
+	skel = hmb_agent_test__open();
 	if (!skel)
 		return -1;
 	/* as the agent in NVMe mode with the bridge on */
@@ -123,7 +123,7 @@ static int load(const struct hmb_dict *dict)
 		skel->rodata->trig_armed = HMB_TRIG_ARM_LAT;
 	bpf_object__for_each_program(p, skel->obj)
 		bpf_program__set_autoload(p, p == skel->progs.hmb_test_drive);
-	if (hmb_agent__load(skel))
+	if (hmb_agent_test__load(skel))
 		return -1;
 	for (unsigned int i = 0; armed && i < sizeof(armed_triggers) / sizeof(armed_triggers[0]); i++) {
 		struct trig_spec t;
@@ -278,7 +278,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (load(dict)) {
-		fprintf(stderr, "bench_bpf_join: loading hmb_agent.bpf.o failed\n");
+		fprintf(stderr, "bench_bpf_join: loading hmb_agent_test.bpf.o failed\n");
 		return 1;
 	}
 	set = calloc((size_t)rounds, sizeof(*set));
@@ -366,7 +366,7 @@ int main(int argc, char **argv)
 		}
 	}
 	ring_buffer__free(rb);
-	hmb_agent__destroy(skel);
+	hmb_agent_test__destroy(skel);
 	hmb_dict_free(dict);
 	close(fd);
 	return 0;

@@ -10,18 +10,34 @@
 #include "hmb_agent.bpf.c"
 
 /*
- * Biolatency's work at a completion, for bench_bpf_join's comparison:
- * its start time looked up, the latency into the histogram, the entry
- * deleted.
+ * bench_bpf_join's anchor, biolatency's work per I/O on a map like its
+ * own "start": request -> issue time, 8 bytes a value (the agent's
+ * blk_start also keeps who issued it).
  */
-static __always_inline void blk_done_key(__u64 key)
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 10240);
+	__type(key, __u64);
+	__type(value, __u64);
+} bio_start SEC(".maps");
+
+/* At issue: the time, by request. */
+static __always_inline void bio_issue(__u64 key)
 {
-	struct hmb_blk_start *tsp = bpf_map_lookup_elem(&blk_start, &key);
+	__u64 ts = bpf_ktime_get_ns();
+
+	bpf_map_update_elem(&bio_start, &key, &ts, BPF_ANY);
+}
+
+/* At completion: its latency into the histogram, the entry deleted. */
+static __always_inline void bio_done(__u64 key)
+{
+	__u64 *tsp = bpf_map_lookup_elem(&bio_start, &key);
 
 	if (!tsp)
 		return;
-	hist_add(HMB_H_HOST_TOTAL, bpf_ktime_get_ns() - tsp->ts);
-	bpf_map_delete_elem(&blk_start, &key);
+	hist_add(HMB_H_HOST_TOTAL, bpf_ktime_get_ns() - *tsp);
+	bpf_map_delete_elem(&bio_start, &key);
 }
 
 /*
@@ -54,10 +70,12 @@ static __always_inline void test_kread(__u32 ring, __u32 i)
  * slba), 2 complete (ctrl, qid, cid, ts, status), 3 firmware record (ring,
  * opcode, sqid, cid, ts, seq, payload_len, flags, slba, has the slba),
  * 4 block-mode issue (request key), 5 biolatency's completion work for
- * bench_bpf_join (request key), 6 a batch of records as hmb_trace_records
+ * bench_bpf_join (request key; bio_done()), 6 a batch of records as
+ * hmb_trace_records
  * hands them over (ring, count; the records already in "batchbuf", the
  * keys in their head, no payload), 7 one of those records with its
- * payload read from the kernel (ring, index; test_kread()).
+ * payload read from the kernel (ring, index; test_kread()), 8
+ * biolatency's issue work for bench_bpf_join (request key; bio_issue()).
  */
 SEC("raw_tp")
 int hmb_test_drive(struct bpf_raw_tracepoint_args *ctx)
@@ -101,13 +119,16 @@ int hmb_test_drive(struct bpf_raw_tracepoint_args *ctx)
 		blk_issue_key(ctx->args[1], NULL);
 		break;
 	case 5:
-		blk_done_key(ctx->args[1]);
+		bio_done(ctx->args[1]);
 		break;
 	case 6:
 		handle_batch(ctx->args[1], 0, ctx->args[2]);
 		break;
 	case 7:
 		test_kread(ctx->args[1], ctx->args[2]);
+		break;
+	case 8:
+		bio_issue(ctx->args[1]);
 		break;
 	}
 	return 0;

@@ -2,9 +2,10 @@
 /*
  * bench_bpf_join.c - the in-kernel join alone, natively: the BPF run time of
  * hmb_agent.bpf.c's join core per command submission, completion and
- * firmware record, against biolatency's work per I/O (a hash insert at
- * issue; lookup, histogram and delete at completion) run through the same
- * test program in the same process, interleaved round by round.
+ * firmware record, against biolatency's work per I/O (a hash insert of
+ * the 8-byte issue time at issue, in a map of its own as biolatency's
+ * "start"; lookup, histogram and delete at completion) run through the
+ * same test program in the same process, interleaved round by round.
  *
  * Driven with BPF_PROG_TEST_RUN of the object's test program (as
  * t_bpf_join), run time from kernel.bpf_stats_enabled (BPF_ENABLE_STATS):
@@ -310,7 +311,7 @@ int main(int argc, char **argv)
 			/* biolatency's work for the same number of I/Os */
 			t0 = run_ns();
 			for (int t = 0; t < QD; t++)
-				drive(4, 0xffff880000000000ULL + (__u64)t * 256,
+				drive(8, 0xffff880000000000ULL + (__u64)t * 256,
 				      0, 0, 0, 0, 0, 0, 0, 0, 0);
 			for (int t = 0; t < QD; t++)
 				drive(5, 0xffff880000000000ULL + (__u64)t * 256,

@@ -193,7 +193,8 @@ struct {
 /*
  * hmb_trace_records: the bridge's batch, copied here in one kernel read
  * (one helper call a batch instead of one a record; too large for the
- * stack).  The test program's case 6 finds its records put here.
+ * stack).  The test program's case 6 (hmb_agent_test.bpf.c) finds its
+ * records put here.
  */
 struct hmb_batch_buf {
 	struct hmb_bridge_rec r[HMB_BRIDGE_BATCH];
@@ -353,92 +354,3 @@ __noinline int trig_ev(__u32 ring, __u32 opcode, __u32 seq, __u64 ts_ns,
 #include "hmb_agent_fw.bpf.h"
 #include "hmb_agent_blk.bpf.h"
 #include "hmb_agent_trig.bpf.h"
-
-/*
- * Test case 7: record @i of "batchbuf" one per run with its payload read
- * from the kernel (hmb_trace_record's way), the payload being its head
- * copy there (map memory: a kernel address).
- */
-static __always_inline void test_kread(__u32 ring, __u32 i)
-{
-	struct hmb_batch_buf *bb;
-	struct hmb_bridge_rec *r;
-	struct hmb_ring_ref rr;
-	__u32 zero = 0;
-
-	bb = bpf_map_lookup_elem(&batchbuf, &zero);
-	if (!bb)
-		return;
-	r = &bb->r[i & (HMB_BRIDGE_BATCH - 1)];
-	count(HMB_C_FW_RECORDS);
-	ring_ref(ring, &rr);
-	count_fw(handle_fw(ring, &rr, &r->hdr, r->head, 0, 0, 0, false, 0,
-			   NULL));
-}
-
-/*
- * Test driver (never attached; run with BPF_PROG_TEST_RUN by
- * user/agent/tests/t_bpf_join): feeds synthetic host and firmware events
- * through the same join core, since the build machine has neither NVMe
- * nor the module.  args[0]: 1 setup (ctrl, qid, cid, ts, opc, nsid,
- * slba), 2 complete (ctrl, qid, cid, ts, status), 3 firmware record (ring,
- * opcode, sqid, cid, ts, seq, payload_len, flags, slba, has the slba),
- * 4 block-mode issue (request key), 5 biolatency's completion work for
- * bench_bpf_join (request key), 6 a batch of records as hmb_trace_records
- * hands them over (ring, count; the records already in "batchbuf", the
- * keys in their head, no payload), 7 one of those records with its
- * payload read from the kernel (ring, index; test_kread()).
- */
-SEC("raw_tp")
-int hmb_test_drive(struct bpf_raw_tracepoint_args *ctx)
-{
-	struct hmb_cmd_key key = {};
-	struct hmb_setup a = {};
-	struct hmb_record_hdr h = {};
-	struct hmb_ring_ref rr;
-
-	switch (ctx->args[0]) {
-	case 1:
-		key.ctrl = ctx->args[1];
-		key.qid = ctx->args[2];
-		key.cid = ctx->args[3];
-		a.submit_ns = ctx->args[4];
-		a.opc = ctx->args[5];
-		a.nsid = ctx->args[6];
-		a.slba = ctx->args[7];
-		join_setup(&key, &a);
-		break;
-	case 2:
-		key.ctrl = ctx->args[1];
-		key.qid = ctx->args[2];
-		key.cid = ctx->args[3];
-		join_complete(&key, ctx->args[4], ctx->args[5]);
-		break;
-	case 3:
-		count(HMB_C_FW_RECORDS);
-		h.magic = HMB_RECORD_MAGIC;
-		h.opcode = ctx->args[2];
-		h.ts_ns = ctx->args[5];
-		h.seq = ctx->args[6];
-		h.payload_len = ctx->args[7];
-		h.flags = ctx->args[8];
-		ring_ref(ctx->args[1], &rr);
-		count_fw(handle_fw(ctx->args[1], &rr, &h, NULL, 1, ctx->args[3],
-				   ctx->args[4], ctx->args[10] != 0,
-				   ctx->args[9], NULL));
-		break;
-	case 4:
-		blk_issue_key(ctx->args[1], NULL);
-		break;
-	case 5:
-		blk_done_key(ctx->args[1]);
-		break;
-	case 6:
-		handle_batch(ctx->args[1], 0, ctx->args[2]);
-		break;
-	case 7:
-		test_kread(ctx->args[1], ctx->args[2]);
-		break;
-	}
-	return 0;
-}

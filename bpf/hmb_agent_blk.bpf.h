@@ -11,7 +11,7 @@
 
 /*
  * Block mode: request @key was issued by @who (also driven by the test
- * program, without who: bench_bpf_join's biolatency work at issue).
+ * program of hmb_agent_test.bpf.c, without who).
  */
 static __always_inline void blk_issue_key(__u64 key,
 					  const struct hmb_who *who)
@@ -25,22 +25,6 @@ static __always_inline void blk_issue_key(__u64 key,
 	/* A full map loses the request: counted, its completion is not seen. */
 	if (bpf_map_update_elem(&blk_start, &key, &v, BPF_ANY))
 		count(HMB_C_ACTIVE_FULL);
-}
-
-
-/*
- * Biolatency's work at a completion, for bench_bpf_join's comparison only
- * (the test program, never attached): its start time looked up, the
- * latency into the histogram, the entry deleted.
- */
-static __always_inline void blk_done_key(__u64 key)
-{
-	struct hmb_blk_start *tsp = bpf_map_lookup_elem(&blk_start, &key);
-
-	if (!tsp)
-		return;
-	hist_add(HMB_H_HOST_TOTAL, bpf_ktime_get_ns() - tsp->ts);
-	bpf_map_delete_elem(&blk_start, &key);
 }
 
 /*

@@ -16,8 +16,6 @@
 
 #include "fuzz.h"
 
-extern const char hmb_analyze_dict[], hmb_analyze_dict_end[];
-
 #define GEN_MAX (96 * 1024)
 
 /*
@@ -126,13 +124,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct hmb_reader *r;
 	static struct hmb_acct *acct, *acct2;
 	char line[512];
+	const char *text;
 	uint8_t *copy;
+	size_t len;
 	int fd, ra, rb;
 
-	if (!dict && hmb_dict_parse(&dict, hmb_analyze_dict,
-				    (size_t)(hmb_analyze_dict_end -
-					     hmb_analyze_dict) - 1,
-				    "dict", NULL))
+	text = hmb_dict_builtin(&len);
+	if (!dict && hmb_dict_parse(&dict, text, len, "dict", NULL))
 		abort();
 	/*
 	 * A dump begins "RECT" (or is empty): make most inputs one; those

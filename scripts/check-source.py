@@ -34,6 +34,7 @@ LICENCES = {
     "user/daemon/": "GPL-2.0",
     "user/agent/": "GPL-2.0",
     "user/conform/": "GPL-2.0",
+    "user/nvme/": "(LGPL-2.1 OR BSD-2-Clause)",
     "user/analyze/": "Apache-2.0",
     "mock/": "Apache-2.0",
     "selftests/": "GPL-2.0",

@@ -54,8 +54,6 @@ _Static_assert(HMB_CF_FILTERED == HMB_CMD_F_FILTERED &&
 	       HMB_CF_NO_COMPLETE == HMB_CMD_F_NO_COMPLETE,
 	       "BPF command flags are the command model's");
 
-extern const char hmb_default_dict[], hmb_default_dict_end[];
-
 struct agent ag;
 
 
@@ -301,15 +299,17 @@ static void publish_clock(void)
 static int load_dict(void)
 {
 	struct hmb_error err = { 0 };
+	const char *text;
+	size_t len;
 	int rc;
 
-	if (ag.env.dict_path)
+	if (ag.env.dict_path) {
 		rc = hmb_dict_load(&ag.dict, ag.env.dict_path, &err);
-	else
-		rc = hmb_dict_parse(&ag.dict, hmb_default_dict,
-				    (size_t)(hmb_default_dict_end -
-					     hmb_default_dict - 1),
+	} else {
+		text = hmb_dict_builtin(&len);
+		rc = hmb_dict_parse(&ag.dict, text, len,
 				    "built-in hmb-events.dict", &err);
+	}
 	if (rc)
 		fprintf(stderr, PROG ": event dictionary: %s\n", err.msg);
 	return rc;
@@ -500,7 +500,6 @@ static void set_autoload(bool btf)
 	bpf_program__set_autoload(s->progs.blk_issue_raw,
 				  blk && !btf && !ag.kernel_stamp);
 	bpf_program__set_autoload(s->progs.blk_complete_raw, blk && !btf);
-	bpf_program__set_autoload(s->progs.hmb_test_drive, false);
 	bpf_program__set_autoload(s->progs.hmb_frozen, nvme && ag.fw_on &&
 				  trig_reset_armed() &&
 				  tp_exists("hmb_trace", "hmb_trace_frozen"));

@@ -97,22 +97,21 @@ static int load_dict(const char *path, struct hmb_dict **out)
 	return 0;
 }
 
-extern const char hmb_analyze_dict[], hmb_analyze_dict_end[];
-
 int dict_open(const char *path, struct hmb_dict **out)
 {
 	const char *env = getenv("HMB_EVENTS_DICT");
 	struct hmb_error err = { 0 };
+	const char *text;
+	size_t len;
 	int rc;
 
 	if (path)
 		return load_dict(path, out);
 	if (env && *env)
 		return load_dict(env, out);
-	/* share/hmb-events.dict, built into the tool (dict_blob.c) */
-	rc = hmb_dict_parse(out, hmb_analyze_dict,
-			    (size_t)(hmb_analyze_dict_end - hmb_analyze_dict) - 1,
-			    "hmb-events.dict (built in)", &err);
+	/* share/hmb-events.dict, built into libhmbtrace */
+	text = hmb_dict_builtin(&len);
+	rc = hmb_dict_parse(out, text, len, "hmb-events.dict (built in)", &err);
 	if (rc) {
 		errorf("%s", err.msg[0] ? err.msg : hmb_strerror(rc));
 		return EXIT_BADINPUT;

@@ -120,7 +120,7 @@ static bool disabled(struct conform *cf, int rule, const char *after)
 	struct hmb_attrs a;
 	bool ok;
 
-	get_hmb(cf, &a);
+	pt_get_hmb(cf->fd, &a);
 	ok = !a.status && !a.ehm && !a.hsize && !a.hmdla && !a.hmdlec &&
 	     !a.rest_nonzero;
 	tnote(cf, rule, ok, "after %s: Get Features status 0x%x, EHM %u, HSIZE "
@@ -166,8 +166,8 @@ static int try_list(struct conform *cf, enum defect d, int *second)
 
 	memset(l, 0, (size_t)cf->list.pages * PAGE);
 	for (i = 0; i < cf->nfill; i++)
-		put_desc(l, i, cf->fill[i].pa, cf->chunk_pages);
-	put_desc(l, cf->nfill, cf->slice.pa, cf->slice_pages);
+		pt_put_desc(l, i, cf->fill[i].pa, cf->chunk_pages);
+	pt_put_desc(l, cf->nfill, cf->slice.pa, cf->slice_pages);
 	switch (d) {
 	case D_HMDLEC_ZERO:
 		n = 0;
@@ -180,7 +180,7 @@ static int try_list(struct conform *cf, enum defect d, int *second)
 		hmdla += 8;
 		break;
 	case D_BELOW_HMMIN:	/* the slice alone, HSIZE its size: < HMMIN */
-		put_desc(l, 0, cf->slice.pa, cf->slice_pages);
+		pt_put_desc(l, 0, cf->slice.pa, cf->slice_pages);
 		n = 1;
 		hsize = cf->slice_pages;
 		break;
@@ -188,17 +188,17 @@ static int try_list(struct conform *cf, enum defect d, int *second)
 		hmdla = cf->nomem;
 		break;
 	case D_BSIZE_ZERO:	/* one more entry, of 0 pages */
-		put_desc(l, n, cf->slice.pa, 0);
+		pt_put_desc(l, n, cf->slice.pa, 0);
 		n++;
 		break;
 	case D_BADD_ALIGN:
-		put_desc(l, 0, cf->fill[0].pa + 512, cf->chunk_pages);
+		pt_put_desc(l, 0, cf->fill[0].pa + 512, cf->chunk_pages);
 		break;
 	case D_BADD_WRAP:	/* the last page of the address space, and one more */
-		put_desc(l, 0, UINT64_MAX - PAGE + 1, cf->chunk_pages + 1);
+		pt_put_desc(l, 0, UINT64_MAX - PAGE + 1, cf->chunk_pages + 1);
 		break;
 	case D_IOMEM:
-		put_desc(l, cf->nfill, cf->bar0, cf->slice_pages);
+		pt_put_desc(l, cf->nfill, cf->bar0, cf->slice_pages);
 		break;
 	case D_HSIZE_SUM:
 		hsize++;
@@ -206,9 +206,9 @@ static int try_list(struct conform *cf, enum defect d, int *second)
 	default:
 		break;
 	}
-	st = set_hmb(cf, 1, hsize, hmdla, n);
+	st = pt_set_hmb(cf->fd, 1, hsize, hmdla, n);
 	if (!st && d == D_TWICE)
-		*second = set_hmb(cf, 1, hsize, hmdla, n);
+		*second = pt_set_hmb(cf->fd, 1, hsize, hmdla, n);
 	return st;
 }
 
@@ -218,7 +218,7 @@ void check_set_features(struct conform *cf)
 	size_t i;
 	int st, second, off;
 
-	off = set_hmb(cf, 0, 0, 0, 0);
+	off = pt_set_hmb(cf->fd, 0, 0, 0, 0);
 	tnote(cf, T_SF_DISABLE, off == ST_OK, "EHM=0: status 0x%x", off);
 	disabled(cf, T_GF_DISABLED, "EHM=0");
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -242,7 +242,7 @@ void check_set_features(struct conform *cf)
 			tnote(cf, cases[i].rule, st == cases[i].want,
 			      "status 0x%x, want 0x%x", st, cases[i].want);
 		if (d == D_NONE && !st) {
-			get_hmb(cf, &a);
+			pt_get_hmb(cf->fd, &a);
 			tnote(cf, T_GF_ENABLED, !a.status && a.ehm &&
 			      a.hsize == cf->hsize && a.hmdla == cf->list.pa &&
 			      a.hmdlec == cf->nfill + 1 && !a.rest_nonzero,
@@ -254,7 +254,7 @@ void check_set_features(struct conform *cf)
 			      cf->nfill + 1);
 		}
 		if (!st) {	/* taken: give it back before the next case */
-			off = set_hmb(cf, 0, 0, 0, 0);
+			off = pt_set_hmb(cf->fd, 0, 0, 0, 0);
 			tnote(cf, T_SF_DISABLE, off == ST_OK, "EHM=0: status 0x%x", off);
 		} else if (d != D_TWICE) {
 			disabled(cf, T_SF_NOCHANGE, trules[cases[i].rule].id);

@@ -14,9 +14,9 @@
 #include "hmbtrace.h"
 #include "hmbtrace_conform.h"
 #include "hmbtrace_dict.h"
+#include "passthru.h"
 
-#define PAGE		4096u	/* CC.MPS 0: Linux's controller page size */
-#define CHUNK_MAX	512u	/* pages of one transparent huge page */
+#define CHUNK_MAX	HUGE_PAGES	/* a chunk is contiguous */
 
 /* NVMe status as the ioctl returns it: SC | SCT << 8 | DNR 0x4000 */
 #define ST_OK		0
@@ -35,19 +35,6 @@ enum trule {
 	T_ADOPT, T_OVF_SET, T_OVF_KEEP, T_OVF_SEQ, T_OVF_CLEAR, T_BAD_TAIL,
 	T_FROZEN_EHM0, T_FROZEN_QUIET, T_REINIT, T_FROZEN_RESET,
 	T_RULES
-};
-
-struct id_hmb {
-	int status;
-	uint32_t hmpre, hmmin, hmminds;
-	uint16_t hmmaxd;
-};
-
-struct hmb_attrs {
-	int status;
-	uint32_t ehm, hsize, hmdlec;
-	uint64_t hmdla;
-	bool rest_nonzero;	/* bytes 16..4095 (reserved) not all zero */
 };
 
 /* Locked memory in chunks, each physically contiguous. */
@@ -84,16 +71,8 @@ struct trule_info {
 };
 extern const struct trule_info trules[T_RULES];
 
-/* nvme.c */
-void die(const char *what) __attribute__((noreturn));
-int admin(struct conform *cf, uint8_t opc, void *data, uint32_t len,
-	  const uint32_t cdw[6], uint32_t *result);
-void identify(struct conform *cf, struct id_hmb *id);
-int set_hmb(struct conform *cf, uint32_t cdw11, uint32_t hsize,
-	    uint64_t hmdla, uint32_t hmdlec);
-void get_hmb(struct conform *cf, struct hmb_attrs *a);
+/* nvme.c (admin commands and memory: passthru.h) */
 void chunk_alloc(struct chunk *c, uint32_t pages);
-void put_desc(uint8_t *list, unsigned i, uint64_t addr, uint32_t pages);
 uint64_t ctrl_bar0(const char *dev);
 uint64_t nomem_addr(void);
 int find_ns(const char *dev, char *out, size_t len);

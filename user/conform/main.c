@@ -19,8 +19,6 @@
 
 #define PROG "hmb-trace-conform"
 
-extern const char hmb_conform_dict[], hmb_conform_dict_end[];
-
 static void usage(void)
 {
 	printf(
@@ -81,8 +79,9 @@ static void parse(struct conform *cf, int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *dict = NULL;
+	const char *dict = NULL, *text;
 	struct hmb_error err;
+	size_t len;
 	int o;
 
 	opterr = 0;
@@ -108,10 +107,9 @@ static void parse(struct conform *cf, int argc, char **argv)
 	if (cf->ring_size & (cf->ring_size - 1))
 		hmb_usage_exit(PROG, NULL, "--ring-size must be a power of two, not %u",
 			       cf->ring_size);
+	text = hmb_dict_builtin(&len);
 	if (dict ? hmb_dict_load(&cf->dict, dict, &err) :
-		   hmb_dict_parse(&cf->dict, hmb_conform_dict,
-				  (size_t)(hmb_conform_dict_end - hmb_conform_dict - 1),
-				  "hmb-events.dict", &err)) {
+		   hmb_dict_parse(&cf->dict, text, len, "hmb-events.dict", &err)) {
 		fprintf(stderr, "hmb-trace-conform: %s\n", err.msg);
 		exit(2);
 	}
@@ -195,7 +193,7 @@ int main(int argc, char **argv)
 	cf.fd = open(cf.dev, O_RDONLY);
 	if (cf.fd < 0)
 		die(cf.dev);
-	identify(&cf, &cf.id);
+	pt_identify(cf.fd, &cf.id);
 	if (cf.id.status || !cf.id.hmpre) {
 		fprintf(stderr, "hmb-trace-conform: %s does not advertise a Host "
 			"Memory Buffer: Identify status 0x%x, HMPRE %u, HMMIN %u, "
@@ -216,7 +214,7 @@ int main(int argc, char **argv)
 		die(cf.ns);
 	cf.bar0 = ctrl_bar0(cf.dev);
 	cf.nomem = nomem_addr();
-	get_hmb(&cf, &cf.linux_hmb);
+	pt_get_hmb(cf.fd, &cf.linux_hmb);
 	size_hmb(&cf);
 	plan(&cf);
 	if (!cf.yes) {
@@ -229,10 +227,10 @@ int main(int argc, char **argv)
 	check_ring(&cf);
 	if (!cf.linux_back) {
 		/* no reset happened: give the driver its HMB back as it was */
-		set_hmb(&cf, 0, 0, 0, 0);
+		pt_set_hmb(cf.fd, 0, 0, 0, 0);
 		if (cf.linux_hmb.ehm)
-			set_hmb(&cf, 3, cf.linux_hmb.hsize, cf.linux_hmb.hmdla,
-				cf.linux_hmb.hmdlec);
+			pt_set_hmb(cf.fd, 3, cf.linux_hmb.hsize,
+				   cf.linux_hmb.hmdla, cf.linux_hmb.hmdlec);
 	}
 	rc = report(&cf);
 	hmb_dict_free(cf.dict);

@@ -97,9 +97,9 @@ static int enable(struct conform *cf, uint32_t cdw11)
 
 	memset(l, 0, (size_t)cf->list.pages * PAGE);
 	for (i = 0; i < cf->nfill; i++)
-		put_desc(l, i, cf->fill[i].pa, cf->chunk_pages);
-	put_desc(l, cf->nfill, cf->slice.pa, cf->slice_pages);
-	return set_hmb(cf, cdw11, cf->hsize, cf->list.pa, cf->nfill + 1);
+		pt_put_desc(l, i, cf->fill[i].pa, cf->chunk_pages);
+	pt_put_desc(l, cf->nfill, cf->slice.pa, cf->slice_pages);
+	return pt_set_hmb(cf->fd, cdw11, cf->hsize, cf->list.pa, cf->nfill + 1);
 }
 
 /* Stall until OVERFLOWED (or 4 rings' worth of commands), then resume. */
@@ -210,7 +210,7 @@ static void freeze_ehm0(struct ring *r)
 	uint32_t flags;
 	int st, i;
 
-	st = set_hmb(cf, 0, 0, 0, 0);
+	st = pt_set_hmb(cf->fd, 0, 0, 0, 0);
 	tnote(cf, T_SF_DISABLE, st == ST_OK, "EHM=0: status 0x%x", st);
 	flags = rflags(r);
 	tnote(cf, T_FROZEN_EHM0, flags & HMB_RING_FLAG_FROZEN,
@@ -286,7 +286,7 @@ void check_ring(struct conform *cf)
 	if (hmb_consumer_open(&r.c, cf->slice.va, HMB_RECORD_AREA_OFF + cf->ring_size,
 			      hmb_publish_store, cf->slice.va, &err)) {
 		hmb_conform_consumer_error(&cf->ck, &err, rhead(&r));
-		set_hmb(cf, 0, 0, 0, 0);
+		pt_set_hmb(cf->fd, 0, 0, 0, 0);
 		return;
 	}
 	hmb_conform_epoch(&cf->ck);

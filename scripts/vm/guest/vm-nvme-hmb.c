@@ -34,21 +34,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/nvme_ioctl.h>
 
 #include "hmbtrace.h"
 #include "hmbtrace_util.h"
+#include "passthru.h"
 
-#define PAGE		4096u	/* CC.MPS 0: Linux's controller page size */
-#define FID_HMB		0x0d
 #define FID_CLOCK	0xc0
-#define OPC_IDENTIFY	0x06
-#define OPC_SET_FEAT	0x09
-#define OPC_GET_FEAT	0x0a
 
 static const char *prog = "vm-nvme-hmb";
 
@@ -113,7 +106,7 @@ static int64_t snum(const char *s, const char *what)
 	return v;
 }
 
-static void die(const char *what)
+void die(const char *what)
 {
 	fprintf(stderr, "%s: %s: %s\n", prog, what, strerror(errno));
 	exit(1);
@@ -127,87 +120,10 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* ------------------------------------------------------- admin commands */
+/* ------------------------ the controller (admin commands: passthru.h) */
 
 static int dev_fd;
 static const char *dev_path;
-
-/* One admin command; returns the NVMe status (>= 0) or exits on errno. */
-static int admin(uint8_t opc, uint32_t nsid, void *data, uint32_t len,
-		 const uint32_t cdw[6], uint32_t *result)
-{
-	struct nvme_admin_cmd c;
-	int r;
-
-	memset(&c, 0, sizeof(c));
-	c.opcode = opc;
-	c.nsid = nsid;
-	c.addr = (uint64_t)(uintptr_t)data;
-	c.data_len = len;
-	c.cdw10 = cdw[0];
-	c.cdw11 = cdw[1];
-	c.cdw12 = cdw[2];
-	c.cdw13 = cdw[3];
-	c.cdw14 = cdw[4];
-	c.cdw15 = cdw[5];
-	c.timeout_ms = 10000;
-	r = ioctl(dev_fd, NVME_IOCTL_ADMIN_CMD, &c);
-	if (r < 0)
-		die("admin command (NVME_IOCTL_ADMIN_CMD)");
-	if (result)
-		*result = c.result;
-	return r;
-}
-
-static int set_hmb(uint32_t cdw11, uint32_t hsize, uint64_t hmdla,
-		   uint32_t hmdlec)
-{
-	uint32_t cdw[6] = { FID_HMB, cdw11, hsize, (uint32_t)hmdla,
-			    (uint32_t)(hmdla >> 32), hmdlec };
-
-	return admin(OPC_SET_FEAT, 0, NULL, 0, cdw, NULL);
-}
-
-struct hmb_attrs {
-	int status;
-	uint32_t ehm, hsize, hmdlec;
-	uint64_t hmdla;
-};
-
-static void get_hmb(struct hmb_attrs *a)
-{
-	static uint8_t buf[4096] __attribute__((aligned(4096)));
-	uint32_t cdw[6] = { FID_HMB, 0, 0, 0, 0, 0 };
-	uint32_t res = 0;
-
-	memset(buf, 0, sizeof(buf));
-	a->status = admin(OPC_GET_FEAT, 0, buf, sizeof(buf), cdw, &res);
-	a->ehm = res & 1;
-	memcpy(&a->hsize, buf, 4);
-	a->hmdla = (uint64_t)buf[4] | (uint64_t)buf[5] << 8 |
-		   (uint64_t)buf[6] << 16 | (uint64_t)buf[7] << 24 |
-		   (uint64_t)buf[8] << 32 | (uint64_t)buf[9] << 40 |
-		   (uint64_t)buf[10] << 48 | (uint64_t)buf[11] << 56;
-	memcpy(&a->hmdlec, buf + 12, 4);
-}
-
-struct id_hmb {
-	int status;
-	uint32_t hmpre, hmmin, hmminds;
-	uint16_t hmmaxd;
-};
-
-static void identify(struct id_hmb *id)
-{
-	static uint8_t buf[4096] __attribute__((aligned(4096)));
-	uint32_t cdw[6] = { 1, 0, 0, 0, 0, 0 };	/* CNS 1: controller */
-
-	id->status = admin(OPC_IDENTIFY, 0, buf, sizeof(buf), cdw, NULL);
-	memcpy(&id->hmpre, buf + 272, 4);
-	memcpy(&id->hmmin, buf + 276, 4);
-	memcpy(&id->hmminds, buf + 332, 4);
-	memcpy(&id->hmmaxd, buf + 336, 2);
-}
 
 /* ---------------------------------------------- locked, physical memory */
 
@@ -217,76 +133,32 @@ struct pmem {
 	uint64_t *pa;		/* per page */
 };
 
-static uint64_t phys_of(const void *va)
-{
-	static int pm = -1;
-	uint64_t e;
-	off_t off = (off_t)((uintptr_t)va / PAGE) * 8;
-
-	if (pm < 0) {
-		pm = open("/proc/self/pagemap", O_RDONLY);
-		if (pm < 0)
-			die("open /proc/self/pagemap");
-	}
-	if (pread(pm, &e, 8, off) != 8)
-		die("read /proc/self/pagemap");
-	if (!(e & (1ULL << 63)) || !(e & ((1ULL << 55) - 1))) {
-		fprintf(stderr, "%s: page at %p not present or no PFN (root needed)\n",
-			prog, va);
-		exit(1);
-	}
-	return (e & ((1ULL << 55) - 1)) * PAGE;
-}
-
 /* @pages locked pages, zeroed; with @contig, physically contiguous. */
 static void pmem_alloc(struct pmem *m, size_t pages, bool contig)
 {
-	size_t i, huge = 2u << 20;
-	uint8_t *raw;
+	struct pt_mem pm;
 
-	m->len = pages * PAGE;
-	if (contig && pages > 1) {
-		/* a transparent huge page is physically contiguous */
-		if (m->len > huge) {
-			fprintf(stderr, "%s: at most 2 MiB of contiguous memory\n", prog);
-			exit(2);
-		}
-		raw = mmap(NULL, 2 * huge, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (raw == MAP_FAILED)
-			die("mmap");
-		m->va = (uint8_t *)(((uintptr_t)raw + huge - 1) & ~(uintptr_t)(huge - 1));
-		madvise(m->va, huge, MADV_HUGEPAGE);
-	} else {
-		m->va = mmap(NULL, m->len, PROT_READ | PROT_WRITE,
-			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (m->va == MAP_FAILED)
-			die("mmap");
-	}
-	memset(m->va, 0, m->len);
-	if (mlock(m->va, m->len))
-		die("mlock");
 	m->pa = calloc(pages, sizeof(*m->pa));
 	if (!m->pa)
 		die("calloc");
-	for (i = 0; i < pages; i++) {
-		m->pa[i] = phys_of(m->va + i * PAGE);
-		if (contig && i && m->pa[i] != m->pa[0] + i * PAGE) {
-			fprintf(stderr, "%s: no physically contiguous %zu pages "
-				"(transparent huge pages off?); use a smaller --ring-size\n",
-				prog, pages);
-			exit(1);
-		}
+	switch (pt_mem_alloc(&pm, pages, contig, m->pa)) {
+	case 0:
+		break;
+	case PT_MEM_TOO_BIG:
+		fprintf(stderr, "%s: at most 2 MiB of contiguous memory\n", prog);
+		exit(2);
+	case PT_MEM_NO_PFN:
+		fprintf(stderr, "%s: page at %p not present or no PFN (root needed)\n",
+			prog, pm.bad);
+		exit(1);
+	default:
+		fprintf(stderr, "%s: no physically contiguous %zu pages "
+			"(transparent huge pages off?); use a smaller --ring-size\n",
+			prog, pages);
+		exit(1);
 	}
-}
-
-static void put_desc(uint8_t *list, unsigned i, uint64_t addr, uint32_t pages)
-{
-	uint8_t *d = list + 16 * i;
-
-	memset(d, 0, 16);
-	memcpy(d, &addr, 8);
-	memcpy(d + 8, &pages, 4);
+	m->va = pm.va;
+	m->len = pages * PAGE;
 }
 
 /* ---------------------------------------------------------- subcommands */
@@ -295,7 +167,7 @@ static int cmd_id(void)
 {
 	struct id_hmb id;
 
-	identify(&id);
+	pt_identify(dev_fd, &id);
 	printf("{\"status\":%d,\"hmpre\":%" PRIu32 ",\"hmmin\":%" PRIu32
 	       ",\"hmminds\":%" PRIu32 ",\"hmmaxd\":%u}\n", id.status, id.hmpre,
 	       id.hmmin, id.hmminds, id.hmmaxd);
@@ -306,7 +178,7 @@ static int cmd_get(void)
 {
 	struct hmb_attrs a;
 
-	get_hmb(&a);
+	pt_get_hmb(dev_fd, &a);
 	printf("{\"status\":%d,\"ehm\":%" PRIu32 ",\"hsize\":%" PRIu32
 	       ",\"hmdla\":%" PRIu64 ",\"hmdlec\":%" PRIu32 "}\n", a.status,
 	       a.ehm, a.hsize, a.hmdla, a.hmdlec);
@@ -350,7 +222,7 @@ static int cmd_craft(const char *which)
 	uint64_t hmdla;
 	int st, st2 = -1, st_off = -1;
 
-	identify(&id);
+	pt_identify(dev_fd, &id);
 	maxd = id.hmmaxd ? id.hmmaxd : 4096;
 	n = id.hmmin > 1 ? id.hmmin : 2;
 	if (!strcmp(which, "too-many")) {
@@ -379,7 +251,7 @@ static int cmd_craft(const char *which)
 	pmem_alloc(&bufs, n, false);
 	pmem_alloc(&list, (n * 16 + 8 + PAGE - 1) / PAGE, true);
 	for (i = 0; i < n; i++) {
-		put_desc(list.va, i, bufs.pa[i], 1);
+		pt_put_desc(list.va, i, bufs.pa[i], 1);
 		hsize++;
 	}
 	hmdla = list.pa[0];
@@ -387,23 +259,23 @@ static int cmd_craft(const char *which)
 		n = 0;
 	} else if (!strcmp(which, "zero-size")) {
 		/* HSIZE stays the sum of the sizes and at least HMMIN */
-		put_desc(list.va, n - 1, bufs.pa[n - 1], 0);
+		pt_put_desc(list.va, n - 1, bufs.pa[n - 1], 0);
 		hsize = n - 1;
 	} else if (!strcmp(which, "hsize-mismatch")) {
 		hsize += 1;
 	} else if (!strcmp(which, "unaligned")) {
-		put_desc(list.va, n / 2, bufs.pa[n / 2] + 512, 1);
+		pt_put_desc(list.va, n / 2, bufs.pa[n / 2] + 512, 1);
 	} else if (!strcmp(which, "list-unaligned")) {
 		memmove(list.va + 8, list.va, (size_t)n * 16);
 		hmdla += 8;
 	} else if (!strcmp(which, "iomem")) {
-		put_desc(list.va, n - 1, ctrl_bar0(), 1);
+		pt_put_desc(list.va, n - 1, ctrl_bar0(), 1);
 	}
-	st = set_hmb(1, hsize, hmdla, n);
+	st = pt_set_hmb(dev_fd, 1, hsize, hmdla, n);
 	if (!st && !strcmp(which, "twice"))
-		st2 = set_hmb(1, hsize, hmdla, n);
+		st2 = pt_set_hmb(dev_fd, 1, hsize, hmdla, n);
 	if (!st)	/* the controller took our memory: take it back now */
-		st_off = set_hmb(0, 0, 0, 0);
+		st_off = pt_set_hmb(dev_fd, 0, 0, 0, 0);
 	printf("{\"case\":\"%s\",\"status\":%d,\"second_status\":%d,"
 	       "\"disable_status\":%d,\"hsize\":%" PRIu32 ",\"hmdlec\":%" PRIu32
 	       ",\"hmdla\":%" PRIu64 "}\n", which, st, st2, st_off, hsize, n, hmdla);
@@ -422,7 +294,7 @@ static int cmd_clock(unsigned n)
 	for (i = 0; i < n; i++) {
 		uint64_t t0 = mono_ns(), t1;
 
-		st = admin(OPC_GET_FEAT, 0, buf, 32, cdw, NULL);
+		st = pt_admin(dev_fd, OPC_GET_FEAT, 0, buf, 32, cdw, NULL);
 		t1 = mono_ns();
 		if (st)
 			break;
@@ -450,7 +322,7 @@ static int cmd_step(uint32_t delay_us, int64_t step_ns)
 	uint32_t cdw[6] = { FID_CLOCK, delay_us, (uint32_t)step_ns,
 			    (uint32_t)((uint64_t)step_ns >> 32), 0, 0 };
 
-	printf("{\"status\":%d}\n", admin(OPC_SET_FEAT, 0, NULL, 0, cdw, NULL));
+	printf("{\"status\":%d}\n", pt_admin(dev_fd, OPC_SET_FEAT, 0, NULL, 0, cdw, NULL));
 	return 0;
 }
 
@@ -551,7 +423,7 @@ static int cmd_ring(int argc, char **argv)
 		fprintf(stderr, "%s: --ring-size must be a power of two, 64 .. 1 MiB\n", prog);
 		return 2;
 	}
-	identify(&id);
+	pt_identify(dev_fd, &id);
 	if (!id.hmpre) {
 		fprintf(stderr, "%s: the controller asks for no HMB (HMPRE 0)\n", prog);
 		return 1;
@@ -568,8 +440,8 @@ static int cmd_ring(int argc, char **argv)
 	pmem_alloc(&slice, slice_pages, true);
 	pmem_alloc(&list, 1 + (nfill + 1) * 16 / PAGE, true);
 	for (i = 0; i < nfill; i++)
-		put_desc(list.va, i, filler.pa[i], 1);
-	put_desc(list.va, nfill, slice.pa[0], slice_pages);	/* the last */
+		pt_put_desc(list.va, i, filler.pa[i], 1);
+	pt_put_desc(list.va, nfill, slice.pa[0], slice_pages);	/* the last */
 	hsize = nfill + slice_pages;
 	if (hmb_producer_init(&prod, slice.va, slice.len, rs, 0, &err)) {
 		fprintf(stderr, "%s: ring header: %s\n", prog, err.msg);
@@ -588,13 +460,13 @@ static int cmd_ring(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
 
-	get_hmb(&linux_hmb);
-	st_off_linux = set_hmb(0, 0, 0, 0);
-	st_on = set_hmb(1, hsize, list.pa[0], nfill + 1);
+	pt_get_hmb(dev_fd, &linux_hmb);
+	st_off_linux = pt_set_hmb(dev_fd, 0, 0, 0, 0);
+	st_on = pt_set_hmb(dev_fd, 1, hsize, list.pa[0], nfill + 1);
 	if (st_on) {
 		if (linux_hmb.ehm)
-			st_restore = set_hmb(3, linux_hmb.hsize, linux_hmb.hmdla,
-					     linux_hmb.hmdlec);
+			st_restore = pt_set_hmb(dev_fd, 3, linux_hmb.hsize,
+						linux_hmb.hmdla, linux_hmb.hmdlec);
 		printf("{\"error\":\"the controller refused the HMB\",\"disable_status\":%d,"
 		       "\"enable_status\":%d,\"restore_status\":%d}\n", st_off_linux,
 		       st_on, st_restore);
@@ -603,7 +475,7 @@ static int cmd_ring(int argc, char **argv)
 	if (hmb_consumer_open(&r.c, slice.va, 64 + rs, hmb_publish_store,
 			      (void *)slice.va, &err)) {
 		fprintf(stderr, "%s: consumer: %s\n", prog, err.msg);
-		set_hmb(0, 0, 0, 0);
+		pt_set_hmb(dev_fd, 0, 0, 0, 0);
 		return 1;
 	}
 	if (ready) {
@@ -649,11 +521,11 @@ static int cmd_ring(int argc, char **argv)
 		ended = "signal";
 	if (!frozen_by_ctrl) {
 		/* we end it: EHM=0 must freeze the ring, then Linux's HMB back */
-		st_off = set_hmb(0, 0, 0, 0);
+		st_off = pt_set_hmb(dev_fd, 0, 0, 0, 0);
 		frozen = hmb_consumer_flags(r.c) & HMB_RING_FLAG_FROZEN;
 		if (linux_hmb.ehm)
-			st_restore = set_hmb(3, linux_hmb.hsize, linux_hmb.hmdla,
-					     linux_hmb.hmdlec);
+			st_restore = pt_set_hmb(dev_fd, 3, linux_hmb.hsize,
+						linux_hmb.hmdla, linux_hmb.hmdlec);
 	}
 	while (drain(&r))
 		;
@@ -691,8 +563,9 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "get") && argc == 3)
 		return cmd_get();
 	if (!strcmp(argv[1], "set") && argc == 7) {
-		int st = set_hmb(num(argv[3], "CDW11"), num(argv[4], "HSIZE"),
-				 num(argv[5], "HMDLA"), num(argv[6], "HMDLEC"));
+		int st = pt_set_hmb(dev_fd, num(argv[3], "CDW11"),
+				    num(argv[4], "HSIZE"), num(argv[5], "HMDLA"),
+				    num(argv[6], "HMDLEC"));
 
 		printf("{\"status\":%d}\n", st);
 		return 0;

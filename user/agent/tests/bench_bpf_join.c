@@ -2,9 +2,10 @@
 /*
  * bench_bpf_join.c - the in-kernel join alone, natively: the BPF run time of
  * hmb_agent.bpf.c's join core per command submission, completion and
- * firmware record, against biolatency's work per I/O (a hash insert at
- * issue; lookup, histogram and delete at completion) run through the same
- * test program in the same process, interleaved round by round.
+ * firmware record, against biolatency's work per I/O (a hash insert of
+ * the 8-byte issue time at issue, in a map of its own as biolatency's
+ * "start"; lookup, histogram and delete at completion) run through the
+ * same test program in the same process, interleaved round by round.
  *
  * Driven with BPF_PROG_TEST_RUN of the object's test program (as
  * t_bpf_join), run time from kernel.bpf_stats_enabled (BPF_ENABLE_STATS):
@@ -44,14 +45,14 @@
 #include "hmbtrace.h"
 #include "hmbtrace_dict.h"
 #include "hmb_agent.h"
-#include "hmb_agent.skel.h"
+#include "hmb_agent_test.skel.h"
 #include "evdesc.h"
 #include "trigger.h"
 
 #define QD		32
 #define ROUND_CMDS	4096
 
-static struct hmb_agent *skel;
+static struct hmb_agent_test *skel;
 static struct ring_buffer *rb;
 static int prog_fd, nr_cpus, batched, armed;
 
@@ -113,7 +114,7 @@ static int load(const struct hmb_dict *dict)
 	struct bpf_program *p;
 	__u32 r = 0, one = 1, op;
 
-	skel = hmb_agent__open();
+	skel = hmb_agent_test__open();
 	if (!skel)
 		return -1;
 	/* as the agent in NVMe mode with the bridge on */
@@ -123,7 +124,7 @@ static int load(const struct hmb_dict *dict)
 		skel->rodata->trig_armed = HMB_TRIG_ARM_LAT;
 	bpf_object__for_each_program(p, skel->obj)
 		bpf_program__set_autoload(p, p == skel->progs.hmb_test_drive);
-	if (hmb_agent__load(skel))
+	if (hmb_agent_test__load(skel))
 		return -1;
 	for (unsigned int i = 0; armed && i < sizeof(armed_triggers) / sizeof(armed_triggers[0]); i++) {
 		struct trig_spec t;
@@ -278,7 +279,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (load(dict)) {
-		fprintf(stderr, "bench_bpf_join: loading hmb_agent.bpf.o failed\n");
+		fprintf(stderr, "bench_bpf_join: loading hmb_agent_test.bpf.o failed\n");
 		return 1;
 	}
 	set = calloc((size_t)rounds, sizeof(*set));
@@ -310,7 +311,7 @@ int main(int argc, char **argv)
 			/* biolatency's work for the same number of I/Os */
 			t0 = run_ns();
 			for (int t = 0; t < QD; t++)
-				drive(4, 0xffff880000000000ULL + (__u64)t * 256,
+				drive(8, 0xffff880000000000ULL + (__u64)t * 256,
 				      0, 0, 0, 0, 0, 0, 0, 0, 0);
 			for (int t = 0; t < QD; t++)
 				drive(5, 0xffff880000000000ULL + (__u64)t * 256,
@@ -366,7 +367,7 @@ int main(int argc, char **argv)
 		}
 	}
 	ring_buffer__free(rb);
-	hmb_agent__destroy(skel);
+	hmb_agent_test__destroy(skel);
 	hmb_dict_free(dict);
 	close(fd);
 	return 0;

@@ -13,7 +13,7 @@
  * hands the records over in seq order, late by a random lag, in batches
  * of up to 64 interleaved with the host's setup and completion events.
  *
- * (a) The live join: hmb_agent.bpf.c's test program through
+ * (a) The live join: hmb_agent_test.bpf.c's test program through
  *     BPF_PROG_TEST_RUN (setup, complete, hmb_trace_records batches), the
  *     agent's sweep of commands whose records never came (1 s after
  *     completion, every 250 ms, on the generated host clock) and at the
@@ -50,7 +50,7 @@
 #include "hmbtrace_dict.h"
 #include "hmbtrace_join.h"
 #include "hmb_agent.h"
-#include "hmb_agent.skel.h"
+#include "hmb_agent_test.skel.h"
 #include "evdesc.h"
 #include "sweep.h"
 #include "tap.h"
@@ -450,7 +450,7 @@ static uint32_t ktab_find(uint16_t qid, uint16_t cid, uint64_t submit)
 
 /* --------------------------------------------------------- the BPF join */
 
-static struct hmb_agent *skel;
+static struct hmb_agent_test *skel;
 static struct ring_buffer *rb;
 static struct hmb_cmd_slot *slots;
 static int prog_fd, nr_cpus, batch_fd;
@@ -523,7 +523,7 @@ static void unload(void)
 	if (slots)
 		hmb_cmds_unmap(slots);
 	ring_buffer__free(rb);
-	hmb_agent__destroy(skel);
+	hmb_agent_test__destroy(skel);
 	slots = NULL;
 	rb = NULL;
 	skel = NULL;
@@ -534,14 +534,14 @@ static int load(void)
 	__u32 r = 0, one = 1, op;
 	struct bpf_program *p;
 
-	skel = hmb_agent__open();
+	skel = hmb_agent_test__open();
 	if (!skel)
 		return -1;
 	skel->rodata->fw_enabled = true;
 	skel->rodata->emit_all = true;
 	bpf_object__for_each_program(p, skel->obj)
 		bpf_program__set_autoload(p, p == skel->progs.hmb_test_drive);
-	if (hmb_agent__load(skel) ||
+	if (hmb_agent_test__load(skel) ||
 	    hmb_evdesc_load(bpf_map__fd(skel->maps.evdesc), dict, &op))
 		return -1;
 	/* ring 0 -> controller 0 */

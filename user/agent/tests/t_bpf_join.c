@@ -28,7 +28,7 @@
 #include "hmbtrace.h"
 #include "hmbtrace_dict.h"
 #include "hmb_agent.h"
-#include "hmb_agent.skel.h"
+#include "hmb_agent_test.skel.h"
 #include "evdesc.h"
 #include "fwhist.h"
 #include "sweep.h"
@@ -65,7 +65,7 @@ static int on_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-static struct hmb_agent *skel;
+static struct hmb_agent_test *skel;
 static struct ring_buffer *rb;
 static int prog_fd, nr_cpus;
 static struct hmb_dict *dict;
@@ -179,7 +179,7 @@ static int load_dump(int targ_opc, bool dump, __u32 rawrb_size)
 	struct bpf_program *p;
 
 	memset(fwh, 0, sizeof(fwh));
-	skel = hmb_agent__open();
+	skel = hmb_agent_test__open();
 	if (!skel)
 		return -1;
 	if (kgeom.nctrl) {
@@ -205,7 +205,7 @@ static int load_dump(int targ_opc, bool dump, __u32 rawrb_size)
 		return -1;
 	bpf_object__for_each_program(p, skel->obj)
 		bpf_program__set_autoload(p, p == skel->progs.hmb_test_drive);
-	if (hmb_agent__load(skel))
+	if (hmb_agent_test__load(skel))
 		return -1;
 	if (hmb_evdesc_load(bpf_map__fd(skel->maps.evdesc), dict, &op))
 		return -1;
@@ -317,7 +317,7 @@ static void test_dump(void)
 static void unload(void)
 {
 	ring_buffer__free(rb);
-	hmb_agent__destroy(skel);
+	hmb_agent_test__destroy(skel);
 	rb = NULL;
 	skel = NULL;
 	nev = 0;
@@ -1667,7 +1667,7 @@ int main(int argc, char **argv)
 		struct bpf_program *p;
 		int e;
 
-		skel = hmb_agent__open_opts(&oo);
+		skel = hmb_agent_test__open_opts(&oo);
 		if (!skel) {
 			ok(0, "open with the synthetic nvme_core BTF %s", argv[2]);
 		} else {
@@ -1682,11 +1682,11 @@ int main(int argc, char **argv)
 					p == skel->progs.nvme_complete_raw ||
 					p == skel->progs.hmb_record ||
 					p == skel->progs.hmb_records);
-			e = hmb_agent__load(skel);
+			e = hmb_agent_test__load(skel);
 			ok(e == 0, "verifier accepts nvme_setup_raw, nvme_complete_raw, hmb_record, hmb_records%s (%s)",
 			   dump ? " with -w's copy" : "",
 			   e ? strerror(-e) : "loaded");
-			hmb_agent__destroy(skel);
+			hmb_agent_test__destroy(skel);
 			skel = NULL;
 		}
 	}

@@ -24,7 +24,7 @@
 #include "hmbtrace.h"
 #include "hmbtrace_dict.h"
 #include "hmb_agent.h"
-#include "hmb_agent.skel.h"
+#include "hmb_agent_test.skel.h"
 #include "evdesc.h"
 #include "trigger.h"
 #include "tap.h"
@@ -57,7 +57,7 @@ static int on_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-static struct hmb_agent *skel;
+static struct hmb_agent_test *skel;
 static struct ring_buffer *rb;
 static int prog_fd;
 static struct hmb_dict *dict;
@@ -143,7 +143,7 @@ static int load(void)
 	struct bpf_program *p;
 	__u32 r = 0, one = 1, op;
 
-	skel = hmb_agent__open();
+	skel = hmb_agent_test__open();
 	if (!skel)
 		return -1;
 	skel->rodata->fw_enabled = true;
@@ -153,7 +153,7 @@ static int load(void)
 	bpf_object__for_each_program(p, skel->obj)
 		bpf_program__set_autoload(p, p == skel->progs.hmb_test_drive ||
 					  p == skel->progs.hmb_frozen);
-	if (hmb_agent__load(skel) ||
+	if (hmb_agent_test__load(skel) ||
 	    hmb_evdesc_load(bpf_map__fd(skel->maps.evdesc), dict, &op))
 		return -1;
 	bpf_map_update_elem(bpf_map__fd(skel->maps.ring_ctrl), &r, &one, 0);
@@ -355,7 +355,7 @@ static int libbpf_quiet(enum libbpf_print_level l, const char *f, va_list a)
 static void verifier(const char *fake_btf)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = fake_btf);
-	struct hmb_agent *s = hmb_agent__open_opts(&oo);
+	struct hmb_agent_test *s = hmb_agent_test__open_opts(&oo);
 	struct bpf_program *p;
 	int e;
 
@@ -372,15 +372,15 @@ static void verifier(const char *fake_btf)
 			p == s->progs.nvme_complete_raw ||
 			p == s->progs.hmb_record || p == s->progs.hmb_records ||
 			p == s->progs.hmb_frozen);
-	e = hmb_agent__load(s);
+	e = hmb_agent_test__load(s);
 	ok(e == 0, "armed: verifier accepts nvme_setup_raw, nvme_complete_raw, hmb_record, hmb_records, hmb_frozen (%s)",
 	   e ? strerror(-e) : "loaded");
-	hmb_agent__destroy(s);
+	hmb_agent_test__destroy(s);
 }
 
 static void verifier_blk(void)
 {
-	struct hmb_agent *s = hmb_agent__open();
+	struct hmb_agent_test *s = hmb_agent_test__open();
 	struct bpf_program *p;
 	int e;
 
@@ -392,10 +392,10 @@ static void verifier_blk(void)
 	bpf_object__for_each_program(p, s->obj)
 		bpf_program__set_autoload(p, p == s->progs.blk_issue_raw ||
 					  p == s->progs.blk_complete_raw);
-	e = hmb_agent__load(s);
+	e = hmb_agent_test__load(s);
 	ok(e == 0, "armed: verifier accepts blk_issue_raw, blk_complete_raw (%s)",
 	   e ? strerror(-e) : "loaded");
-	hmb_agent__destroy(s);
+	hmb_agent_test__destroy(s);
 }
 
 int main(int argc, char **argv)
@@ -426,7 +426,7 @@ int main(int argc, char **argv)
 		counts();
 	}
 	ring_buffer__free(rb);
-	hmb_agent__destroy(skel);
+	hmb_agent_test__destroy(skel);
 	if (argc > 2)
 		verifier(argv[2]);
 	verifier_blk();

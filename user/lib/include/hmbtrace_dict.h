@@ -97,6 +97,12 @@ int hmb_dict_parse(struct hmb_dict **out, const char *text, size_t len,
 int hmb_dict_load(struct hmb_dict **out, const char *path,
 		  struct hmb_error *err);
 void hmb_dict_free(struct hmb_dict *d);
+/*
+ * share/hmb-events.dict as shipped with this library, built into it: the
+ * text (NUL-terminated), its length without the NUL in *@len.  What a
+ * program parses with hmb_dict_parse() when it is given no dictionary file.
+ */
+const char *hmb_dict_builtin(size_t *len);
 
 size_t hmb_dict_count(const struct hmb_dict *d);
 /* Events in file order, 0 <= @i < hmb_dict_count(). */

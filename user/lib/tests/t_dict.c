@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * t_dict.c - unit tests of the event dictionary parser (TAP).
- * Usage: t_dict [SHIPPED_DICT]; the default is the shipped
- * share/hmb-events.dict as seen from user/lib (where `make check` runs).
+ * t_dict.c - unit tests of the event dictionary parser and of the built-in
+ * dictionary (TAP).  Usage: t_dict [SHIPPED_DICT]; the default is the
+ * shipped share/hmb-events.dict as seen from user/lib (where `make check`
+ * runs), which the built-in one must be byte for byte.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +82,34 @@ static void test_shipped(const char *path)
 	hmb_dict_free(d);
 }
 
+/* hmb_dict_builtin(): the shipped file, byte for byte, and it parses. */
+static void test_builtin(const char *path)
+{
+	struct hmb_error err = { 0 };
+	struct hmb_dict *d = NULL;
+	const char *text;
+	char *file = NULL;
+	size_t len, flen = 0;
+	FILE *f;
+
+	text = hmb_dict_builtin(&len);
+	f = fopen(path, "r");
+	if (f) {
+		file = malloc(len + 2);
+		if (file)
+			flen = fread(file, 1, len + 2, f);
+		fclose(f);
+	}
+	ok(file && flen == len && !memcmp(text, file, len) && text[len] == '\0',
+	   "built-in dictionary is %s (%zu bytes), NUL-terminated (file: %zu)",
+	   path, len, flen);
+	free(file);
+	ok(hmb_dict_builtin(NULL) == text, "%s", "built-in: the length is optional");
+	ok(hmb_dict_parse(&d, text, len, "built-in", &err) == 0 &&
+	   hmb_dict_count(d) >= 10, "built-in dictionary parses (%s)", err.msg);
+	hmb_dict_free(d);
+}
+
 static void test_accessors(void)
 {
 	static const char text[] =
@@ -143,6 +172,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	test_shipped(argc == 2 ? argv[1] : "../../share/hmb-events.dict");
+	test_builtin(argc == 2 ? argv[1] : "../../share/hmb-events.dict");
 	test_accessors();
 
 	ok(hmb_dict_parse(&d, "# only\n\ndict 1 # v\n", 19, "c", &err) == 0 &&

@@ -5,7 +5,7 @@ docs/benchmarks.md for scripts/bench-window-vm.sh, from the bench.txt of
 scripts/vm/bench/window-bench.sh ("cost", "rss", "perf" lines and KEY=VALUE
 lines; its header says what each holds).  Exit 3 (the section printed all
 the same) if the agent's peak RSS passed its bound."""
-import statistics, sys
+import json, statistics, sys
 res, secs, kern, props = sys.argv[1:5]
 kv, rss, cost, perf = {}, [], {"unarmed": [], "armed": []}, {}
 for line in open(res):
@@ -17,7 +17,13 @@ for line in open(res):
     elif w[0] == "cost":
         cost[w[1]].append([float(x) for x in w[2:6]])
     elif w[0] == "perf":
-        perf.setdefault(w[1], []).append((float(w[2]), " ".join(w[4:]) or w[3]))
+        # a symbol perf could not resolve (libc's, stripped) goes by its DSO
+        sym = " ".join(w[4:])
+        sym = w[3] if not sym or sym.startswith("0x") else sym
+        perf.setdefault(w[1], {}).setdefault(sym, 0.0)
+        perf[w[1]][sym] += float(w[2])
+    elif w[0] == "summary":  # the armed agent's own account of its bundles
+        kv["snapshots"] = json.loads("{" + line.split(" ", 1)[1] + "}")["snapshots"]["written"]
     elif "=" in w[0]:
         k, v = w[0].split("=", 1)
         kv[k] = v
@@ -47,7 +53,8 @@ rc = [a / u for a, u in zip(ca, cu)]
 rb = [a / u for a, u in zip(ba, bu)]
 med = statistics.median
 where = "".join(" Where the agent's CPU goes, %s (perf, cpu-clock): %s." % (
-    n[5:], ", ".join("%s %.1f%%" % (sym, p) for p, sym in perf[n][:6]))
+    n[5:], ", ".join("%s %.1f%%" % (sym, p) for sym, p in
+                     sorted(perf[n].items(), key=lambda x: -x[1])[:6]))
     for n in ("perf-unarmed", "perf-armed") if n in perf)
 print("Measured by `HMB_WINDOW_SECS=%s scripts/bench-window-vm.sh` (or `make bench`; the suite "
       "scripts/vm/bench/window-bench.sh): Debian %s guest under QEMU TCG (2 vCPUs), the real HMB "

@@ -178,6 +178,7 @@ if [ "${HMB_WINDOW_PERF:-1}" = 1 ] && command -v perf >/dev/null; then
 fi
 
 # --- B: the window's memory over WSECS ----------------------------------------------
+nsnap=0
 # shellcheck disable=SC2086
 "$AGENT" -d "$DISK" -j -N 0 -o "$R/agent-rss.jsonl" $ARM --window-mb "$WMB" \
 	--ringbuf-mb "$RBMB" "$EVERY" \

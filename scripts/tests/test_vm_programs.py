@@ -28,6 +28,10 @@ recorded inputs and their expected outputs (scripts/tests/vm-programs/).
   sh with this machine's tools, and with busybox awk where it is there);
   with no QEMU command in the window, where the guest's awk found no key
   missing, all are.
+- scripts/vm/bench/window-cost.awk: the bpftool files of an armed round
+  of window-bench (a run time past 2^31 ns, a program loaded before the
+  agent); scripts/lib/window-table.py on a bench.txt made here, its peak
+  RSS at its bound and a MiB past it (exit 3).
 
 The awk programs run in the guest under busybox awk: each runs with
 busybox awk when /bin/busybox is there, and with this machine's awk.
@@ -59,6 +63,8 @@ SLOWCHECK = os.path.join(TOP, "scripts", "vm", "host", "slow-check")
 ATTRIB = os.path.join(TOP, "scripts", "vm", "host", "agent-attribution")
 FACTS = os.path.join(TOP, "scripts", "vm", "host", "agent-facts")
 CMDMATCH = os.path.join(TOP, "user", "agent", "vm-suite", "cmd-matches.awk")
+WCOST = os.path.join(TOP, "scripts", "vm", "bench", "window-cost.awk")
+WTABLE = os.path.join(TOP, "scripts", "lib", "window-table.py")
 
 
 def fixture(name):
@@ -581,6 +587,41 @@ def test_facts(t):
              "exit %d: %r %r" % (r.returncode, r.stdout, r.stderr))
 
 
+def test_window(t):
+    # bpftool's files of an armed round (the agent's programs 15, 17, 18),
+    # a run time past 2^31 ns, and a program of the same name loaded
+    # before the agent (12), left out
+    for name, awk in awks():
+        r = run(awk + ["-v", "p0=" + os.path.join(FIX, "window-p0.txt"),
+                       "-v", "s0=" + os.path.join(FIX, "window-s0.txt"),
+                       "-v", "cfg=armed", "-v", "t0=100 4", "-v", "t1=1855 50",
+                       "-f", WCOST, os.path.join(FIX, "window-s1.txt")])
+        t.eq((r.returncode, r.stdout, r.stderr),
+             (0, fixture("window-s1.want"), b""),
+             "%s: window-cost.awk on an armed round's bpftool files" % name)
+    # window-table.py: a run whose RSS stays within its bound, then one
+    # past it by a MiB (exit 3, the section printed all the same)
+    head = ("cost unarmed 1000 10 0 2000000\ncost armed 800 16 1 2400000\n"
+            "base_kb=70000\nwindow_mb=8\nsecs=600\nslack_mb=4\nringbuf_mb=24\n"
+            "rss 0 70000 70000 0\nrss 61 90000 90000 8388000\n")
+    bound = 70000 + 36 * 1024
+    with tempfile.TemporaryDirectory() as d:
+        for last, rc, word in ((bound, 0, "**within**"), (bound + 1024, 3, "**OVER**")):
+            f = os.path.join(d, "bench.txt")
+            with open(f, "w") as o:
+                o.write(head + "rss 600 %d %d 8388000\n" % (last, last))
+            r = run([sys.executable, WTABLE, f, "600", "6.1", "props"])
+            out = r.stdout.decode()
+            t.ok(r.returncode == rc and word in out and
+                 "agent CPU (utime + stime) 100000 (100000) against 200000 "
+                 "(200000) ns, **2.00**" in out and
+                 "BPF run time 2000 (2000) against 3000 (3000) ns, **1.50**" in out and
+                 "<!-- bench-window-vm:end -->" in out,
+                 "window-table.py: peak %d kB against a bound of %d: exit %d, %s"
+                 % (last, bound, rc, word), "exit %d: %s %s" % (r.returncode, out[-400:],
+                                                                 r.stderr.decode()))
+
+
 def main():
     t = Tap()
     test_awk(t)
@@ -590,6 +631,7 @@ def main():
     test_slowcheck(t)
     test_attribution(t)
     test_facts(t)
+    test_window(t)
     return t.done()
 
 

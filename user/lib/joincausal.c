@@ -54,80 +54,125 @@ static bool causal(const struct hmb_join *j, size_t i, const struct jfw *f,
 
 /* ------------------------------------------------- segments interleaved */
 
+/* A segment's commands, by the seqs of their first records. */
+struct span {
+	int64_t lo, hi;		/* seqs, from a base */
+	uint64_t tlo, thi;	/* firmware ts of those records */
+	size_t n;
+};
+
+/* Do segments @g and @h disagree by more than their error bounds? */
+static bool other_clock(const struct hmb_join *j, size_t g, size_t h)
+{
+	return fabs(j->segs[h].off_ns - j->segs[g].off_ns) >
+	       4 * (j->segs[h].off_err_ns + j->segs[g].off_err_ns) +
+	       JOIN_MIN_TOL;
+}
+
+/*
+ * Does segment @g, whose seqs all lie on one side of larger segment @h's,
+ * put its records on the other side of @h's in host time?  Seqs follow
+ * the order the firmware wrote its records in, so host time cannot run
+ * back between two segments, a step or not (each side on its own clock).
+ */
+static bool runs_back(const struct hmb_join *j, const struct span *sp,
+		      size_t g, size_t h)
+{
+	double tol = 4 * (j->segs[g].off_err_ns + j->segs[h].off_err_ns) +
+		     JOIN_MIN_TOL;
+
+	if (sp[g].lo > sp[h].hi)
+		return hmb__seg_map(&j->segs[g], sp[g].tlo) + tol <
+		       hmb__seg_map(&j->segs[h], sp[h].thi);
+	if (sp[g].hi < sp[h].lo)
+		return hmb__seg_map(&j->segs[g], sp[g].thi) - tol >
+		       hmb__seg_map(&j->segs[h], sp[h].tlo);
+	return false;
+}
+
+/*
+ * Is segment @g interleaved with larger segment @h: most of its commands
+ * took records inside @h's seq range, and @h's own records lie dense
+ * across its range?  A larger segment's range also spans its own few
+ * coincidences: a clock step's earlier side, a minority of a window (the
+ * streaming join's window that starts shortly before the step), lies
+ * inside it with hardly a record of the larger segment among its own.
+ */
+static bool interleaved(const struct hmb_join *j, const struct span *sp,
+			uint32_t base, size_t g, size_t h)
+{
+	size_t inside = 0, among = 0;
+
+	if (!(sp[h].lo < sp[g].hi && sp[g].lo < sp[h].hi))
+		return false;
+	for (size_t i = 0; i < j->nhost; i++) {
+		int32_t k = j->hj[i].seg;
+		int64_t s;
+
+		if (j->hj[i].fw < 0 || (k != (int32_t)g && k != (int32_t)h))
+			continue;
+		s = jseq_diff(j->fw[j->hj[i].fw].first_seq, base);
+		if (k == (int32_t)g)
+			inside += s > sp[h].lo && s < sp[h].hi;
+		else
+			among += s > sp[g].lo && s < sp[g].hi;
+	}
+	return 2 * inside > sp[g].n && 2 * among >= sp[g].n;
+}
+
 /*
  * Seqs number the records in the order the firmware wrote them, and one
  * clock holds from a step to the next: the records a segment's commands
- * were given lie in a seq range of their own.  A segment most of whose
- * commands took records from inside the seq range of a larger segment on
- * another clock is a coincidence of keys (ids recur with the host's tag
- * order: commands the firmware never traced, in a pause, line up with the
- * records of later ones), not a clock: its pairings are undone and it is
- * no longer valid.  How many: the return.
+ * were given lie in a seq range of their own, in host time after those of
+ * lower seqs.  A segment that a larger one on another clock contradicts
+ * (interleaved with it, or running back in host time against it) is a
+ * coincidence of keys (ids recur with the host's tag order: commands the
+ * firmware never traced, in a pause, line up with the records of other
+ * ones), not a clock: its pairings are undone and it is no longer valid.
+ * How many: the return.
  */
 size_t hmb__join_drop_interleaved(struct hmb_join *j)
 {
 	size_t dropped = 0;
 	uint32_t base = 0;
 	bool have_base = false;
-	struct span { int64_t lo, hi; size_t n; } *sp;
+	struct span *sp;
 
 	sp = calloc(j->nseg ? j->nseg : 1, sizeof(*sp));
 	if (!sp)
 		return 0;
 	for (size_t i = 0; i < j->nhost; i++) {
 		int32_t g = j->hj[i].seg;
+		const struct jfw *f;
 		int64_t s;
 
 		if (g < 0 || j->hj[i].fw < 0)
 			continue;
+		f = &j->fw[j->hj[i].fw];
 		if (!have_base) {
-			base = j->fw[j->hj[i].fw].first_seq;
+			base = f->first_seq;
 			have_base = true;
 		}
-		s = jseq_diff(j->fw[j->hj[i].fw].first_seq, base);
-		if (!sp[g].n || s < sp[g].lo)
+		s = jseq_diff(f->first_seq, base);
+		if (!sp[g].n || s < sp[g].lo) {
 			sp[g].lo = s;
-		if (!sp[g].n || s > sp[g].hi)
+			sp[g].tlo = f->first;
+		}
+		if (!sp[g].n || s > sp[g].hi) {
 			sp[g].hi = s;
+			sp[g].thi = f->first;
+		}
 		sp[g].n++;
 	}
 	for (size_t g = 0; g < j->nseg; g++) {
-		size_t inside = 0, among = 0;
-		int32_t host_of = -1;
+		bool drop = false;
 
-		for (size_t h = 0; h < j->nseg && host_of < 0; h++)
-			if (h != g && sp[h].n > 2 * sp[g].n &&
-			    sp[h].lo < sp[g].hi && sp[g].lo < sp[h].hi &&
-			    fabs(j->segs[h].off_ns - j->segs[g].off_ns) >
-			    4 * (j->segs[h].off_err_ns + j->segs[g].off_err_ns) +
-			    JOIN_MIN_TOL)
-				host_of = (int32_t)h;
-		if (host_of < 0)
-			continue;
-		for (size_t i = 0; i < j->nhost; i++) {
-			int32_t k = j->hj[i].seg;
-			int64_t s;
-
-			if (j->hj[i].fw < 0 ||
-			    (k != (int32_t)g && k != host_of))
-				continue;
-			s = jseq_diff(j->fw[j->hj[i].fw].first_seq, base);
-			if (k == (int32_t)g)
-				inside += s > sp[host_of].lo &&
-					  s < sp[host_of].hi;
-			else
-				among += s > sp[g].lo && s < sp[g].hi;
-		}
-		/*
-		 * Interleaved: inside the larger segment's range, and that
-		 * segment's own records dense across this one's.  A larger
-		 * segment's range also spans its own few coincidences: a
-		 * clock step's earlier side, a minority of a window (the
-		 * streaming join's window that starts shortly before the
-		 * step), lies inside it with hardly a record of the larger
-		 * segment among its own.
-		 */
-		if (2 * inside <= sp[g].n || 2 * among < sp[g].n)
+		for (size_t h = 0; h < j->nseg && !drop; h++)
+			drop = h != g && sp[h].n > 2 * sp[g].n &&
+			       j->segs[h].valid && other_clock(j, g, h) &&
+			       (interleaved(j, sp, base, g, h) ||
+				runs_back(j, sp, g, h));
+		if (!drop)
 			continue;
 		for (size_t i = 0; i < j->nhost; i++) {
 			if (j->hj[i].seg != (int32_t)g)
@@ -144,6 +189,145 @@ size_t hmb__join_drop_interleaved(struct hmb_join *j)
 	free(sp);
 	j->tot.fw_refused += dropped;
 	return dropped;
+}
+
+/* ------------------------------------------------ the clock at a seq */
+
+/* A matched command of a valid segment, by the seq of its first record. */
+struct seq_seg {
+	int64_t seq;		/* from the first such command's */
+	size_t i;		/* host command */
+	int32_t g;		/* its segment */
+};
+
+static int cmp_seq_seg(const void *a, const void *b)
+{
+	const struct seq_seg *x = a, *y = b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Do segments @a and @b tell the same host time for firmware time @ts? */
+static bool same_clock(const struct hmb_join *j, int32_t a, int32_t b,
+		       uint64_t ts)
+{
+	const struct hmb_join_seg *x = &j->segs[a], *y = &j->segs[b];
+
+	return a == b || fabs(hmb__seg_map(x, ts) - hmb__seg_map(y, ts)) <=
+			 4 * (x->off_err_ns + y->off_err_ns) + JOIN_MIN_TOL;
+}
+
+/* Do @f's records, mapped by segment @g, lie in @h's window? */
+static bool fits_seg(const struct hmb_join_seg *g, const struct jfw *f,
+		     const struct hmb_host_cmd *h)
+{
+	double tol = 4 * g->off_err_ns > JOIN_MIN_TOL ? 4 * g->off_err_ns :
+		     JOIN_MIN_TOL;
+
+	return hmb__seg_map(g, f->first) >= (double)h->submit_ns - tol &&
+	       hmb__seg_map(g, f->last) <= (double)h->complete_ns + tol;
+}
+
+/*
+ * The segment whose clock the commands written around @v[p] are on, if
+ * nearly all of those that are not on @v[p]'s own clock agree on one and
+ * they outnumber the others three to one; else -1.
+ */
+static int32_t clock_around(const struct hmb_join *j, const struct seq_seg *v,
+			    size_t n, size_t p)
+{
+	enum { NEAR = 16 };
+	uint64_t ts = j->fw[j->hj[v[p].i].fw].first;
+	size_t lo = p > NEAR ? p - NEAR : 0, hi = p + NEAR < n ? p + NEAR : n - 1;
+	size_t own = 0, other = 0, best = 0;
+	int32_t m = -1;
+
+	for (size_t q = lo; q <= hi; q++) {
+		if (q == p)
+			continue;
+		if (same_clock(j, v[p].g, v[q].g, ts)) {
+			own++;
+			continue;
+		}
+		other++;
+		if (m < 0 || same_clock(j, m, v[q].g, ts))
+			best++, m = m < 0 ? v[q].g : m;
+	}
+	return other >= NEAR && best * 8 >= other * 7 && other >= 3 * own ?
+	       m : -1;
+}
+
+/*
+ * One clock holds at each record: the firmware writes its records in seq
+ * order and steps its clock between two of them.  Rounds of one chunk may
+ * find two clocks (a step inside the chunk), and the first round's clock,
+ * over the whole chunk, also pairs commands from the other side of the
+ * step whose ids recur about the step's size away: their records lie
+ * among the other clock's.  Such a pairing is undone and counted, and the
+ * command searched again on the clock its records' neighbours are on.
+ * How many were undone: the return.
+ */
+size_t hmb__join_reclock(struct hmb_join *j)
+{
+	struct seq_seg *v;
+	int32_t *to;
+	size_t n = 0, undone = 0;
+	uint32_t base = 0;
+
+	v = malloc((j->nhost ? j->nhost : 1) * sizeof(*v));
+	to = malloc((j->nhost ? j->nhost : 1) * sizeof(*to));
+	if (!v || !to) {
+		free(v);
+		free(to);
+		return 0;
+	}
+	for (size_t i = 0; i < j->nhost; i++) {
+		int32_t g = j->hj[i].seg;
+
+		to[i] = -1;
+		if (g < 0 || j->hj[i].fw < 0 || !j->segs[g].valid)
+			continue;
+		if (!n)
+			base = j->fw[j->hj[i].fw].first_seq;
+		v[n].seq = jseq_diff(j->fw[j->hj[i].fw].first_seq, base);
+		v[n].i = i;
+		v[n].g = g;
+		n++;
+	}
+	qsort(v, n, sizeof(*v), cmp_seq_seg);
+	for (size_t p = 0; p < n; p++) {
+		size_t i = v[p].i;
+		int32_t m = clock_around(j, v, n, p);
+
+		if (m >= 0 && !fits_seg(&j->segs[m], &j->fw[j->hj[i].fw],
+					&j->host[i]))
+			to[i] = m;
+	}
+	for (size_t i = 0; i < j->nhost; i++)
+		if (to[i] >= 0) {
+			j->fw[j->hj[i].fw].host = -1;
+			j->hj[i].fw = -1;
+			j->hj[i].seg = -1;
+			undone++;
+		}
+	for (size_t o = 0; o < j->nhost && undone; o++) {
+		size_t i = j->order[o];
+		const struct jmap mp = { .g = to[i] >= 0 ? &j->segs[to[i]] : NULL,
+					 .tol = JOIN_MIN_TOL };
+		long f;
+
+		if (to[i] < 0)
+			continue;
+		f = hmb__join_closest(j, &j->host[i], &mp);
+		if (f >= 0 && fits_seg(mp.g, &j->fw[f], &j->host[i])) {
+			hmb__join_pair(j, i, f);
+			j->hj[i].seg = to[i];
+		}
+	}
+	free(v);
+	free(to);
+	j->tot.fw_refused += undone;
+	return undone;
 }
 
 /* How many of this controller's pairings the chosen clocks hold. */

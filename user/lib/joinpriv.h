@@ -149,6 +149,7 @@ HMB_HIDDEN void hmb__jfw_of(const struct hmb_join *j, struct jfw *f,
 /* joincausal.c: every pairing held to causality under the final clocks */
 HMB_HIDDEN int hmb__join_causal(struct hmb_join *j);
 HMB_HIDDEN size_t hmb__join_drop_interleaved(struct hmb_join *j);
+HMB_HIDDEN size_t hmb__join_reclock(struct hmb_join *j);
 HMB_HIDDEN bool hmb__join_lost_between(const uint32_t *gaps, size_t n,
 				       uint32_t a, uint32_t b);
 

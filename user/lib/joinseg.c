@@ -449,41 +449,66 @@ int hmb__join_run_estimate(struct hmb_join *j)
 	return 0;
 }
 
-static int cmp_seg(const void *a, const void *b)
-{
-	const struct hmb_join_seg *x = a, *y = b;
-
-	return x->first_submit < y->first_submit ? -1 :
-	       x->first_submit > y->first_submit;
-}
-
-/* The segments in time order, their commands renumbered. */
+/*
+ * The segments with a clock and commands, in time order from their first
+ * command (which the drops above may have changed), their commands
+ * renumbered.  A segment without a clock is no neighbour of the others:
+ * a step lies between the clocks on either side of it.  Its commands keep
+ * their pairings and are placed by the segment in force at their submit.
+ */
 static int order_segments(struct hmb_join *j)
 {
-	size_t n = j->nseg ? j->nseg : 1;
+	size_t n = j->nseg ? j->nseg : 1, kept = 0;
 	int32_t *map = malloc(n * sizeof(*map));
+	size_t *idx = malloc(n * sizeof(*idx));
 	struct hmb_join_seg *old = malloc(n * sizeof(*old));
 
-	if (!map || !old) {
+	if (!map || !idx || !old) {
 		free(map);
+		free(idx);
 		free(old);
 		return -1;
 	}
 	if (!j->nseg) {		/* no segment: j->segs is NULL */
 		free(map);
+		free(idx);
 		free(old);
 		return 0;
 	}
+	for (size_t g = 0; g < j->nseg; g++) {
+		j->segs[g].first_submit = UINT64_MAX;
+		map[g] = -1;
+	}
+	for (size_t i = 0; i < j->nhost; i++) {
+		int32_t g = j->hj[i].seg;
+
+		if (g >= 0 && j->hj[i].fw >= 0 &&
+		    j->host[i].submit_ns < j->segs[g].first_submit)
+			j->segs[g].first_submit = j->host[i].submit_ns;
+	}
+	for (size_t g = 0; g < j->nseg; g++)
+		if (j->segs[g].valid && j->segs[g].first_submit != UINT64_MAX)
+			idx[kept++] = g;
 	memcpy(old, j->segs, j->nseg * sizeof(*old));
-	qsort(j->segs, j->nseg, sizeof(*j->segs), cmp_seg);
-	for (size_t a = 0; a < j->nseg; a++)
-		for (size_t b = 0; b < j->nseg; b++)
-			if (memcmp(&old[a], &j->segs[b], sizeof(*old)) == 0)
-				map[a] = (int32_t)b;
+	/* insertion sort by first command: a handful of segments */
+	for (size_t a = 1; a < kept; a++)
+		for (size_t b = a; b > 0 && old[idx[b]].first_submit <
+					old[idx[b - 1]].first_submit; b--) {
+			size_t t = idx[b];
+
+			idx[b] = idx[b - 1];
+			idx[b - 1] = t;
+		}
+	for (size_t a = 0; a < kept; a++) {
+		j->segs[a] = old[idx[a]];
+		map[idx[a]] = (int32_t)a;
+	}
+	j->nseg = kept;
 	for (size_t i = 0; i < j->nhost; i++)
 		if (j->hj[i].seg >= 0)
 			j->hj[i].seg = map[j->hj[i].seg];
 	free(map);
+	free(idx);
 	free(old);
 	return 0;
 }
@@ -506,10 +531,13 @@ static double seg_jump(const struct hmb_join_seg *a,
 
 int hmb__join_segments(struct hmb_join *j)
 {
-	if (order_segments(j))
-		return -1;
 	/* the run's estimate again without a segment of coincidences */
 	if (hmb__join_drop_interleaved(j) && hmb__join_run_estimate(j))
+		return -1;
+	/* and without the pairings made on the other side's clock */
+	if (hmb__join_reclock(j) && hmb__join_run_estimate(j))
+		return -1;
+	if (order_segments(j))
 		return -1;
 	for (size_t g = 1; g < j->nseg; g++) {
 		const struct hmb_join_seg *a = &j->segs[g - 1], *b = &j->segs[g];
@@ -601,9 +629,11 @@ static double jclk_map(const void *ctx, uint64_t fw, uint32_t seq)
 static double jclk_err(const void *ctx, uint32_t seq)
 {
 	const struct jclk *c = ctx;
+	const struct hmb_join_seg *g = seg_for(c->j, c->i);
 
-	if (seg_for(c->j, c->i))
-		return seg_err(c->j, c->j->hj[c->i].seg);
+	/* the segment that maps it: its own, or the one in force */
+	if (g)
+		return seg_err(c->j, (int32_t)(g - c->j->segs));
 	return hmb_clock_err_at(&c->j->clk, seq);
 }
 

@@ -221,8 +221,7 @@ static bool same_clock(const struct hmb_join *j, int32_t a, int32_t b,
 static bool fits_seg(const struct hmb_join_seg *g, const struct jfw *f,
 		     const struct hmb_host_cmd *h)
 {
-	double tol = 4 * g->off_err_ns > JOIN_MIN_TOL ? 4 * g->off_err_ns :
-		     JOIN_MIN_TOL;
+	double tol = hmb__seg_tol(g);
 
 	return hmb__seg_map(g, f->first) >= (double)h->submit_ns - tol &&
 	       hmb__seg_map(g, f->last) <= (double)h->complete_ns + tol;
@@ -250,8 +249,10 @@ static int32_t clock_around(const struct hmb_join *j, const struct seq_seg *v,
 			continue;
 		}
 		other++;
-		if (m < 0 || same_clock(j, m, v[q].g, ts))
-			best++, m = m < 0 ? v[q].g : m;
+		if (m < 0)
+			m = v[q].g;
+		if (same_clock(j, m, v[q].g, ts))
+			best++;
 	}
 	return other >= NEAR && best * 8 >= other * 7 && other >= 3 * own ?
 	       m : -1;

@@ -158,6 +158,8 @@ HMB_HIDDEN double hmb__join_stream_map(const struct hmb_join *j, uint64_t fw);
 
 /* joinseg.c */
 HMB_HIDDEN double hmb__seg_map(const struct hmb_join_seg *g, uint64_t fw);
+/* How far a record may lie outside its window on segment @g's clock. */
+HMB_HIDDEN double hmb__seg_tol(const struct hmb_join_seg *g);
 HMB_HIDDEN void hmb__join_estimate(struct hmb_join *j, struct hmb_clock *k,
 				   const size_t *set, size_t ns, bool stream);
 HMB_HIDDEN int hmb__join_add_seg(struct hmb_join *j, const struct hmb_clock *k,

@@ -62,7 +62,7 @@ static double seg_err(const struct hmb_join *j, int32_t k)
 	return e;
 }
 
-static double seg_tol(const struct hmb_join_seg *g)
+double hmb__seg_tol(const struct hmb_join_seg *g)
 {
 	return 4 * g->off_err_ns > JOIN_MIN_TOL ? 4 * g->off_err_ns :
 	       JOIN_MIN_TOL;
@@ -184,7 +184,7 @@ static int step_records(const struct hmb_join *j, size_t k,
 			struct step_ev **out, size_t *n)
 {
 	const struct hmb_join_seg *a = &j->segs[k], *b = &j->segs[k + 1];
-	double ta = seg_tol(a), tb = seg_tol(b);
+	double ta = hmb__seg_tol(a), tb = hmb__seg_tol(b);
 	struct step_ev *ev;
 	size_t cap = 0;
 
@@ -391,7 +391,7 @@ static void join_across(struct hmb_join *j)
 		const struct hmb_join_seg *a = &j->segs[k], *b = &j->segs[k + 1];
 		const struct jmap mp = {
 			.g = a, .g2 = b, .step_seq = a->step_seq,
-			.tol = seg_tol(a) > seg_tol(b) ? seg_tol(a) : seg_tol(b),
+			.tol = fmax(hmb__seg_tol(a), hmb__seg_tol(b)),
 		};
 
 		if (a->step_next && a->valid && b->valid)

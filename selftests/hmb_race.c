@@ -47,6 +47,11 @@
 
 #define MAXMAPS 4
 
+/*
+ * Not libhmbtrace's hmb_now_s(): the selftests are built as the kernel's
+ * are, static and against the uapi header alone, and link no library of
+ * this tree, so that they test the module's contract on its own.
+ */
 static double now_s(void)
 {
 	struct timespec ts;

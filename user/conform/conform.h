@@ -79,7 +79,6 @@ int find_ns(const char *dev, char *out, size_t len);
 int ns_open(struct conform *cf);
 int do_io(struct conform *cf);
 int ctrl_reset(struct conform *cf);
-uint64_t mono_ns(void);
 
 /* checks.c */
 void tnote(struct conform *cf, int rule, bool ok, const char *fmt, ...)

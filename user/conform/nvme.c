@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <time.h>
 #include <unistd.h>
 #include <linux/fs.h>
 #include <linux/nvme_ioctl.h>
@@ -23,14 +22,6 @@ void die(const char *what)
 {
 	fprintf(stderr, "hmb-trace-conform: %s: %s\n", what, strerror(errno));
 	exit(3);
-}
-
-uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* @pages locked zeroed pages, physically contiguous (a huge page). */

@@ -11,9 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "conform.h"
+#include "hmbtrace_util.h"
 
 struct ring {
 	struct conform *cf;
@@ -84,9 +86,10 @@ static void io(struct ring *r, bool and_drain)
 /* I/O for @secs seconds (at least 16 commands), draining after each. */
 static void io_for(struct ring *r, uint32_t secs)
 {
-	uint64_t end = mono_ns() + (uint64_t)secs * 1000000000u, n = 0;
+	uint64_t end = hmb_now_ns(CLOCK_MONOTONIC) + (uint64_t)secs * 1000000000u;
+	uint64_t n = 0;
 
-	while ((n++ < 16 || mono_ns() < end) && !r->cf->aborted)
+	while ((n++ < 16 || hmb_now_ns(CLOCK_MONOTONIC) < end) && !r->cf->aborted)
 		io(r, true);
 }
 

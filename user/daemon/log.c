@@ -21,16 +21,13 @@ static int log_line_json(int lvl, const char *msg)
 {
 	static struct hmb_outbuf ob;
 	struct hmb_json j;
-	struct timespec ts;
 
 	if (!ob.buf && hmb_ob_open_file(&ob, stderr, "<stderr>", 4096))
 		return -1;
-	clock_gettime(CLOCK_REALTIME, &ts);
 	hmb_json_init(&j, &ob);
 	hmb_json_obj(&j);
 	hmb_json_key(&j, "ts");
-	hmb_json_fixed(&j, (uint64_t)ts.tv_sec * 1000000 +
-		       (uint64_t)ts.tv_nsec / 1000, 6);
+	hmb_json_fixed(&j, hmb_now_ns(CLOCK_REALTIME) / 1000, 6);
 	hmb_json_kv_str(&j, "prog", PROG);
 	hmb_json_kv_str(&j, "level", level_name[lvl]);
 	hmb_json_kv_str(&j, "msg", msg);

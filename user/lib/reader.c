@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "hmbtrace_util.h"
 
 /*
  * The read buffer.  256 KiB: half the read() calls of 128 KiB, and still
@@ -616,15 +617,6 @@ static int map_window(struct hmb_reader *r, struct hmb_acct *a, uint64_t *pos,
 	return rc;
 }
 
-static uint64_t cpu_ns(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * Which way takes the next window: mapping it costs page-table work per
  * page, reading it a copy per byte, and which is cheaper depends on the
@@ -741,7 +733,7 @@ static int file_acct(struct hmb_reader *r, struct hmb_acct *a, uint64_t stop,
 			return 0;
 		if (pos >= stop)
 			return 1;
-		t0 = cpu_ns();
+		t0 = hmb_now_ns(CLOCK_THREAD_CPUTIME_ID);
 		win = r->window;
 		if (win) {
 			map = use_map(r, &probe);
@@ -777,7 +769,7 @@ static int file_acct(struct hmb_reader *r, struct hmb_acct *a, uint64_t stop,
 		}
 		done = hmb_reader_offset(r) - pos;
 		if (probe && done >= 16384) {
-			r->cost[map] = (cpu_ns() - t0) * 1024 / done;
+			r->cost[map] = (hmb_now_ns(CLOCK_THREAD_CPUTIME_ID) - t0) * 1024 / done;
 			if (map)	/* a round ends with its mapped probe */
 				end_round(r);
 		}

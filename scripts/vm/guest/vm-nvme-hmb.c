@@ -112,14 +112,6 @@ void die(const char *what)
 	exit(1);
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* ------------------------ the controller (admin commands: passthru.h) */
 
 static int dev_fd;
@@ -292,10 +284,10 @@ static int cmd_clock(unsigned n)
 	int st = 0;
 
 	for (i = 0; i < n; i++) {
-		uint64_t t0 = mono_ns(), t1;
+		uint64_t t0 = hmb_now_ns(CLOCK_MONOTONIC), t1;
 
 		st = pt_admin(dev_fd, OPC_GET_FEAT, 0, buf, 32, cdw, NULL);
-		t1 = mono_ns();
+		t1 = hmb_now_ns(CLOCK_MONOTONIC);
 		if (st)
 			break;
 		if (t1 - t0 < best_rtt) {
@@ -485,10 +477,10 @@ static int cmd_ring(int argc, char **argv)
 				  slice.pa[0], rs) < 0 || fclose(f))
 			die(ready);
 	}
-	t0 = mono_ns();
+	t0 = hmb_now_ns(CLOCK_MONOTONIC);
 	deadline = t0 + (uint64_t)secs * 1000000000u;
 	while (!stop) {
-		uint64_t now = mono_ns();
+		uint64_t now = hmb_now_ns(CLOCK_MONOTONIC);
 
 		if (now >= deadline)
 			break;

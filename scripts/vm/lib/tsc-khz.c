@@ -17,21 +17,15 @@
 #include <time.h>
 #include <x86intrin.h>
 
-static int64_t ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC_RAW, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
+#include "hmbtrace_util.h"
 
 /* A (time, tsc) pair read without preemption between them, or 0. */
-static int pair(int64_t *t, uint64_t *c)
+static int pair(uint64_t *t, uint64_t *c)
 {
 	for (int i = 0; i < 1000; i++) {
-		int64_t a = ns();
+		uint64_t a = hmb_now_ns(CLOCK_MONOTONIC_RAW);
 		uint64_t x = __rdtsc();
-		int64_t b = ns();
+		uint64_t b = hmb_now_ns(CLOCK_MONOTONIC_RAW);
 
 		if (b - a < 2000) {
 			*t = a / 2 + b / 2;
@@ -56,8 +50,7 @@ int main(void)
 	int n = 0;
 
 	for (int i = 0; i < 5; i++) {
-		int64_t t0, t1;
-		uint64_t c0, c1;
+		uint64_t t0, t1, c0, c1;
 
 		if (!pair(&t0, &c0))
 			continue;

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "hmbtrace.h"
+#include "hmbtrace_util.h"
 #include "tap.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -276,21 +277,21 @@ int main(void)
 	diag("seed %" PRIu64 " (HMB_STRESS_SEED=%" PRIu64
 	     " to repeat), %" PRIu64 " records", g_seed, g_seed, total);
 	for (unsigned i = 0; i < nsizes; i++) {
-		struct timespec t0, t1;
+		double t0, t1;
 
 		memset(&r, 0, sizeof(r));
 		r.rs = sizes[i];
 		r.n = total / nsizes;
 		r.mode = HMB_EMIT_TRY;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
+		t0 = hmb_now_s(CLOCK_MONOTONIC);
 		run_one(&r);
-		clock_gettime(CLOCK_MONOTONIC, &t1);
+		t1 = hmb_now_s(CLOCK_MONOTONIC);
 		all += r.got;
 		diag("ring %u: %" PRIu64 " records, %" PRIu64
 		     " bytes, %" PRIu64 " markers, %" PRIu64
 		     " implicit wraps, %.2f s", r.rs, r.got, r.p.bytes,
 		     r.p.markers, r.p.implicit_wraps,
-		     (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+		     t1 - t0);
 		ok(r.errors == 0, "ring %u: every record once, in order, "
 		   "byte-identical (%" PRIu64 " errors%s%s)", r.rs, r.errors,
 		   r.errors ? ", first: " : "", r.first_error);

@@ -20,7 +20,9 @@
  * which come in completion order.  Then, the whole input once more with
  * command E's records written 30 us before its submit: its keys propose
  * them, causality refuses them, and E stays unmatched with them as its
- * evidence (struct hmb_cmd.refused).
+ * evidence (struct hmb_cmd.refused).  Last, streamed with E's records
+ * 100 us early: a window of 64 commands must trim that one point, not
+ * widen its clock's bound until E fits.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -246,7 +248,7 @@ static int join(const struct hmb_dict *d, struct run *w, size_t window,
 
 int main(void)
 {
-	static struct run s, whole, e;
+	static struct run s, whole, e, e2;
 	struct hmb_join_totals ts = { 0 }, tw = { 0 };
 	struct hmb_error err = { 0 };
 	struct hmb_dict *d;
@@ -258,6 +260,7 @@ int main(void)
 	build(&s, 0);
 	build(&whole, 0);
 	build(&e, E_EARLY);
+	build(&e2, 100);
 	rs = join(d, &s, 64, &ts);
 	rw = join(d, &whole, SIZE_MAX, &tw);
 	ok(!rs && ts.windows > 3, "streamed: %llu windows",
@@ -314,6 +317,10 @@ int main(void)
 	   "E's records %d us before its submit: refused, E unmatched with "
 	   "them as its evidence (%s, refused mask 0x%02x, %d seqs wrong)",
 	   E_EARLY, hmb_match_name(e.match[CMD_E]), e.refused[CMD_E], wrong);
+	rs = join(d, &e2, 64, &ts);
+	ok(!rs && e2.match[CMD_E] == HMB_M_UNMATCHED && !e2.mask[CMD_E],
+	   "streamed, E's records 100 us early: E unmatched (%s, mask 0x%02x)",
+	   hmb_match_name(e2.match[CMD_E]), e2.mask[CMD_E]);
 	hmb_dict_free(d);
 	return tap_done();
 }

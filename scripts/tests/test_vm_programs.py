@@ -309,18 +309,20 @@ def test_slowcheck(t):
                  r.stdout + r.stderr)
 
 
-def attrib_cmd(qid, cid, match, flags, seqs, submit=0):
+def attrib_cmd(qid, cid, match, flags, seqs, submit=0, refused=()):
     fw = [{"phase": p, "seq": s} for p, s in zip(("fetch", "cqe_posted"), seqs)]
-    return json.dumps({"type": "cmd", "cmd": {"qid": qid, "cid": cid, "match": match,
-                                              "flags": flags, "submit_ns": submit,
-                                              "fw": fw}}, separators=(",", ":"))
+    c = {"qid": qid, "cid": cid, "match": match, "flags": flags, "submit_ns": submit,
+         "fw": fw}
+    if refused:
+        c["fw_refused"] = [{"phase": "cqe_posted", "seq": s} for s in refused]
+    return json.dumps({"type": "cmd", "cmd": c}, separators=(",", ":"))
 
 
 def test_attribution(t):
-    # the simulator's log: three producer commands, two records each
+    # the simulator's log: four producer commands, two records each
     log = "".join("seq=%d sqid=1 cid=%d qline=%d\n" % (s, cid, q)
                   for s, cid, q in ((1, 7, 10), (2, 7, 10), (3, 7, 11), (4, 7, 11),
-                                    (5, 9, 12), (6, 9, 12)))
+                                    (5, 9, 12), (6, 9, 12), (7, 9, 13), (8, 9, 13)))
     cases = (
         ("a right match", [attrib_cmd(1, 7, "matched", 0, (1, 2))],
          {"commands": 1, "wrong": 0, "twice": 0}, 0, 0),
@@ -334,9 +336,13 @@ def test_attribution(t):
         ("not matched, for each reason and for none",
          [attrib_cmd(1, 7, "partial", 1 << 2, (3,)), attrib_cmd(1, 9, "unmatched", 1 << 3, ()),
           attrib_cmd(1, 9, "unmatched", 1 << 1, ()), attrib_cmd(1, 9, "partial", 0, (5,), 42),
-          attrib_cmd(0, 1, "host_only", 1 << 5, ()), attrib_cmd(1, 9, "matched", 1 << 2, ())],
-         {"wrong": 0, "twice": 0}, {"commands": 4, "reused": 1, "swept": 1, "no_room": 1,
-                                    "unexplained": 1}, 0),
+          attrib_cmd(0, 1, "host_only", 1 << 5, ()), attrib_cmd(1, 9, "matched", 1 << 2, ()),
+          # records refused outside the window: its own (seq 8 is cid 9's)
+          # and another command's (seq 2 is cid 7's)
+          attrib_cmd(1, 9, "partial", 0, (7,), 50, refused=(8,)),
+          attrib_cmd(1, 9, "unmatched", 0, (), 60, refused=(2,))],
+         {"wrong": 0, "twice": 0}, {"commands": 6, "reused": 1, "swept": 1, "no_room": 1,
+                                    "refused": 2, "refused_own": 1, "unexplained": 1}, 0),
     )
     with tempfile.TemporaryDirectory() as base:
         lp, jp = os.path.join(base, "fw-cmd.log"), os.path.join(base, "agent.jsonl")
@@ -580,6 +586,22 @@ def test_facts(t):
                  (want.strip() != "" or "none" in arg),
                  "agent-facts %s '%s': grep's answer (%r)" % (sub, arg, want[:20]),
                  "exit %d: %r, grep's: %r" % (r.returncode, r.stdout, want))
+        # --exclude-refused: offline refused command 3's records (the one
+        # that differs), live refused one of command 10's (the same on
+        # both sides): both left out of every count
+        refd = '],"fw_refused":[{"phase":"fetch","seq":1,"ts_ns":1}],"background"'
+        lr, cr = list(live), list(corr)
+        lr[11] = lr[11].replace('],"background"', refd)
+        cr[3] = cr[3].replace('],"background"', refd)
+        for name, ls in (("agent-r.jsonl", lr), ("correlate-r.jsonl", cr)):
+            with open(os.path.join(d, name), "w") as f:
+                f.write("".join(x + "\n" for x in ls))
+        r = run([sys.executable, FACTS, "matches", os.path.join(d, "agent-r.jsonl"),
+                 os.path.join(d, "correlate-r.jsonl"), "--exclude-refused"], text=True)
+        t.ok(r.returncode == 0 and r.stdout == "38 38 36 0 2 2 2\n",
+             "agent-facts matches --exclude-refused: the 2 commands either join refused "
+             "records of are left out (38 live, 38 offline: 36 same, 0 different)",
+             "exit %d: %r %s" % (r.returncode, r.stdout, r.stderr))
         r = run([sys.executable, FACTS, "dump-counts", os.path.join(d, "none.jsonl")],
                 text=True)
         t.ok(r.returncode == 2 and r.stdout == "" and "none.jsonl" in r.stderr,

@@ -584,14 +584,18 @@ static int cmp_pt(const void *a, const void *b)
 /*
  * Intersection of the detrended intervals of @p[0..n) at time @tc: the
  * (trim+1)-th largest lower bound and the (trim+1)-th smallest upper bound.
- * The trim starts at 0.05 % of the points and doubles, up to 1 %, while the
- * bounds contradict each other: a few misattributed commands (or commands
- * the host saw out of order) must not move the estimate.  Returns the trim.
+ * The trim starts at 0.05 % of the points and doubles, up to 1 % (one
+ * point in a window of 32 to 199: else a single misattributed command in a
+ * short window, a streamed join's or the first after attach, would widen
+ * its estimate's bound until it fits), while the bounds contradict each
+ * other: a few misattributed commands (or commands the host saw out of
+ * order) must not move the estimate.  Returns the trim.
  */
 static size_t intersect(const struct hmb_clk_pt *p, size_t n, double b,
 			double tc, double *tmp, double *L, double *U)
 {
-	size_t i, trim = n / 2000, max_trim = n / 100;
+	size_t i, trim = n / 2000;
+	size_t max_trim = n >= 32 && n < 200 ? 1 : n / 100;
 
 	for (;;) {
 		for (i = 0; i < n; i++)

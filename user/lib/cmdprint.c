@@ -187,6 +187,16 @@ void hmb_cmd_print(FILE *f, const struct hmb_cmd *c, int rank,
 	int ref = -1;
 
 	print_head(f, c, rank);
+	for (int p = HMB_PHASE_FETCH; p < HMB_PHASE_COUNT; p++) {
+		const struct hmb_dict_event *ev;
+
+		if (!(c->refused.mask & (1u << p)))
+			continue;
+		ev = dict ? hmb_dict_phase_event(dict, (enum hmb_phase)p) : NULL;
+		fprintf(f, "      refused fw %-8s seq %-10u: its keys' record, outside this host window on the clock\n",
+			ev ? ev->name : hmb_phase_name((enum hmb_phase)p),
+			c->refused.seq[p]);
+	}
 	if (c->match != HMB_M_MATCHED && c->match != HMB_M_PARTIAL)
 		return;
 	if (c->placed) {
@@ -285,6 +295,20 @@ void hmb_cmd_json_members(struct hmb_json *j, const struct hmb_cmd *c)
 			hmb_json_kv_i64(j, "host_ns", (int64_t)c->fw_host_ns[p]);
 		if (c->fw_in_bracket & (1u << p))
 			hmb_json_kv_bool(j, "step_bracket", true);
+		hmb_json_end(j);
+	}
+	hmb_json_end_arr(j);
+	if (!c->refused.mask)
+		return;
+	hmb_json_key(j, "fw_refused");
+	hmb_json_arr(j);
+	for (int p = HMB_PHASE_FETCH; p < HMB_PHASE_COUNT; p++) {
+		if (!(c->refused.mask & (1u << p)))
+			continue;
+		hmb_json_obj(j);
+		hmb_json_kv_str(j, "phase", hmb_phase_name((enum hmb_phase)p));
+		hmb_json_kv_u64(j, "seq", c->refused.seq[p]);
+		hmb_json_kv_u64(j, "ts_ns", c->refused.ts[p]);
 		hmb_json_end(j);
 	}
 	hmb_json_end_arr(j);

@@ -118,6 +118,7 @@ void hmb_join_free(struct hmb_join *j)
 	free(j->bg);
 	free(j->segs);
 	free(j->segs_all);
+	free(j->refused);
 	free(j->gaps);
 	free(j);
 }
@@ -699,7 +700,9 @@ int hmb__join_prepare(struct hmb_join *j)
 		j->order[i] = i;
 		j->hj[i].fw = -1;
 		j->hj[i].seg = -1;
+		j->hj[i].refused = -1;
 	}
+	j->nrefused = 0;
 	if (j->nhost)
 		qsort_r(j->order, j->nhost, sizeof(*j->order), cmp_submit, j);
 	/* the run's estimate holds every matched command */
@@ -745,6 +748,8 @@ void hmb_join_cmd(const struct hmb_join *j, size_t i, struct hmb_cmd *out)
 		out->fw.mask = f->mask;
 		memcpy(out->fw.ts, f->ts, sizeof(f->ts));
 		memcpy(out->fw.seq, f->seq, sizeof(f->seq));
+	} else if (r->refused >= 0) {
+		out->refused = j->refused[r->refused];
 	}
 	k = hmb__join_clock_of(j, h, &ctx);
 	hmb_cmd_judge(out, hmb__join_placed(j, h) ? &k : NULL);

@@ -367,6 +367,32 @@ static void choose_by_evidence(struct hmb_join *j)
 		j->tot.place_run = true;
 }
 
+/*
+ * Keep what causality refused host command @i (@f's records), for its
+ * output.  Without memory only that evidence is lost: the verdict stands.
+ */
+static void note_refused(struct hmb_join *j, size_t i, const struct jfw *f)
+{
+	struct hmb_fw_side *s;
+
+	if (j->hj[i].refused < 0) {
+		if (j->nrefused == j->caprefused) {
+			size_t cap = j->caprefused ? 2 * j->caprefused : 64;
+			void *p = realloc(j->refused, cap * sizeof(*j->refused));
+
+			if (!p)
+				return;
+			j->refused = p;
+			j->caprefused = cap;
+		}
+		j->hj[i].refused = (int32_t)j->nrefused++;
+	}
+	s = &j->refused[j->hj[i].refused];
+	s->mask = f->mask;
+	memcpy(s->ts, f->ts, sizeof(s->ts));
+	memcpy(s->seq, f->seq, sizeof(s->seq));
+}
+
 /* Undo every pairing of this controller that breaks causality. */
 static size_t refuse(struct hmb_join *j)
 {
@@ -380,6 +406,7 @@ static size_t refuse(struct hmb_join *j)
 		if (r->fw < 0 || j->host[i].ctrl != j->ctrl ||
 		    causal(j, i, &j->fw[r->fw], &d, &judged))
 			continue;
+		note_refused(j, i, &j->fw[r->fw]);
 		j->fw[r->fw].host = -1;
 		r->fw = -1;
 		r->seg = -1;

@@ -38,6 +38,8 @@ struct jfw {
 struct jhost {
 	int32_t fw;		/* index into fw[], -1 if none */
 	int32_t seg;		/* its segment, -1 if none */
+	int32_t refused;	/* index into refused[] of the last firmware
+				 * command causality refused it, -1 if none */
 };
 
 /*
@@ -102,6 +104,9 @@ struct hmb_join {
 	size_t ngap, capgap;
 	uint32_t gap_next;		/* seq after the last record seen */
 	bool gap_seen;
+	/* what causality refused, per host command (jhost.refused) */
+	struct hmb_fw_side *refused;
+	size_t nrefused, caprefused;
 };
 
 /* Record seqs wrap at 2^32: their order is serial-number arithmetic. */

@@ -90,6 +90,9 @@ static void refuse(struct hmb_live *l, struct hmb_cmd *c,
 		err = k->err(k->ctx, c->fw.seq[p]);
 		if (m >= lo - err && m <= hi + err)
 			continue;
+		c->refused.mask |= (uint8_t)(1u << p);
+		c->refused.ts[p] = c->fw.ts[p];
+		c->refused.seq[p] = c->fw.seq[p];
 		c->fw.mask &= (uint8_t)~(1u << p);
 		c->fw.ts[p] = 0;
 		c->fw.seq[p] = 0;

@@ -144,6 +144,16 @@ struct hmb_cmd {
 	 * times' jump says, which the evidence did not settle.
 	 */
 	uint8_t fw_in_bracket;
+	/*
+	 * The records its keys proposed that causality on the clock refused:
+	 * outside its host window widened by the error bound.  The live model
+	 * takes such records off a placed command one by one (the command is
+	 * judged on what is left); the offline join refuses a firmware command
+	 * as a whole and gives it here when the host command stays unmatched.
+	 * Where a record lies that close to a window's edge, two estimates of
+	 * the clock may disagree: this is the model's evidence for its verdict.
+	 */
+	struct hmb_fw_side refused;
 };
 
 /* Bits of struct hmb_cmd.bg: groups told apart per model. */

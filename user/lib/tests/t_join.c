@@ -17,7 +17,12 @@
  * and D, one id again, merged the same way, but with one more record lost
  * between C's fetch and media_start: the cut belongs at the loss where
  * both parts fit, not at the first one.  Windows of 64 host commands,
- * which come in completion order.
+ * which come in completion order.  Then, the whole input once more with
+ * command E's records written 30 us before its submit: its keys propose
+ * them, causality refuses them, and E stays unmatched with them as its
+ * evidence (struct hmb_cmd.refused).  Last, streamed with E's records
+ * 100 us early: a window of 64 commands must trim that one point, not
+ * widen its clock's bound until E fits.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +46,8 @@
 #define CMD_C	40
 #define CMD_D	45
 #define ID_CD	8
+#define CMD_E	200
+#define E_EARLY	30		/* us its records come before its submit */
 
 struct rec {
 	uint64_t ts;		/* firmware ns */
@@ -58,6 +65,8 @@ struct run {
 	uint8_t mask[NCMD];
 	uint32_t seq[NCMD][6];
 	enum hmb_match match[NCMD];
+	uint8_t refused[NCMD];
+	uint32_t refused_seq[NCMD][6];
 	unsigned int seen[NCMD];
 	uint8_t pl[24];
 };
@@ -84,7 +93,7 @@ static int cmp_complete(const void *a, const void *b)
 	       x->complete_ns > y->complete_ns;
 }
 
-static void build(struct run *w)
+static void build(struct run *w, uint64_t e_early)
 {
 	/* phase offsets after the submit (us), and B's, 20 ms long */
 	static const uint64_t at[6] = { 0, 5, 10, 30, 35, 40 };
@@ -105,7 +114,8 @@ static void build(struct run *w)
 		for (int p = 1; p <= 5; p++) {
 			struct rec *r = &w->r[w->nr++];
 
-			r->ts = sub + (i == CMD_B ? at_b[p] : at[p]) * US - OFF;
+			r->ts = sub + (i == CMD_B ? at_b[p] : at[p]) * US - OFF -
+				(i == CMD_E ? e_early * US : 0);
 			r->cid = cid_of(i);
 			r->phase = (uint8_t)p;
 			r->lost = (i == CMD_P && p == 5) ||
@@ -188,8 +198,12 @@ static int src_cmd(void *ctx, const struct hmb_join *j, size_t i,
 	w->seen[n]++;
 	w->mask[n] = c->fw.mask;
 	w->match[n] = c->match;
-	for (int p = 1; p <= 5; p++)
+	w->refused[n] = c->refused.mask;
+	for (int p = 1; p <= 5; p++) {
 		w->seq[n][p] = c->fw.mask & (1u << p) ? c->fw.seq[p] : 0;
+		w->refused_seq[n][p] = c->refused.mask & (1u << p) ?
+				       c->refused.seq[p] : 0;
+	}
 	return 0;
 }
 
@@ -234,7 +248,7 @@ static int join(const struct hmb_dict *d, struct run *w, size_t window,
 
 int main(void)
 {
-	static struct run s, whole;
+	static struct run s, whole, e, e2;
 	struct hmb_join_totals ts = { 0 }, tw = { 0 };
 	struct hmb_error err = { 0 };
 	struct hmb_dict *d;
@@ -243,8 +257,10 @@ int main(void)
 	if (!ok(!hmb_dict_load(&d, HMB_TOP "/share/hmb-events.dict", &err),
 		"shipped dictionary loads"))
 		return tap_done();
-	build(&s);
-	build(&whole);
+	build(&s, 0);
+	build(&whole, 0);
+	build(&e, E_EARLY);
+	build(&e2, 100);
 	rs = join(d, &s, 64, &ts);
 	rw = join(d, &whole, SIZE_MAX, &tw);
 	ok(!rs && ts.windows > 3, "streamed: %llu windows",
@@ -286,6 +302,25 @@ int main(void)
 	ok(ts.fw_unmatched == 0 && ts.fw_late == 0 && ts.host_late == 0,
 	   "no firmware command left unmatched (%llu), nothing late",
 	   (unsigned long long)ts.fw_unmatched);
+	rw = join(d, &e, SIZE_MAX, &tw);
+	wrong = 0;
+	for (int p = 1; p <= 5; p++) {
+		const struct rec *r = NULL;
+
+		for (size_t k = 0; k < e.nr && !r; k++)
+			if (e.r[k].cid == cid_of(CMD_E) && e.r[k].phase == p)
+				r = &e.r[k];
+		wrong += !r || e.refused_seq[CMD_E][p] != r->seq;
+	}
+	ok(!rw && e.match[CMD_E] == HMB_M_UNMATCHED && !e.mask[CMD_E] &&
+	   e.refused[CMD_E] == 0x3e && !wrong && tw.fw_unmatched == 1,
+	   "E's records %d us before its submit: refused, E unmatched with "
+	   "them as its evidence (%s, refused mask 0x%02x, %d seqs wrong)",
+	   E_EARLY, hmb_match_name(e.match[CMD_E]), e.refused[CMD_E], wrong);
+	rs = join(d, &e2, 64, &ts);
+	ok(!rs && e2.match[CMD_E] == HMB_M_UNMATCHED && !e2.mask[CMD_E],
+	   "streamed, E's records 100 us early: E unmatched (%s, mask 0x%02x)",
+	   hmb_match_name(e2.match[CMD_E]), e2.mask[CMD_E]);
 	hmb_dict_free(d);
 	return tap_done();
 }

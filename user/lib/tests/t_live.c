@@ -632,6 +632,8 @@ static double true_off_at(const struct truth *tr, double fw, int after_step)
 struct clock_log {
 	unsigned int calls, first, step, update, invalid, first_not_first;
 	uint64_t placed_before_first, cmds;
+	/* commands with records taken off, and those records */
+	uint64_t refused_cmds, refused_recs;
 };
 
 static void clock_cb(void *ctx, const struct hmb_clock *k,
@@ -655,6 +657,9 @@ static void cmd_cb(void *ctx, const struct hmb_cmd *c)
 	cl->cmds++;
 	if (c->placed && !cl->first)
 		cl->placed_before_first++;
+	if (c->refused.mask && !(c->refused.mask & c->fw.mask))
+		cl->refused_cmds++;
+	cl->refused_recs += (uint64_t)__builtin_popcount(c->refused.mask);
 }
 
 static void run_fit(const char *name, struct truth tr, double secs,
@@ -743,6 +748,11 @@ static void run_fit(const char *name, struct truth tr, double secs,
 		   (unsigned long long)a.run.tot.partial,
 		   (unsigned long long)a.fw_refused,
 		   (unsigned long long)a.run.tot.outside_window);
+		ok(cl.refused_cmds == bad && cl.refused_recs == a.fw_refused,
+		   "%s: each of the %llu commands with records refused lists them, apart from the ones it kept (%llu commands, %llu records)",
+		   name, (unsigned long long)bad,
+		   (unsigned long long)cl.refused_cmds,
+		   (unsigned long long)cl.refused_recs);
 	}
 	hmb_live_free(&a);
 }

@@ -722,6 +722,42 @@ static int start_model(void)
 /* ------------------------------------------------------------------ run */
 
 /* Poll, tick, sweep and report until told to stop; 0 or -errno. */
+/*
+ * libbpf's consume goes on while records keep coming: with a producer as
+ * fast as this consumer (a flood of I/O, --snapshot-dir writing) it would
+ * not return to run_loop, its ticks, sweeps, snapshots and SIGINT.  A
+ * callback's negative return stops it after that record (libbpf has moved
+ * past it): -EINTR once exiting, -EAGAIN after RB_BATCH records.  Not
+ * while draining, which must take every record.
+ */
+#define RB_BATCH	65536
+static unsigned int rb_batch;
+static bool rb_draining;
+
+static int rb_yield(void)
+{
+	if (rb_draining)
+		return 0;
+	if (exiting)
+		return -EINTR;
+	if (++rb_batch < RB_BATCH)
+		return 0;
+	rb_batch = 0;
+	return -EAGAIN;
+}
+
+static int rb_event(void *ctx, void *data, size_t len)
+{
+	handle_event(ctx, data, len);
+	return rb_yield();
+}
+
+static int rb_record(void *ctx, void *data, size_t len)
+{
+	dump_record(ctx, data, len);
+	return rb_yield();
+}
+
 static int run_loop(struct ring_buffer *rb)
 {
 	const struct env *e = &ag.env;
@@ -742,13 +778,18 @@ static int run_loop(struct ring_buffer *rb)
 		 * ring (hmb_agent_nvme.bpf.h, submit_cmd()): what came
 		 * without a wakeup is taken here, every 100 ms at the latest.
 		 */
+		rb_batch = 0;
 		err = ring_buffer__poll(rb, 100);
 		if (err == -EINTR && exiting)
 			return 0;
-		if (err == -EINTR)
-			err = 0;	/* SIGUSR1 */
+		if (err == -EINTR || err == -EAGAIN)
+			err = 0;	/* SIGUSR1, or rb_yield() */
 		if (err >= 0)
 			err = ring_buffer__consume(rb);
+		if (err == -EINTR && exiting)
+			return 0;
+		if (err == -EINTR || err == -EAGAIN)
+			err = 0;
 		if (err < 0) {
 			fprintf(stderr, PROG ": polling the ring buffer: %s\n",
 				strerror(-err));
@@ -826,6 +867,7 @@ static void export_counters(void)
  */
 static void drain(struct ring_buffer *rb)
 {
+	rb_draining = true;
 	if (ag.fw_on) {
 		uint64_t until = hmb_now_ns(CLOCK_MONOTONIC) +
 				 (uint64_t)ag.env.grace_ms * 1000000;
@@ -894,11 +936,11 @@ int main(int argc, char **argv)
 	if (open_output() || choose_mode(&btf) ||
 	    dump_open() || load_bpf(btf))
 		return finish(-EINVAL);
-	rb = ring_buffer__new(bpf_map__fd(ag.skel->maps.rb), handle_event,
-			      NULL, NULL);
+	rb = ring_buffer__new(bpf_map__fd(ag.skel->maps.rb), rb_event, NULL,
+			      NULL);
 	if (!rb || (ag.skel->rodata->dump_records &&
 		    ring_buffer__add(rb, bpf_map__fd(ag.skel->maps.rawrb),
-				     dump_record, NULL))) {
+				     rb_record, NULL))) {
 		err = -errno;
 		fprintf(stderr, PROG ": cannot open the BPF ring buffers: %s\n",
 			strerror(errno));

@@ -177,19 +177,33 @@ def mixed(rnd):
 MIXES = [("mix %d" % k, mixed(random.Random(k)))
          for k in range(1, 2 * SEEDS + 1)]
 
-for label, kw in SCENARIOS + MIXES:
-    if label.startswith("mix "):
-        print("# %s: %s" % (label, kw))
-    for seed in range(1, SEEDS + 1):
-        sc = Scenario(seed=seed * 7919 + len(label), n=N, **kw)
-        dump = os.path.join(WORK, "fw.bin")
-        host = os.path.join(WORK, "host.jsonl")
-        sc.write(dump, host)
-        name = "%s, seed %d" % (label, seed)
-        r, cmds, final = correlate(dump, host)
-        if not T.eq(r.returncode, 0, "%s: correlate exits 0" % name):
-            print("# " + r.stderr.decode()[-2000:])
-            continue
-        check(name, sc, cmds, final)
+# Scenarios at a size and seed that once broke the join, whatever N and
+# SEEDS are: 3000 commands of "backward step the size of id reuse", seed
+# 1, misattributed 443 records while a segment straddling the step had a
+# bound wide enough to hide it.
+PINNED = [("backward step the size of id reuse", 3000, 1)]
+
+
+def runs():
+    for label, kw in SCENARIOS + MIXES:
+        if label.startswith("mix "):
+            print("# %s: %s" % (label, kw))
+        for seed in range(1, SEEDS + 1):
+            yield label, kw, N, seed, "%s, seed %d" % (label, seed)
+    for label, n, seed in PINNED:
+        yield (label, dict(SCENARIOS)[label], n, seed,
+               "%s, %d commands, seed %d" % (label, n, seed))
+
+
+for label, kw, n, seed, name in runs():
+    sc = Scenario(seed=seed * 7919 + len(label), n=n, **kw)
+    dump = os.path.join(WORK, "fw.bin")
+    host = os.path.join(WORK, "host.jsonl")
+    sc.write(dump, host)
+    r, cmds, final = correlate(dump, host)
+    if not T.eq(r.returncode, 0, "%s: correlate exits 0" % name):
+        print("# " + r.stderr.decode()[-2000:])
+        continue
+    check(name, sc, cmds, final)
 
 sys.exit(T.done())

@@ -207,14 +207,19 @@ static int cmp_seq_seg(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Do segments @a and @b tell the same host time for firmware time @ts? */
+/*
+ * Do segments @a and @b tell the same host time for firmware time @ts?
+ * Within the tighter one's bound: a segment whose points contradict each
+ * other (pairings made on another clock among them) has a bound wide
+ * enough to hold any clock, and would hide the very step it straddles.
+ */
 static bool same_clock(const struct hmb_join *j, int32_t a, int32_t b,
 		       uint64_t ts)
 {
 	const struct hmb_join_seg *x = &j->segs[a], *y = &j->segs[b];
 
 	return a == b || fabs(hmb__seg_map(x, ts) - hmb__seg_map(y, ts)) <=
-			 4 * (x->off_err_ns + y->off_err_ns) + JOIN_MIN_TOL;
+			 4 * fmin(x->off_err_ns, y->off_err_ns) + JOIN_MIN_TOL;
 }
 
 /* Do @f's records, mapped by segment @g, lie in @h's window? */

@@ -529,14 +529,59 @@ static double seg_jump(const struct hmb_join_seg *a,
 	return d < jump ? d : jump;
 }
 
+/*
+ * Each valid segment's clock again from the commands it holds now: the
+ * pairings reclocking undid had widened it (a segment whose points
+ * contradict each other has a bound that wide), so that the next round
+ * tells the two clocks apart where the first could not.
+ */
+static int reestimate_segments(struct hmb_join *j)
+{
+	size_t *set = malloc((j->nhost ? j->nhost : 1) * sizeof(*set));
+	struct hmb_clock k;
+
+	if (!set)
+		return -1;
+	memset(&k, 0, sizeof(k));
+	for (size_t g = 0; g < j->nseg; g++) {
+		struct hmb_join_seg *s = &j->segs[g];
+		size_t ns = 0;
+
+		if (!s->valid)
+			continue;
+		for (size_t i = 0; i < j->nhost; i++)
+			if (j->hj[i].seg == (int32_t)g && j->hj[i].fw >= 0)
+				set[ns++] = i;
+		hmb__join_estimate(j, &k, set, ns, false);
+		if (!k.valid)
+			continue;	/* too few left: its clock stands */
+		s->off_ns = k.off_ns;
+		s->drift = k.drift;
+		s->ref = k.ref;
+		s->off_err_ns = k.off_err_ns;
+		s->drift_slack_ns = k.drift_slack_ns;
+		s->used = k.used;
+	}
+	hmb_clock_free(&k);
+	free(set);
+	return 0;
+}
+
 int hmb__join_segments(struct hmb_join *j)
 {
 	/* the run's estimate again without a segment of coincidences */
 	if (hmb__join_drop_interleaved(j) && hmb__join_run_estimate(j))
 		return -1;
-	/* and without the pairings made on the other side's clock */
-	if (hmb__join_reclock(j) && hmb__join_run_estimate(j))
-		return -1;
+	/*
+	 * and without the pairings made on the other side's clock, round
+	 * by round with the segments' clocks made again from what is left
+	 */
+	for (int round = 0; round < 4; round++) {
+		if (!hmb__join_reclock(j))
+			break;
+		if (hmb__join_run_estimate(j) || reestimate_segments(j))
+			return -1;
+	}
 	if (order_segments(j))
 		return -1;
 	for (size_t g = 1; g < j->nseg; g++) {

@@ -23,7 +23,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "../user/lib/internal.h"
+#include "../user/lib/fleet/chpriv.h"
 #include "fuzz.h"
 
 #define SEP "\n--next-answer--\n"

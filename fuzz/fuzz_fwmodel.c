@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The firmware command model (user/lib/fwmodel.c, hmbtrace_fwmodel.h)
+ * The firmware command model (user/lib/model/fwmodel.c, hmbtrace_fwmodel.h)
  * over a dump stream of the shipped dictionary's events: commands joined
  * by (sqid, cid), phases, background windows, eviction when the in-flight
  * table is full.

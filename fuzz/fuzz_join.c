@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The offline join (user/lib/join*.c, hmbtrace_join.h) over host commands
+ * The offline join (user/lib/model/join*.c, hmbtrace_join.h) over host commands
  * and firmware records the fuzzer's bytes shape.  Raw bytes would almost
  * never make commands of both sides agree, so the bytes steer a workload
  * instead: each command takes a few bytes that pick its queue and tag

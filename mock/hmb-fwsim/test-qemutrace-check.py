@@ -11,23 +11,25 @@ import re
 import struct
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "..", "tests", "formats"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "formats"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 from tap import Tap  # noqa: E402
+from hmb_trace.format import RECORD_HDR, RING_HDR  # noqa: E402
 
 work = sys.argv[1]
 t = Tap(int(sys.argv[2]), int(sys.argv[3]))
 tap = t.ok
 rep = json.load(open(work + "/report.json"))
 ring = open(work + "/ring", "rb").read()
-magic, ver, size, off, head, tail = struct.unpack_from("<IIIIQQ", ring, 0)
+magic, ver, size, off, head, tail = RING_HDR.unpack_from(ring, 0)[:6]
 dump = open(work + "/fw.bin", "rb").read()
 tap(head > 0 and dump == ring[off:off + head], "--log: the dump holds every record written to the ring, byte for byte (%d bytes)" % len(dump))
 recs = []
 pos = 0
 while pos < head:
     o = 64 + (pos % size)
-    m, seq, ts, op, cpu, fl, plen = struct.unpack_from("<IIQHBBH", ring, o)
+    m, seq, ts, op, cpu, fl, plen = RECORD_HDR.unpack_from(ring, o)[:7]
     if m != 0x54434552: break
     if fl & 1:
         pos = (pos // size + 1) * size; continue

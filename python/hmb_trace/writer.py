@@ -99,10 +99,9 @@ def write_synthetic(f, nbytes, seed=1, first_seq=0, drop_every=0):
     with drop_every=N every Nth seq is left out (a loss to find).  Returns
     the number of records written.  About 1 M records/s."""
     import random
-    import struct
     rnd = random.Random(seed)
     pool = bytes(rnd.getrandbits(8) for _ in range(8192))
-    hdr = struct.Struct("<IIQHBBHHQ")
+    hdr = RECORD_HDR
     sizes = [0, 8, 16, 24, 40, 64, 100, 128, 200, 256, 512, 1000, 4064]
     weights = [5, 10, 15, 15, 15, 10, 8, 8, 5, 4, 3, 1, 1]
     seq = first_seq

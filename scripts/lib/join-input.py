@@ -11,9 +11,11 @@ import re
 import struct
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "..", "tests", "formats"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "formats"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 from fwgen import Workload, write_agent_jsonl  # noqa: E402
+from hmb_trace.format import RECORD_HDR  # noqa: E402
 
 out, n = sys.argv[1], int(sys.argv[2])
 w = Workload(n_cmds=n, seed=7, gc_every=0, unknown_every=0)
@@ -26,7 +28,7 @@ dump = bytearray(open(out + ".x1.bin", "rb").read())
 offs, fetch, o = [], [], 0
 while o < len(dump):
     offs.append(o)
-    op, plen = struct.unpack_from("<H2xH", dump, o + 16)
+    _, _, _, op, _, _, plen, _, _ = RECORD_HDR.unpack_from(dump, o)
     if op == 0x100:             # cmd_fetch: slba at payload offset 16
         fetch.append(o + 32 + 16)
     o += (32 + plen + 7) & ~7
@@ -35,9 +37,9 @@ with open(out + ".x10.bin", "wb") as f:
     for k in range(10):
         f.write(dump)
         for o in offs:          # the next copy: seqs and times shifted
-            seq, ts = struct.unpack_from("<IQ", dump, o + 4)
-            struct.pack_into("<IQ", dump, o + 4, (seq + nrec) & 0xFFFFFFFF,
-                             ts + span)
+            h = list(RECORD_HDR.unpack_from(dump, o))
+            h[1], h[2] = (h[1] + nrec) & 0xFFFFFFFF, h[2] + span
+            RECORD_HDR.pack_into(dump, o, *h)
         for o in fetch:         # ... and slbas: the copies are not alike
             slba = struct.unpack_from("<Q", dump, o)[0]
             struct.pack_into("<Q", dump, o, slba + (1 << 40))

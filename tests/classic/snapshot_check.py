@@ -9,13 +9,16 @@ log does: records, ignored records, markers, seqs the ring lost, what the
 window evicted before them.  Prints "ok: ..." or the differences, joined
 by "; ".
 """
-import struct, sys
+import os, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "python"))
+from hmb_trace.format import RECORD_HDR  # noqa: E402
 snap, truth, budget = sys.argv[1], sys.argv[2], int(sys.argv[3])
 t = open(truth, "rb").read()
 recs = []            # (offset, size, seq, marker, ignored)
 o = 0
 while o < len(t):
-    magic, seq, _, _, _, flags, plen = struct.unpack_from("<IIQHBBH", t, o)
+    magic, seq, _, _, _, flags, plen, _, _ = RECORD_HDR.unpack_from(t, o)
     assert magic == 0x54434552, "truth: bad magic at %d" % o
     size = 32 + ((plen + 7) & ~7)
     recs.append((o, size, seq, flags & 1, not (flags & 1) and (flags & ~3) != 0))

@@ -151,14 +151,14 @@ kill -USR1 "$DPID"
 wait_for "snapshot across a re-initialisation written" lines "$WORK/ep.err" "snapshot .*SNAP-" 1
 s=$(newest)
 tap_run "it holds what the simulator wrote" cmp "$s/trace.bin" "$WORK/ep.bin"
-want=$(python3 -c 'import struct,sys
+want=$(python3 -c 'import sys; sys.path.insert(0, sys.argv[2]); from hmb_trace.format import RECORD_HDR
 t=open(sys.argv[1],"rb").read(); o=0; prev=None
 while o < len(t):
-    seq, flags, plen = struct.unpack_from("<I", t, o + 4)[0], t[o + 0x13], struct.unpack_from("<H", t, o + 0x14)[0]
+    _, seq, _, _, _, flags, plen, _, _ = RECORD_HDR.unpack_from(t, o)
     if not flags & 1:
         if prev is not None and seq != prev + 1: print(o)
         prev = seq
-    o += 32 + ((plen + 7) & ~7)' "$WORK/ep.bin")
+    o += 32 + ((plen + 7) & ~7)' "$WORK/ep.bin" "$TOP/python")
 tap_eq "epoch= where the new epoch's first record is" "$(meta "$s" epoch)" "$want"
 if have_analyzer; then
 	stats "$s/trace.bin" "$WORK/ep.json"

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../joinpriv.h"
+#include "../model/joinpriv.h"
 #include "tap.h"
 
 static bool scan(const uint32_t *gaps, size_t n, uint32_t a, uint32_t b)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fwmpriv.h"
 #include "joinpriv.h"
 
 void hmb_join_set_window(struct hmb_join *j, size_t host_cmds,

@@ -16,7 +16,7 @@
 
 #include "hmbtrace_ch.h"
 #include "hmbtrace_util.h"
-#include "internal.h"
+#include "chpriv.h"
 
 /* Answers kept: queries return a line, errors a message. */
 #define HMB_CH_ANS_MAX (1u << 20)

@@ -8,7 +8,7 @@
 #define HMBTRACE_JOINPRIV_H
 
 #include "hmbtrace_join.h"
-#include "internal.h"
+#include "../format/internal.h"
 
 #define JOIN_COARSE_WIN	100000		/* ns */
 #define JOIN_COARSE_SPAN	20000000	/* ns: submit -> fetch at most */

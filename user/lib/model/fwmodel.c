@@ -10,7 +10,7 @@
 
 #include "hmbtrace_cmd.h"
 #include "hmbtrace_fwmodel.h"
-#include "internal.h"
+#include "fwmpriv.h"
 
 #define TAB_MASK	(HMB_FWM_MAX_INFLIGHT - 1)
 /* Keep probe chains short: evict above 3/4 full. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Private helpers shared by the libhmbtrace sources.  Not installed.
+ * Private helpers of the format layer, shared by the libhmbtrace sources
+ * of every layer (README.md).  Not installed.
  */
 #ifndef HMBTRACE_INTERNAL_H
 #define HMBTRACE_INTERNAL_H
@@ -8,8 +9,6 @@
 #include "hmbtrace.h"
 
 #define HMB_HIDDEN __attribute__((visibility("hidden")))
-
-struct hmb_fwmodel;
 
 /*
  * Fill @err (if not NULL) with @code, @sys_errno, @offset and a formatted
@@ -109,22 +108,5 @@ static inline bool hmb__is_pow2(uint64_t v)
 {
 	return v && !(v & (v - 1));
 }
-
-/*
- * The libcurl handle of @c, for the fuzz harness of server answers
- * (fuzz/fuzz_chttp.c): it points the connection at its own socket, so
- * that libcurl and the client parse the answers it feeds as they would
- * a server's.
- */
-struct hmb_ch_conn;
-HMB_HIDDEN void *hmb__ch_curl(struct hmb_ch_conn *c);
-
-/*
- * fwmodel.c: the phases @mask of the open command (@sqid, @cid) claimed by
- * its consumer (the streaming join), out of the model; true when nothing
- * of the command stays open.
- */
-HMB_HIDDEN bool hmb__fwm_take(struct hmb_fwmodel *m, uint16_t sqid,
-			      uint16_t cid, uint8_t mask);
 
 #endif /* HMBTRACE_INTERNAL_H */

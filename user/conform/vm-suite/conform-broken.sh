@@ -22,6 +22,7 @@
 # tail the controller used (the records it wrote over would blame other
 # rules); every other variant runs them all.
 # vm-timeout: 600
+# vm-not-6.12: CI time; no 6.12 run recorded
 # vm-nvme-hmb: hmpre=2048, hmmin=8, hmmaxd=32, hmb-bg-rate=20, hmb-clock-drift-ppm=200, hmb-clock-offset=5000000000
 set -u
 . "$HMB_REPO/scripts/vm/lib/tap.sh"

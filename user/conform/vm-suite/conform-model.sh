@@ -11,11 +11,15 @@
 #     depends on the record sizes at its end), the JSON verdict
 #     "pass"; the model's account names the check each malformed list hit
 #     (so that each list had the one defect it was meant to);
-#   - afterwards the driver has its HMB again (the tool's reset) and I/O
-#     works.
+#   - the shutdown (the driver unbound from the PCI function, CC.SHN):
+#     the model's account has the freeze for it, the tool bound the
+#     driver again;
+#   - afterwards the driver has its HMB again (the tool's reset and
+#     rebind) and I/O works.
 #   - a dictionary that wants a longer cmd_fetch payload than the model
 #     writes: exit 1, dict-len the only rule failed, and the JSON verdict
-#     names it with the first record's seq and cursor.
+#     names it with the first record's seq and cursor; with --no-shutdown
+#     frozen-shutdown is not exercised and the driver stays bound.
 # The broken variants of the model (one rule broken each) are the suite
 # conform-broken's: this one is the model as it should be.
 # vm-timeout: 600
@@ -46,6 +50,7 @@ rc=$?
 vm-nvme-hmb get "$C" > "$R/get-after.json"
 [ $rc = 2 ] && grep -q 'descriptor list of 4 entries' "$R/plan.out" &&
 	grep -q 'ring_size 16384' "$R/plan.out" && grep -q 'add --yes' "$R/plan.err" &&
+	grep -q "unbind\$" "$R/plan.out" &&
 	tap_ok "without --yes: the plan, exit 2: $(grep -o 'descriptor list of [^:]*' "$R/plan.out")" ||
 	tap_fail "without --yes: the plan and exit 2" "rc $rc: $(cat "$R/plan.out" "$R/plan.err")"
 cmp -s "$R/get-before.json" "$R/get-after.json" && grep -q '"ehm":1' "$R/get-after.json" &&
@@ -56,8 +61,8 @@ cmp -s "$R/get-before.json" "$R/get-after.json" && grep -q '"ehm":1' "$R/get-aft
 $P "$C" --yes --io-secs 5 --json "$R/verdict.json" > "$R/conform.tap" 2> "$R/conform.err"
 rc=$?
 nok=$(grep -c '^not ok' "$R/conform.tap")
-[ $rc = 0 ] && [ "$nok" = 0 ] && grep -q '^1\.\.44$' "$R/conform.tap" &&
-	tap_ok "every rule holds on the model (exit 0, 44 rules): $(tail -1 "$R/conform.tap" | sed 's/^# //')" ||
+[ $rc = 0 ] && [ "$nok" = 0 ] && grep -q '^1\.\.45$' "$R/conform.tap" &&
+	tap_ok "every rule holds on the model (exit 0, 45 rules): $(tail -1 "$R/conform.tap" | sed 's/^# //')" ||
 	tap_fail "every rule holds on the model" "rc $rc, $nok not ok: $(grep -A1 '^not ok' "$R/conform.tap"; cat "$R/conform.err")"
 # a lap ends with a wrap marker or with an implicit skip, as the record
 # sizes fall: of those rules (wrap-marker and its marker-fields,
@@ -82,13 +87,23 @@ acct_has '"ev":"bad_tail"' &&
 	tap_ok "the model counted the tool's unaligned tail as bad and did not use it" ||
 	tap_fail "a bad_tail line in the account" "$(tail -3 "$ACCT")"
 n=$(tail -c +$((B0 + 1)) "$ACCT" | grep -c '"ev":"adopt"')
-[ "$n" -ge 2 ] && tap_ok "the model adopted the tool's ring $n times (first, after the re-initialisation)" ||
-	tap_fail "two adoptions in the account" "$n"
+[ "$n" -ge 3 ] && tap_ok "the model adopted the tool's ring $n times (first, after the re-initialisation, after the reset)" ||
+	tap_fail "three adoptions in the account" "$n"
+acct_has '"ev":"freeze","why":"shutdown"' && grep -q '^# shutdown: .* live, ' "$R/conform.tap" &&
+	tap_ok "the shutdown: the model froze the ring for it, $(sed -n 's/^# shutdown: //p' "$R/conform.tap")" ||
+	tap_fail "a freeze for the shutdown in the account, the driver bound again" "$(grep -i shutdown "$R/conform.tap" "$R/conform.err"; grep '"ev":"freeze"' "$ACCT" | tail -3)"
 
 # --- a failure as a firmware engineer gets it --------------------------------------
 sed 's/^event 0x0100 cmd_fetch phase=fetch$/& len=64/' "$HMB_REPO/share/hmb-events.dict" > "$R/long.dict"
-$P "$C" --yes --io-secs 1 --dict "$R/long.dict" --json "$R/fail.json" > "$R/fail.tap" 2> "$R/fail.err"
+b1=$(stat -c %s "$ACCT")
+$P "$C" --yes --io-secs 1 --no-shutdown --dict "$R/long.dict" --json "$R/fail.json" > "$R/fail.tap" 2> "$R/fail.err"
 rc=$?
+vm-nvme-hmb clock "$C" 1 > /dev/null 2>&1
+grep -q '^ok [0-9]* - frozen-shutdown .*# SKIP' "$R/fail.tap" &&
+	grep -q '^# frozen-shutdown not checked: --no-shutdown' "$R/fail.tap" &&
+	! tail -c +$((b1 + 1)) "$ACCT" | grep -q '"why":"shutdown"' &&
+	tap_ok "--no-shutdown: frozen-shutdown not exercised, no shutdown in the account" ||
+	tap_fail "--no-shutdown leaves the driver bound" "$(grep -i shutdown "$R/fail.tap")"
 bad=$(grep '^not ok' "$R/fail.tap" | sed 's/^not ok [0-9]* - \([^ ]*\).*/\1/' | tr '\n' ' ')
 [ $rc = 1 ] && [ "$bad" = "dict-len " ] &&
 	grep -A1 '^not ok.* dict-len ' "$R/fail.tap" | grep -q 'cmd_fetch (0x0100): payload_len [0-9]*, the dictionary needs 64' &&

@@ -19,7 +19,9 @@
 #   - a dictionary that wants a longer cmd_fetch payload than the model
 #     writes: exit 1, dict-len the only rule failed, and the JSON verdict
 #     names it with the first record's seq and cursor; with --no-shutdown
-#     frozen-shutdown is not exercised and the driver stays bound.
+#     frozen-shutdown is not exercised and the driver stays bound; so
+#     too with the namespace in use (swap on a partition), the tool
+#     naming it.
 # The broken variants of the model (one rule broken each) are the suite
 # conform-broken's: this one is the model as it should be.
 # vm-timeout: 600
@@ -114,6 +116,28 @@ grep -q '"verdict":"fail"' "$R/fail.flat" &&
 	grep -Eq '"rule":"dict-len","section":"events.md"[^}]*"result":"fail"[^}]*"first_failure":\{"seq":[0-9]+,"cursor":[0-9]+,"ring_offset":[0-9]+,"message":"cmd_fetch' "$R/fail.flat" &&
 	tap_ok "the JSON verdict: fail, dict-len with the record's seq, cursor and ring offset" ||
 	tap_fail "the JSON verdict names dict-len and the record" "$(grep -A12 'dict-len' "$R/fail.json")"
+
+# --- a namespace in use: the driver stays bound -----------------------------------
+# swap on a partition of it past the blocks the tool reads and writes
+# back (the first 2048): the namespace is then held (an exclusive open of
+# it is refused) while writes to its other blocks still go through
+b2=$(stat -c %s "$ACCT")
+P1=${HMB_NVME_DEV}p1
+if printf 'o\nn\np\n1\n4096\n+64M\nw\n' | fdisk "$HMB_NVME_DEV" > "$R/fdisk.out" 2>&1 &&
+	for i in 1 2 3 4 5 6 7 8 9 10; do [ -b "$P1" ] && break; sleep 1; done &&
+	mkswap "$P1" > "$R/mkswap.out" 2>&1 && swapon "$P1" 2>> "$R/mkswap.out"; then
+	$P "$C" --yes --io-secs 1 --json "$R/busy.json" > "$R/busy.tap" 2> "$R/busy.err"
+	rc=$?
+	swapoff "$P1"
+	vm-nvme-hmb clock "$C" 1 > /dev/null 2>&1
+	[ $rc = 0 ] && grep -q '^ok [0-9]* - frozen-shutdown .*# SKIP' "$R/busy.tap" &&
+		grep -q "^# frozen-shutdown not checked: $HMB_NVME_DEV is in use" "$R/busy.tap" &&
+		! tail -c +$((b2 + 1)) "$ACCT" | grep -q '"why":"shutdown"' &&
+		tap_ok "the namespace in use (swap on $P1): exit 0, frozen-shutdown not exercised, no shutdown: $(sed -n 's/^# frozen-shutdown not checked: //p' "$R/busy.tap")" ||
+		tap_fail "the namespace in use keeps the driver bound" "rc $rc: $(grep -i -e shutdown -e '^not ok' -A1 "$R/busy.tap"; cat "$R/busy.err")"
+else
+	tap_fail "swap on a partition of $HMB_NVME_DEV" "$(cat "$R/fdisk.out" "$R/mkswap.out" 2>/dev/null | tail -5)"
+fi
 
 # --- afterwards -----------------------------------------------------------------------
 vm-nvme-hmb get "$C" > "$R/get-end.json"

@@ -14,6 +14,7 @@
 # drift bound still wider than 10 %); never an estimate that is wrong.  At
 # least one of the ten must have converged, else the check says nothing.
 # vm-timeout: 600
+# vm-not-6.12: CI time; passed on 6.12 by hand
 # vm-alone: yes
 # vm-nvme: patched hmb_trace_kb=1024
 # vm-nvme-hmb: hmpre=2048, hmmin=256, hmmaxd=16, hmb-bg-rate=0, hmb-clock-drift-ppm=200, hmb-clock-offset=1000000000

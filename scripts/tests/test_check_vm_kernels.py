@@ -1,13 +1,20 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """TAP: scripts/check-vm-kernels on copies of docs/kernel.md: the current
-table passes, a flipped cell, a missing or an extra row fail, the rewrite
-restores the table, and a document without the markers cannot be read."""
+table passes, a flipped cell, a missing or an extra row, a stale list of
+the HMB path's suites off 6.12 fail, the rewrite restores the table, and a
+document without the markers cannot be read; its reasons() on made-up
+headers: a suite off 6.12 without a vm-not-6.12 line, one on 6.12 or of
+the debug kernel only with one, and a vm-not line for another series are
+named."""
 
+import importlib.machinery
+import importlib.util
 import os
 import subprocess
 import sys
 import tempfile
+from types import SimpleNamespace
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "formats"))
@@ -26,7 +33,7 @@ def check(path, *extra):
 def main():
     tap = Tap()
     orig = open(DOC, encoding="utf-8").read()
-    row = "| `kmod` | `kernel/vm-suite/kmod.sh` | yes | yes | yes |\n"
+    row = "| `kmod` | `kernel/vm-suite/kmod.sh` | no | yes | yes | yes |  |\n"
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "kernel.md")
 
@@ -39,15 +46,19 @@ def main():
         tap.ok(rc == 0 and "not ok" not in out, "the committed table passes", out)
 
         tap.ok(row in orig, "the table has kmod on all three kernels")
+        tap.ok("`hmb-daemon`, `hmb-lifecycle`" in orig,
+               "the list of the HMB path's suites off 6.12 has hmb-daemon")
         bad = {
-            "a flipped cell": orig.replace(row, row.replace("| yes |\n", "| no |\n")),
+            "a flipped cell": orig.replace(row, row.replace("| yes |  |\n", "| no |  |\n")),
             "a missing row": orig.replace(row, ""),
             "an extra row": orig.replace(row, row + row.replace("kmod", "kmod2")),
+            "a stale list of the HMB path's suites off 6.12":
+                orig.replace("`hmb-daemon`, `hmb-lifecycle`", "`hmb-lifecycle`", 1),
         }
         for what, text in bad.items():
             variant(text)
             rc, out = check(path, "--check")
-            tap.ok(rc == 1 and "not ok 2" in out, what + " fails", out)
+            tap.ok(rc == 1 and "not ok 3" in out, what + " fails", out)
             rc, out = check(path)
             tap.ok(rc == 0 and open(path, encoding="utf-8").read() == orig,
                    "the rewrite restores the table after " + what, out)
@@ -55,6 +66,30 @@ def main():
         variant(orig.replace("<!-- vm-kernels:end -->", ""))
         rc, out = check(path, "--check")
         tap.ok(rc == 2, "a document without the end marker cannot be read", out)
+
+    loader = importlib.machinery.SourceFileLoader("cvk", CHECK)
+    spec = importlib.util.spec_from_loader("cvk", loader)
+    cvk = importlib.util.module_from_spec(spec)
+    loader.exec_module(cvk)
+
+    def suite(not_on=None, kernels=("debian", "debug")):
+        return SimpleNamespace(not_on=not_on or {}, kernels=list(kernels), nvme_hmb=None)
+
+    reg = {"a": "a.sh", "b": "b.sh", "c": "c.sh", "d": "d.sh", "e": "e.sh"}
+    boots = {"6.1": {"a", "b", "d", "e"}, "6.12": {"a"}, "debug": {"c"}}
+    hdr = {"a": suite(), "b": suite({"6.12": "CI time"}), "c": suite(kernels=["debug"]),
+           "d": suite({"6.12": "CI time"}), "e": suite({"6.12": "CI time"})}
+    tap.ok(cvk.reasons(reg, boots, hdr) == [], "reasons where they belong: none named",
+           cvk.reasons(reg, boots, hdr))
+    hdr.update(a=suite({"6.12": "x"}), b=suite(), c=suite({"6.12": "x"}, ["debug"]),
+               d=suite({"6.12": "CI time", "6.13": "x"}))
+    bad = cvk.reasons(reg, boots, hdr)
+    want = ["a: a vm-not-6.12 line, but it boots 6.12",
+            "b: not on 6.12 and no vm-not-6.12 line says why",
+            "c: a vm-not-6.12 line, but it is not a suite of the Debian kernels",
+            "d: vm-not-6.13 (make check has no list for 6.13)"]
+    tap.ok(bad == want, "a stray, a missing, a debug-only and another series' line are named",
+           ["got: %s" % b for b in bad])
     return tap.done()
 
 

@@ -81,6 +81,9 @@ const struct trule_info trules[T_RULES] = {
 		"and produced from cursor 0" },
 	[T_FROZEN_RESET] = { "frozen-reset", "format.md 16.5",
 		"a controller reset (CC.EN 1 -> 0) sets FROZEN" },
+	[T_FROZEN_SHUTDOWN] = { "frozen-shutdown", "format.md 16.5",
+		"a controller shutdown (CC.SHN 01b, the driver unbound) sets "
+		"FROZEN" },
 };
 
 void tnote(struct conform *cf, int rule, bool ok, const char *fmt, ...)

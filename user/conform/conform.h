@@ -33,7 +33,7 @@ enum trule {
 	T_SF_BSIZE_ZERO, T_SF_BADD_ALIGN, T_SF_BADD_WRAP, T_SF_IOMEM,
 	T_SF_HSIZE_SUM, T_SF_NOCHANGE,
 	T_ADOPT, T_OVF_SET, T_OVF_KEEP, T_OVF_SEQ, T_OVF_CLEAR, T_BAD_TAIL,
-	T_FROZEN_EHM0, T_FROZEN_QUIET, T_REINIT, T_FROZEN_RESET,
+	T_FROZEN_EHM0, T_FROZEN_QUIET, T_REINIT, T_FROZEN_RESET, T_FROZEN_SHUTDOWN,
 	T_RULES
 };
 
@@ -47,13 +47,15 @@ struct chunk {
 struct conform {
 	const char *dev, *ns, *json;
 	uint32_t ring_size, io_secs;
-	bool yes;
+	bool yes, no_shutdown;
 	int fd, nsfd;
 	uint64_t bar0;
 	uint64_t nomem;			/* a bus address with nothing there */
 	struct id_hmb id;
 	struct hmb_attrs linux_hmb;	/* what the driver had set up */
 	bool linux_back;		/* the driver has its HMB again */
+	char bdf[64], drv[256];		/* the PCI function, its driver's sysfs */
+	char no_shut[256];		/* why there is no shutdown, or "" */
 	/* the HMB the tool hands over: filler chunks, the slice last */
 	uint32_t nfill, chunk_pages, slice_pages, hsize;
 	struct chunk *fill, slice, list;
@@ -79,6 +81,10 @@ int find_ns(const char *dev, char *out, size_t len);
 int ns_open(struct conform *cf);
 int do_io(struct conform *cf);
 int ctrl_reset(struct conform *cf);
+int ns_busy(const char *dev, char *name, size_t len);
+int ctrl_pci(struct conform *cf, char *msg, size_t len);
+int ctrl_unbind(struct conform *cf, char *msg, size_t len);
+int ctrl_rebind(struct conform *cf, char *msg, size_t len);
 
 /* checks.c */
 void tnote(struct conform *cf, int rule, bool ok, const char *fmt, ...)

@@ -24,19 +24,22 @@ static void usage(void)
 	printf(
 "usage: hmb-trace-conform /dev/nvmeX [--yes] [--json FILE] [--io-secs N]\n"
 "                         [--ring-size BYTES] [--ns /dev/nvmeXnY] [--dict FILE]\n"
+"                         [--no-shutdown]\n"
 "Check an NVMe controller's Host Memory Buffer trace ring against\n"
 "docs/format.md (section 16 and the producer rules): Identify (HMPRE, HMMIN,\n"
 "HMMINDS, HMMAXD), Set/Get Features 0Dh with a correct and with malformed\n"
 "descriptor lists, a trace ring in this process's locked memory adopted by\n"
 "the controller, I/O, every record checked, OVERFLOWED with a stalled\n"
-"consumer, a tail it must not use, FROZEN on EHM=0 and on a controller\n"
-"reset, re-initialisation.\n"
+"consumer, a tail it must not use, FROZEN on EHM=0, on a controller reset\n"
+"and on a shutdown, re-initialisation.\n"
 "Needs root.  Without --yes it only says what it would write where.\n"
 "  --yes             go on: hand the controller this process's memory as its\n"
 "                    HMB (the driver's own HMB is disabled for the run and\n"
 "                    set up again by the reset at the end), read blocks of\n"
 "                    the namespace and write the same bytes back, reset the\n"
-"                    controller\n"
+"                    controller, then unbind the driver from the PCI function\n"
+"                    (a shutdown: the namespaces' block devices go away) and\n"
+"                    bind it again\n"
 "  --json FILE       write the verdict as JSON (rule, section, first failing\n"
 "                    record's seq and cursor)\n"
 "  --io-secs N       seconds of I/O with the ring adopted (default 3)\n"
@@ -45,6 +48,8 @@ static void usage(void)
 "                    first, /dev/nvmeXnY)\n"
 "  --dict FILE       event dictionary for payload lengths (default: the\n"
 "                    shipped share/hmb-events.dict, built in)\n"
+"  --no-shutdown     leave the driver bound: FROZEN on shutdown not checked\n"
+"                    (also so when a namespace is mounted or held)\n"
 "  --help            this text\n"
 "  --version         the version\n"
 "Exit: 0 every rule held, 1 a rule failed, 2 refused (usage, not root, no\n"
@@ -75,6 +80,7 @@ static void parse(struct conform *cf, int argc, char **argv)
 		{ "ring-size", required_argument, NULL, 'r' },
 		{ "ns", required_argument, NULL, 'n' },
 		{ "dict", required_argument, NULL, 'd' },
+		{ "no-shutdown", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -93,6 +99,7 @@ static void parse(struct conform *cf, int argc, char **argv)
 		case 'r': cf->ring_size = num(optarg, "--ring-size", 64, 1u << 20); break;
 		case 'n': cf->ns = optarg; break;
 		case 'd': dict = optarg; break;
+		case 's': cf->no_shutdown = true; break;
 		case 'h': usage(); exit(0);
 		case 'V': printf("hmb-trace-conform %s\n", HMB_VERSION); exit(0);
 		default: hmb_usage_getopt(PROG, NULL, o, argv); exit(2);
@@ -175,6 +182,13 @@ static void plan(const struct conform *cf)
 	       "#   write the same bytes back, for %u s and more, then reset the\n"
 	       "#   controller (NVME_IOCTL_RESET) so the driver sets its HMB up again\n",
 	       cf->ns, cf->lba_size, cf->io_secs);
+	if (cf->no_shut[0])
+		printf("# would not shut the controller down: %s\n", cf->no_shut);
+	else
+		printf("# would then take the HMB again (the same list), and unbind\n"
+		       "#   %s from %s (the driver shuts the controller\n"
+		       "#   down; the namespaces' block devices go away) and bind it\n"
+		       "#   again (--no-shutdown: not)\n", cf->bdf, cf->drv);
 }
 
 int main(int argc, char **argv)
@@ -215,6 +229,10 @@ int main(int argc, char **argv)
 	cf.bar0 = ctrl_bar0(cf.dev);
 	cf.nomem = nomem_addr();
 	pt_get_hmb(cf.fd, &cf.linux_hmb);
+	if (cf.no_shutdown)
+		snprintf(cf.no_shut, sizeof(cf.no_shut), "--no-shutdown");
+	else
+		ctrl_pci(&cf, cf.no_shut, sizeof(cf.no_shut));
 	size_hmb(&cf);
 	plan(&cf);
 	if (!cf.yes) {

@@ -6,7 +6,8 @@
  * record handed to the library's rule checker; then a stalled consumer
  * (OVERFLOWED), a stalled consumer with a tail the controller must not
  * use, EHM=0 (FROZEN), the host's re-initialisation and EHM=1
- * MR=1 (a new epoch), and a controller reset (FROZEN again).
+ * MR=1 (a new epoch), a controller reset (FROZEN again), and the ring
+ * given back for a controller shutdown (FROZEN once more).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -263,6 +264,78 @@ static void reset(struct ring *r)
 		;
 }
 
+/*
+ * A shutdown must freeze the ring as a reset does.  After the reset the
+ * driver has its own HMB: EHM=0 for that, the host's re-initialisation,
+ * EHM=1 with the tool's list, records again; then the driver is unbound
+ * from the PCI function (its remove sets CC.SHN to 01b, as at power-off),
+ * FROZEN must be in the flags, and the driver is bound again.  Not done
+ * (the rule not exercised, the reason said) with --no-shutdown, when a
+ * namespace is in use or sysfs does not name the driver, or when the
+ * reset left the ring unfrozen (the consumer could not follow a
+ * re-initialisation the producer never announced).
+ */
+static void shutdown_ctrl(struct ring *r, struct hmb_producer *host)
+{
+	struct conform *cf = r->cf;
+	uint64_t before = r->got, ops = cf->io_ops;
+	char msg[256], held[64];
+	uint32_t flags;
+	int st;
+
+	if (!cf->no_shut[0] && r->dead)
+		snprintf(cf->no_shut, sizeof(cf->no_shut), "the records stopped "
+			 "being read at a rule that ends the stream");
+	if (!cf->no_shut[0] && !cf->linux_back)
+		snprintf(cf->no_shut, sizeof(cf->no_shut), "the reset failed");
+	if (!cf->no_shut[0] && !(rflags(r) & HMB_RING_FLAG_FROZEN))
+		snprintf(cf->no_shut, sizeof(cf->no_shut),
+			 "the reset left the ring unfrozen");
+	if (!cf->no_shut[0] && ns_busy(cf->dev, held, sizeof(held)))
+		snprintf(cf->no_shut, sizeof(cf->no_shut), "%s is in use "
+			 "(mounted or held), so the driver stays bound", held);
+	if (cf->no_shut[0]) {
+		printf("# frozen-shutdown not checked: %s\n", cf->no_shut);
+		return;
+	}
+	st = pt_set_hmb(cf->fd, 0, 0, 0, 0);
+	tnote(cf, T_SF_DISABLE, st == ST_OK, "EHM=0 after the reset: status 0x%x", st);
+	hmb_producer_reinit(host, 0);
+	st = enable(cf, 1);
+	tnote(cf, T_SF_VALID, st == ST_OK,
+	      "EHM=1 with the trace slice after the reset: status 0x%x", st);
+	if (st) {
+		ctrl_reset(cf);		/* the driver sets its HMB up again */
+		return;
+	}
+	io_for(r, 1);
+	tnote(cf, T_ADOPT, r->got > before,
+	      "the ring re-initialised and given back after the reset: no "
+	      "record after %llu commands",
+	      (unsigned long long)(cf->io_ops - ops));
+	if (r->got == before || r->dead || cf->aborted) {
+		ctrl_reset(cf);
+		return;
+	}
+	if (ctrl_unbind(cf, msg, sizeof(msg))) {
+		cf->aborted = true;
+		snprintf(cf->abort_msg, sizeof(cf->abort_msg), "%s", msg);
+		return;
+	}
+	flags = rflags(r);
+	tnote(cf, T_FROZEN_SHUTDOWN, flags & HMB_RING_FLAG_FROZEN,
+	      "flags 0x%x after a shutdown (%s unbound from %s)", flags,
+	      cf->bdf, cf->drv);
+	while (drain(r))
+		;
+	if (ctrl_rebind(cf, msg, sizeof(msg))) {
+		cf->aborted = true;
+		snprintf(cf->abort_msg, sizeof(cf->abort_msg), "%s", msg);
+		return;
+	}
+	printf("# shutdown: %s\n", msg);
+}
+
 void check_ring(struct conform *cf)
 {
 	struct hmb_producer host;
@@ -307,5 +380,7 @@ void check_ring(struct conform *cf)
 		reinit(&r, &host);
 	if (!cf->aborted)
 		reset(&r);
+	if (!cf->aborted)
+		shutdown_ctrl(&r, &host);
 	hmb_consumer_close(r.c);
 }

@@ -84,6 +84,8 @@ CASES = [
     ("hmb-trace-analyze", "report", ["report", DUMP], "-o"),
     ("hmb-trace-analyze", "export",
      ["export", "--to", "mysql", "http://127.0.0.1:1", DUMP], "'mysql'"),
+    ("hmb-trace-analyze", "pel", ["pel"], "FILE"),
+    ("hmb-trace-analyze", "pel", ["pel", "--bogus", DUMP], "'--bogus'"),
     ("hmb-trace-daemon", None, ["-r", "x", "-o", "y", "--idle-max-ms", "x"],
      "'x'"),
     ("hmb-trace-daemon", None, ["-r", "x", "-o", "y", "--file-mode", "999"],

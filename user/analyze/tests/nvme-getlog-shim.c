@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * nvme-getlog-shim.so: LD_PRELOAD under nvme-cli so that it reads a log
+ * page from a file instead of a drive (pel-nvmecli.py).  Its admin
+ * passthrough ioctl on any file (nvme-cli is pointed at /dev/null, a
+ * character device as it wants; 32- or 64-bit result) is answered here:
+ * Get Log Page (02h) for log $PEL_SHIM_LID gets the bytes of
+ * $PEL_SHIM_FILE at the command's log page offset, zeroes past its end;
+ * every other command fails with Invalid Opcode.  Each command is logged to stderr as
+ * "shim: opc 0xNN lid 0xNN lsp N offset N len N".
+ */
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <linux/nvme_ioctl.h>
+
+int ioctl(int fd, unsigned long req, ...)
+{
+	int (*real)(int, unsigned long, void *);
+	struct nvme_passthru_cmd *c;
+	const char *path, *lid;
+	uint64_t off;
+	va_list ap;
+	void *arg;
+	FILE *f;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (req != NVME_IOCTL_ADMIN_CMD && req != NVME_IOCTL_ADMIN64_CMD) {
+		real = (int (*)(int, unsigned long, void *))dlsym(RTLD_NEXT,
+								  "ioctl");
+		return real(fd, req, arg);
+	}
+	c = arg;
+	off = c->cdw12 | (uint64_t)c->cdw13 << 32;
+	fprintf(stderr, "shim: opc 0x%02x lid 0x%02x lsp %u offset %llu len "
+		"%u\n", c->opcode, c->cdw10 & 0xff, (c->cdw10 >> 8) & 0x7f,
+		(unsigned long long)off, c->data_len);
+	path = getenv("PEL_SHIM_FILE");
+	lid = getenv("PEL_SHIM_LID");
+	if (c->opcode != 0x02 || !path || !lid ||
+	    (c->cdw10 & 0xff) != strtoul(lid, NULL, 0))
+		return 0x01;		/* Invalid Command Opcode */
+	memset((void *)(uintptr_t)c->addr, 0, c->data_len);
+	f = fopen(path, "rb");
+	if (!f)
+		return 0x06;		/* Internal Error */
+	if (fseek(f, (long)off, SEEK_SET) == 0 &&
+	    fread((void *)(uintptr_t)c->addr, 1, c->data_len, f) == 0 &&
+	    ferror(f)) {
+		fclose(f);
+		return 0x06;
+	}
+	fclose(f);
+	if (req == NVME_IOCTL_ADMIN64_CMD)
+		((struct nvme_passthru_cmd64 *)arg)->result = 0;
+	else
+		c->result = 0;
+	return 0;
+}

@@ -86,6 +86,8 @@ CASES = [
      ["export", "--to", "mysql", "http://127.0.0.1:1", DUMP], "'mysql'"),
     ("hmb-trace-analyze", "pel", ["pel"], "FILE"),
     ("hmb-trace-analyze", "pel", ["pel", "--bogus", DUMP], "'--bogus'"),
+    ("hmb-trace-analyze", "pel", ["pel", "--save", "x", DUMP], "--save"),
+    ("hmb-trace-analyze", "pel", ["pel", "--device"], "'--device'"),
     ("hmb-trace-daemon", None, ["-r", "x", "-o", "y", "--idle-max-ms", "x"],
      "'x'"),
     ("hmb-trace-daemon", None, ["-r", "x", "-o", "y", "--file-mode", "999"],

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "analyze.h"
+#include "passthru.h"
 #include "pel.h"
 
 #define OUTBUF_SIZE	(1u << 18)
@@ -31,6 +32,7 @@ void usage_pel(FILE *f)
 {
 	fprintf(f,
 "Usage: " PROG " pel FILE [-j|--json]\n"
+"       " PROG " pel --device /dev/nvmeN [--save FILE] [-j|--json]\n"
 "\n"
 "Decode an NVMe Persistent Event Log (log page 0Dh) saved raw (FILE, or -\n"
 "for stdin): the header (events, length, drive, timestamp, power-on hours,\n"
@@ -45,6 +47,10 @@ void usage_pel(FILE *f)
 "Options:\n"
 "  -j, --json           JSON Lines: a \"header\" line, then one \"event\" line\n"
 "                       per event; 128-bit counters are decimal strings\n"
+"      --device DEV     read the log from the controller DEV (/dev/nvmeN;\n"
+"                       root: admin passthrough) in a context: establish it,\n"
+"                       read, release it (log specific field 1, 0, 2)\n"
+"      --save FILE      with --device, also write the raw log to FILE\n"
 "  -h, --help           this help\n"
 "\n"
 "Examples:\n"
@@ -52,14 +58,66 @@ void usage_pel(FILE *f)
 "  nvme persistent-event-log /dev/nvme0 --action=0 -b > pel.bin   # read it\n"
 "  nvme persistent-event-log /dev/nvme0 --action=2      # release context\n"
 "  " PROG " pel pel.bin\n"
+"  " PROG " pel --device /dev/nvme0 --save pel.bin\n"
 "  " PROG " pel pel.bin -j | jq 'select(.type_name == \"thermal_excursion\")'\n");
 }
 
+#define OPT_DEVICE	0x300
+#define OPT_SAVE	0x301
+
 static const struct option pel_opts[] = {
 	{ "json", no_argument, NULL, 'j' },
+	{ "device", required_argument, NULL, OPT_DEVICE },
+	{ "save", required_argument, NULL, OPT_SAVE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
+
+/* passthru.c's end for a failed system call (the ioctl on --device). */
+void die(const char *what)
+{
+	errorf("pel: %s: %s", what, strerror(errno));
+	exit(EXIT_BADINPUT);
+}
+
+/* The log of controller @dev, read as pel_read_dev() does; saved to @save
+ * too when not NULL.  0 or EXIT_BADINPUT. */
+static int from_device(const char *dev, const char *save, uint8_t **buf,
+		       size_t *len)
+{
+	struct pel_err e;
+	int fd = open(dev, O_RDONLY | O_CLOEXEC), sfd;
+	size_t off = 0;
+
+	if (fd < 0) {
+		errorf("%s: cannot open: %s", dev, strerror(errno));
+		return EXIT_BADINPUT;
+	}
+	if (pel_read_dev(fd, PEL_MAX_BYTES, buf, len, &e)) {
+		errorf("%s: %s%s", dev, e.off ? "byte 8: " : "", e.msg);
+		close(fd);
+		return EXIT_BADINPUT;
+	}
+	close(fd);
+	if (!save)
+		return 0;
+	sfd = open(save, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	while (sfd >= 0 && off < *len) {
+		ssize_t w = write(sfd, *buf + off, *len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	if (sfd < 0 || off < *len || close(sfd)) {
+		errorf("%s: cannot write: %s", save, strerror(errno));
+		free(*buf);
+		return EXIT_BADINPUT;
+	}
+	return 0;
+}
 
 /* The whole of @path ("-": stdin) in a new buffer; 0 or EXIT_BADINPUT. */
 static int slurp(const char *path, const char *name, uint8_t **buf,
@@ -364,7 +422,7 @@ int cmd_pel(int argc, char **argv)
 	struct pel_event ev;
 	struct pel_err e, fe, first;
 	bool bad_field = false;
-	const char *name;
+	const char *name, *dev = NULL, *save = NULL;
 	uint8_t *buf;
 	size_t len;
 	int opt, r, rc;
@@ -375,6 +433,12 @@ int cmd_pel(int argc, char **argv)
 		case 'j':
 			o.json = true;
 			break;
+		case OPT_DEVICE:
+			dev = optarg;
+			break;
+		case OPT_SAVE:
+			save = optarg;
+			break;
 		case 'h':
 			usage_pel(stdout);
 			return 0;
@@ -383,13 +447,23 @@ int cmd_pel(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (argc - optind != 1) {
-		usagef("expected one FILE");
+	if (argc - optind != (dev ? 0 : 1)) {
+		usagef(dev ? "--device: no FILE with it" : "expected one FILE");
 		return EXIT_USAGE;
 	}
-	name = strcmp(argv[optind], "-") ? argv[optind] : "<stdin>";
-	if (slurp(argv[optind], name, &buf, &len))
-		return EXIT_BADINPUT;
+	if (save && !dev) {
+		usagef("--save: only with --device");
+		return EXIT_USAGE;
+	}
+	if (dev) {
+		name = dev;
+		if (from_device(dev, save, &buf, &len))
+			return EXIT_BADINPUT;
+	} else {
+		name = strcmp(argv[optind], "-") ? argv[optind] : "<stdin>";
+		if (slurp(argv[optind], name, &buf, &len))
+			return EXIT_BADINPUT;
+	}
 	if (pel_header(buf, len, &h, &e)) {
 		errorf("%s: byte %zu: %s", name, e.off, e.msg);
 		free(buf);

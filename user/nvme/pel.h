@@ -124,6 +124,22 @@ typedef void (*pel_field_fn)(const struct pel_field *f, void *arg);
 int pel_fields(const struct pel_event *ev, pel_field_fn fn, void *arg,
 	       struct pel_err *e);
 
+/* Log specific field of Get Log Page 0Dh. */
+#define PEL_LSP_READ		0	/* read in the context */
+#define PEL_LSP_ESTABLISH	1	/* establish a context and read */
+#define PEL_LSP_RELEASE		2	/* release the context */
+
+/*
+ * pelread.c (links passthru.c): the log of controller @fd, read in a
+ * context (establish, read Total Log Length bytes a page at a time,
+ * release; released whatever happened once established).  0 with the
+ * bytes in *@buf (malloc'd, the caller frees) and *@len, or -1 with @e
+ * naming the step and the NVMe status, or a Total Log Length under the
+ * header's or over @max (e->off 8).
+ */
+int pel_read_dev(int fd, size_t max, uint8_t **buf, size_t *len,
+		 struct pel_err *e);
+
 /* "smart", "fw_commit", ...; NULL for an unknown type. */
 const char *pel_type_name(uint8_t type);
 /* Bytes of data @type needs at the least (0: no fixed part). */

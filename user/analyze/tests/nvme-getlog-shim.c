@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * nvme-getlog-shim.so: LD_PRELOAD under nvme-cli so that it reads a log
- * page from a file instead of a drive (pel-nvmecli.py).  Its admin
- * passthrough ioctl on any file (nvme-cli is pointed at /dev/null, a
- * character device as it wants; 32- or 64-bit result) is answered here:
- * Get Log Page (02h) for log $PEL_SHIM_LID gets the bytes of
- * $PEL_SHIM_FILE at the command's log page offset, zeroes past its end;
- * every other command fails with Invalid Opcode.  Each command is logged to stderr as
+ * nvme-getlog-shim.so: LD_PRELOAD under nvme-cli or `hmb-trace-analyze
+ * pel --device` so that they read a log page from a file instead of a
+ * drive (pel-nvmecli.py, pel-device.py).  Their admin passthrough ioctl
+ * on any file (pointed at /dev/null, a character device as nvme-cli
+ * wants; 32- or 64-bit result) is answered here: Get Log Page (02h) for
+ * log $PEL_SHIM_LID gets the bytes of $PEL_SHIM_FILE at the command's log
+ * page offset, zeroes past its end; every other command fails with
+ * Invalid Opcode, and so does Get Log Page with the log specific field
+ * $PEL_SHIM_FAIL_LSP when set (Invalid Field in Command, 02h).  Each
+ * command is logged to stderr as
  * "shim: opc 0xNN lid 0xNN lsp N offset N len N".
  */
 #include <dlfcn.h>
@@ -22,7 +25,7 @@ int ioctl(int fd, unsigned long req, ...)
 {
 	int (*real)(int, unsigned long, void *);
 	struct nvme_passthru_cmd *c;
-	const char *path, *lid;
+	const char *path, *lid, *fail;
 	uint64_t off;
 	va_list ap;
 	void *arg;
@@ -46,6 +49,9 @@ int ioctl(int fd, unsigned long req, ...)
 	if (c->opcode != 0x02 || !path || !lid ||
 	    (c->cdw10 & 0xff) != strtoul(lid, NULL, 0))
 		return 0x01;		/* Invalid Command Opcode */
+	fail = getenv("PEL_SHIM_FAIL_LSP");
+	if (fail && ((c->cdw10 >> 8) & 0x7f) == strtoul(fail, NULL, 0))
+		return 0x02;		/* Invalid Field in Command */
 	memset((void *)(uintptr_t)c->addr, 0, c->data_len);
 	f = fopen(path, "rb");
 	if (!f)

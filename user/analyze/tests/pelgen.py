@@ -6,7 +6,10 @@ against nvme-cli (pel-nvmecli.py).  Written apart from the C tests'
 builder (user/nvme/tests/pelbuild.h): two constructions of one layout.
 """
 
+import os
+import shutil
 import struct
+import subprocess
 
 TS0 = 1700000000000          # ms since the epoch
 ORIGIN_HOST = 1 << 49        # timestamp origin 1: set by Set Features
@@ -142,3 +145,37 @@ def all_types():
                      {"vs_event_code": 0x11, "vs_data_type": 4,
                       "uuid_index": 1, "vs_data": ""}]})
     return ev, want
+
+
+def build_shim(workdir):
+    """nvme-getlog-shim.so built into @workdir with gcc: (path, None), or
+    (None, why)."""
+    cc = shutil.which("gcc")
+    if not cc:
+        return None, "no gcc"
+    here = os.path.dirname(os.path.abspath(__file__))
+    so = os.path.join(workdir, "nvme-getlog-shim.so")
+    b = subprocess.run([cc, "-std=gnu11", "-Wall", "-Wextra", "-Werror",
+                        "-D_GNU_SOURCE", "-shared", "-fPIC", "-o", so,
+                        os.path.join(here, "nvme-getlog-shim.c"), "-ldl"],
+                       stderr=subprocess.PIPE)
+    return (so, None) if b.returncode == 0 else (None, b.stderr.decode())
+
+
+def shim_env(shim, log_file, **extra):
+    """The environment that makes @shim answer from @log_file (ASan's
+    check that its runtime comes first is off: the shim is preloaded)."""
+    env = dict(os.environ, LD_PRELOAD=shim, PEL_SHIM_FILE=log_file,
+               PEL_SHIM_LID="0x0d", ASAN_OPTIONS="verify_asan_link_order=0")
+    env.update(extra)
+    return env
+
+
+def shim_cmds(stderr):
+    """(lsp, offset, len) of each command the shim logged."""
+    out = []
+    for x in stderr.decode().splitlines():
+        if x.startswith("shim: "):
+            w = x.split()
+            out.append((int(w[6]), int(w[8]), int(w[10])))
+    return out

@@ -10,7 +10,8 @@
  * Oracles: every refusal names a byte inside the log (or its end); events
  * come in increasing offsets, each inside the decoded length, with its
  * vendor information and data inside it; every field points inside the
- * event's data; no more events than TNEV.
+ * event's data; no more events than TNEV; the clock epoch (pel_clock_epoch)
+ * is one of the events walked, or -1 when the walk failed.
  */
 #include "pel.h"
 
@@ -76,6 +77,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (r < 0)
 		FZ_ASSERT(e.off <= h.end && e.msg[0]);
+	{
+		long ep = pel_clock_epoch(b, &h);
+
+		FZ_ASSERT(r < 0 ? ep == -1 : ep >= 0 && (ep < (long)it.n ||
+							 ep == 0));
+	}
 	free(b);
 	return 0;
 }

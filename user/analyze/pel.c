@@ -26,6 +26,13 @@ struct pel_out {
 	struct hmb_json j;
 	bool json;
 	int idx;		/* list entry open, -1 none */
+	/* --device: the controller's clock against the host's */
+	bool device;
+	int clk_status;		/* of Get Features Timestamp; 0: known */
+	struct pel_clock clk;
+	int64_t off_ms;		/* host = controller + off_ms */
+	uint64_t bound_ms;
+	long epoch;		/* events from it on map; -1 none */
 };
 
 void usage_pel(FILE *f)
@@ -49,7 +56,9 @@ void usage_pel(FILE *f)
 "                       per event; 128-bit counters are decimal strings\n"
 "      --device DEV     read the log from the controller DEV (/dev/nvmeN;\n"
 "                       root: admin passthrough) in a context: establish it,\n"
-"                       read, release it (log specific field 1, 0, 2)\n"
+"                       read, release it (log specific field 1, 0, 2); its\n"
+"                       Timestamp feature gives the events on its present\n"
+"                       clock the host's time (host_time_ms)\n"
 "      --save FILE      with --device, also write the raw log to FILE\n"
 "  -h, --help           this help\n"
 "\n"
@@ -83,7 +92,7 @@ void die(const char *what)
 /* The log of controller @dev, read as pel_read_dev() does; saved to @save
  * too when not NULL.  0 or EXIT_BADINPUT. */
 static int from_device(const char *dev, const char *save, uint8_t **buf,
-		       size_t *len)
+		       size_t *len, struct pel_out *o)
 {
 	struct pel_err e;
 	int fd = open(dev, O_RDONLY | O_CLOEXEC), sfd;
@@ -98,6 +107,8 @@ static int from_device(const char *dev, const char *save, uint8_t **buf,
 		close(fd);
 		return EXIT_BADINPUT;
 	}
+	o->device = true;
+	o->clk_status = pel_clock_dev(fd, &o->clk);
 	close(fd);
 	if (!save)
 		return 0;
@@ -243,6 +254,18 @@ static void put_header(struct pel_out *o, const struct pel_header *h,
 			if (h->seb[t / 8] >> (t % 8) & 1)
 				hmb_json_u64(j, t);
 		hmb_json_end_arr(j);
+		if (o->device) {
+			hmb_json_key(j, "host_clock");
+			if (o->epoch >= 0) {
+				hmb_json_obj(j);
+				hmb_json_kv_i64(j, "offset_ms", o->off_ms);
+				hmb_json_kv_u64(j, "bound_ms", o->bound_ms);
+				hmb_json_kv_u64(j, "first_event", o->epoch);
+				hmb_json_end(j);
+			} else {
+				hmb_json_null(j);
+			}
+		}
 		hmb_json_end(j);
 		hmb_json_nl(j);
 		return;
@@ -268,6 +291,22 @@ static void put_header(struct pel_out *o, const struct pel_header *h,
 		if (h->seb[t / 8] >> (t % 8) & 1)
 			hmb_ob_printf(o->ob, " %02Xh", t);
 	hmb_ob_printf(o->ob, "\n");
+	if (o->device && o->epoch >= 0)
+		hmb_ob_printf(o->ob, "  host clock: controller + %" PRId64 " ms "
+			      "(+/- %" PRIu64 " ms), events #%ld on\n",
+			      o->off_ms, o->bound_ms, o->epoch);
+	else if (o->device && o->clk_status)
+		hmb_ob_printf(o->ob, "  host clock: unknown (Get Features "
+			      "Timestamp: NVMe status 0x%03x)\n",
+			      o->clk_status);
+}
+
+/* Whether @ev is on the controller's present clock: host time known. */
+static bool on_host_clock(const struct pel_out *o, const struct pel_event *ev)
+{
+	return o->device && o->epoch >= 0 && (long)ev->index >= o->epoch &&
+	       ev->ts.origin == o->clk.ctrl.origin &&
+	       (int64_t)ev->ts.ms + o->off_ms >= 0;
 }
 
 static void field(const struct pel_field *f, void *arg)
@@ -367,6 +406,14 @@ static int put_event(struct pel_out *o, const struct pel_event *ev,
 		hmb_json_kv_u64(j, "cntlid", ev->cntlid);
 		hmb_json_kv_u64(j, "pelpid", ev->pelpid);
 		json_ts(j, &ev->ts);
+		if (o->device) {
+			hmb_json_key(j, "host_time_ms");
+			if (on_host_clock(o, ev))
+				hmb_json_u64(j, (uint64_t)((int64_t)ev->ts.ms +
+							   o->off_ms));
+			else
+				hmb_json_null(j);
+		}
 		hmb_json_kv_u64(j, "vsil", ev->vsil);
 		hmb_json_kv_u64(j, "el", ev->el);
 		if (ev->vsil) {
@@ -377,8 +424,18 @@ static int put_event(struct pel_out *o, const struct pel_event *ev,
 		hmb_json_obj(j);
 	} else {
 		ts_text(ts, sizeof(ts), &ev->ts);
-		hmb_ob_printf(o->ob, "#%" PRIu32 " @%zu %s ctrl %u ", ev->index,
-			      ev->off, ts, ev->cntlid);
+		hmb_ob_printf(o->ob, "#%" PRIu32 " @%zu %s ", ev->index,
+			      ev->off, ts);
+		if (on_host_clock(o, ev)) {
+			struct pel_ts host = {
+				.ms = (uint64_t)((int64_t)ev->ts.ms + o->off_ms),
+				.origin = 1,
+			};
+
+			ts_text(ts, sizeof(ts), &host);
+			hmb_ob_printf(o->ob, "(host %s) ", ts);
+		}
+		hmb_ob_printf(o->ob, "ctrl %u ", ev->cntlid);
 		if (name)
 			hmb_ob_printf(o->ob, "%s", name);
 		else
@@ -415,7 +472,7 @@ static int put_event(struct pel_out *o, const struct pel_event *ev,
 
 int cmd_pel(int argc, char **argv)
 {
-	struct pel_out o = { .idx = -1 };
+	struct pel_out o = { .idx = -1, .epoch = -1 };
 	struct hmb_outbuf ob;
 	struct pel_header h;
 	struct pel_iter it;
@@ -457,7 +514,7 @@ int cmd_pel(int argc, char **argv)
 	}
 	if (dev) {
 		name = dev;
-		if (from_device(dev, save, &buf, &len))
+		if (from_device(dev, save, &buf, &len, &o))
 			return EXIT_BADINPUT;
 	} else {
 		name = strcmp(argv[optind], "-") ? argv[optind] : "<stdin>";
@@ -476,6 +533,13 @@ int cmd_pel(int argc, char **argv)
 	}
 	o.ob = &ob;
 	hmb_json_init(&o.j, &ob);
+	if (o.device && !o.clk_status) {
+		uint64_t mid = o.clk.before_ns / 2 + o.clk.after_ns / 2;
+
+		o.off_ms = (int64_t)(mid / 1000000) - (int64_t)o.clk.ctrl.ms;
+		o.bound_ms = (o.clk.after_ns - o.clk.before_ns) / 2000000 + 1;
+		o.epoch = pel_clock_epoch(buf, &h);
+	}
 	put_header(&o, &h, len);
 	pel_iter_init(&it, buf, &h);
 	while ((r = pel_next(&it, &ev, &e)) == 1) {

@@ -28,6 +28,7 @@
 #define OPC_SET_FEAT	0x09
 #define OPC_GET_FEAT	0x0a
 #define FID_HMB		0x0d
+#define FID_TIMESTAMP	0x0e
 
 /* Prints "PROG: @what: strerror(errno)" and exits; the program's own. */
 void die(const char *what) __attribute__((noreturn));

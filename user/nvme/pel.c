@@ -486,3 +486,18 @@ int pel_fields(const struct pel_event *ev, pel_field_fn fn, void *arg,
 	}
 	return 0;
 }
+
+long pel_clock_epoch(const uint8_t *buf, const struct pel_header *h)
+{
+	struct pel_iter it;
+	struct pel_event ev;
+	struct pel_err e;
+	long first = 0;
+	int r;
+
+	pel_iter_init(&it, buf, h);
+	while ((r = pel_next(&it, &ev, &e)) == 1)
+		if (ev.type == PEL_POR || ev.type == PEL_TS_CHANGE)
+			first = (long)ev.index;
+	return r < 0 ? -1 : first;
+}

@@ -133,12 +133,31 @@ int pel_fields(const struct pel_event *ev, pel_field_fn fn, void *arg,
  * pelread.c (links passthru.c): the log of controller @fd, read in a
  * context (establish, read Total Log Length bytes a page at a time,
  * release; released whatever happened once established).  0 with the
- * bytes in *@buf (malloc'd, the caller frees) and *@len, or -1 with @e
- * naming the step and the NVMe status, or a Total Log Length under the
+ * bytes in *@buf (malloc'd, the caller frees), *@len and @clk, or -1 with
+ * @e naming the step and the NVMe status, or a Total Log Length under the
  * header's or over @max (e->off 8).
  */
 int pel_read_dev(int fd, size_t max, uint8_t **buf, size_t *len,
 		 struct pel_err *e);
+
+/* The controller's clock against the host's: its Timestamp feature read
+ * between two reads of the host's CLOCK_REALTIME. */
+struct pel_clock {
+	uint64_t before_ns, after_ns;
+	struct pel_ts ctrl;
+};
+
+/* pelread.c: Get Features Timestamp (0Eh) of controller @fd into @c;
+ * the NVMe status (0 when @c is filled). */
+int pel_clock_dev(int fd, struct pel_clock *c);
+
+/*
+ * The first event on the controller's present clock: the last
+ * power-on/reset or timestamp change event (the clock starts again at
+ * each), 0 if none; events from it on map to the host's clock by one
+ * offset (pel_clock).  -1 when an event before TNEV cannot be walked.
+ */
+long pel_clock_epoch(const uint8_t *buf, const struct pel_header *h);
 
 /* "smart", "fw_commit", ...; NULL for an unknown type. */
 const char *pel_type_name(uint8_t type);

@@ -3,12 +3,14 @@
  * pelread.c - the Persistent Event Log read from a controller by admin
  * passthrough (pel.h, pel_read_dev), in the specification's protocol:
  * establish a reporting context (log specific field 1) reading the header,
- * read the Total Log Length in that context (0), release it (2).
+ * read the Total Log Length in that context (0), release it (2); and the
+ * Timestamp feature that relates the controller's clock to the host's.
  */
 #include <stdio.h>
 #include <endian.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "passthru.h"
 #include "pel.h"
@@ -22,6 +24,36 @@ static int status(struct pel_err *e, const char *step, int st)
 		 "0x%03x (type %u, code 0x%02x)", step, st, (st >> 8) & 7,
 		 st & 0xff);
 	return -1;
+}
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+int pel_clock_dev(int fd, struct pel_clock *c)
+{
+	uint32_t cdw[6] = { FID_TIMESTAMP, 0, 0, 0, 0, 0 };
+	uint8_t ts[8];
+	uint64_t raw;
+	int st;
+
+	memset(ts, 0, sizeof(ts));
+	c->before_ns = realtime_ns();
+	st = pt_admin(fd, OPC_GET_FEAT, 0, ts, sizeof(ts), cdw, NULL);
+	c->after_ns = realtime_ns();
+	if (st)
+		return st;
+	memcpy(&raw, ts, 8);
+	raw = le64toh(raw);
+	c->ctrl.raw = raw;
+	c->ctrl.ms = raw & ((1ULL << 48) - 1);
+	c->ctrl.synch = (raw >> 48) & 1;
+	c->ctrl.origin = (raw >> 49) & 7;
+	return 0;
 }
 
 int pel_read_dev(int fd, size_t max, uint8_t **buf, size_t *len,

@@ -8,9 +8,12 @@
  * log $PEL_SHIM_LID gets the bytes of $PEL_SHIM_FILE at the command's log
  * page offset, zeroes past its end; every other command fails with
  * Invalid Opcode, and so does Get Log Page with the log specific field
- * $PEL_SHIM_FAIL_LSP when set (Invalid Field in Command, 02h).  Each
- * command is logged to stderr as
- * "shim: opc 0xNN lid 0xNN lsp N offset N len N".
+ * $PEL_SHIM_FAIL_LSP when set (Invalid Field in Command, 02h).  Get
+ * Features Timestamp (0Ah, FID 0Eh) gets the host's CLOCK_REALTIME in ms
+ * plus $PEL_SHIM_TS_SKEW_MS, origin 1 (set by the host), unless
+ * $PEL_SHIM_NO_TS is set (Invalid Field).  Each command is logged to
+ * stderr as "shim: opc 0xNN lid 0xNN lsp N offset N len N" (lid: the low
+ * byte of CDW10).
  */
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -18,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/ioctl.h>
 #include <linux/nvme_ioctl.h>
 
@@ -44,6 +48,20 @@ int ioctl(int fd, unsigned long req, ...)
 	fprintf(stderr, "shim: opc 0x%02x lid 0x%02x lsp %u offset %llu len "
 		"%u\n", c->opcode, c->cdw10 & 0xff, (c->cdw10 >> 8) & 0x7f,
 		(unsigned long long)off, c->data_len);
+	if (c->opcode == 0x0a && (c->cdw10 & 0xff) == 0x0e && c->data_len >= 8) {
+		const char *skew = getenv("PEL_SHIM_TS_SKEW_MS");
+		struct timespec t;
+		uint64_t ms;
+
+		if (getenv("PEL_SHIM_NO_TS"))
+			return 0x02;
+		clock_gettime(CLOCK_REALTIME, &t);
+		ms = (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+		ms += (uint64_t)(skew ? strtoll(skew, NULL, 0) : 0);
+		ms = (ms & ((1ULL << 48) - 1)) | 1ULL << 49;
+		memcpy((void *)(uintptr_t)c->addr, &ms, 8);
+		return 0;
+	}
 	path = getenv("PEL_SHIM_FILE");
 	lid = getenv("PEL_SHIM_LID");
 	if (c->opcode != 0x02 || !path || !lid ||

@@ -10,6 +10,7 @@ answers the tool's Get Log Page commands on /dev/null from a log file
 written here, logs each one, and fails the step it is told to.
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -51,11 +52,16 @@ def tests(shim):
          "establish (LSP 1, the header), read %d bytes a page at a time "
          "(LSP 0, the last rounded to dwords), release (LSP 2)" % len(data))
     want = subprocess.run([BIN, "pel", "-j", f], stdout=subprocess.PIPE)
-    T.ok(out == want.stdout and len(out.splitlines()) == 23,
-         "the same 22 event lines as the file decoded",
-         out.decode()[:300])
+    got = [json.loads(x) for x in out.splitlines()]
+    bare = [{k: v for k, v in x.items()
+             if k not in ("host_clock", "host_time_ms")} for x in got]
+    T.ok(bare == [json.loads(x) for x in want.stdout.splitlines()] and
+         len(got) == 23, "the same 22 event lines as the file decoded, "
+         "with the host clock's keys", out.decode()[:300])
     with open(saved, "rb") as fh:
         T.eq(fh.read(), data, "--save wrote the log's bytes")
+
+    clock(shim, f)
 
     rc, out, err, cmds = run(shim, f, "--device", "/dev/null",
                              PEL_SHIM_FAIL_LSP="1")
@@ -91,6 +97,44 @@ def tests(shim):
     T.eq((rc, err), (2, ["%s: pel: --save: only with --device (try '%s pel "
                          "--help')" % (PROG, PROG)]),
          "--save without --device: usage error")
+
+
+def clock(shim, f):
+    """The controller's Timestamp, 250 s behind the host's clock: events
+    on its present clock (from the last power-on/reset or timestamp
+    change, #3 here) get the host's time."""
+    rc, out, err, _ = run(shim, f, "--device", "/dev/null", "-j",
+                          PEL_SHIM_TS_SKEW_MS="-250000")
+    ls = [json.loads(x) for x in out.splitlines()]
+    hc = ls[0].get("host_clock") or {}
+    T.ok(rc == 0 and hc.get("first_event") == 3 and
+         0 < hc.get("bound_ms", 0) < 100 and
+         abs(hc.get("offset_ms", 0) - 250000) <= hc.get("bound_ms", 0) + 1,
+         "host clock: controller + 250000 ms within its bound (%r), from "
+         "event 3 on" % hc, err)
+    T.eq([x["host_time_ms"] for x in ls[1:]],
+         [None] * 3 + [x["timestamp_ms"] + hc.get("offset_ms", 0)
+                       for x in ls[4:]],
+         "host_time_ms: null before event 3, controller time + offset "
+         "after")
+    rc, text, err, _ = run(shim, f, "--device", "/dev/null",
+                           PEL_SHIM_TS_SKEW_MS="-250000")
+    T.ok(rc == 0 and b"(host 2023-11-14T22:17:34" in text and
+         b"#2 @1094 2023-11-14T22:13:23.000Z ctrl" in text,
+         "text: the host's time on the events that have one", text[:900])
+    rc, out, err, _ = run(shim, f, "--device", "/dev/null", "-j",
+                          PEL_SHIM_NO_TS="1")
+    ls = [json.loads(x) for x in out.splitlines()]
+    T.ok(rc == 0 and ls[0]["host_clock"] is None and
+         all(x["host_time_ms"] is None for x in ls[1:]),
+         "no Timestamp feature: host_clock and host_time_ms null, exit 0")
+    rc, text, err, _ = run(shim, f, "--device", "/dev/null",
+                           PEL_SHIM_NO_TS="1")
+    T.ok(b"host clock: unknown (Get Features Timestamp: NVMe status 0x002)"
+         in text, "text: the host clock unknown, and why")
+    rc, out, _, _ = run(shim, f, "-j", f)
+    T.ok(b"host_clock" not in out and b"host_time_ms" not in out,
+         "a FILE: no host clock keys (nothing relates its clock to ours)")
 
 
 def main():

@@ -172,10 +172,10 @@ def shim_env(shim, log_file, **extra):
 
 
 def shim_cmds(stderr):
-    """(lsp, offset, len) of each command the shim logged."""
+    """(lsp, offset, len) of each Get Log Page the shim logged."""
     out = []
     for x in stderr.decode().splitlines():
-        if x.startswith("shim: "):
+        if x.startswith("shim: opc 0x02 "):
             w = x.split()
             out.append((int(w[6]), int(w[8]), int(w[10])))
     return out

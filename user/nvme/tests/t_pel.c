@@ -6,7 +6,7 @@
  * the byte it names: truncated logs, lengths past the end, headers and
  * event data too short; then every truncation and every single-byte
  * corruption of a full log decoded without a read out of bounds (the ASan
- * build).
+ * build); and the first event on the controller's present clock.
  */
 #include <stdio.h>
 #include <string.h>
@@ -500,6 +500,26 @@ static void t_hostile(void)
 	   3 * l.len, whole, refused);
 }
 
+static void t_clock_epoch(void)
+{
+	struct pb l;
+	struct pel_header h;
+	struct pel_err e;
+
+	pb_all(&l);
+	pel_header(l.b, l.len, &h, &e);
+	ok(pel_clock_epoch(l.b, &h) == 3, "clock epoch: the power-on/reset "
+	   "event (#3) after the timestamp change (#2)");
+	pel_header(l.b, 1400, &h, &e);
+	ok(pel_clock_epoch(l.b, &h) == -1, "clock epoch of a cut log: -1");
+	pb_init(&l);
+	pb_event(&l, 0x0d, PB_TS(1), 0, 2);
+	pb_event(&l, 0x01, PB_TS(2), 0, 512);
+	pb_finish(&l);
+	pel_header(l.b, l.len, &h, &e);
+	ok(pel_clock_epoch(l.b, &h) == 0, "no reset, no change: event 0");
+}
+
 int main(void)
 {
 	t_header();
@@ -507,5 +527,6 @@ int main(void)
 	t_odd_events();
 	t_refusals();
 	t_hostile();
+	t_clock_epoch();
 	return tap_done();
 }

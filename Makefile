@@ -23,7 +23,7 @@ TOP := $(CURDIR)
 export HMB_TEST_RESULTS := $(TOP)/build/test-results
 
 # User-space directories in build order (each has a Makefile with all/check).
-USER_DIRS := user/lib mock/hmb-fwsim user/daemon user/analyze user/agent user/conform
+USER_DIRS := user/lib user/nvme mock/hmb-fwsim user/daemon user/analyze user/agent user/conform
 USER_DIRS := $(foreach d,$(USER_DIRS),$(if $(wildcard $(d)/Makefile),$(d)))
 # Directories that only contribute tests.
 CHECK_DIRS := $(USER_DIRS) \
@@ -43,6 +43,7 @@ SUITES_user/daemon := daemon-
 SUITES_user/analyze := analyze
 SUITES_user/agent := agent-
 SUITES_user/conform := conform-
+SUITES_user/nvme := nvme-
 SUITES_docs/test-vectors := test-vectors
 SUITES_python := python
 SUITES_tests := classic- make-missing-tools usage-errors

@@ -4,7 +4,8 @@
 # of them is missing (apt-get, as root).  Groups:
 #   build   compilers and libraries for user space (libcurl: export)
 #   test    test runners (pytest, babeltrace2; protoc and python3-protobuf
-#           decode convert --to perfetto's protobuf trace)
+#           decode convert --to perfetto's protobuf trace; nvme-cli reads
+#           the Persistent Event Log analyze pel is checked against)
 #   kernel  headers and sources to build and check the module, the debug
 #           guest kernel, and the 32-bit (compat) selftests
 #   bpf     clang/llvm, libbpf, bpftool
@@ -23,7 +24,7 @@
 set -eu
 declare -A pkgs=(
 	[build]="gcc make pkg-config libelf-dev zlib1g-dev libjson-c-dev libcurl4-openssl-dev python3 time"
-	[test]="python3-pytest babeltrace2 bsdextrautils protobuf-compiler python3-protobuf"
+	[test]="python3-pytest babeltrace2 bsdextrautils protobuf-compiler python3-protobuf nvme-cli"
 	[kernel]="linux-headers-amd64 linux-source-6.1 xz-utils bc flex bison libelf-dev libssl-dev gcc-multilib sparse"
 	[bpf]="clang llvm libbpf-dev bpftool libbpf-tools"
 	[vm]="qemu-system-x86 busybox-static cpio kmod fio linux-perf trace-cmd bpftool nvme-cli linux-headers-amd64 gcc python3 util-linux e2fsprogs xz-utils zstd"

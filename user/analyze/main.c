@@ -31,6 +31,8 @@ static const struct cmd cmds[] = {
 	{ "export", cmd_export,
 	  "export records, losses and clocks to a ClickHouse cluster",
 	  usage_export },
+	{ "pel", cmd_pel,
+	  "decode an NVMe Persistent Event Log (log page 0Dh)", usage_pel },
 	{ "help", cmd_help, "show help for a command", NULL },
 };
 
@@ -42,7 +44,8 @@ static void usage(FILE *f)
 "Usage: " PROG " [-V|--version] [-h|--help] COMMAND [ARGS]\n"
 "\n"
 "Decode, count and convert NVMe HMB firmware trace files: dumps written by\n"
-"hmb-trace-daemon (\"RECT\" record streams) and ring images (\"HMBT\").\n"
+"hmb-trace-daemon (\"RECT\" record streams) and ring images (\"HMBT\"); and\n"
+"decode the Persistent Event Log drives of today keep (pel).\n"
 "FILE may be - for stdin.  A dump's sidecar FILE.meta is honoured.\n"
 "\n"
 "Commands:\n");
@@ -61,7 +64,8 @@ static void usage(FILE *f)
 "  " PROG " stats trace.bin --format json\n"
 "  " PROG " convert trace.bin trace.csv\n"
 "  " PROG " stats /dev/shm/hmb-ring      # a ring image: tail to head\n"
-"  " PROG " export --to clickhouse http://127.0.0.1:8123 trace.bin\n");
+"  " PROG " export --to clickhouse http://127.0.0.1:8123 trace.bin\n"
+"  " PROG " pel pel.bin               # nvme persistent-event-log -b\n");
 }
 
 static const struct cmd *find_cmd(const char *name)

@@ -60,6 +60,18 @@ void pt_identify(int fd, struct id_hmb *id)
 	id->hmmaxd = (uint16_t)(buf[336] | buf[337] << 8);
 }
 
+int pt_get_log(int fd, uint8_t lid, uint8_t lsp, uint64_t off, void *buf,
+	       uint32_t len)
+{
+	uint32_t numd = len / 4 - 1;
+	uint32_t cdw[6] = {
+		lid | (uint32_t)(lsp & 0x7f) << 8 | (numd & 0xffff) << 16,
+		numd >> 16, (uint32_t)off, (uint32_t)(off >> 32), 0, 0,
+	};
+
+	return pt_admin(fd, OPC_GET_LOG, 0xffffffff, buf, len, cdw, NULL);
+}
+
 void pt_get_hmb(int fd, struct hmb_attrs *a)
 {
 	static uint8_t buf[4096] __attribute__((aligned(4096)));

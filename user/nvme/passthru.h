@@ -23,10 +23,12 @@
 #define PAGE		4096u	/* CC.MPS 0: Linux's controller page size */
 #define HUGE_PAGES	512u	/* pages of one 2 MiB transparent huge page */
 
+#define OPC_GET_LOG	0x02
 #define OPC_IDENTIFY	0x06
 #define OPC_SET_FEAT	0x09
 #define OPC_GET_FEAT	0x0a
 #define FID_HMB		0x0d
+#define FID_TIMESTAMP	0x0e
 
 /* Prints "PROG: @what: strerror(errno)" and exits; the program's own. */
 void die(const char *what) __attribute__((noreturn));
@@ -48,6 +50,13 @@ struct hmb_attrs {
 int pt_admin(int fd, uint8_t opc, uint32_t nsid, void *data, uint32_t len,
 	     const uint32_t cdw[6], uint32_t *result);
 void pt_identify(int fd, struct id_hmb *id);
+/*
+ * Get Log Page: @len bytes (a multiple of 4, at least 4) of log @lid from
+ * its byte @off (a multiple of 4), with log specific field @lsp; all
+ * namespaces.  The NVMe status.
+ */
+int pt_get_log(int fd, uint8_t lid, uint8_t lsp, uint64_t off, void *buf,
+	       uint32_t len);
 /* Get Features 0Dh; a byte the controller does not write reads 0xff. */
 void pt_get_hmb(int fd, struct hmb_attrs *a);
 int pt_set_hmb(int fd, uint32_t cdw11, uint32_t hsize, uint64_t hmdla,

@@ -721,7 +721,6 @@ static int start_model(void)
 
 /* ------------------------------------------------------------------ run */
 
-/* Poll, tick, sweep and report until told to stop; 0 or -errno. */
 /*
  * libbpf's consume goes on while records keep coming: with a producer as
  * fast as this consumer (a flood of I/O, --snapshot-dir writing) it would
@@ -758,6 +757,7 @@ static int rb_record(void *ctx, void *data, size_t len)
 	return rb_yield();
 }
 
+/* Poll, tick, sweep and report until told to stop; 0 or -errno. */
 static int run_loop(struct ring_buffer *rb)
 {
 	const struct env *e = &ag.env;

@@ -182,7 +182,7 @@ fail:
 	return EXIT_BADINPUT;
 }
 
-/* "2026-12-07T11:00:00.123Z" when the host set the clock (origin 1),
+/* "YYYY-MM-DDThh:mm:ss.mmmZ" when the host set the clock (origin 1),
  * "reset+12.345s" otherwise (the controller counts from its reset). */
 static void ts_text(char *out, size_t n, const struct pel_ts *t)
 {

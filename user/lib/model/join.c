@@ -743,11 +743,7 @@ void hmb_join_cmd(const struct hmb_join *j, size_t i, struct hmb_cmd *out)
 	memset(out, 0, sizeof(*out));
 	out->h = j->host[h];
 	if (r->fw >= 0) {
-		const struct jfw *f = &j->fw[r->fw];
-
-		out->fw.mask = f->mask;
-		memcpy(out->fw.ts, f->ts, sizeof(f->ts));
-		memcpy(out->fw.seq, f->seq, sizeof(f->seq));
+		out->fw = hmb__jfw_side(&j->fw[r->fw]);
 	} else if (r->refused >= 0) {
 		out->refused = j->refused[r->refused];
 	}

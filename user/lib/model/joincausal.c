@@ -36,9 +36,7 @@ static bool causal(const struct hmb_join *j, size_t i, const struct jfw *f,
 		return true;
 	memset(&c, 0, sizeof(c));
 	c.h = j->host[i];
-	c.fw.mask = f->mask;
-	memcpy(c.fw.ts, f->ts, sizeof(f->ts));
-	memcpy(c.fw.seq, f->seq, sizeof(f->seq));
+	c.fw = hmb__jfw_side(f);
 	k = hmb__join_clock_of(j, i, &ctx);
 	hmb_cmd_judge(&c, &k);
 	if (!c.placed)
@@ -378,8 +376,6 @@ static void choose_by_evidence(struct hmb_join *j)
  */
 static void note_refused(struct hmb_join *j, size_t i, const struct jfw *f)
 {
-	struct hmb_fw_side *s;
-
 	if (j->hj[i].refused < 0) {
 		if (j->nrefused == j->caprefused) {
 			size_t cap = j->caprefused ? 2 * j->caprefused : 64;
@@ -392,10 +388,7 @@ static void note_refused(struct hmb_join *j, size_t i, const struct jfw *f)
 		}
 		j->hj[i].refused = (int32_t)j->nrefused++;
 	}
-	s = &j->refused[j->hj[i].refused];
-	s->mask = f->mask;
-	memcpy(s->ts, f->ts, sizeof(s->ts));
-	memcpy(s->seq, f->seq, sizeof(s->seq));
+	j->refused[j->hj[i].refused] = hmb__jfw_side(f);
 }
 
 /* Undo every pairing of this controller that breaks causality. */

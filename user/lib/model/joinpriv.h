@@ -7,6 +7,8 @@
 #ifndef HMBTRACE_JOINPRIV_H
 #define HMBTRACE_JOINPRIV_H
 
+#include <string.h>
+
 #include "hmbtrace_join.h"
 #include "../format/internal.h"
 
@@ -108,6 +110,17 @@ struct hmb_join {
 	struct hmb_fw_side *refused;
 	size_t nrefused, caprefused;
 };
+
+/* @f's records as the command model holds them. */
+static inline struct hmb_fw_side hmb__jfw_side(const struct jfw *f)
+{
+	struct hmb_fw_side s;
+
+	s.mask = f->mask;
+	memcpy(s.ts, f->ts, sizeof(s.ts));
+	memcpy(s.seq, f->seq, sizeof(s.seq));
+	return s;
+}
 
 /* Record seqs wrap at 2^32: their order is serial-number arithmetic. */
 static inline int32_t jseq_diff(uint32_t a, uint32_t b)

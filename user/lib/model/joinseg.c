@@ -111,6 +111,17 @@ void hmb__join_estimate(struct hmb_join *j, struct hmb_clock *k,
 	hmb_clock_solve(k);
 }
 
+/* Segment @g's clock from the valid estimate @k. */
+static void seg_clock(struct hmb_join_seg *g, const struct hmb_clock *k)
+{
+	g->off_ns = k->off_ns;
+	g->drift = k->drift;
+	g->ref = k->ref;
+	g->off_err_ns = k->off_err_ns;
+	g->drift_slack_ns = k->drift_slack_ns;
+	g->used = k->used;
+}
+
 int hmb__join_add_seg(struct hmb_join *j, const struct hmb_clock *k,
 		      const size_t *set, size_t ns)
 {
@@ -129,12 +140,7 @@ int hmb__join_add_seg(struct hmb_join *j, const struct hmb_clock *k,
 	memset(g, 0, sizeof(*g));
 	g->valid = k->valid;
 	if (k->valid) {
-		g->off_ns = k->off_ns;
-		g->drift = k->drift;
-		g->ref = k->ref;
-		g->off_err_ns = k->off_err_ns;
-		g->drift_slack_ns = k->drift_slack_ns;
-		g->used = k->used;
+		seg_clock(g, k);
 	} else {
 		g->off_ns = j->coarse_off;
 		g->off_err_ns = JOIN_COARSE_WIN;
@@ -553,14 +559,8 @@ static int reestimate_segments(struct hmb_join *j)
 			if (j->hj[i].seg == (int32_t)g && j->hj[i].fw >= 0)
 				set[ns++] = i;
 		hmb__join_estimate(j, &k, set, ns, false);
-		if (!k.valid)
-			continue;	/* too few left: its clock stands */
-		s->off_ns = k.off_ns;
-		s->drift = k.drift;
-		s->ref = k.ref;
-		s->off_err_ns = k.off_err_ns;
-		s->drift_slack_ns = k.drift_slack_ns;
-		s->used = k.used;
+		if (k.valid)	/* else too few left: its clock stands */
+			seg_clock(s, &k);
 	}
 	hmb_clock_free(&k);
 	free(set);

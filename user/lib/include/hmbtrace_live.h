@@ -11,11 +11,20 @@
  * taken off it (counted in fw_refused) before it is judged, so it is
  * matched or partial only inside its window, or unmatched.  Every judged
  * command goes to the caller's on_cmd (per-command output, an exporter)
- * and into the run's and the interval's struct hmb_cmd_stats.  Each judged command carries the background groups
- * with a window in flight during its firmware span (struct hmb_cmd.bg,
+ * and into the run's and the interval's struct hmb_cmd_stats.  Each
+ * judged command carries the background groups with a window in flight
+ * during its firmware span (struct hmb_cmd.bg,
  * group names in hmb_live.groups): the open window of each group and its
  * last HMB_LIVE_WIN closed ones are kept for that (an end without a begin
  * is a window from the start; a begin while one is open closes it).
+ *
+ * The caller ticks (hmb_live_tick) on its own schedule, the agent twice a
+ * second; a caller that falls behind (a flood of commands keeps it from
+ * its loop) is ticked all the same once the commands' completions moved
+ * HMB_LIVE_TICK_NS on from the last tick: an estimate solved seconds of
+ * commands ago would meet a step or the drift of those seconds
+ * unprepared, and place them wrongly.  By host time, not by count: at a
+ * high command rate a count would solve far more often than the caller.
  *
  * Memory is bounded: the clock's window, at most HMB_LIVE_PENDING commands
  * waiting for placement (more are judged unplaced at once, counted in
@@ -32,6 +41,7 @@ extern "C" {
 
 #define HMB_LIVE_LAG		64
 #define HMB_LIVE_PENDING	65536
+#define HMB_LIVE_TICK_NS	1000000000ULL	/* host time between ticks */
 #define HMB_LIVE_BG		4096
 #define HMB_LIVE_BG_PAYLOAD	16
 #define HMB_LIVE_GROUPS		16
@@ -84,6 +94,8 @@ struct hmb_live {
 	struct hmb_clock clk;
 	struct hmb_cmd *pending;	/* waiting for the clock */
 	size_t npending;
+	uint64_t tick_host_ns;		/* latest completion at the last tick */
+	uint64_t last_host_ns;		/* latest completion seen */
 	uint64_t unplaced_early;	/* judged unplaced: pending was full */
 	/*
 	 * records taken off their command when judged: the estimate placed

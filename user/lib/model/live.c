@@ -143,14 +143,20 @@ void hmb_live_cmd(struct hmb_live *l, const struct hmb_host_cmd *h,
 	 * is found before the commands around it are judged with the old
 	 * estimate.
 	 */
-	if (m == HMB_M_MATCHED || m == HMB_M_PARTIAL) {
-		if (l->npending < HMB_LIVE_PENDING) {
-			l->pending[l->npending++] = c;
-			return;
-		}
-		l->unplaced_early++;
+	if ((m == HMB_M_MATCHED || m == HMB_M_PARTIAL) &&
+	    l->npending < HMB_LIVE_PENDING) {
+		l->pending[l->npending++] = c;
+	} else {
+		if (m == HMB_M_MATCHED || m == HMB_M_PARTIAL)
+			l->unplaced_early++;
+		judge(l, &c);
 	}
-	judge(l, &c);
+	if (h->complete_ns > l->last_host_ns)
+		l->last_host_ns = h->complete_ns;
+	if (!l->tick_host_ns)
+		l->tick_host_ns = l->last_host_ns;
+	else if (l->last_host_ns - l->tick_host_ns >= HMB_LIVE_TICK_NS)
+		hmb_live_tick(l);
 }
 
 static void place(struct hmb_live *l, size_t keep)
@@ -186,6 +192,7 @@ static void solve(struct hmb_live *l)
 
 void hmb_live_tick(struct hmb_live *l)
 {
+	l->tick_host_ns = l->last_host_ns;
 	solve(l);
 	place(l, HMB_LIVE_LAG);
 }

@@ -74,6 +74,7 @@ for i in $(seq 20); do vm-nvme-hmb clock "$C" 3; done > "$R/clock1.jsonl"
 tap_diag "bridge: records $(cat "$S/bridge_records") lost $(cat "$S/bridge_lost")"
 
 agent_summary "$R/agent.jsonl"
+agent_check_reports "$R/agent.jsonl" 1
 agent_check_window
 
 # no misattribution, against the controller's own per-command account;

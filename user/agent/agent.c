@@ -723,14 +723,18 @@ static int start_model(void)
 
 /*
  * libbpf's consume goes on while records keep coming: with a producer as
- * fast as this consumer (a flood of I/O, --snapshot-dir writing) it would
- * not return to run_loop, its ticks, sweeps, snapshots and SIGINT.  A
- * callback's negative return stops it after that record (libbpf has moved
- * past it): -EINTR once exiting, -EAGAIN after RB_BATCH records.  Not
+ * fast as this consumer (a flood of I/O, a guest starved of CPU,
+ * --snapshot-dir writing) it would not return to run_loop, its ticks,
+ * sweeps, reports, snapshots and SIGINT, for as long as the flood lasts.
+ * A callback's negative return stops it after that record (libbpf has
+ * moved past it): -EINTR once exiting, -EAGAIN once RB_SLICE_NS have
+ * passed since run_loop polled (looked at every RB_CHECK records).  Not
  * while draining, which must take every record.
  */
-#define RB_BATCH	65536
-static unsigned int rb_batch;
+#define RB_SLICE_NS	100000000ULL
+#define RB_CHECK	64
+static unsigned int rb_count;
+static uint64_t rb_deadline;
 static bool rb_draining;
 
 static int rb_yield(void)
@@ -739,10 +743,10 @@ static int rb_yield(void)
 		return 0;
 	if (exiting)
 		return -EINTR;
-	if (++rb_batch < RB_BATCH)
+	if (++rb_count < RB_CHECK)
 		return 0;
-	rb_batch = 0;
-	return -EAGAIN;
+	rb_count = 0;
+	return hmb_now_ns(CLOCK_MONOTONIC) >= rb_deadline ? -EAGAIN : 0;
 }
 
 static int rb_event(void *ctx, void *data, size_t len)
@@ -778,7 +782,7 @@ static int run_loop(struct ring_buffer *rb)
 		 * ring (hmb_agent_nvme.bpf.h, submit_cmd()): what came
 		 * without a wakeup is taken here, every 100 ms at the latest.
 		 */
-		rb_batch = 0;
+		rb_deadline = hmb_now_ns(CLOCK_MONOTONIC) + RB_SLICE_NS;
 		err = ring_buffer__poll(rb, 100);
 		if (err == -EINTR && exiting)
 			return 0;

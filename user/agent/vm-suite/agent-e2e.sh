@@ -76,6 +76,7 @@ tap_diag "simulator: $(cat "$R/fw-report.json")"
 tap_diag "bridge: records $(cat $HMB_CLASS/$ring/bridge_records) lost $(cat $HMB_CLASS/$ring/bridge_lost 2>/dev/null)"
 
 agent_summary "$R/agent.jsonl"
+agent_check_reports "$R/agent.jsonl" 1
 agent_check_window
 
 # no misattribution: every firmware record the agent gave a command came

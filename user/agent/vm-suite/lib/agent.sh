@@ -65,6 +65,23 @@ agent_summary() {
 	tap_diag "agent clock: $_clk"
 }
 
+# agent_check_reports FILE INTERVAL: the agent kept to its loop while the
+# flood lasted: its interval reports (FILE in $HMB_RESULTS; their "time" is
+# to the second) came at most 5 s apart, INTERVAL s asked.  The loop is
+# where the clock is solved and the waiting commands are placed: an agent
+# kept in libbpf's consume by a producer as fast as itself placed the
+# whole run on one late estimate.
+agent_check_reports() {
+	hostcmd run agent-facts lines "@RESULTS@${1#"$HMB_RESULTS"}" '"type":"interval"' |
+		sed -n 's/.*"time":"\([0-9]*\):\([0-9]*\):\([0-9]*\)".*/\1 \2 \3/p' |
+		awk '{ t = $1 * 3600 + $2 * 60 + $3; if (NR > 1) { d = t - p; if (d < 0) d += 86400
+			if (d > g) g = d }; p = t } END { print NR + 0, g + 0 }' > "$HMB_RESULTS/reports.txt"
+	read _nr _gap < "$HMB_RESULTS/reports.txt"
+	[ "$_nr" -ge 2 ] && [ "$_gap" -le 5 ] &&
+		tap_ok "the agent reported every interval through the run: $_nr reports, at most $_gap s apart (interval $2 s)" ||
+		tap_fail "the agent reported every interval through the run" "$_nr reports, the longest gap $_gap s (interval $2 s; want <= 5 s)"
+}
+
 # agent_check_accounted MIN LOST: every command the agent saw is accounted
 # for by the agent's own evidence, not by how soon its records came: it is
 # matched, or the agent says why not (its per-command flags, sorted by

@@ -214,7 +214,7 @@ static __poll_t hmb_poll(struct file *filp, poll_table *wait)
 
 /**
  * struct hmb_map_mm - an address space that mapped a DMA slice.
- * @node: entry in the ring's @map_mms (under ring->lock).
+ * @node: entry in ring->chr.map_mms (under ring->lock).
  * @mm: the address space, held with mmgrab().
  */
 struct hmb_map_mm {

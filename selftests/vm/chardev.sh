@@ -13,12 +13,12 @@ if ! hmb_shm_init || ! hmb_load test_rings=1 test_ring_kb=64; then
 	tap_fail "load nvme-hmb-trace.ko with a test ring and an ivshmem ring" "$(dmesg | tail -5)"
 	tap_done
 fi
-# Each harness run prints its own plan; fold both into this suite's TAP.
-rc=0
+# Each harness run prints its own plan; fold both into this suite's TAP,
+# and hold each run to its exit status (a binary that is missing or died
+# prints no "not ok")
 for t in hmb_chardev_test hmb_chardev_test32; do
 	"$HMB_ST/$t" > "$HMB_RESULTS/$t.tap" 2>&1
 	r=$?
-	[ $r = 0 ] || rc=1
 	while IFS= read -r line; do
 		case $line in
 		"ok "*) tap_ok "$t: ${line#ok * }" ;;
@@ -26,7 +26,8 @@ for t in hmb_chardev_test hmb_chardev_test32; do
 		"#"*) echo "$line" ;;
 		esac
 	done < "$HMB_RESULTS/$t.tap"
-	[ $r = 0 ] || tap_diag "$t exited with status $r"
+	[ $r = 0 ] && tap_ok "$t exits 0" ||
+		tap_fail "$t exits 0" "status $r: $(tail -3 "$HMB_RESULTS/$t.tap")"
 done
 rmmod nvme_hmb_trace && tap_ok "rmmod nvme_hmb_trace" || tap_fail "rmmod nvme_hmb_trace"
 hmb_dmesg_check

@@ -301,6 +301,17 @@ static ssize_t running_store(struct device *dev, struct device_attribute *attr,
 	if (ret)
 		return ret;
 	WRITE_ONCE(tp->running, on);
+	/*
+	 * Stopping is synchronous: the thread produces its batch under
+	 * tp->lock and checks running before each record, so once the lock
+	 * is free no record comes after this write returns (a reader that
+	 * stops the producer and then compares produced with what was
+	 * consumed does not race its last record).
+	 */
+	if (!on) {
+		mutex_lock(&tp->lock);
+		mutex_unlock(&tp->lock);
+	}
 	wake_up(&tp->wq);
 	return count;
 }

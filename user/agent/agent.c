@@ -777,10 +777,11 @@ static int run_loop(struct ring_buffer *rb)
 		int64_t floor;
 
 		/*
-		 * A command's event wakes this poll only when the data
-		 * waiting passes a quarter, a half or three quarters of the
-		 * ring (hmb_agent_nvme.bpf.h, submit_cmd()): what came
-		 * without a wakeup is taken here, every 100 ms at the latest.
+		 * A command's event, or a raw record's (-w, --snapshot-dir),
+		 * wakes this poll only when the data waiting passes a
+		 * quarter, a half or three quarters of its ring
+		 * (hmb_agent_nvme.bpf.h, rb_wake_flags()): what came without
+		 * a wakeup is taken here, every 100 ms at the latest.
 		 */
 		rb_deadline = hmb_now_ns(CLOCK_MONOTONIC) + RB_SLICE_NS;
 		err = ring_buffer__poll(rb, 100);

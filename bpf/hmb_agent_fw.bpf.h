@@ -414,7 +414,10 @@ static __always_inline void dump_record(__u32 ring,
 		dump_loss(ring);
 		return;
 	}
-	if (bpf_ringbuf_output(&rawrb, e, 8 + sizeof(*h) + n, 0)) {
+	/* waking the agent only as rb's events do (rb_wake_flags()) */
+	if (bpf_ringbuf_output(&rawrb, e, 8 + sizeof(*h) + n,
+			       rb_wake_flags(&rawrb, 8 + sizeof(*h) + n,
+					     false))) {
 		dump_loss(ring);
 		return;
 	}

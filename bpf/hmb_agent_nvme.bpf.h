@@ -129,22 +129,27 @@ static __always_inline int nvme_key(struct request *req, void *cmd,
 }
 
 /*
- * Hand a command's event over without waking the agent, which takes the
- * ring at least every poll interval (user/agent/agent.c, run_loop()),
- * unless this event takes the data waiting past a quarter, a half or three
- * quarters of the ring.  A wakeup is an interrupt (irq_work) raised on
- * this CPU and taken inside the program, many times the join's own cost:
- * it came with nearly every command while the agent kept up.
+ * The flags to hand an event of @len bytes to ring buffer @map with
+ * (@reserved: reserved there, so already in the data waiting; else about
+ * to be written with bpf_ringbuf_output()): no wakeup of the agent, which
+ * takes its rings at least every poll interval (user/agent/agent.c,
+ * run_loop()), unless this event takes the data waiting past a quarter,
+ * a half or three quarters of the ring.  A wakeup is an interrupt
+ * (irq_work) raised on this CPU and taken inside the program, many times
+ * the join's own cost: with the default flags it came with nearly every
+ * event while the agent kept up.
  */
-static __always_inline void submit_cmd(struct hmb_cmd_event *e)
+static __always_inline __u64 rb_wake_flags(void *map, __u64 len,
+					   bool reserved)
 {
-	__u64 sz = (sizeof(*e) + BPF_RINGBUF_HDR_SZ + 7) & ~7ULL;
-	/* a power of two, as the ring's size; the data includes this event */
-	__u64 q = bpf_ringbuf_query(&rb, BPF_RB_RING_SIZE) / 4;
-	__u64 avail = bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA);
+	__u64 sz = (len + BPF_RINGBUF_HDR_SZ + 7) & ~7ULL;
+	/* a power of two, as the ring's size */
+	__u64 q = bpf_ringbuf_query(map, BPF_RB_RING_SIZE) / 4;
+	__u64 end = bpf_ringbuf_query(map, BPF_RB_AVAIL_DATA) +
+		    (reserved ? 0 : sz);
 
-	bpf_ringbuf_submit(e, ((avail - sz) & ~(q - 1)) != (avail & ~(q - 1)) ?
-			   BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	return ((end - sz) & ~(q - 1)) != (end & ~(q - 1)) ?
+	       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 
 static __always_inline void emit_cmd(const struct hmb_cmd_key *key,
@@ -169,7 +174,7 @@ static __always_inline void emit_cmd(const struct hmb_cmd_key *key,
 	e->cid = key->cid;
 	e->pad = 0;
 	__builtin_memcpy(&e->st, st, sizeof(*st));
-	submit_cmd(e);
+	bpf_ringbuf_submit(e, rb_wake_flags(&rb, sizeof(*e), true));
 	count(HMB_C_CMD_EMITTED);
 }
 

@@ -11,7 +11,7 @@
 
 /*
  * A firing wakes the agent at once (HMB_TRIG_WAKE): the command events
- * around it wait in the ring for its poll (submit_cmd()), and a flag of 0
+ * around it wait in the ring for its poll (rb_wake_flags()), and a flag of 0
  * would wake it only if the ring were empty.
  */
 #define HMB_TRIG_WAKE	BPF_RB_FORCE_WAKEUP

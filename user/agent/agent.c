@@ -90,11 +90,11 @@ static void catch_usr1(void)
 	sigaction(SIGUSR1, &sa, NULL);
 }
 
-static struct hmb_outbuf snap_ob;	/* a line for the window, or clock.json */
+static struct hmb_outbuf snap_ob;	/* clock.json */
 
 static const char *clock_json(void)
 {
-	snap_ob.err = 0;	/* a command's line too long is not this */
+	snap_ob.err = 0;
 	print_clock_json_to(&snap_ob);
 	return snap_ob.err ? "{}\n" : snap_ob.buf;
 }
@@ -128,6 +128,24 @@ static void snap_loop(uint64_t now)
 		snap_take(now, clock_json());
 }
 
+/*
+ * snap_opts.host_line: a command of the window (on_cmd()) as its -j
+ * --per-command line, in the bundle's writer.  Its background windows
+ * are those the model holds then (the writer's copy of it, at the
+ * snapshot), not at its judging: one still open then may have closed.
+ */
+static void snap_line(struct hmb_outbuf *ob, const void *ent, size_t len)
+{
+	struct hmb_cmd c;
+
+	if (len != sizeof(c)) {
+		ob->err = EINVAL;
+		return;
+	}
+	memcpy(&c, ent, sizeof(c));	/* the window's bytes are unaligned */
+	print_cmd_json_to(ob, &c);
+}
+
 static int start_snap(void)
 {
 	struct snap_opts o = {
@@ -139,6 +157,7 @@ static int start_snap(void)
 		.holdoff_s = ag.env.snap_holdoff_s,
 		.prog = PROG,
 		.sidecar = dump_sidecar,
+		.host_line = snap_line,
 	};
 
 	if (!ag.env.snap_dir)
@@ -695,11 +714,10 @@ static void on_cmd(void *ctx, const struct hmb_cmd *c)
 {
 	print_cmd_line(ctx, c);
 	export_cmd(c);
-	if (ag.env.snap_dir) {
-		print_cmd_json_to(&snap_ob, c);
-		snap_host_ob(&snap_ob, c->h.complete_ns ? c->h.complete_ns :
-			     hmb_now_ns(CLOCK_MONOTONIC));
-	}
+	/* kept as it is: formatted only if a bundle holds it */
+	if (ag.env.snap_dir)
+		snap_host(c, sizeof(*c), c->h.complete_ns ? c->h.complete_ns :
+			  hmb_now_ns(CLOCK_MONOTONIC));
 }
 
 static int start_model(void)
@@ -777,10 +795,11 @@ static int run_loop(struct ring_buffer *rb)
 		int64_t floor;
 
 		/*
-		 * A command's event wakes this poll only when the data
-		 * waiting passes a quarter, a half or three quarters of the
-		 * ring (hmb_agent_nvme.bpf.h, submit_cmd()): what came
-		 * without a wakeup is taken here, every 100 ms at the latest.
+		 * A command's event, or a raw record's (-w, --snapshot-dir),
+		 * wakes this poll only when the data waiting passes a
+		 * quarter, a half or three quarters of its ring
+		 * (hmb_agent_nvme.bpf.h, rb_wake_flags()): what came without
+		 * a wakeup is taken here, every 100 ms at the latest.
 		 */
 		rb_deadline = hmb_now_ns(CLOCK_MONOTONIC) + RB_SLICE_NS;
 		err = ring_buffer__poll(rb, 100);

@@ -2,12 +2,13 @@
 /*
  * snap.c - hmb-trace-agent's flight recorder (--snapshot-dir).  One
  * window holds both the firmware records (their bytes as -w writes them)
- * and the host commands (their JSON lines as -j --per-command writes
- * them), each entry stamped with a CLOCK_MONOTONIC time: a record with
- * when it arrived (the agent drains the rings as they fill), a command
- * with its completion (its line comes when the agent judged it, up to a
- * tick and HMB_LIVE_LAG commands later): entries older than --pre are
- * dropped, and when --window-mb is full the
+ * and the host commands (as the agent hands them over, a struct hmb_cmd
+ * each: only a bundle's writer formats them, as -j --per-command writes
+ * them, and only those the bundle holds), each entry stamped with a
+ * CLOCK_MONOTONIC time: a record with when it arrived (the agent drains
+ * the rings as they fill), a command with its completion (the agent has
+ * it when it judged it, up to a tick and HMB_LIVE_LAG commands later):
+ * entries older than --pre are dropped, and when --window-mb is full the
  * oldest go first, whatever their kind, so both windows share the one
  * budget.  Each eviction is counted (by age or by budget), so a bundle
  * can say what went before it.
@@ -60,6 +61,7 @@ static struct {
 	struct counts reach;		/* the latest stamp of each side */
 	struct counts ev_age, ev_budget;
 	uint64_t too_big;
+	uint32_t max_len;		/* the longest entry's */
 	/* what a bundle's writer found it holds, for snapshot.json */
 	uint64_t host_before;		/* lines of commands done before --pre */
 	uint64_t fw_before;		/* records from before --pre */
@@ -160,6 +162,8 @@ static void add(uint16_t kind, uint16_t ring, const void *a, size_t alen,
 	}
 	while (S.head - S.tail + need > S.size)
 		evict_one(false);
+	if (e.len > S.max_len)
+		S.max_len = e.len;
 	put(S.head, &e, sizeof(e));
 	put(S.head + sizeof(e), a, alen);
 	if (blen)
@@ -186,27 +190,10 @@ void snap_fw(unsigned int ring, const struct hmb_record_hdr *h,
 		    h->payload_len, t_ns);
 }
 
-void snap_host(const char *line, size_t len, uint64_t now_ns)
+void snap_host(const void *ent, size_t len, uint64_t now_ns)
 {
 	if (S.map)
-		add(ENT_HOST, 0, line, len, NULL, 0, now_ns);
-}
-
-void snap_host_ob(struct hmb_outbuf *ob, uint64_t t_ns)
-{
-	/*
-	 * A line longer than @ob (one in a storm of background windows) put
-	 * it in error; cleared, so that it is that line alone that is not
-	 * in the window, not every line after it.
-	 */
-	if (ob->err) {
-		if (S.map)
-			S.too_big++;
-	} else {
-		snap_host(ob->buf, ob->len, t_ns);
-	}
-	ob->err = 0;
-	ob->len = 0;
+		add(ENT_HOST, 0, ent, len, NULL, 0, now_ns);
 }
 
 /*
@@ -519,7 +506,8 @@ static int write_bundle(const char *dir, const char *clock_json,
 	uint64_t pre = (uint64_t)(S.o.pre_s * 1e9);
 	uint64_t start = S.pend_ns > pre ? S.pend_ns - pre : 0;
 	uint64_t end = window_end();
-	uint8_t *buf = malloc(1 << 16);
+	uint8_t *buf = malloc(S.max_len + 1);
+	struct hmb_outbuf line = { 0 };
 	FILE *host = NULL;
 	int fd, rc = 0;
 
@@ -527,7 +515,9 @@ static int write_bundle(const char *dir, const char *clock_json,
 	fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd >= 0 && !(host = fdopen(fd, "w")))
 		close(fd);
-	if (!rs || !buf || !host || open_ring(dir, 0, &rs[0])) {
+	/* a line as long as the agent's own (its -j output buffer) */
+	if (!rs || !buf || !host || hmb_ob_open(&line, -1, "host.jsonl", 1 << 16) ||
+	    open_ring(dir, 0, &rs[0])) {
 		fprintf(stderr, "%s: snapshot: %s: %s\n", S.o.prog, p,
 			strerror(errno));
 		return -1;
@@ -553,9 +543,16 @@ static int write_bundle(const char *dir, const char *clock_json,
 				S.host_before++;
 				continue;
 			}
+			line.len = 0;
+			line.err = 0;
+			S.o.host_line(&line, buf, e.len);
+			if (line.err) {
+				S.too_big++;
+				continue;
+			}
 			span(&S.have_host_span, &S.host_first, &S.host_last,
 			     e.t_ns);
-			fwrite(buf, 1, e.len, host);
+			fwrite(line.buf, 1, line.len, host);
 			fputc('\n', host);
 			host_n++;
 			continue;
@@ -631,6 +628,8 @@ static int write_bundle(const char *dir, const char *clock_json,
 			S.o.dir, S.stem, fw_n, lost, host_n,
 			S.ev_age.fw + S.ev_budget.fw,
 			S.ev_age.host + S.ev_budget.host);
+	line.len = 0;	/* written: no fd to flush it to */
+	hmb_ob_close(&line);
 	free(buf);
 	free(rs);
 	return rc;

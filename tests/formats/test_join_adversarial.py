@@ -66,6 +66,10 @@ SCENARIOS = [
           offset_ns=-6702607476595, steps=[(0.5188, -2491760)],
           pauses=[(0.7701, 8748329)], host_from=0.2382, host_to=0.9665,
           first_seq=4294959905)),
+    # commands whose host stamp came after the controller's fetch: their
+    # records cannot be theirs on any clock, and the output says why
+    ("host stamps late by 60 us", dict(late_stamp=(20, 60_000))),
+    ("host stamps late by 150 us", dict(late_stamp=(20, 150_000), qd=4)),
     ("all at once", dict(pauses=[(0.3, 80_000_000)],
                          steps=[(0.6, -1_500_000)], pair_losses=10,
                          losses=[(0.8, 30)], qd=4, flush_frac=0.3,
@@ -107,6 +111,24 @@ def check(label, sc, cmds, final):
          rewritten[:4])
     T.ok(not outside, "%s: nothing matched outside its causal window"
          % label, outside[:4])
+    late, unexplained = 0, []
+    by_key = {(c["qid"], c["cid"], c["submit_ns"]): c for c in cmds}
+    for lc in sc.late:
+        c = by_key.get((lc.q, lc.cid, lc.submit))
+        if c is None:
+            continue
+        late += 1
+        want = {ph: seq for ph, (seq, _) in
+                truth[(lc.q, lc.cid, lc.submit)].items()}
+        got = {e["phase"]: e["seq"] for e in c["fw"]}
+        refd = {e["phase"]: e["seq"] for e in c.get("fw_refused", [])}
+        if want and got != want and refd != want:
+            unexplained.append((lc.q, lc.cid, lc.submit, c["match"], want,
+                                got, refd))
+    if sc.late:
+        T.ok(late and not unexplained, "%s: each of the %d commands stamped "
+             "after their fetch has its records, or lists them as refused "
+             "(fw_refused)" % (label, late), unexplained[:3])
     cover = exact / with_recs if with_recs else 1.0
     T.ok(cover >= COVER, "%s: %d of %d commands with records joined with "
          "exactly them (%.4f, at least %.2f)"

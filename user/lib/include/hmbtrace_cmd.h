@@ -149,7 +149,9 @@ struct hmb_cmd {
 	 * outside its host window widened by the error bound.  The live model
 	 * takes such records off a placed command one by one (the command is
 	 * judged on what is left); the offline join refuses a firmware command
-	 * as a whole and gives it here when the host command stays unmatched.
+	 * as a whole and gives it here when the host command stays unmatched,
+	 * or, for one never paired, the unused one of its keys nearest outside
+	 * its window, within the join's widest proposal (200 us).
 	 * Where a record lies that close to a window's edge, two estimates of
 	 * the clock may disagree: this is the model's evidence for its verdict.
 	 */

@@ -8,10 +8,11 @@
  * fetches, the controller posts before the host completes).  A pairing
  * that fails is undone and counted, the run's estimate is made again
  * without it, and the host commands left unmatched get one search under
- * the final clocks.  Last, a firmware command that fits nothing and has a
+ * the final clocks.  Then a firmware command that fits nothing and has a
  * loss between two of its records is cut there: the firmware model merges
  * two commands of one id when the end of the first and the start of the
- * second were both lost.
+ * second were both lost.  Last, a host command still unmatched keeps the
+ * nearest candidate its keys proposed as its evidence.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -637,6 +638,72 @@ static int split_merged(struct hmb_join *j)
 	return 0;
 }
 
+/*
+ * How far the records of @f lie outside host command @i's window widened
+ * by the error bound, on the clock that places @i: 0 when inside.
+ */
+static double outside(const struct hmb_join *j, size_t i, const struct jfw *f)
+{
+	const struct hmb_host_cmd *h = &j->host[i];
+	struct hmb_fw_side fw = hmb__jfw_side(f);
+	struct hmb_cmd_clock k;
+	struct jclk ctx;
+	double most = 0;
+
+	k = hmb__join_clock_of(j, i, &ctx);
+	for (int p = HMB_PHASE_FETCH; p < HMB_PHASE_COUNT; p++) {
+		double m, e;
+
+		if (!(fw.mask & (1u << p)))
+			continue;
+		m = k.map(k.ctx, fw.ts[p], fw.seq[p]);
+		e = k.err(k.ctx, fw.seq[p]);
+		m = fmax((double)h->submit_ns - e - m,
+			 m - (double)h->complete_ns - e);
+		if (m > most)
+			most = m;
+	}
+	return most;
+}
+
+/*
+ * A host command left unmatched gets as its evidence the unused firmware
+ * command of its keys that lies nearest outside its window, if within
+ * JOIN_PASS2_TOL (the join's widest proposal): nothing was paired, so
+ * nothing is counted, but the output says why.  Another estimate of the
+ * clock (the live agent's) may disagree about a record that close to a
+ * window's edge; this is what the two joins' comparisons leave out.
+ */
+static void note_near(struct hmb_join *j)
+{
+	for (size_t i = 0; i < j->nhost; i++) {
+		const struct hmb_host_cmd *h = &j->host[i];
+		uint32_t key = (uint32_t)h->qid << 16 | h->cid;
+		double best = 0;
+		long bk = -1;
+
+		if (j->hj[i].fw >= 0 || j->hj[i].refused >= 0 ||
+		    h->ctrl != j->ctrl || !h->complete_ns ||
+		    h->complete_ns < h->submit_ns || !hmb__join_placed(j, i))
+			continue;
+		for (size_t k = hmb__join_fw_lower(j, key);
+		     k < j->nfw && hmb__jfw_key(&j->fw[k]) == key; k++) {
+			const struct jfw *f = &j->fw[k];
+			double d;
+
+			if (f->host >= 0 || !hmb__join_slba_ok(f, h))
+				continue;
+			d = outside(j, i, f);
+			if (d > 0 && d <= JOIN_PASS2_TOL && (bk < 0 || d < best)) {
+				best = d;
+				bk = (long)k;
+			}
+		}
+		if (bk >= 0)
+			note_refused(j, i, &j->fw[bk]);
+	}
+}
+
 int hmb__join_causal(struct hmb_join *j)
 {
 	choose_by_evidence(j);
@@ -655,5 +722,8 @@ int hmb__join_causal(struct hmb_join *j)
 	}
 	/* the loop may end on its count: the invariant holds all the same */
 	refuse(j);
-	return split_merged(j);
+	if (split_merged(j))
+		return -1;
+	note_near(j);
+	return 0;
 }

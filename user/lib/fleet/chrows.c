@@ -176,7 +176,8 @@ int hmb_ch_row_record(struct hmb_ch_sink *s, const struct hmb_ch_ident *k,
 	hmb_rb_u8(s, hdr->cpu);
 	hmb_rb_u8(s, hdr->flags);
 	hmb_rb_bytes(s, payload, len);
-	return hmb_ch_sink_commit_row(s) ? -1 : 1;
+	hmb_ch_sink_commit_row(s);
+	return 1;
 }
 
 int hmb_ch_row_clock(struct hmb_ch_sink *s, const struct hmb_ch_ident *k,
@@ -195,5 +196,6 @@ int hmb_ch_row_clock(struct hmb_ch_sink *s, const struct hmb_ch_ident *k,
 	hmb_rb_f64(s, c->drift_ppm);
 	hmb_rb_f64(s, c->err_ns);
 	hmb_rb_f64(s, c->drift_err_ppm);
-	return hmb_ch_sink_commit_row(s) ? -1 : 1;
+	hmb_ch_sink_commit_row(s);
+	return 1;
 }

@@ -261,10 +261,9 @@ int hmb_ch_sink_flush(struct hmb_ch_sink *s)
 	return 0;
 }
 
-int hmb_ch_sink_commit_row(struct hmb_ch_sink *s)
+void hmb_ch_sink_commit_row(struct hmb_ch_sink *s)
 {
 	s->n++;
-	return 0;
 }
 
 int hmb_ch_sink_finish(struct hmb_ch_sink *s)

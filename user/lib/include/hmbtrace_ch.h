@@ -157,8 +157,11 @@ int hmb_ch_sink_open(struct hmb_ch_sink *s, struct hmb_ch_export *x, const char 
  * store holds rows this export does not make; x->err set).
  */
 int hmb_ch_sink_admit(struct hmb_ch_sink *s, uint64_t id);
-/* After the row is encoded: a batch is sent when full.  0 or -1. */
-int hmb_ch_sink_commit_row(struct hmb_ch_sink *s);
+/*
+ * After the row is encoded: it joins the batch.  A full batch is sent by
+ * the next hmb_ch_sink_admit(), whose verdict reports a failure to send.
+ */
+void hmb_ch_sink_commit_row(struct hmb_ch_sink *s);
 /* Send what is buffered now (a live exporter's periodic flush).  0 or -1. */
 int hmb_ch_sink_flush(struct hmb_ch_sink *s);
 /* Send what is left, then check the store holds every row.  0 or -1. */

@@ -382,6 +382,15 @@ int hmb_consumer_set_fd(struct hmb_consumer *c, int fd, off_t map_off,
 	return 0;
 }
 
+/* A data record handed out: one with flag bits unknown here is ignored. */
+static inline void count_rec(struct hmb_consumer *c, uint8_t flags)
+{
+	if (flags & ~HMB_REC_FLAGS_KNOWN)
+		c->n.ignored++;
+	else
+		c->n.records++;
+}
+
 /*
  * The common case of consume(), a few ns a record: data records (flags 0
  * or TRUNCATED only) lying wholly in the copied bytes @p[0, @n), whose
@@ -551,10 +560,7 @@ static int consume(struct hmb_consumer *c, uint8_t *buf, size_t buflen,
 		}
 		out += s;
 		nrec++;
-		if (h.flags & ~HMB_REC_FLAGS_KNOWN)
-			c->n.ignored++;
-		else
-			c->n.records++;
+		count_rec(c, h.flags);
 		*last = cur;
 		cur += s;
 	}
@@ -654,10 +660,7 @@ int hmb_consumer_spans(struct hmb_consumer *c, struct iovec *iov,
 			c->n.markers++;
 			cur += rem;
 		} else {
-			if (h.flags & ~HMB_REC_FLAGS_KNOWN)
-				c->n.ignored++;
-			else
-				c->n.records++;
+			count_rec(c, h.flags);
 			cur += s;
 		}
 	}

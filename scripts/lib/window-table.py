@@ -5,7 +5,9 @@ docs/benchmarks.md for scripts/bench-window-vm.sh, from the bench.txt of
 scripts/vm/bench/window-bench.sh ("cost", "rss", "perf" lines and KEY=VALUE
 lines; its header says what each holds).  Exit 3 (the section printed all
 the same) if the agent's peak RSS passed its bound."""
-import json, statistics, sys
+import json, os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import median as med  # noqa: E402
 res, secs, kern, props = sys.argv[1:5]
 kv, rss, cost, perf = {}, [], {"unarmed": [], "armed": []}, {}
 for line in open(res):
@@ -51,7 +53,6 @@ ca, ba, cha = per(cost["armed"])
 f = lambda xs, fmt="%.0f": ", ".join(fmt % x for x in xs)
 rc = [a / u for a, u in zip(ca, cu)]
 rb = [a / u for a, u in zip(ba, bu)]
-med = statistics.median
 where = "".join(" Where the agent's CPU goes, %s (perf, cpu-clock): %s." % (
     n[5:], ", ".join("%s %.1f%%" % (sym, p) for sym, p in
                      sorted(perf[n].items(), key=lambda x: -x[1])[:6]))

@@ -1464,6 +1464,38 @@ int main(int argc, char **argv)
 	   counter(HMB_C_FW_REFUSED) == rf + 1,
 	   "clock off: the successor gets its own records (its fetch by slba inside its window, its completion by the window)");
 	nev = 0;
+	/*
+	 * A predecessor's record that came after it was reported (here it
+	 * was never seen): 2 ms before the next use of its id, which lacks
+	 * its fetch.  The loose 5 ms holds that use's window, the tight one
+	 * does not, and no evidence ties the record to it: unmatched.  Given
+	 * to it, that use would be reported on its predecessor's completion
+	 * record and its own records would go on to the use after it.
+	 */
+	skel->bss->clk.tol_ns = 5000000;
+	ow = counter(HMB_C_FW_OUT_OF_WINDOW);
+	setup_lba(3, 0x40cc, 90000000, 2, 4096);
+	fw(0, 0x101, 3, 0x40cc, 86000000, 8, 0);	/* host 88.0 ms */
+	fw(0, 0x104, 3, 0x40cc, 86050000, 8, 0);	/* host 88.05 ms */
+	ok(nev == 2 && evs[0].type == HMB_EV_FW_UNMATCHED &&
+	   evs[0].fw.reason == HMB_C_FW_OUT_OF_WINDOW &&
+	   evs[1].type == HMB_EV_FW_UNMATCHED &&
+	   counter(HMB_C_FW_OUT_OF_WINDOW) == ow + 2,
+	   "loose window: a record 2 ms before the submit of a command without its fetch is not its (unmatched, %d events)",
+	   nev);
+	nev = 0;
+	fw_fetch(3, 0x40cc, 88010000, 4096);		/* host 90.01 ms */
+	fw(0, 0x101, 3, 0x40cc, 88012000, 8, 0);
+	fw(0, 0x104, 3, 0x40cc, 88060000, 8, 0);
+	complete(3, 0x40cc, 90100000);
+	c = nev == 1 && evs[0].type == HMB_EV_CMD ? &evs[0].cmd : NULL;
+	ok(c && c->st.fw_ts[HMB_PH_MEDIA_START] == 88012000 &&
+	   c->st.fw_ts[HMB_PH_CQE_POSTED] == 88060000 &&
+	   c->st.fw_mask == ((1 << HMB_PH_FETCH) | (1 << HMB_PH_MEDIA_START) |
+			     (1 << HMB_PH_CQE_POSTED)),
+	   "loose window: that command gets its own records, reported on its own completion record");
+	nev = 0;
+	skel->bss->clk.tol_ns = 100000;
 	/* without the clock, a fetch naming no waiting command's slba */
 	skel->bss->clk.valid = 0;
 	setup_lba(3, 0x40ca, 62000000, 2, 4096);
@@ -1576,12 +1608,13 @@ int main(int argc, char **argv)
 	ok(counter(HMB_C_DUMP_SENT) == 0 && counter(HMB_C_DUMP_LOST) == 0,
 	   "without -w no record is copied out");
 	/*
-	 * 8 + the reuse flood + the two of the clock-off case, the one
-	 * without a clock and the two flushes; the firmware's of the
-	 * commands reported with a fetch and a completion record
+	 * 8 + the reuse flood + the two of the clock-off case, the
+	 * loose-window one, the one without a clock and the two flushes; the
+	 * firmware's of the commands reported with a fetch and a completion
+	 * record
 	 */
-	ok(hist_total(HMB_H_HOST_TOTAL) == 8 + HMB_MAX_WAIT + 1 + 2 + 1 + 2 &&
-	   hist_total(HMB_H_FW_TOTAL) == 6 + 1 + 1 + 1 &&
+	ok(hist_total(HMB_H_HOST_TOTAL) == 8 + HMB_MAX_WAIT + 1 + 2 + 1 + 1 + 2 &&
+	   hist_total(HMB_H_FW_TOTAL) == 6 + 1 + 1 + 1 + 1 &&
 	   hist_total(HMB_H_FW_TO_MEDIA_END) == 3,
 	   "histograms: host %llu, fw total %llu, media %llu",
 	   (unsigned long long)hist_total(HMB_H_HOST_TOTAL),

@@ -15,6 +15,10 @@
  *                               C0h) against CLOCK_MONOTONIC, best of N
  *   vm-nvme-hmb step DEV DELAY_US STEP_NS
  *                               arm a firmware clock step (vendor Set Features C0h)
+ *   vm-nvme-hmb timestamp DEV [MS [N]]
+ *                               Set Features Timestamp (0Eh) to MS (default:
+ *                               CLOCK_REALTIME in ms, read just before); N
+ *                               times (MS, MS + 1, ...), stopping at an error
  *   vm-nvme-hmb ring DEV [OPTIONS]
  *                               hand the controller an HMB whose trace slice
  *                               is this process's locked memory and consume
@@ -56,6 +60,7 @@ static void usage(void)
 "                 below-hmmin unaligned list-unaligned iomem\n"
 "       vm-nvme-hmb clock DEV [N]\n"
 "       vm-nvme-hmb step DEV DELAY_US STEP_NS\n"
+"       vm-nvme-hmb timestamp DEV [MS [N]]\n"
 "       vm-nvme-hmb ring DEV [--ring-size N] [--seconds S] [--dump FILE]\n"
 "                   [--pause-ms M] [--pause-until-overflow] [--laps L]\n"
 "                   [--until-frozen] [--ready FILE]\n"
@@ -318,6 +323,30 @@ static int cmd_step(uint32_t delay_us, int64_t step_ns)
 	return 0;
 }
 
+/*
+ * Set Features Timestamp: MS (48 bits), or the host's realtime clock now;
+ * N times, MS + i the i-th.  "ms" is the last value set, "done" how many.
+ */
+static int cmd_timestamp(int argc, char **argv)
+{
+	static uint8_t buf[4096] __attribute__((aligned(4096)));
+	uint32_t cdw[6] = { FID_TIMESTAMP, 0, 0, 0, 0, 0 };
+	uint64_t ms = argc > 3 ? num(argv[3], "MS") :
+		      hmb_now_ns(CLOCK_REALTIME) / 1000000;
+	uint64_t n = argc > 4 ? num(argv[4], "N") : 1, i, v = ms;
+	int st = 0;
+
+	for (i = 0; i < n && !st; i++) {
+		v = ms + i;
+		memset(buf, 0, 8);
+		memcpy(buf, &v, 6);
+		st = pt_admin(dev_fd, OPC_SET_FEAT, 0, buf, 8, cdw, NULL);
+	}
+	printf("{\"status\":%d,\"ms\":%" PRIu64 ",\"done\":%" PRIu64 "}\n",
+	       st, v, st ? i - 1 : i);
+	return 0;
+}
+
 /* ------------------------------------------------------------ ring mode */
 
 static volatile sig_atomic_t stop;
@@ -568,6 +597,8 @@ int main(int argc, char **argv)
 		return cmd_clock(argc == 4 ? num(argv[3], "N") : 20);
 	if (!strcmp(argv[1], "step") && argc == 5)
 		return cmd_step(num(argv[3], "DELAY_US"), snum(argv[4], "STEP_NS"));
+	if (!strcmp(argv[1], "timestamp") && argc >= 3 && argc <= 5)
+		return cmd_timestamp(argc, argv);
 	if (!strcmp(argv[1], "ring"))
 		return cmd_ring(argc - 3, argv + 3);
 	usage();

@@ -342,7 +342,8 @@ def test_attribution(t):
           attrib_cmd(1, 9, "partial", 0, (7,), 50, refused=(8,)),
           attrib_cmd(1, 9, "unmatched", 0, (), 60, refused=(2,))],
          {"wrong": 0, "twice": 0}, {"commands": 6, "reused": 1, "swept": 1, "no_room": 1,
-                                    "refused": 2, "refused_own": 1, "unexplained": 1}, 0),
+                                    "refused": 2, "refused_own": 1,
+                                    "refused_other_use": 0, "unexplained": 1}, 0),
     )
     with tempfile.TemporaryDirectory() as base:
         lp, jp = os.path.join(base, "fw-cmd.log"), os.path.join(base, "agent.jsonl")
@@ -360,6 +361,47 @@ def test_attribution(t):
             if want_nm:
                 good = good and got.get("not_matched") == want_nm and \
                     len(got.get("unexplained_examples", [])) == want_nm["unexplained"]
+            t.ok(good, "agent-attribution: %s" % what,
+                 "exit %d: %s" % (r.returncode, r.stdout.strip()[:300]))
+
+
+def test_attribution_account(t):
+    # the controller's account: two uses of id (2, 45184), reads of LBAs
+    # 100 and 200, records 10..11 and 20..21
+    acct = "".join(json.dumps({"ev": "cmd", "sqid": 2, "cid": 45184, "opc": 2,
+                               "slba": lba, "recs": [[s, 256, 0, 1], [s + 1, 260, 0, 1]]},
+                              separators=(",", ":"))
+                   + "\n" for lba, s in ((100, 10), (200, 20)))
+
+    def cmd(lba, match, seqs=(), refused=()):
+        c = json.loads(attrib_cmd(2, 45184, match, 0, seqs, lba, refused))
+        c["cmd"].update(opc="read", slba=lba)
+        return json.dumps(c, separators=(",", ":"))
+    cases = (
+        ("account: each use its own records", [cmd(100, "matched", (10, 11)),
+                                               cmd(200, "matched", (20, 21))], 0, None),
+        ("account: a use given the records of the id's other use (same key, another LBA)",
+         [cmd(200, "matched", (10, 11))], 1, None),
+        ("account: refused records of the id's other use are not the command's own",
+         [cmd(200, "unmatched", (), (11,))], 0, (0, 1)),
+        ("account: refused records of its own use are",
+         [cmd(200, "unmatched", (), (21,))], 0, (1, 0)),
+    )
+    with tempfile.TemporaryDirectory() as base:
+        ap, jp = os.path.join(base, "acct.jsonl"), os.path.join(base, "agent.jsonl")
+        with open(ap, "w") as f:
+            f.write(acct)
+        for what, lines, rc, own in cases:
+            with open(jp, "w") as f:
+                f.write("\n".join(lines) + "\n")
+            r = run([sys.executable, ATTRIB, jp, "--account", ap])
+            try:
+                got = json.loads(r.stdout)
+            except ValueError:
+                got = {}
+            nm = got.get("not_matched", {})
+            good = r.returncode == rc and (
+                own is None or (nm.get("refused_own"), nm.get("refused_other_use")) == own)
             t.ok(good, "agent-attribution: %s" % what,
                  "exit %d: %s" % (r.returncode, r.stdout.strip()[:300]))
 
@@ -652,6 +694,7 @@ def main():
     test_vmlinux(t)
     test_slowcheck(t)
     test_attribution(t)
+    test_attribution_account(t)
     test_facts(t)
     test_window(t)
     return t.done()

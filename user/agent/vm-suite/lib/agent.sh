@@ -99,7 +99,7 @@ agent_check_reports() {
 agent_check_accounted() {
 	A_commands_completed=$((A_commands - A_no_complete))
 	_miss=$((A_host_complete - A_commands_completed - A_host_complete_without_submit - A_cmd_filtered))
-	tap_diag "accounted: $A_matched of $A_commands matched; not matched $A_nm_commands: flushed by id reuse $A_nm_reused, swept $A_nm_swept, no room $A_nm_no_room, records refused outside the window on the clock $A_nm_refused ($A_nm_refused_own the command's own), for no reason the agent gave $A_nm_unexplained (records lost on the way: $2)"
+	tap_diag "accounted: $A_matched of $A_commands matched; not matched $A_nm_commands: flushed by id reuse $A_nm_reused, swept $A_nm_swept, no room $A_nm_no_room, records refused outside the window on the clock $A_nm_refused ($A_nm_refused_own the command's own, $A_nm_refused_other_use another use's of its id), for no reason the agent gave $A_nm_unexplained (records lost on the way: $2)"
 	[ -n "$A_matched" ] && [ "$A_matched" -gt "$1" ] && [ -n "$A_nm_unexplained" ] &&
 		[ "$A_nm_unexplained" -le "$2" ] &&
 		[ $((A_matched + A_nm_commands + A_host_only)) = "$A_commands" ] &&
@@ -141,7 +141,7 @@ agent_check_attribution() {
 	_t=$(sed -n 's/.*"twice": \([0-9]*\).*/\1/p' "$HMB_RESULTS/attr.json")
 	A_step_want=$(sed -n 's/.*"step_want_seq": \([0-9]*\).*/\1/p' "$HMB_RESULTS/attr.json")
 	_nm=$(sed -n 's/.*"not_matched": {\([^}]*\)}.*/\1/p' "$HMB_RESULTS/attr.json")
-	for _k in commands reused swept no_room refused refused_own unexplained; do
+	for _k in commands reused swept no_room refused refused_own refused_other_use unexplained; do
 		eval "A_nm_$_k=\$(printf '%s' \"\$_nm\" | sed -n 's/.*\"$_k\": \([0-9]*\).*/\1/p')"
 	done
 	A_nm_examples=$(sed -n 's/.*"unexplained_examples": \(\[[^]]*\]\).*/\1/p' "$HMB_RESULTS/attr.json")

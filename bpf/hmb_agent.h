@@ -336,8 +336,9 @@ struct hmb_raw_event {
  * that one's host window widened by @tol_ns contains its mapped time (else
  * the proposal is refused, counted), otherwise to the oldest command of
  * its key whose window widened by @tight_ns contains it, else to the
- * oldest one within @tol_ns (for a phase after the fetch, one that has
- * its fetch), else nowhere (counted).  @tight_ns is the
+ * oldest one within @tol_ns that more than its window ties to the
+ * record (a read or write whose slba a fetch names; for a later phase,
+ * one that has its fetch), else nowhere (counted).  @tight_ns is the
  * estimate's error bound with a margin, @tol_ns adds what the estimate
  * may have gone stale by since the agent published it.
  */

@@ -92,16 +92,31 @@ static __always_inline bool slba_agrees(const struct hmb_cmd_state *st,
 	       st->slba == slba;
 }
 
+/*
+ * Does more than its window tie @st to a record of phase @ph: a read or
+ * write whose slba the fetch names (@want_slba: slba_agrees() checks
+ * it), or, for a later phase, a command that has its fetch?
+ */
+static __always_inline bool tied(const struct hmb_cmd_state *st, __u32 ph,
+				 bool want_slba)
+{
+	if (ph == HMB_PH_FETCH)
+		return want_slba && (st->opc == 0x01 || st->opc == 0x02);
+	return st->fw_mask & (1 << HMB_PH_FETCH);
+}
+
 /* pick()'s tolerance without a clock: every window holds host time 0. */
 #define HMB_NO_CLOCK_TOL	(1ULL << 62)
 
 /*
  * The oldest candidate for a record of phase @ph among the commands of the
  * key (n = first, first + 1, ...; the one in flight is the last) that
- * lacks the phase, agrees with a fetch's slba (@want_slba, @slba), has
- * its fetch if @need_fetch, and whose host window widened by @tol holds
- * @host (without the clock @tol is HMB_NO_CLOCK_TOL: the oldest lacking
- * the phase).  Sets *@any when some candidate lacked the phase.  A bpf_loop() (the callback is
+ * lacks the phase, agrees with a fetch's slba (@want_slba, @slba), is
+ * tied to the record by more than its window if @loose (a fetch: a read
+ * or write whose slba it names; a later phase: one that has its fetch),
+ * and whose host window widened by @tol holds @host (without the clock
+ * @tol is HMB_NO_CLOCK_TOL: the oldest lacking the phase).  Sets *@any
+ * when some candidate lacked the phase.  A bpf_loop() (the callback is
  * verified once): written out 32 times, with the slba check, it took the
  * test program past the verifier's million instructions.
  */
@@ -114,7 +129,7 @@ struct hmb_win_ctx {
 	__u32 nwait;
 	__u32 ph;
 	__u16 want_slba;
-	__u16 need_fetch;	/* with want_slba: the stack is tight */
+	__u16 loose;		/* with want_slba: the stack is tight */
 	int any;
 	int res;
 };
@@ -135,7 +150,7 @@ static long hmb_win_step(__u32 i, void *data)
 	if (st->fw_mask & (1 << ph))
 		return 0;
 	x->any = 1;
-	if ((x->need_fetch && !(st->fw_mask & (1 << HMB_PH_FETCH))) ||
+	if ((x->loose && !tied(st, ph, x->want_slba)) ||
 	    !slba_agrees(st, x->want_slba, x->slba) ||
 	    !in_win(st, x->host, x->tol))
 		return 0;
@@ -145,13 +160,13 @@ static long hmb_win_step(__u32 i, void *data)
 
 static __always_inline int pick(const struct hmb_cmd_key *key, __u32 first,
 				__u32 nwait, __u32 ph, __s64 host, __u64 tol,
-				bool want_slba, __u64 slba, bool need_fetch,
+				bool want_slba, __u64 slba, bool loose,
 				int *any)
 {
 	struct hmb_win_ctx x = { .key = *key, .slba = slba, .tol = tol,
 				 .host = host, .first = first, .nwait = nwait,
 				 .ph = ph, .want_slba = want_slba,
-				 .need_fetch = need_fetch, .res = -1 };
+				 .loose = loose, .res = -1 };
 
 	bpf_loop(HMB_MAX_WAIT, hmb_win_step, &x, 0);
 	if (x.any)
@@ -352,18 +367,18 @@ static __always_inline int join_fw(__u32 ring, const struct hmb_ring_ref *rr,
 		/*
 		 * A tight tolerance first (with the clock), then the loose
 		 * one, which allows for an estimate gone stale (a step not
-		 * yet recognised), only for a command whose fetch some
-		 * evidence tied to it (this record's slba, or its fetch
-		 * record): a window alone, widened by milliseconds, holds
-		 * the next use of the id, and a predecessor's record that
-		 * came after it was reported would go there, and that one's
-		 * own records on to the next, use after use.
+		 * yet recognised), only for a command that more than its
+		 * window ties to the record (tied()): a window alone,
+		 * widened by milliseconds, holds the next use of the id, and
+		 * a predecessor's record that came after it was reported
+		 * would go there, and that one's own records on to the
+		 * next, use after use.
 		 */
 		which = pick(&key, first, nwait, ph, host, tight, has_slba,
 			     slba, false, &any);
 		if (which < 0 && clock)
 			which = pick(&key, first, nwait, ph, host, tol,
-				     has_slba, slba, ph != HMB_PH_FETCH, &any);
+				     has_slba, slba, true, &any);
 	}
 	if (which < 0) {
 		/* no clock: only a fetch naming another slba fails */

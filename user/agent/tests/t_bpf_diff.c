@@ -28,7 +28,11 @@
  *
  * Compared per command (qid, cid, submit_ns): its phase -> record seq and
  * its verdict (matched / partial / unmatched), and each join against the
- * generator's truth.  HMB_DIFF_CMDS (commands per scenario),
+ * generator's truth.  In the overrun scenario the bridge lags more than
+ * HMB_MAX_WAIT uses of an id on purpose: the joins differ there by
+ * design (the live one gives up the oldest uses), and each command is
+ * held to the truth alone: no record not its own, and all of its own
+ * unless it was given up.  HMB_DIFF_CMDS (commands per scenario),
  * HMB_DIFF_SEED and HMB_DIFF_ONLY (one scenario by name) change the run; HMB_DIFF_KEEP=DIR keeps each scenario's
  * dump and host events (agent JSON lines) for hmb-trace-analyze
  * correlate.  Needs root and BPF; SKIPs otherwise.  TAP.

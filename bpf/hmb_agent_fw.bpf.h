@@ -129,7 +129,8 @@ struct hmb_win_ctx {
 	__u32 nwait;
 	__u32 ph;
 	__u16 want_slba;
-	__u16 loose;		/* with want_slba: the stack is tight */
+	__u16 loose;	/* 16 bits, as want_slba: the programs' combined
+			 * stack has no room for another 8 bytes */
 	int any;
 	int res;
 };

@@ -63,7 +63,7 @@ static __always_inline int blk_issue(struct request *rq, bool btf)
 	if (targ_dev && rq_dev(rq, btf) != targ_dev)
 		return 0;
 	/* no join in block mode: a request they exclude is not tracked */
-	if (!who_take(&who)) {
+	if (!who_take(&who, btf)) {
 		count(HMB_C_CMD_FILTERED);
 		return 0;
 	}

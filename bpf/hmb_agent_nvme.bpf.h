@@ -18,29 +18,45 @@ struct hmb_nreq {
 /*
  * @nr's cmd, status and ctrl in one kernel read (they sit in its first 40
  * bytes on the kernels of the matrix; CO-RE gives the offsets), else one
- * read each.
+ * read each.  @cid (completion; NULL at setup): the command's id too,
+ * taken from the same read when the command sits right after the request
+ * (struct nvme_iod of nvme-pci, nvme-loop: the 8 bytes more hold it),
+ * else read from the command.
  */
 static __always_inline int nvme_nreq(struct nvme_request___hmb *nr,
-				     struct hmb_nreq *o)
+				     struct hmb_nreq *o, __u16 *cid)
 {
 	__u32 oc = bpf_core_field_offset(struct nvme_request___hmb, cmd);
 	__u32 os = bpf_core_field_offset(struct nvme_request___hmb, status);
 	__u32 ok = bpf_core_field_offset(struct nvme_request___hmb, ctrl);
+	__u32 sz = bpf_core_type_size(struct nvme_request___hmb);
+	bool fits = ok + 8 <= sizeof(__u64[8]) && oc + 8 <= ok + 8 &&
+		    os + 2 <= ok + 8 && !(ok & 7) && !(oc & 7) && !(os & 1);
+	bool tail = false;
 	__u64 buf[8];
 
-	if (ok + 8 <= sizeof(buf) && oc + 8 <= ok + 8 && os + 2 <= ok + 8 &&
-	    !(ok & 7) && !(oc & 7) && !(os & 1)) {
-		if (bpf_probe_read_kernel(buf, ok + 8, nr))
-			return -1;
+	if (fits && cid && ok + 8 <= sz && !(sz & 7) &&
+	    sz + 8 <= sizeof(buf) && !bpf_probe_read_kernel(buf, sz + 8, nr))
+		tail = true;
+	else if (fits && bpf_probe_read_kernel(buf, ok + 8, nr))
+		return -1;
+	if (fits) {
 		__builtin_memcpy(&o->cmd, (__u8 *)buf + oc, 8);
 		__builtin_memcpy(&o->ctrl, (__u8 *)buf + ok, 8);
 		__builtin_memcpy(&o->status, (__u8 *)buf + os, 2);
+	} else {
+		o->cmd = BPF_CORE_READ(nr, cmd);
+		o->ctrl = BPF_CORE_READ(nr, ctrl);
+		o->status = BPF_CORE_READ(nr, status);
+	}
+	if (!cid)
+		return 0;
+	if (tail && o->cmd == (void *)((__u64)nr + sz)) {
+		__builtin_memcpy(cid, (__u8 *)buf + sz + NVME_CMD_CID_OFF, 2);
 		return 0;
 	}
-	o->cmd = BPF_CORE_READ(nr, cmd);
-	o->ctrl = BPF_CORE_READ(nr, ctrl);
-	o->status = BPF_CORE_READ(nr, status);
-	return 0;
+	return bpf_probe_read_kernel(cid, sizeof(*cid),
+				     o->cmd + NVME_CMD_CID_OFF) ? -1 : 0;
 }
 
 /*
@@ -77,9 +93,10 @@ static __always_inline void sqe_loads(const __u8 *cmd, __u8 *sqe)
  * and @cmd are tp_btf arguments, whose fields the program loads
  * directly; the PDU after @req is not a field of it, read with a helper
  * either way (nvme_nreq(), whose result is left in @o).  At completion
- * (no @sqe) the command id is read from the command: computed from the
- * request's genctr and tag instead, it missed 975 of 44263 completions
- * on 6.1 (nvme_try_complete_req() bumps genctr on the way to them).
+ * (no @sqe) the command id is the command's, as nvme_nreq() finds it:
+ * computed from the request's genctr and tag instead, it missed 975 of
+ * 44263 completions on 6.1 (nvme_try_complete_req() bumps genctr on the
+ * way to them).
  */
 static __always_inline int nvme_key(struct request *req, void *cmd,
 				    struct hmb_cmd_key *key, __u8 *sqe,
@@ -98,7 +115,7 @@ static __always_inline int nvme_key(struct request *req, void *cmd,
 		return -1;
 	/* nvme_req(req): the PDU right after struct request. */
 	nr = (void *)((__u64)req + bpf_core_type_size(struct request));
-	if (nvme_nreq(nr, o))
+	if (nvme_nreq(nr, o, sqe ? NULL : &cid))
 		return -1;
 	ctrl = o->ctrl;
 	if (!ctrl)
@@ -120,9 +137,6 @@ static __always_inline int nvme_key(struct request *req, void *cmd,
 		if (bpf_probe_read_kernel(sqe, NVME_CMD_HEAD, cmd))
 			return -1;
 		__builtin_memcpy(&cid, sqe + NVME_CMD_CID_OFF, sizeof(cid));
-	} else if (bpf_probe_read_kernel(&cid, sizeof(cid),
-					 o->cmd + NVME_CMD_CID_OFF)) {
-		return -1;
 	}
 	key->cid = cid;
 	return 0;
@@ -282,9 +296,10 @@ struct hmb_setup {
 /*
  * Join core: a command was submitted (also driven by the test program).
  * Its state is written in its slot once claimed (no copy from elsewhere).
+ * @btf: a tp_btf program's (who_take()).
  */
 static __always_inline void join_setup(struct hmb_cmd_key *key,
-				       const struct hmb_setup *a)
+				       const struct hmb_setup *a, bool btf)
 {
 	struct hmb_cmd_slot *old, *s;
 	struct hmb_kseq *ks;
@@ -292,7 +307,7 @@ static __always_inline void join_setup(struct hmb_cmd_key *key,
 	__u32 f, n, flags = 0, gaps0;
 
 	if ((targ_nsid && a->nsid != targ_nsid) ||
-	    (targ_opc >= 0 && a->opc != (__u8)targ_opc) || !who_take(&who))
+	    (targ_opc >= 0 && a->opc != (__u8)targ_opc) || !who_take(&who, btf))
 		flags |= HMB_CF_FILTERED;
 	if (!fw_enabled)
 		flags |= HMB_CF_HOST_ONLY;
@@ -371,7 +386,7 @@ static __always_inline int handle_setup(struct request *req, void *cmd,
 		__builtin_memcpy(&nlb, sqe + NVME_CMD_NLB_OFF, 2);
 		a.nlb = (__u32)nlb + 1;
 	}
-	join_setup(&key, &a);
+	join_setup(&key, &a, btf);
 	return 0;
 }
 

@@ -94,7 +94,7 @@ int hmb_test_drive(struct bpf_raw_tracepoint_args *ctx)
 		a.opc = ctx->args[5];
 		a.nsid = ctx->args[6];
 		a.slba = ctx->args[7];
-		join_setup(&key, &a);
+		join_setup(&key, &a, false);
 		break;
 	case 2:
 		key.ctrl = ctx->args[1];

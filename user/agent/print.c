@@ -113,35 +113,36 @@ void read_counters(uint64_t *c)
 }
 
 /*
- * Sum the per-CPU histogram @id (the BPF side counts into the slots of
- * hmbtrace_hist.h's rule, the layout of struct hmb_log2_hist), then zero
- * it: interval semantics.
+ * This interval's counts of the per-CPU histogram @id (the BPF side counts
+ * into the slots of hmbtrace_hist.h's rule, the layout of struct
+ * hmb_log2_hist): the map's counts only grow, and the interval is what
+ * their sum over the CPUs grew by since the last take.  (Zeroing the map
+ * after reading it lost the samples the programs added in between.)
  */
 static void take_bpf_hist(__u32 id, struct hmb_log2_hist *h)
 {
+	static struct hmb_log2_hist seen[HMB_H_FW_TOTAL];
 	size_t vsz = sizeof(struct hmb_log2_hist);
 	int fd = bpf_map__fd(ag.skel->maps.hists);
 	char *vals = calloc((size_t)ag.nr_cpus, vsz);
+	struct hmb_log2_hist cur = { 0 };
 
 	memset(h, 0, sizeof(*h));
-	if (!vals)
+	if (!vals || id >= HMB_H_FW_TOTAL) {
+		free(vals);
 		return;
+	}
 	if (!bpf_map_lookup_elem(fd, &id, vals)) {
 		for (int cpu = 0; cpu < ag.nr_cpus; cpu++) {
 			const struct hmb_log2_hist *p =
 				(const void *)(vals + (size_t)cpu * vsz);
 
 			for (int s = 0; s < HMB_HIST_SLOTS; s++)
-				h->slots[s] += p->slots[s];
+				cur.slots[s] += p->slots[s];
 		}
-		if (id == HMB_H_HOST_TOTAL)
-			trig_hist_taken(h->slots);
-		memset(vals, 0, (size_t)ag.nr_cpus * vsz);
-		/*
-		 * A sample added between the lookup and this update is lost
-		 * from the interval; biolatency has the same window.
-		 */
-		bpf_map_update_elem(fd, &id, vals, BPF_ANY);
+		for (int s = 0; s < HMB_HIST_SLOTS; s++)
+			h->slots[s] = cur.slots[s] - seen[id].slots[s];
+		seen[id] = cur;
 	}
 	free(vals);
 }

@@ -130,7 +130,7 @@ int trig_start(void)
 	return 0;
 }
 
-/* Add what the map counted since the last look (@sums: since its zeroing). */
+/* Add what the map counted since the last look (@sums: its counts). */
 static void win_add(const uint64_t *sums, uint64_t now_ns)
 {
 	uint64_t sec = now_ns / 1000000000ULL;
@@ -140,22 +140,14 @@ static void win_add(const uint64_t *sums, uint64_t now_ns)
 		memset(w, 0, sizeof(*w));
 		w->sec = sec;
 	}
+	/* the map's counts only grow (print.c, take_bpf_hist()) */
 	for (int s = 0; s < HMB_HIST_SLOTS; s++) {
-		/* below what was seen: the map was zeroed meanwhile */
-		w->slots[s] += sums[s] >= seen[s] ? sums[s] - seen[s] : sums[s];
+		w->slots[s] += sums[s] - seen[s];
 		seen[s] = sums[s];
 	}
 }
 
-void trig_hist_taken(const uint64_t *slots)
-{
-	if (!win)
-		return;
-	win_add(slots, hmb_now_ns(CLOCK_MONOTONIC));
-	memset(seen, 0, sizeof(seen));
-}
-
-/* The map's host histogram summed over the CPUs, not zeroed. */
+/* The map's host histogram summed over the CPUs. */
 static int host_sums(uint64_t *sums)
 {
 	size_t vsz = sizeof(struct hmb_log2_hist);

@@ -56,8 +56,6 @@ __u32 trig_armed_bits(void);		/* rodata trig_armed */
 bool trig_reset_armed(void);
 int trig_start(void);			/* after load: table and evdesc */
 void trig_tick(uint64_t now_ns);	/* percentile thresholds */
-/* print.c's report took (and zeroed) the host histogram whose sums are @h */
-void trig_hist_taken(const uint64_t *slots);
 void trig_event(const struct hmb_trig_event *ev);
 /*
  * A command the sweep took out (its records never came, or it never

@@ -12,16 +12,21 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "tests", "formats"))
+from tap import Tap  # noqa: E402
 
-def check(obj, tag, n):
-    """TAP lines for OBJ's programs, numbered after N; (n, bad)."""
-    bad = 0
+T = Tap()
+
+
+def check(obj, tag):
+    """A TAP line for each of OBJ's programs."""
     try:
         dis = subprocess.run(["llvm-objdump", "-d", "--no-show-raw-insn", obj],
                              check=True, capture_output=True, text=True).stdout
     except (OSError, subprocess.CalledProcessError) as e:
-        print("not ok %d - llvm-objdump -d %s: %s" % (n + 1, obj, e))
-        return n + 1, 1
+        T.ok(False, "llvm-objdump -d %s: %s" % (obj, e))
+        return
     secs = {}
     sec = None
     for line in dis.splitlines():
@@ -69,20 +74,14 @@ def check(obj, tag, n):
             else:
                 color[node] = 2
                 stack.pop()
-        n += 1
         if cycles:
-            bad += 1
-            print("not ok %d - %s%s: loop (back-edge %d -> %d)" % (n, tag, sec, cycles[0][0], cycles[0][1]))
+            T.ok(False, "%s%s: loop (back-edge %d -> %d)" % (tag, sec, cycles[0][0], cycles[0][1]))
         else:
-            print("ok %d - %s%s: no loop (%d instructions)" % (n, tag, sec, len(ins)))
-
-    return n, bad
+            T.ok(True, "%s%s: no loop (%d instructions)" % (tag, sec, len(ins)))
 
 
-n = bad = 0
 for obj in sys.argv[1:]:
-    tag = os.path.basename(obj) + " " if len(sys.argv) > 2 else ""
-    n, b = check(obj, tag, n)
-    bad += b
-print("1..%d" % n)
-sys.exit(1 if bad or not n else 0)
+    check(obj, os.path.basename(obj) + " " if len(sys.argv) > 2 else "")
+if not T.n:
+    T.ok(False, "programs to check (no BPF object named, or none in it)")
+sys.exit(T.done())

@@ -4,15 +4,13 @@
 # checkpatch.pl --strict (from linux-source-6.1 or -6.12), which must report
 # nothing.
 set -u
+. "$(dirname "$0")/../../scripts/lib/tap.sh"
 cp=$1; shift
 # checkpatch seeds its CamelCase list from $root/include; give it an empty
 # one so that it neither warns about a missing tree nor scans one.
 root=$(cd "$(dirname "$cp")/.." && pwd)
 mkdir -p "$root/include"
-echo "1..$#"
-n=0; fail=0
 for f in "$@"; do
-	n=$((n + 1))
 	ignore=FILE_PATH_CHANGES
 	# A UAPI header cannot use the kernel's static_assert(); checkpatch
 	# reads the C11 keyword _Static_assert as CamelCase.
@@ -26,11 +24,9 @@ for f in "$@"; do
 	rc=$?
 	rel=${f#"$(cd "$(dirname "$0")/../.." && pwd)"/}
 	if [ $rc -eq 0 ] && [ -z "$out" ]; then
-		echo "ok $n - checkpatch --strict $rel"
+		tap_ok "checkpatch --strict $rel"
 	else
-		echo "not ok $n - checkpatch --strict $rel"
-		printf '%s\n' "$out" | sed 's/^/# /'
-		fail=1
+		tap_fail "checkpatch --strict $rel" "$out"
 	fi
 done
-exit $fail
+tap_done

@@ -5,19 +5,15 @@
 # (every exported function and documented structure complete), one TAP line
 # per file.
 . "$(dirname "$0")/../../scripts/lib/preamble.sh"
+. "$top/scripts/lib/tap.sh"
 set +e
 kd=$1; shift
-echo "1..$#"
-n=0; fail=0
 for f in "$@"; do
-	n=$((n + 1))
 	out=$(perl "$kd" -none "$f" 2>&1)
 	if [ -z "$out" ]; then
-		echo "ok $n - kernel-doc ${f#"$top"/}"
+		tap_ok "kernel-doc ${f#"$top"/}"
 	else
-		echo "not ok $n - kernel-doc ${f#"$top"/}"
-		printf '%s\n' "$out" | sed 's/^/# /'
-		fail=1
+		tap_fail "kernel-doc ${f#"$top"/}" "$out"
 	fi
 done
-exit $fail
+tap_done

@@ -11,10 +11,7 @@
 # has no HMB; the hmb-* suites on the HMB-capable controller, vm-nvme:).
 set -u
 src=$1 out=$2 kdir=$3 top=$4 series=${5:-6.1}
-t=0 fail=0
-ok() { t=$((t + 1)); echo "ok $t - $*"; }
-nok() { t=$((t + 1)); echo "not ok $t - $*"; fail=1; }
-echo "1..5"
+. "$top/scripts/lib/tap.sh"
 rm -rf "$out"
 mkdir -p "$out/drivers/nvme"
 cp -a "$src/drivers/nvme/host" "$out/drivers/nvme/"
@@ -27,20 +24,18 @@ rm -f "$diag"
 for p in "${patches[@]}" "$top/Kconfig.patch"; do
 	name=${p#"$top"/}
 	if log=$(patch -d "$out" -p1 -F0 -N --no-backup-if-mismatch <"$p" 2>&1); then
-		ok "$name applies to linux-source-$series without fuzz"
+		tap_ok "$name applies to linux-source-$series without fuzz"
 	else
-		nok "$name applies to linux-source-$series without fuzz"
-		printf '%s\n' "$log" | sed 's/^/# /'
+		tap_fail "$name applies to linux-source-$series without fuzz" "$log"
 		applied=0
 	fi
 done
 if [ $applied = 1 ] && log=$(perl "$src/scripts/checkpatch.pl" --strict --no-tree \
 		--root="$src" --no-summary --terse --ignore FILE_PATH_CHANGES \
 		"${patches[@]}" 2>&1) && [ -z "$log" ]; then
-	ok "checkpatch --strict kernel/patches ($series)"
+	tap_ok "checkpatch --strict kernel/patches ($series)"
 else
-	nok "checkpatch --strict kernel/patches ($series)"
-	printf '%s\n' "$log" | sed 's/^/# /'
+	tap_fail "checkpatch --strict kernel/patches ($series)" "$log"
 fi
 # Only nvme.ko: nvme-core and the fabrics drivers are Debian's, unchanged.
 dir=$out/drivers/nvme/host
@@ -51,14 +46,14 @@ if [ $applied = 1 ] && log=$(make -C "$kdir" M="$dir" \
 		KCFLAGS="-I$top/kernel/include -I$top/include/uapi" \
 		modules 2>&1) && [ -f "$dir/nvme.ko" ] && \
 		! printf '%s\n' "$log" | grep -qE 'warning:|error:'; then
-	ok "patched nvme.ko builds against $(basename "$kdir") without warnings"
+	tap_ok "patched nvme.ko builds against $(basename "$kdir") without warnings"
 else
-	nok "patched nvme.ko builds against $(basename "$kdir") without warnings"
-	printf '%s\n' "$log" | grep -E 'warning|error|Error' | head -40 | sed 's/^/# /'
+	tap_fail "patched nvme.ko builds against $(basename "$kdir") without warnings" \
+		"$(printf '%s\n' "$log" | grep -E 'warning|error|Error' | head -40)"
 fi
 if [ -f "$dir/nvme.ko" ] && modinfo -F parm "$dir/nvme.ko" | grep -q '^hmb_trace_kb:'; then
-	ok "patched nvme.ko has the hmb_trace_kb parameter"
+	tap_ok "patched nvme.ko has the hmb_trace_kb parameter"
 else
-	nok "patched nvme.ko has the hmb_trace_kb parameter"
+	tap_fail "patched nvme.ko has the hmb_trace_kb parameter"
 fi
-exit $fail
+tap_done

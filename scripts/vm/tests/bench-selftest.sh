@@ -13,14 +13,12 @@
 # excerpts in tests/consoles/ and on two suites that fake its signature).
 # The fixtures' own TAP goes to a scratch directory, not build/test-results.
 . "$(dirname "$0")/../../lib/preamble.sh"
+. "$top/scripts/lib/tap.sh"
 set +e	# a failed check is reported, the next one runs
 fx=$top/scripts/vm/tests/fixtures
 run=$top/build/vm/runs/bench-selftest
 taps=$run/taps
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; [ -z "${2:-}" ] || printf '%s\n' "$2" | sed 's/^/# /'; }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d" "$(cat "$taps"/vm-*.tap 2>/dev/null | head -60)"; fi; }
+check() { local d=$1; shift; if "$@"; then tap_ok "$d"; else tap_fail "$d" "$(cat "$taps"/vm-*.tap 2>/dev/null | head -60)"; fi; }
 
 if [ -n "${CI:-}" ]; then export HMB_SELFTEST_CI=$CI; else export HMB_SELFTEST_CI=; fi
 rm -rf "$taps"
@@ -34,9 +32,8 @@ rc=$?
 t1=$(date +%s)
 echo "# vm-run exited $rc after $((t1 - t0)) s"
 if grep -q '# SKIP' "$taps/vm-good.tap" 2>/dev/null; then
-	echo "ok 1 - vm bench self-test # SKIP $(sed -n 's/.*# SKIP //p' "$taps/vm-good.tap")"
-	echo "1..1"
-	exit 0
+	tap_skip "vm bench self-test" "$(sed -n 's/.*# SKIP //p' "$taps/vm-good.tap")"
+	tap_done
 fi
 check "vm-run exits non-zero when a suite failed" test "$rc" -ne 0
 check "good: every check passed" sh -c "! grep -q '^not ok' '$taps/vm-good.tap' && [ \$(grep -c '^ok' '$taps/vm-good.tap') -eq 6 ]"
@@ -139,5 +136,4 @@ out=$("$top/scripts/vm/vm-run" --run-dir "$run/oops" --tap-dir "$run/oops/taps" 
 rc=$?
 check "race signature, guest alive, suite failed: fails (exit $rc) after exactly two boots, noted" \
 	sh -c "[ $rc -ne 0 ] && [ \$(printf '%s' \"\$1\" | grep -c 'the TCG text-patching race; booting once more') -eq 1 ] && grep -q '^# note: the first boot failed (its kernel crashed while suite fakeoops ran: int3 trap' '$run/oops/taps/vm-fakeoops.tap'" sh "$out"
-echo "1..$n"
-[ $failed -eq 0 ]
+tap_done

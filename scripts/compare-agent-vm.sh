@@ -41,23 +41,21 @@ cat > "$ab/agent-ab.sh" <<EOT
 # vm-timeout: $((rounds * 2 * (4 * secs + 120) + 60))
 # vm-alone: yes
 $(grep '^# vm-nvme' "$top/user/agent/vm-suite/agent-bench.sh")
-n=0
+. "\$HMB_REPO/scripts/vm/lib/tap.sh"
 for r in \$(seq 1 $rounds); do
 	for v in this ref; do
-		n=\$((n + 1))
 		mkdir -p "\$HMB_RESULTS/\$v-\$r"
 		HMB_BIN=/repo/build/bench-ab/\$v HMB_RESULTS=\$HMB_RESULTS/\$v-\$r \\
 			HMB_AGENT_BENCH_SECS=$secs \\
 			sh "\$HMB_REPO/user/agent/vm-suite/agent-bench.sh" > "\$HMB_RESULTS/\$v-\$r/tap.txt" 2>&1
 		if [ -s "\$HMB_RESULTS/\$v-\$r/bench.txt" ]; then
-			echo "ok \$n - \$v-\$r: \$(tr '\n' ' ' < "\$HMB_RESULTS/\$v-\$r/bench.txt")"
+			tap_ok "\$v-\$r: \$(tr '\n' ' ' < "\$HMB_RESULTS/\$v-\$r/bench.txt")"
 		else
-			echo "not ok \$n - \$v-\$r: agent-bench wrote no bench.txt"
-			sed 's/^/# /' "\$HMB_RESULTS/\$v-\$r/tap.txt"
+			tap_fail "\$v-\$r: agent-bench wrote no bench.txt" "\$(cat "\$HMB_RESULTS/\$v-\$r/tap.txt")"
 		fi
 	done
 done
-echo "1..\$n"
+tap_done
 EOT
 chmod +x "$ab/agent-ab.sh"
 "$top/scripts/vm/vm-run" --run-dir "$top/build/vm/runs/bench-ab" "$ab/agent-ab.sh" >&2

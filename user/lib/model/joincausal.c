@@ -419,7 +419,7 @@ static size_t refuse(struct hmb_join *j)
 static long best_fit(const struct hmb_join *j, size_t i)
 {
 	const struct hmb_host_cmd *h = &j->host[i];
-	uint32_t key = (uint32_t)h->qid << 16 | h->cid;
+	uint32_t key = hmb__host_key(h);
 	double best = 0;
 	long bk = -1;
 
@@ -678,7 +678,7 @@ static void note_near(struct hmb_join *j)
 {
 	for (size_t i = 0; i < j->nhost; i++) {
 		const struct hmb_host_cmd *h = &j->host[i];
-		uint32_t key = (uint32_t)h->qid << 16 | h->cid;
+		uint32_t key = hmb__host_key(h);
 		double best = 0;
 		long bk = -1;
 

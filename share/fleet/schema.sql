@@ -137,3 +137,30 @@ CREATE TABLE IF NOT EXISTS hmb.losses AS hmb.losses_local
 	ENGINE = Distributed(hmb_fleet, hmb, losses_local, cityHash64(host));
 CREATE TABLE IF NOT EXISTS hmb.clock AS hmb.clock_local
 	ENGINE = Distributed(hmb_fleet, hmb, clock_local, cityHash64(host));
+
+-- The drive's Persistent Event Log (NVMe log page 0Dh), exported with the
+-- dump it was read beside (export --pel FILE): one row per event, placed
+-- on the host's clock like the commands (host_ns: wall clock through the
+-- dump's sidecar) with its bound, or not placed and why.
+CREATE TABLE IF NOT EXISTS hmb.pel_events_local (
+	day        Date,
+	host       String,
+	ring       String,
+	trace_id   UInt64,
+	pel_id     UInt64,  -- row id: the event's index in its log
+	serial     String,  -- the log header's serial and model numbers
+	model      String,
+	event_type UInt8,   -- Event Type (0Dh thermal excursion, ...)
+	event      String,  -- its name: thermal_excursion, power_on_reset, ...
+	ctrl_ms    UInt64,  -- the controller's timestamp (ms)
+	ts_origin  UInt8,   -- its origin: 0 since reset, 1 set by the host
+	place      String,  -- placed | before_epoch | other_origin | after_read | before_boot | no_clock
+	host_ns    UInt64,  -- host time (as commands.submit_ns), 0 = not placed
+	bound_ns   UInt64,  -- +/- bound of host_ns
+	fields     String   -- the event's fields, "name=value ..." (cut at 120 bytes)
+) ENGINE = ReplacingMergeTree
+PARTITION BY day
+ORDER BY (host, serial, host_ns, trace_id, pel_id);
+
+CREATE TABLE IF NOT EXISTS hmb.pel_events AS hmb.pel_events_local
+	ENGINE = Distributed(hmb_fleet, hmb, pel_events_local, cityHash64(host));

@@ -35,6 +35,7 @@ from fwgen import (Workload, EVENT_NAME, PHASE_NAME, PHASE_OF,  # noqa: E402
                    OP_FETCH, OP_MSTART, OP_MEND, OP_XFER, OP_CQE,
                    write_agent_jsonl)
 from tap import Tap, run  # noqa: E402
+import pelcase  # noqa: E402
 
 T = Tap()
 BIN = sys.argv[1]
@@ -448,6 +449,51 @@ if res:
     T.ok(r.returncode == 0 and d.size * 8 <= os.path.getsize(js),
          "--host: the protobuf (%d bytes) is at most 1/8 of the JSON "
          "(%d bytes)" % (d.size, os.path.getsize(js)))
+
+# --pel: the Persistent Event Log's placed events, instants on a track of
+# their own at their host time mapped by the join's clock (pelcase.py:
+# host = fw + pelcase.OFF exactly), in both Perfetto outputs
+PW = os.path.join(WORK, "pel")
+os.mkdir(PW)
+pk = pelcase.make(PW)
+pelcase.write_clock(pk["log"], pk["mono_before"], pelcase.pg.ts(pelcase.C))
+want_pel = {i: v["host_ns"] - pelcase.OFF for i, v in pk["placed"].items()}
+r, out = convert(pk["dump"], ["--host", pk["host"], "--pel", pk["log"]])
+got_pel = {}
+if T.ok(r.returncode == 0, "--pel: exit 0", r.stderr):
+    d = Decoded(out)
+    tr = [u for u, t in d.tracks.items()
+          if t.name.startswith("NVMe Persistent Event Log")]
+    got_pel = {e["args"]["index"]: (e["ts"], e["name"], e["args"])
+               for e in d.events if tr and e["track"] == tr[0] and
+               e["type"] == TE.TYPE_INSTANT}
+    T.ok(not d.problems and len(tr) == 1 and
+         sorted(got_pel) == sorted(want_pel) and
+         all(abs(got_pel[i][0] - t) <= 5000 for i, t in want_pel.items())
+         and got_pel[2][1] == "thermal_excursion" and
+         got_pel[2][2]["fields"] == "over_temp=3 threshold=75" and
+         got_pel[2][2]["commands_overlapped"] ==
+         len(pk["placed"][2]["over"]),
+         "--pel: the 3 placed events as instants on their own track, each "
+         "at its firmware time within 5 us, with its fields and overlaps",
+         (d.problems[:3], {i: v[:2] for i, v in got_pel.items()},
+          want_pel))
+r, js = convert(pk["dump"], ["--host", pk["host"], "--pel", pk["log"]],
+                to="perfetto-json", ext=".json")
+if T.ok(r.returncode == 0, "--pel perfetto-json: exit 0", r.stderr):
+    import json
+    doc = json.load(open(js))
+    ev = {e["args"]["index"]: e["ts"] for e in doc["traceEvents"]
+          if e.get("cat") == "pel"}
+    T.ok(sorted(ev) == sorted(want_pel) and
+         all(abs(ev[i] * 1000 - t) <= 5000 for i, t in want_pel.items())
+         and doc["metadata"]["pel_on_timeline"] == 3 and
+         doc["metadata"]["pel_events"] == 7,
+         "--pel perfetto-json: the same instants, counted in the metadata",
+         (ev, want_pel))
+r, _ = convert(pk["dump"], ["--pel", pk["log"]])
+T.ok(r.returncode == 2 and b"--pel needs --host" in r.stderr,
+     "--pel without --host: usage error (no clock to place it)", r.stderr)
 
 # The format from OUT's extension; errors
 dump = os.path.join(WORK, "clean.bin")

@@ -615,9 +615,11 @@ static int load_bpf(bool btf)
 		return -1;
 	}
 	ag.skel->rodata->fw_enabled = ag.fw_on;
-	/* --snapshot-dir: every command goes into the window */
+	/* --snapshot-dir: every command goes into the window; --pel: into
+	 * the commands an event is shown with */
 	ag.skel->rodata->emit_all = ag.use_nvme || ag.env.per_command ||
-				    ag.env.export_url || ag.env.snap_dir;
+				    ag.env.export_url || ag.env.snap_dir ||
+				    ag.env.pel_dev;
 	ag.skel->rodata->targ_ctrl = ag.use_nvme ? ag.ctrl : -1;
 	ag.skel->rodata->targ_nsid = ag.nsid;
 	ag.skel->rodata->targ_opc = ag.env.opcode;
@@ -714,6 +716,7 @@ static void on_cmd(void *ctx, const struct hmb_cmd *c)
 {
 	print_cmd_line(ctx, c);
 	export_cmd(c);
+	agent_pel_cmd(c);
 	/* kept as it is: formatted only if a bundle holds it */
 	if (ag.env.snap_dir)
 		snap_host(c, sizeof(*c), c->h.complete_ns ? c->h.complete_ns :
@@ -833,6 +836,7 @@ static int run_loop(struct ring_buffer *rb)
 		if (now >= next_report) {
 			hmb_live_tick(&ag.live);
 			print_report("interval", false);
+			agent_pel_report();
 			hmb_live_new_interval(&ag.live);
 			if (!ag.use_nvme && e->top_n)
 				ag.skel->bss->emit_floor_ns = 0;
@@ -913,6 +917,7 @@ static void drain(struct ring_buffer *rb)
 		snap_finish(hmb_now_ns(CLOCK_MONOTONIC), clock_json());
 	}
 	print_report("summary", true);
+	agent_pel_report();
 }
 
 static int finish(int err)
@@ -923,6 +928,7 @@ static int finish(int err)
 		err = -EIO;
 	export_stop(0);
 	export_free();
+	agent_pel_close();
 	unmap_join_maps();
 	hmb_agent__destroy(ag.skel);
 	hmb_live_free(&ag.live);
@@ -969,6 +975,10 @@ int main(int argc, char **argv)
 			strerror(errno));
 		ring_buffer__free(rb);
 		return finish(err);
+	}
+	if (agent_pel_open()) {
+		ring_buffer__free(rb);
+		return finish(-EINVAL);
 	}
 	if (start_model() || export_start()) {
 		ring_buffer__free(rb);

@@ -64,6 +64,7 @@ struct env {
 	enum issue_stamp issue_stamp;	/* --issue-stamp */
 	enum fw_event fw_event;		/* --fw-event */
 	const char *export_url;		/* --export: the fleet store */
+	const char *pel_dev;		/* --pel: the controller's PEL */
 	const char *export_credentials;	/* --export-credentials FILE */
 	const char *export_host;
 	size_t export_queue;		/* rows */
@@ -130,6 +131,13 @@ struct agent {
 };
 
 extern struct agent ag;
+
+/* pel.c: --pel, the Persistent Event Log in the live report */
+struct hmb_cmd;
+int agent_pel_open(void);
+void agent_pel_cmd(const struct hmb_cmd *c);
+void agent_pel_report(void);
+void agent_pel_close(void);
 
 /* probe.c */
 const char *tracefs(void);

@@ -27,7 +27,7 @@ static void usage(FILE *f)
 "                       [--clock-window N] [--ringbuf-mb MB] [-w FILE]\n"
 "                       [--issue-stamp auto|kernel|bpf]\n"
 "                       [--fw-event auto|batch|record]\n"
-"                       [--export URL [--export-credentials FILE]\n"
+"                       [--pel DEV] [--export URL [--export-credentials FILE]\n"
 "                       [--export-hostname NAME]\n"
 "                       [--export-queue N] [--export-wait MS]]\n"
 "                       [--pid PID] [--comm NAME] [--cgroup PATH]\n"
@@ -83,6 +83,11 @@ static void usage(FILE *f)
 "                         a dump in the daemon's format with its sidecar\n"
 "                         FILE.meta (ring R > 0: FILE.ringR), for\n"
 "                         hmb-trace-analyze correlate/report/convert/stats\n"
+"      --pel DEV          the controller's Persistent Event Log (/dev/nvmeN,\n"
+"                         admin passthrough): read at start and after each\n"
+"                         report, its new events placed on the host clock\n"
+"                         with the commands around them (text lines after\n"
+"                         the report, {\"type\":\"pel\"} JSON lines)\n"
 "      --export URL       send the fleet store's rows while running (ClickHouse\n"
 "                         HTTP URL, docs/fleet.md): every command, firmware\n"
 "                         record and clock estimate, and the loss counters at\n"
@@ -226,6 +231,7 @@ enum {
 	OPT_EXPORT_QUEUE, OPT_EXPORT_WAIT, OPT_ISSUE_STAMP, OPT_FW_EVENT,
 	OPT_EXPORT_CRED, OPT_TRIGGER, OPT_SNAP_DIR, OPT_PRE, OPT_POST,
 	OPT_WINDOW, OPT_MAX_SNAPS, OPT_HOLDOFF, OPT_PID, OPT_COMM, OPT_CGROUP,
+	OPT_PEL,
 };
 
 static const struct option long_opts[] = {
@@ -244,6 +250,7 @@ static const struct option long_opts[] = {
 	{ "ringbuf-mb", required_argument, NULL, OPT_RINGBUF },
 	{ "write", required_argument, NULL, 'w' },
 	{ "export", required_argument, NULL, OPT_EXPORT },
+	{ "pel", required_argument, NULL, OPT_PEL },
 	{ "export-hostname", required_argument, NULL, OPT_EXPORT_HOST },
 	{ "export-credentials", required_argument, NULL, OPT_EXPORT_CRED },
 	{ "export-queue", required_argument, NULL, OPT_EXPORT_QUEUE },
@@ -330,6 +337,7 @@ static bool option(struct env *e, int opt, const char *arg)
 		e->dump_path = arg;
 		break;
 	case OPT_EXPORT: e->export_url = arg; break;
+	case OPT_PEL: e->pel_dev = arg; break;
 	case OPT_EXPORT_HOST: e->export_host = arg; break;
 	case OPT_EXPORT_CRED: e->export_credentials = arg; break;
 	case OPT_EXPORT_QUEUE:

@@ -145,6 +145,12 @@ void usage_convert(FILE *f)
 "                       host commands in flight\n"
 "      --ctrl N         perfetto(-json): the host controller of FILE (see correlate\n"
 "                       --help)\n"
+"      --pel PELFILE    perfetto(-json), with --host: the drive's Persistent\n"
+"                       Event Log saved by 'pel --device DEV --save PELFILE',\n"
+"                       each event placed on the host clock (PELFILE.clock)\n"
+"                       then on the firmware time line by the join's clock:\n"
+"                       instants on a track \"NVMe Persistent Event Log\" with\n"
+"                       the host time, bound and fields as args\n"
 "      --meta PATH      read this sidecar instead of FILE.meta\n"
 "      --no-meta        ignore FILE.meta\n"
 "      --dup-window N   see decode --help\n"
@@ -170,7 +176,7 @@ void usage_convert(FILE *f)
 "  " PROG " convert trace.bin trace.json --to perfetto-json\n");
 }
 
-enum { OPT_RAW = 0x200, OPT_HOST, OPT_CTRL };
+enum { OPT_RAW = 0x200, OPT_HOST, OPT_CTRL, OPT_PEL };
 
 static const struct option convert_opts[] = {
 	{ "to", required_argument, NULL, 't' },
@@ -179,6 +185,7 @@ static const struct option convert_opts[] = {
 	{ "raw", no_argument, NULL, OPT_RAW },
 	{ "host", required_argument, NULL, OPT_HOST },
 	{ "ctrl", required_argument, NULL, OPT_CTRL },
+	{ "pel", required_argument, NULL, OPT_PEL },
 	{ "help", no_argument, NULL, 'h' },
 	INPUT_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
@@ -227,6 +234,7 @@ static int option(struct conv *c, int opt, const char *arg,
 		return 0;
 	case OPT_RAW: c->raw = true; c->given |= CO_RAW; return 0;
 	case OPT_HOST: c->host = arg; c->given |= CO_HOST; return 0;
+	case OPT_PEL: c->pel = arg; c->given |= CO_HOST; return 0;
 	case OPT_CTRL:
 		c->given |= CO_HOST;
 		return parse_ctrl(arg, &c->ctrl);
@@ -239,7 +247,7 @@ static int option(struct conv *c, int opt, const char *arg,
 }
 
 static const char *const opt_names[] = {
-	"--names", "--dict", "--host/--ctrl", "--raw",
+	"--names", "--dict", "--host/--ctrl/--pel", "--raw",
 	"--meta/--no-meta/--dup-window",
 };
 
@@ -275,6 +283,10 @@ int cmd_convert(int argc, char **argv)
 			       f->name, opt_names[k]);
 			return EXIT_USAGE;
 		}
+	if (c.pel && !c.host) {
+		usagef("--pel needs --host: the join's clock places the log on the firmware time line");
+		return EXIT_USAGE;
+	}
 	if (c.raw && (c.given & CO_INPUT)) {
 		usagef("--to ctf --raw: the dump is described as it is; --meta, --no-meta and --dup-window do not apply");
 		return EXIT_USAGE;

@@ -14,6 +14,7 @@
 
 #include "analyze.h"
 #include "correlate.h"
+#include "pelhost.h"
 
 /* ---------------------------------------------------------------- text */
 
@@ -184,11 +185,15 @@ static void final_hists(struct hmb_json *j, const struct corr *c)
 	hmb_quant_json(j, s);
 }
 
-/* The final line, after the "cmd" lines the join streamed through @j. */
-static void print_final(struct hmb_json *j, const struct corr *c)
+/* The final line, after the "cmd" lines the join streamed through @j
+ * (and the "pel" lines of --pel). */
+static void print_final(struct hmb_json *j, const struct corr *c,
+			const struct pelh *pel)
 {
 	if (j->ob->err)
 		return;
+	if (pel)
+		pelh_json_lines(j, pel);
 	hmb_json_obj(j);
 	hmb_json_kv_str(j, "type", "final");
 	hmb_json_kv_str(j, "host_format",
@@ -197,6 +202,8 @@ static void print_final(struct hmb_json *j, const struct corr *c)
 	final_totals(j, c);
 	final_clock(j, c);
 	final_hists(j, c);
+	if (pel)
+		pelh_json_totals(j, pel);
 	hmb_json_end(j);
 	hmb_json_nl(j);
 }
@@ -233,6 +240,13 @@ void usage_correlate(FILE *f)
 "                       whole input at once, memory growing with it)\n"
 "      --late-ms MS     reordering a window absorbs, in host ms (default 100):\n"
 "                       a command later than that is counted late, not lost\n"
+"      --pel FILE       the drive's Persistent Event Log saved by 'pel --device\n"
+"                       DEV --save FILE' (FILE.clock places it on the host\n"
+"                       clock): each event with its host time and bound and\n"
+"                       the commands it overlapped (text: a section in time\n"
+"                       order; json: one {\"type\":\"pel\"} line per event\n"
+"                       before the final line); events before the controller\n"
+"                       clock's last reset or change are listed, not placed\n"
 "  -o, --output PATH    write to PATH instead of stdout\n"
 "  -h, --help           this help\n"
 "\n"
@@ -256,14 +270,36 @@ static const struct option corr_opts[] = {
 	{ "dict", required_argument, NULL, 'D' },
 	{ "window", required_argument, NULL, 'W' },
 	{ "late-ms", required_argument, NULL, 'L' },
+	{ "pel", required_argument, NULL, 'P' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
 
+/* --pel: every command to the log's events, then to the JSON line. */
+struct pel_tap {
+	struct pelh *pel;
+	corr_cmd_fn fn;
+	void *ctx;
+};
+
+static int pel_cmd(void *ctx, const struct hmb_join *jn, size_t i,
+		   const struct hmb_cmd *c)
+{
+	struct pel_tap *t = ctx;
+
+	if (c->h.ctrl == hmb_join_ctrl(jn))
+		pelh_cmd(t->pel, c);
+	return t->fn ? t->fn(t->ctx, jn, i, c) : 0;
+}
+
 int cmd_correlate(int argc, char **argv)
 {
-	const char *dict_path = NULL, *out_path = NULL;
+	const char *dict_path = NULL, *out_path = NULL, *pel_path = NULL;
+	struct pelh pel;
+	struct pel_tap tap = { 0 };
+	corr_cmd_fn fn;
+	void *fn_ctx;
 	struct hmb_dict *dict = NULL;
 	unsigned int top = 10;
 	FILE *out = stdout;
@@ -309,6 +345,9 @@ int cmd_correlate(int argc, char **argv)
 				return EXIT_USAGE;
 			win.late_ns = v * 1000000ull;
 			break;
+		case 'P':
+			pel_path = optarg;
+			break;
 		case 'o':
 			out_path = optarg;
 			break;
@@ -328,13 +367,20 @@ int cmd_correlate(int argc, char **argv)
 		usagef("expected FW_DUMP and HOST_EVENTS");
 		return EXIT_USAGE;
 	}
-	if (dict_open(dict_path, &dict))
+	if (pel_path && pelh_load(&pel, pel_path))
 		return EXIT_BADINPUT;
+	if (dict_open(dict_path, &dict)) {
+		if (pel_path)
+			pelh_free(&pel);
+		return EXIT_BADINPUT;
+	}
 	if (out_path && strcmp(out_path, "-") != 0) {
 		out = fopen(out_path, "w");
 		if (!out) {
 			errorf("%s: cannot create: %s", out_path, strerror(errno));
 			hmb_dict_free(dict);
+			if (pel_path)
+				pelh_free(&pel);
 			return EXIT_BADINPUT;
 		}
 	}
@@ -345,15 +391,24 @@ int cmd_correlate(int argc, char **argv)
 	}
 	hmb_json_init(&j, &ob);
 	/* JSON: every command written as the join hands it out */
+	fn = json && per_cmd ? cmd_line : NULL;
+	fn_ctx = &j;
+	if (pel_path) {
+		tap = (struct pel_tap){ .pel = &pel, .fn = fn, .ctx = &j };
+		fn = pel_cmd;
+		fn_ctx = &tap;
+	}
 	rc = corr_run(&c, argv[optind], argv[optind + 1], dict, ctrl, top,
-		      &win, json && per_cmd ? cmd_line : NULL, &j);
+		      &win, fn, fn_ctx);
 	if (json) {
 		if (!rc)
-			print_final(&j, &c);
+			print_final(&j, &c, pel_path ? &pel : NULL);
 		/* a write error is reported below, from the stream */
 		hmb_ob_close(&ob);
 	} else if (!rc) {
 		print_text(out, &c, dict);
+		if (pel_path)
+			pelh_print(out, &pel);
 	}
 	if (!rc)
 		print_late(&c);
@@ -370,5 +425,7 @@ out:
 	if (!rc)
 		corr_free(&c);
 	hmb_dict_free(dict);
+	if (pel_path)
+		pelh_free(&pel);
 	return rc;
 }

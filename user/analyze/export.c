@@ -9,7 +9,9 @@
  *   clock       the host's clocks when the daemon opened the dump (sidecar);
  *   commands    with --host: every host command joined with its firmware
  *               records by libhmbtrace's offline join (hmb_join_stream),
- *               as `correlate` joins and judges them.
+ *               as `correlate` joins and judges them;
+ *   pel_events  with --pel: the drive's Persistent Event Log, each event
+ *               placed on the host's clock as correlate --pel places it.
  * Streaming: memory is one batch buffer per table, whatever the input size;
  * the join (--host) holds one window of commands (hmb_join_stream).
  */
@@ -26,15 +28,19 @@
 #include "analyze.h"
 #include "correlate.h"
 #include "hmbtrace_ch.h"
+#include "pelhost.h"
 
 #define NS_PER_DAY (86400ull * 1000000000ull)
 /* Row ids of the per-trace counters: above every record offset. */
 #define LOSS_ID_COUNTERS (1ull << 62)
 #define NAME_MAX_LEN 255
 
-enum { T_RECORDS, T_LOSSES, T_CLOCK, T_COMMANDS, T_COUNT };
+enum { T_RECORDS, T_LOSSES, T_CLOCK, T_COMMANDS, T_PEL, T_COUNT };
 static const char *const tnames[T_COUNT] = { "fw_records", "losses", "clock",
-					     "commands" };
+					     "commands", "pel_events" };
+static const char pel_events_cols[] =
+	"day, host, ring, trace_id, pel_id, serial, model, event_type, event, "
+	"ctrl_ms, ts_origin, place, host_ns, bound_ns, fields";
 
 
 struct exporter {
@@ -54,7 +60,16 @@ struct exporter {
 	double clock_err;	/* the join's offset error bound */
 	uint64_t cmd_id;
 	struct hmb_ch_ident id;	/* day, host, trace_id, the drive */
+	/* --pel: the pel_events table, the log loaded before any row */
+	const char *pel_path;
+	struct pelh pel;
 };
+
+/* Whether table @t is written by this export. */
+static bool table_on(const struct exporter *e, int t)
+{
+	return (t != T_COMMANDS || e->cmds) && (t != T_PEL || e->pel_path);
+}
 
 void usage_export(FILE *f)
 {
@@ -88,6 +103,11 @@ void usage_export(FILE *f)
 "                        belongs to (default: the only one in HOSTFILE)\n"
 "      --dict FILE       with --host: event dictionary (default: the\n"
 "                        shipped one)\n"
+"      --pel PELFILE     the drive's Persistent Event Log saved by 'pel\n"
+"                        --device DEV --save PELFILE': each event into\n"
+"                        pel_events, placed on the host's clock by\n"
+"                        PELFILE.clock (host times on the wall clock as the\n"
+"                        commands' are), with its bound, or not placed and why\n"
 "      --serial S, --model M, --fw-rev R   the drive, for the commands rows\n"
 "                        (default empty)\n"
 "      --hostname NAME   host the trace comes from (default: this host's\n"
@@ -129,7 +149,8 @@ void usage_export(FILE *f)
 "not exported; run again to finish); 2 on bad usage.\n"
 "\n"
 "JSON keys: file, url, database, host, ring, day, trace_id (hex string),\n"
-"tables {fw_records, losses, clock (and commands with --host): {rows,\n"
+"tables {fw_records, losses, clock (and commands with --host, pel_events\n"
+"with --pel): {rows,\n"
 "present, inserted, batches, not_exported, verified}}, retries, error (null\n"
 "or the message).\n"
 "\n"
@@ -260,6 +281,43 @@ static int export_commands(struct exporter *e, const char *file,
 	corr_free(&c);
 	hmb_dict_free(dict);
 	return 0;
+}
+
+/* --pel: one pel_events row per event of the log (a failed sink counts). */
+static void export_pel(struct exporter *e)
+{
+	struct hmb_ch_sink *s = &e->sink[T_PEL];
+	const struct pelh *p = &e->pel;
+	int64_t wall_off = 0;
+
+	if (e->in->have_sidecar)
+		wall_off = (int64_t)(e->in->sidecar.realtime_ns -
+				     e->in->sidecar.monotonic_ns);
+	for (size_t i = 0; i < p->n; i++) {
+		const struct pelh_ev *x = &p->ev[i];
+		char nb[16];
+
+		if (hmb_ch_sink_admit(s, x->index) <= 0)
+			continue;	/* present, or a failure counted */
+		snprintf(nb, sizeof(nb), "type_%02x", x->type);
+		hmb_rb_u16(s, e->id.day);
+		hmb_rb_str(s, e->host);
+		hmb_rb_str(s, e->ring);
+		hmb_rb_u64(s, e->x.trace_id);
+		hmb_rb_u64(s, x->index);
+		hmb_rb_str(s, p->h.sn);
+		hmb_rb_str(s, p->h.mn);
+		hmb_rb_u8(s, x->type);
+		hmb_rb_str(s, x->name ? x->name : nb);
+		hmb_rb_u64(s, x->ts.ms);
+		hmb_rb_u8(s, x->ts.origin);
+		hmb_rb_str(s, pel_unplaced_name(x->why));
+		hmb_rb_u64(s, x->why == PEL_PLACED ?
+			   (uint64_t)((int64_t)x->mono_ns + wall_off) : 0);
+		hmb_rb_u64(s, x->bound_ns);
+		hmb_rb_str(s, x->fields);
+		hmb_ch_sink_commit_row(s);
+	}
 }
 
 /* ------------------------------------------------------------ identity */
@@ -401,7 +459,7 @@ static void summary_json(struct hmb_outbuf *ob, struct exporter *e,
 	for (int t = 0; t < T_COUNT; t++) {
 		const struct hmb_ch_sink *s = &e->sink[t];
 
-		if (t == T_COMMANDS && !e->cmds)
+		if (!table_on(e, t))
 			continue;
 		hmb_json_key_str(&j, tnames[t]);
 		hmb_json_obj(&j);
@@ -443,7 +501,7 @@ static void summary(struct exporter *e, const char *file, bool json, int rc)
 		for (int t = 0; t < T_COUNT; t++) {
 			const struct hmb_ch_sink *s = &e->sink[t];
 
-			if (t == T_COMMANDS && !e->cmds)
+			if (!table_on(e, t))
 				continue;
 			hmb_ob_printf(&ob, "  %-10s %10" PRIu64 " rows: %" PRIu64 " inserted in %" PRIu64
 				      " batch%s, %" PRIu64 " already there",
@@ -485,6 +543,7 @@ static const struct option export_opts[] = {
 	{ "model", required_argument, NULL, 'm' },
 	{ "fw-rev", required_argument, NULL, 'w' },
 	{ "export-credentials", required_argument, NULL, 'C' },
+	{ "pel", required_argument, NULL, 'P' },
 	INPUT_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
@@ -555,6 +614,7 @@ static int parse_args(int argc, char **argv, struct exporter *e,
 		case 'm': e->model = optarg; break;
 		case 'w': e->fw_rev = optarg; break;
 		case 'C': a->copts.credentials = optarg; break;
+		case 'P': e->pel_path = optarg; break;
 		case 'h':
 			usage_export(stdout);
 			exit(0);
@@ -738,6 +798,11 @@ int cmd_export(int argc, char **argv)
 			      sizeof(ringbuf));
 	if (rc)
 		goto out;
+	if (e.pel_path && pelh_load(&e.pel, e.pel_path)) {
+		e.pel_path = NULL;
+		rc = EXIT_BADINPUT;
+		goto out;
+	}
 	e.x.where = e.where;
 	e.id = (struct hmb_ch_ident){
 		.day = e.day, .host = e.host, .trace_id = e.x.trace_id,
@@ -747,11 +812,13 @@ int cmd_export(int argc, char **argv)
 		static const char *const cols[T_COUNT] = { hmb_ch_fw_records_cols,
 							   hmb_ch_losses_cols,
 							   hmb_ch_clock_cols,
-							   hmb_ch_commands_cols };
+							   hmb_ch_commands_cols,
+							   pel_events_cols };
 		static const char *const ids[T_COUNT] = { "rec_off", "loss_id",
-							  "clk_id", "cmd_id" };
+							  "clk_id", "cmd_id",
+							  "pel_id" };
 
-		if (t == T_COMMANDS && !e.cmds)
+		if (!table_on(&e, t))
 			continue;
 		/* A failure is reported at the end, with every row counted. */
 		if (hmb_ch_sink_open(&e.sink[t], &e.x, tnames[t], cols[t], ids[t]) &&
@@ -771,8 +838,10 @@ int cmd_export(int argc, char **argv)
 		}
 		in_rc = rc;
 	}
+	if (!in_rc && e.pel_path)
+		export_pel(&e);
 	for (t = 0; t < T_COUNT; t++) {
-		if (t == T_COMMANDS && !e.cmds)
+		if (!table_on(&e, t))
 			continue;
 		if (!e.sink[t].failed && hmb_ch_sink_finish(&e.sink[t]))
 			sink_err = true;
@@ -785,6 +854,8 @@ int cmd_export(int argc, char **argv)
 out:
 	for (t = 0; t < T_COUNT; t++)
 		hmb_ch_sink_free(&e.sink[t]);
+	if (e.pel_path)
+		pelh_free(&e.pel);
 	input_close(&in);
 	hmb_ch_close(e.x.conn);
 	return rc;

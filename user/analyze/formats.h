@@ -22,6 +22,7 @@ struct conv {
 	bool names;			/* csv, jsonl: dictionary names */
 	bool raw;			/* ctf: the dump as it is */
 	const char *host;		/* perfetto: host events */
+	const char *pel;		/* ... and a Persistent Event Log */
 	long ctrl;			/* ... of controller nvmeN, -1: the one */
 	struct input_opts iopts;
 	unsigned int given;		/* options given, by kind */

@@ -16,6 +16,7 @@
 #include "analyze.h"
 #include "passthru.h"
 #include "pel.h"
+#include "pelhost.h"
 
 #define OUTBUF_SIZE	(1u << 18)
 /* A log page is read whole: the largest a drive reports is a few MiB. */
@@ -26,13 +27,12 @@ struct pel_out {
 	struct hmb_json j;
 	bool json;
 	int idx;		/* list entry open, -1 none */
-	/* --device: the controller's clock against the host's */
+	/* --device, or FILE with its FILE.clock: the controller's clock
+	 * against the host's */
 	bool device;
 	int clk_status;		/* of Get Features Timestamp; 0: known */
 	struct pel_clock clk;
-	int64_t off_ms;		/* host = controller + off_ms */
-	uint64_t bound_ms;
-	long epoch;		/* events from it on map; -1 none */
+	struct pel_hostmap map;
 };
 
 void usage_pel(FILE *f)
@@ -42,7 +42,7 @@ void usage_pel(FILE *f)
 "       " PROG " pel --device /dev/nvmeN [--save FILE] [-j|--json]\n"
 "\n"
 "Decode an NVMe Persistent Event Log (log page 0Dh) saved raw (FILE, or -\n"
-"for stdin): the header (events, length, drive, timestamp, power-on hours,\n"
+"for stdin; its clock reading FILE.clock is used when there): the header (events, length, drive, timestamp, power-on hours,\n"
 "generation, supported events), then every event with its controller,\n"
 "timestamp and the fields of its type as the NVMe base specification lays\n"
 "them out (SMART/health snapshot, firmware commit, timestamp change,\n"
@@ -59,7 +59,10 @@ void usage_pel(FILE *f)
 "                       read, release it (log specific field 1, 0, 2); its\n"
 "                       Timestamp feature gives the events on its present\n"
 "                       clock the host's time (host_time_ms)\n"
-"      --save FILE      with --device, also write the raw log to FILE\n"
+"      --save FILE      with --device, also write the raw log to FILE and\n"
+"                       the clock reading to FILE.clock, which places the\n"
+"                       log on the host's clock when FILE is read later\n"
+"                       (pel FILE, correlate/report/convert/export --pel)\n"
 "  -h, --help           this help\n"
 "\n"
 "Examples:\n"
@@ -112,6 +115,11 @@ static int from_device(const char *dev, const char *save, uint8_t **buf,
 	close(fd);
 	if (!save)
 		return 0;
+	if (!o->clk_status && pel_clock_save(save, &o->clk, dev, &e)) {
+		errorf("cannot write: %s", e.msg);
+		free(*buf);
+		return EXIT_BADINPUT;
+	}
 	sfd = open(save, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	while (sfd >= 0 && off < *len) {
 		ssize_t w = write(sfd, *buf + off, *len - off);
@@ -131,8 +139,8 @@ static int from_device(const char *dev, const char *save, uint8_t **buf,
 }
 
 /* The whole of @path ("-": stdin) in a new buffer; 0 or EXIT_BADINPUT. */
-static int slurp(const char *path, const char *name, uint8_t **buf,
-		 size_t *len)
+int pel_slurp(const char *path, const char *name, uint8_t **buf,
+	      size_t *len)
 {
 	size_t cap = 1 << 16, n = 0;
 	uint8_t *b = malloc(cap);
@@ -256,11 +264,15 @@ static void put_header(struct pel_out *o, const struct pel_header *h,
 		hmb_json_end_arr(j);
 		if (o->device) {
 			hmb_json_key(j, "host_clock");
-			if (o->epoch >= 0) {
+			if (o->map.valid && o->map.epoch >= 0) {
 				hmb_json_obj(j);
-				hmb_json_kv_i64(j, "offset_ms", o->off_ms);
-				hmb_json_kv_u64(j, "bound_ms", o->bound_ms);
-				hmb_json_kv_u64(j, "first_event", o->epoch);
+				hmb_json_kv_i64(j, "offset_ms", o->map.real_off_ms);
+				hmb_json_kv_u64(j, "bound_ms", o->map.real_err_ms);
+				hmb_json_kv_u64(j, "first_event", o->map.epoch);
+				hmb_json_kv_u64(j, "ctrl_ms", o->map.ctrl_ms);
+				hmb_json_kv_u64(j, "monotonic_ns", o->map.mono_ns);
+				hmb_json_kv_u64(j, "monotonic_err_ns", o->map.err_ns);
+				hmb_json_kv_u64(j, "drift_ppm", PEL_DRIFT_PPM);
 				hmb_json_end(j);
 			} else {
 				hmb_json_null(j);
@@ -291,22 +303,35 @@ static void put_header(struct pel_out *o, const struct pel_header *h,
 		if (h->seb[t / 8] >> (t % 8) & 1)
 			hmb_ob_printf(o->ob, " %02Xh", t);
 	hmb_ob_printf(o->ob, "\n");
-	if (o->device && o->epoch >= 0)
+	if (o->device && o->map.valid && o->map.epoch >= 0)
 		hmb_ob_printf(o->ob, "  host clock: controller + %" PRId64 " ms "
-			      "(+/- %" PRIu64 " ms), events #%ld on\n",
-			      o->off_ms, o->bound_ms, o->epoch);
+			      "(+/- %" PRIu64 " ms), events #%ld on; controller "
+			      "%" PRIu64 " ms = host monotonic %" PRIu64
+			      ".%09" PRIu64 " s (+/- %" PRIu64 " us, + %u ppm "
+			      "of an event's age)\n",
+			      o->map.real_off_ms, o->map.real_err_ms,
+			      o->map.epoch, o->map.ctrl_ms,
+			      o->map.mono_ns / 1000000000u,
+			      o->map.mono_ns % 1000000000u,
+			      o->map.err_ns / 1000, PEL_DRIFT_PPM);
 	else if (o->device && o->clk_status)
 		hmb_ob_printf(o->ob, "  host clock: unknown (Get Features "
 			      "Timestamp: NVMe status 0x%03x)\n",
 			      o->clk_status);
 }
 
-/* Whether @ev is on the controller's present clock: host time known. */
+/*
+ * Whether @ev is on the controller's present clock: its wall-clock time
+ * (host_time_ms) known.  An event before the host's boot has one, only
+ * no CLOCK_MONOTONIC time.
+ */
 static bool on_host_clock(const struct pel_out *o, const struct pel_event *ev)
 {
-	return o->device && o->epoch >= 0 && (long)ev->index >= o->epoch &&
-	       ev->ts.origin == o->clk.ctrl.origin &&
-	       (int64_t)ev->ts.ms + o->off_ms >= 0;
+	uint64_t mono, bound;
+	enum pel_unplaced why = pel_place(&o->map, ev, &mono, &bound);
+
+	return o->device && (why == PEL_PLACED || why == PEL_BEFORE_BOOT) &&
+	       (int64_t)ev->ts.ms + o->map.real_off_ms >= 0;
 }
 
 static void field(const struct pel_field *f, void *arg)
@@ -407,12 +432,24 @@ static int put_event(struct pel_out *o, const struct pel_event *ev,
 		hmb_json_kv_u64(j, "pelpid", ev->pelpid);
 		json_ts(j, &ev->ts);
 		if (o->device) {
+			uint64_t mono, bound;
+			enum pel_unplaced why = pel_place(&o->map, ev, &mono,
+							  &bound);
+
 			hmb_json_key(j, "host_time_ms");
 			if (on_host_clock(o, ev))
 				hmb_json_u64(j, (uint64_t)((int64_t)ev->ts.ms +
-							   o->off_ms));
+							   o->map.real_off_ms));
 			else
 				hmb_json_null(j);
+			hmb_json_key(j, "host_monotonic_ns");
+			if (why == PEL_PLACED)
+				hmb_json_u64(j, mono);
+			else
+				hmb_json_null(j);
+			hmb_json_kv_u64(j, "host_bound_ns", bound);
+			hmb_json_kv_str(j, "host_place",
+					pel_unplaced_name(why));
 		}
 		hmb_json_kv_u64(j, "vsil", ev->vsil);
 		hmb_json_kv_u64(j, "el", ev->el);
@@ -428,7 +465,8 @@ static int put_event(struct pel_out *o, const struct pel_event *ev,
 			      ev->off, ts);
 		if (on_host_clock(o, ev)) {
 			struct pel_ts host = {
-				.ms = (uint64_t)((int64_t)ev->ts.ms + o->off_ms),
+				.ms = (uint64_t)((int64_t)ev->ts.ms +
+						 o->map.real_off_ms),
 				.origin = 1,
 			};
 
@@ -472,7 +510,7 @@ static int put_event(struct pel_out *o, const struct pel_event *ev,
 
 int cmd_pel(int argc, char **argv)
 {
-	struct pel_out o = { .idx = -1, .epoch = -1 };
+	struct pel_out o = { .idx = -1 };
 	struct hmb_outbuf ob;
 	struct pel_header h;
 	struct pel_iter it;
@@ -518,8 +556,17 @@ int cmd_pel(int argc, char **argv)
 			return EXIT_BADINPUT;
 	} else {
 		name = strcmp(argv[optind], "-") ? argv[optind] : "<stdin>";
-		if (slurp(argv[optind], name, &buf, &len))
+		if (pel_slurp(argv[optind], name, &buf, &len))
 			return EXIT_BADINPUT;
+		if (strcmp(argv[optind], "-")) {
+			r = pel_clock_load(argv[optind], &o.clk, &e);
+			if (r < 0) {
+				errorf("line %zu of %s", e.off, e.msg);
+				free(buf);
+				return EXIT_BADINPUT;
+			}
+			o.device = r == 0;
+		}
 	}
 	if (pel_header(buf, len, &h, &e)) {
 		errorf("%s: byte %zu: %s", name, e.off, e.msg);
@@ -533,13 +580,8 @@ int cmd_pel(int argc, char **argv)
 	}
 	o.ob = &ob;
 	hmb_json_init(&o.j, &ob);
-	if (o.device && !o.clk_status) {
-		uint64_t mid = o.clk.before_ns / 2 + o.clk.after_ns / 2;
-
-		o.off_ms = (int64_t)(mid / 1000000) - (int64_t)o.clk.ctrl.ms;
-		o.bound_ms = (o.clk.after_ns - o.clk.before_ns) / 2000000 + 1;
-		o.epoch = pel_clock_epoch(buf, &h);
-	}
+	pel_hostmap_init(&o.map, o.device && !o.clk_status ? &o.clk : NULL,
+			 buf, &h);
 	put_header(&o, &h, len);
 	pel_iter_init(&it, buf, &h);
 	while ((r = pel_next(&it, &ev, &e)) == 1) {

@@ -27,6 +27,7 @@
 #include "formats.h"
 #include "hmbtrace_fwmodel.h"
 #include "correlate.h"
+#include "pelhost.h"
 
 #define OUTBUF_SIZE	(1u << 20)
 #define PID_FW		1
@@ -34,6 +35,7 @@
 #define TID_SUBMIT	1
 #define TID_LOST	1000
 #define TID_BG		1100
+#define PID_PEL		3
 
 struct pf {
 	struct hmb_json j;		/* the traceEvents array */
@@ -62,6 +64,8 @@ struct pf {
 	uint64_t gaps_seen;
 	int rec_rc;		/* pf_advance's failure, for pf_host */
 	bool host_named, oom;
+	/* --pel: the log's events, given firmware times as the join goes */
+	struct pelh *pel;
 };
 
 /* A new event of the traceEvents array, one per line. */
@@ -541,6 +545,10 @@ static int host_cmd(void *ctx, const struct hmb_join *j, size_t i,
 	t1 = to_fw(j, i, c->h.complete_ns);
 	if (t1 < t0)
 		t1 = t0;
+	if (p->pel) {
+		pelh_cmd(p->pel, c);
+		pelh_fw_cmd(p->pel, j, i, c);
+	}
 	p->n_host++;
 	host_slice(p, c, id, t0, t1);
 	host_submit(p, c, id, t0);
@@ -595,7 +603,47 @@ static void metadata(struct hmb_json *j, const struct pf *p,
 		hmb_json_kv_dbl(j, "clock_ref_fw_ns", k->ref, 0);
 		hmb_json_kv_dbl(j, "clock_drift_ppm", k->drift * 1e6, 3);
 	}
+	if (p->pel) {
+		hmb_json_kv_u64(j, "pel_events", p->pel->n);
+		hmb_json_kv_u64(j, "pel_placed", p->pel->nplaced);
+		hmb_json_kv_u64(j, "pel_on_timeline", p->pel->n_fw);
+	}
 	hmb_json_end(j);
+}
+
+/* --pel: each event on the firmware time line, an instant in its own
+ * process, its host time, bound and fields as args. */
+static void pel_events(struct pf *p)
+{
+	char name[300];
+
+	snprintf(name, sizeof(name), "NVMe Persistent Event Log (%s, times mapped to the firmware clock)",
+		 p->pel->path);
+	meta_name_pid(p, PID_PEL, "process_name", -1, name, 0);
+	for (size_t k = 0; k < p->pel->n_fw; k++) {
+		const struct pelh_ev *x = &p->pel->ev[p->pel->fw_order[k]];
+		struct hmb_json *j = ev_start(p);
+		char nb[16];
+
+		snprintf(nb, sizeof(nb), "type_%02x", x->type);
+		hmb_json_kv_str(j, "ph", "i");
+		hmb_json_kv_str(j, "s", "p");
+		hmb_json_kv_str(j, "cat", "pel");
+		hmb_json_kv_str(j, "name", x->name ? x->name : nb);
+		hmb_json_kv_u64(j, "pid", PID_PEL);
+		hmb_json_kv_u64(j, "tid", 1);
+		kv_us(j, "ts", x->fw_ns);
+		hmb_json_key(j, "args");
+		hmb_json_obj(j);
+		hmb_json_kv_u64(j, "index", x->index);
+		hmb_json_kv_u64(j, "host_ns", x->mono_ns);
+		hmb_json_kv_u64(j, "bound_ns", x->bound_ns);
+		hmb_json_kv_u64(j, "ctrl_timestamp_ms", x->ts.ms);
+		hmb_json_kv_str(j, "fields", x->fields);
+		hmb_json_kv_u64(j, "commands_overlapped", x->n_cmds);
+		hmb_json_end(j);
+		hmb_json_end(j);
+	}
 }
 
 /*
@@ -708,11 +756,18 @@ static int write_perfetto(struct input *in, struct hmb_outbuf *ob,
 	struct pf p = { .dict = dict, .in = in, .m = &m };
 	struct hmb_json top;
 	struct corr corr;
+	struct pelh pel;
 	char pname[300];
 	int rc = 0;
 
+	if (c->pel && pelh_load(&pel, c->pel))
+		return EXIT_BADINPUT;
+	if (c->pel)
+		p.pel = &pel;
 	if (hmb_fwm_init(&m, dict, &pf_ops, &p)) {
 		errorf("out of memory");
+		if (p.pel)
+			pelh_free(p.pel);
 		return EXIT_BADINPUT;
 	}
 	hmb_json_init(&top, ob);
@@ -727,10 +782,18 @@ static int write_perfetto(struct input *in, struct hmb_outbuf *ob,
 		rc = pf_host(&p, c, dict, &corr);
 	if (!rc)	/* what the join left (all of it without --host) */
 		rc = pf_advance(&p, 0, true);
+	if (!rc && p.pel && pelh_fw_end(p.pel)) {
+		errorf("out of memory");
+		rc = EXIT_BADINPUT;
+	}
+	if (!rc && p.pel)
+		pel_events(&p);
 	hmb_fwm_finish(&m);
 	free(p.flows);
 	if (!rc)
 		metadata_end(&top, &p, in, &m);
+	if (p.pel)
+		pelh_free(p.pel);
 	if (c->host && !rc)
 		corr_free(&corr);
 	if (rc)

@@ -42,6 +42,7 @@
 #include "formats.h"
 #include "hmbtrace_fwmodel.h"
 #include "correlate.h"
+#include "pelhost.h"
 #include "pftw.h"
 
 #define OUTBUF_SIZE	(1u << 20)
@@ -119,6 +120,9 @@ struct pft {
 	bool held, in_end;
 	uint64_t gaps_seen, lost_end, n_lost_slices, lost_clamped;
 	int rec_rc;
+	/* --pel: the log's events, given firmware times as the join goes */
+	struct pelh *pel;
+	struct pseq pels;
 };
 
 /* The lane group of queue @q (host or firmware), made when first seen. */
@@ -683,6 +687,10 @@ static int host_cmd(void *ctx, const struct hmb_join *j, size_t i,
 	l = g ? lane_get(p, g, t0) : NULL;
 	if (!l)
 		return -1;
+	if (p->pel) {
+		pelh_cmd(p->pel, c);
+		pelh_fw_cmd(p->pel, j, i, c);
+	}
 	p->n_host++;
 	p->host_open++;
 	pfw_ev_start(&p->w, &l->s, t0, SLICE_BEGIN);
@@ -846,6 +854,11 @@ static void summary(struct pft *p, const struct input *in,
 		pfw_ann_i64(&p->w, "clock_ref_fw_ns", (int64_t)k->ref);
 		pfw_ann_i64(&p->w, "clock_drift_ppb", (int64_t)(k->drift * 1e9));
 	}
+	if (p->pel) {
+		pfw_ann_u64(&p->w, "pel_events", p->pel->n);
+		pfw_ann_u64(&p->w, "pel_placed", p->pel->nplaced);
+		pfw_ann_u64(&p->w, "pel_on_timeline", p->pel->n_fw);
+	}
 	pfw_ev_put(&p->w);
 }
 
@@ -861,6 +874,7 @@ static void pft_free(struct pft *p)
 		pfw_seq_free(&p->bg[g].s);
 	pfw_seq_free(&p->meta);
 	pfw_seq_free(&p->lost);
+	pfw_seq_free(&p->pels);
 	groups_free(p->fwg, p->nfwg);
 	groups_free(p->hostg, p->nhostg);
 	free(p->cmap);
@@ -874,8 +888,14 @@ static int write_pftrace(struct input *in, struct hmb_outbuf *ob,
 	struct hmb_fwmodel m;
 	struct pft *p = calloc(1, sizeof(*p));
 	struct corr corr;
+	struct pelh pel;
 	char name[300];
 	int rc = 0;
+
+	if (c->pel && pelh_load(&pel, c->pel)) {
+		free(p);
+		return EXIT_BADINPUT;
+	}
 
 	if (!p || pfw_init(&p->w, ob) ||
 	    !(p->cmap = calloc(CMAP_SIZE, sizeof(*p->cmap))) ||
@@ -883,9 +903,13 @@ static int write_pftrace(struct input *in, struct hmb_outbuf *ob,
 		if (p)
 			pft_free(p);
 		free(p);
+		if (c->pel)
+			pelh_free(&pel);
 		errorf("out of memory");
 		return EXIT_BADINPUT;
 	}
+	if (c->pel)
+		p->pel = &pel;
 	p->dict = dict;
 	p->in = in;
 	p->m = &m;
@@ -900,6 +924,10 @@ static int write_pftrace(struct input *in, struct hmb_outbuf *ob,
 	if (!rc)	/* what the join left (all of it without --host) */
 		rc = pft_advance(p, 0, true);
 	hmb_fwm_finish(&m);
+	if (!rc && p->pel && pelh_fw_end(p->pel))
+		p->w.oom = true;
+	if (!rc && p->pel && !p->w.oom)
+		pftrace_pel(&p->w, &p->pels, p->pel);
 	if (!rc)
 		summary(p, in, &m);
 	if (c->host && !rc)
@@ -910,6 +938,8 @@ static int write_pftrace(struct input *in, struct hmb_outbuf *ob,
 	}
 	pft_free(p);
 	free(p);
+	if (c->pel)
+		pelh_free(&pel);
 	if (rc)
 		return rc;
 	hmb_ob_flush(ob);

@@ -18,6 +18,7 @@
 
 #include "formats.h"
 #include "report.h"
+#include "pelhost.h"
 
 #define OUTBUF_SIZE	(1u << 18)
 #define MAX_GAPS	1000
@@ -155,7 +156,7 @@ static void rep_quants(struct rep *r, bool init)
 
 static int write_report(struct input *in, struct hmb_outbuf *ob,
 			const struct hmb_dict *dict, unsigned int top_n,
-			const struct corr *corr)
+			const struct corr *corr, const struct pelh *pel)
 {
 	struct hmb_error err = { 0 };
 	struct hmb_record rec;
@@ -179,6 +180,7 @@ static int write_report(struct input *in, struct hmb_outbuf *ob,
 	}
 	r->dict = dict;
 	r->top_n = top_n;
+	r->pel = pel;
 	rep_quants(r, true);
 	while ((rc = input_next(in, &rec, &err)) > 0) {
 		if (in->acct->gaps != gaps_seen) {
@@ -228,6 +230,10 @@ void usage_report(FILE *f)
 "      --host FILE      hmb-trace-agent -j --per-command output or perf script\n"
 "                       of the nvme tracepoints (see correlate --help)\n"
 "      --ctrl N         the host controller of FILE (see correlate --help)\n"
+"      --pel PELFILE    with --host: the drive's Persistent Event Log saved by\n"
+"                       'pel --device DEV --save PELFILE', placed on the host\n"
+"                       clock (PELFILE.clock), then on the timeline by the\n"
+"                       join's clock (purple marks), and a table of its events\n"
 "      --dict FILE      event dictionary (default: the shipped one)\n"
 "      --top N          slowest commands to list (default 20, at most %d)\n"
 "      --meta PATH      read this sidecar instead of FILE.meta\n"
@@ -245,15 +251,37 @@ static const struct option report_opts[] = {
 	{ "top", required_argument, NULL, 'T' },
 	{ "host", required_argument, NULL, 'H' },
 	{ "ctrl", required_argument, NULL, 'C' },
+	{ "pel", required_argument, NULL, 'P' },
 	{ "help", no_argument, NULL, 'h' },
 	INPUT_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
 
+/* --pel: each command to the log's events, then to the histograms. */
+struct pel_tap {
+	struct host_hists *hh;
+	struct pelh *pel;
+};
+
+static int pel_cmd(void *ctx, const struct hmb_join *j, size_t i,
+		   const struct hmb_cmd *c)
+{
+	struct pel_tap *t = ctx;
+
+	if (c->h.ctrl == hmb_join_ctrl(j) && hmb_join_clock(j)->valid) {
+		pelh_cmd(t->pel, c);
+		pelh_fw_cmd(t->pel, j, i, c);
+	}
+	return host_hist_add(t->hh, j, i, c);
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct input_opts iopts = { .max_gaps = MAX_GAPS };
 	const char *dict_path = NULL, *out = NULL, *host = NULL;
+	const char *pel_path = NULL;
+	struct pelh pel;
+	struct pel_tap tap;
 	struct hmb_dict *dict = NULL;
 	struct corr corr;
 	long ctrl = -1;
@@ -284,6 +312,9 @@ int cmd_report(int argc, char **argv)
 			if (parse_ctrl(optarg, &ctrl))
 				return EXIT_USAGE;
 			break;
+		case 'P':
+			pel_path = optarg;
+			break;
 		case 'h':
 			usage_report(stdout);
 			return 0;
@@ -300,18 +331,35 @@ int cmd_report(int argc, char **argv)
 		usagef("--host reads FILE twice; give a file, not -");
 		return EXIT_USAGE;
 	}
-	if (dict_open(dict_path, &dict))
+	if (pel_path && !host) {
+		usagef("--pel needs --host: the join's clock places the log on the timeline");
+		return EXIT_USAGE;
+	}
+	if (pel_path && pelh_load(&pel, pel_path))
 		return EXIT_BADINPUT;
+	if (dict_open(dict_path, &dict)) {
+		if (pel_path)
+			pelh_free(&pel);
+		return EXIT_BADINPUT;
+	}
 	if (host) {
 		/* the histograms are bounded: the join streams into them */
 		struct host_hists *hh = host_hists_new();
 
-		rc = hh ? corr_run(&corr, argv[optind], host, dict, ctrl,
-				   top_n, NULL, host_hist_add, hh) :
-			  (errorf("out of memory"), EXIT_BADINPUT);
+		tap = (struct pel_tap){ .hh = hh, .pel = &pel };
+		rc = !hh ? (errorf("out of memory"), EXIT_BADINPUT) :
+		     pel_path ? corr_run(&corr, argv[optind], host, dict, ctrl,
+					 top_n, NULL, pel_cmd, &tap) :
+		     corr_run(&corr, argv[optind], host, dict, ctrl, top_n,
+			      NULL, host_hist_add, hh);
+		if (!rc && pel_path && pelh_fw_end(&pel))
+			rc = (corr_free(&corr), errorf("out of memory"),
+			      EXIT_BADINPUT);
 		if (rc) {
 			host_hists_free(hh);
 			hmb_dict_free(dict);
+			if (pel_path)
+				pelh_free(&pel);
 			return rc;
 		}
 		corr.priv = hh;
@@ -320,11 +368,14 @@ int cmd_report(int argc, char **argv)
 		if (host)
 			corr_free(&corr);
 		hmb_dict_free(dict);
+		if (pel_path)
+			pelh_free(&pel);
 		return EXIT_BADINPUT;
 	}
 	rc = ob_create(&ob, out, OUTBUF_SIZE);
 	if (!rc) {
-		rc = write_report(&in, &ob, dict, top_n, host ? &corr : NULL);
+		rc = write_report(&in, &ob, dict, top_n, host ? &corr : NULL,
+				  pel_path ? &pel : NULL);
 		/* No half report: ob_finish renames only a whole one. */
 		rc = ob_finish(&ob, rc);
 	}
@@ -334,5 +385,7 @@ int cmd_report(int argc, char **argv)
 		corr_free(&corr);
 	}
 	hmb_dict_free(dict);
+	if (pel_path)
+		pelh_free(&pel);
 	return rc;
 }

@@ -52,6 +52,8 @@ struct rep {
 	char groups[HMB_FWM_MAX_GROUPS][HMB_DICT_NAME_LEN];
 	unsigned int ngroups;
 	uint64_t bg_points;
+	/* --pel: the log, its events given firmware times by the join */
+	const struct pelh *pel;
 };
 
 /* ------------------------------------------------- primitives (reportsvg.c) */
@@ -88,5 +90,11 @@ int host_hist_add(void *ctx, const struct hmb_join *j, size_t i,
 		  const struct hmb_cmd *c);
 /* The host's view: the join with HOST_EVENTS (c->priv: its host_hists). */
 void rep_host_section(struct hmb_outbuf *ob, const struct corr *c);
+/* --pel (reportpel.c): its marks on the timeline's plot (@left, @top,
+ * @pw x @ph, @span ns from r->t0), and its section. */
+struct pelh;
+void rep_pel_marks(struct hmb_outbuf *ob, const struct rep *r, int left,
+		   int top, double pw, int ph, uint64_t span);
+void rep_pel_section(struct hmb_outbuf *ob, const struct rep *r);
 
 #endif /* HMB_ANALYZE_REPORT_H */

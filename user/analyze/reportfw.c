@@ -28,8 +28,10 @@ static void timeline(struct hmb_outbuf *ob, const struct rep *r)
 	span = (uint64_t)used * r->width;
 	hmb_ob_printf(ob, "<h2 id=\"timeline\">Timeline</h2>\n<p>Records per %s "
 		  "(bars), commands started (line), background windows "
-		  "(bands below the axis), losses (red marks).  Firmware "
+		  "(bands below the axis), losses (red marks)%s.  Firmware "
 		  "clock from %s s.</p>\n", rep_dur(r->width, b1, sizeof(b1)),
+		  r->pel ? ", Persistent Event Log events (purple dashed "
+		  "lines; the log's table below)" : "",
 		  rep_fwts(r->t0, b2, sizeof(b2)));
 	svg_open(ob, REP_W, h + 20 * (int)r->ngroups, "timeline");
 	hmb_ob_printf(ob, "<rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%d\" fill=\"#f7f7f7\"/>\n",
@@ -78,6 +80,7 @@ static void timeline(struct hmb_outbuf *ob, const struct rep *r)
 			  rep_palette[(b->group + 2) % 8], r->groups[b->group],
 			  rep_dur(b->t1 - b->t0, b1, sizeof(b1)));
 	}
+	rep_pel_marks(ob, r, left, top, pw, ph, span);
 	for (unsigned int g = 0; g < r->ngroups; g++)
 		hmb_ob_printf(ob, "<text x=\"4\" y=\"%d\" font-size=\"11\">%s</text>\n",
 			  top + ph + 35 + 20 * g, r->groups[g]);
@@ -332,6 +335,8 @@ void rep_html(struct hmb_outbuf *ob, struct rep *r, const struct input *in,
 	latencies(ob, r);
 	if (corr)
 		rep_host_section(ob, corr);
+	if (r->pel)
+		rep_pel_section(ob, r);
 	slowest(ob, r);
 	losses(ob, in);
 	hmb_ob_lit(ob, "<script>");

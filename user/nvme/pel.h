@@ -140,10 +140,17 @@ int pel_fields(const struct pel_event *ev, pel_field_fn fn, void *arg,
 int pel_read_dev(int fd, size_t max, uint8_t **buf, size_t *len,
 		 struct pel_err *e);
 
-/* The controller's clock against the host's: its Timestamp feature read
- * between two reads of the host's CLOCK_REALTIME. */
+/*
+ * The controller's clock against the host's: its Timestamp feature read
+ * between two reads of the host's CLOCK_MONOTONIC (the clock of dumps,
+ * correlate and the agent), inside two reads of CLOCK_REALTIME (the clock
+ * Linux sets the feature from), with CLOCK_BOOTTIME at the start (boot -
+ * mono grows by every host suspend).
+ */
 struct pel_clock {
-	uint64_t before_ns, after_ns;
+	uint64_t before_ns, after_ns;		/* CLOCK_REALTIME */
+	uint64_t mono_before_ns, mono_after_ns;	/* CLOCK_MONOTONIC */
+	uint64_t boot_ns;			/* CLOCK_BOOTTIME */
 	struct pel_ts ctrl;
 };
 
@@ -152,12 +159,89 @@ struct pel_clock {
 int pel_clock_dev(int fd, struct pel_clock *c);
 
 /*
+ * pelclock.c: the log on the host's clock, the one mapping every reader
+ * of a log uses (analyze pel, correlate, report, convert, export).
+ *
+ * The controller's clock read at host monotonic time M (the midpoint of
+ * the read's bracket) said C ms; an event stamped E ms on the same clock
+ * (same origin, no power-on/reset or timestamp change since: from
+ * pel_clock_epoch() on) happened at host monotonic
+ *	M - (C - E) ms
+ * within
+ *	bracket/2 + 1 ms (both stamps are whole ms) + (C - E) * PEL_DRIFT_PPM
+ * (the controller's oscillator against the host's over the event's age;
+ * the specification bounds neither, this is a crystal's tolerance with
+ * room).  A host suspend between the event and the read stops
+ * CLOCK_MONOTONIC but not a controller that stays powered: such an event
+ * lands early by the suspend's length (pel_clock.boot_ns tells).
+ */
+#define PEL_DRIFT_PPM	100u
+
+struct pel_hostmap {
+	bool valid;		/* a clock read: events can be placed */
+	long epoch;		/* first event on the present clock; -1: none */
+	uint8_t origin;		/* of the controller's clock at the read */
+	uint64_t ctrl_ms;	/* the controller's clock at the read */
+	uint64_t mono_ns;	/* host CLOCK_MONOTONIC then (midpoint) */
+	uint64_t err_ns;	/* bracket/2 + 1 ms */
+	int64_t real_off_ms;	/* CLOCK_REALTIME ms = controller ms + this */
+	uint64_t real_err_ms;
+};
+
+/* Why an event has no host time (pel_place). */
+enum pel_unplaced {
+	PEL_PLACED = 0,
+	PEL_NO_CLOCK,		/* the log came without a clock reading */
+	PEL_BEFORE_EPOCH,	/* before the last reset or timestamp change */
+	PEL_OTHER_ORIGIN,	/* stamped on a clock of another origin */
+	PEL_AFTER_READ,		/* later than the clock read: inconsistent */
+	PEL_BEFORE_BOOT,	/* before host monotonic 0 */
+	PEL_UNPLACED_COUNT
+};
+
+/* "no_clock", "before_epoch", ...; "placed" for PEL_PLACED. */
+const char *pel_unplaced_name(enum pel_unplaced r);
+
+/*
+ * @m from clock reading @c (NULL: none; m->valid false) of log @buf.
+ */
+void pel_hostmap_init(struct pel_hostmap *m, const struct pel_clock *c,
+		      const uint8_t *buf, const struct pel_header *h);
+
+/*
+ * Event @ev on the host's clock: PEL_PLACED with *@mono_ns and *@bound_ns
+ * (the bound above), or why not (*@mono_ns, *@bound_ns 0).
+ */
+enum pel_unplaced pel_place(const struct pel_hostmap *m,
+			    const struct pel_event *ev, uint64_t *mono_ns,
+			    uint64_t *bound_ns);
+
+/*
+ * The clock reading saved beside a log: "<log>.clock", text lines
+ * key=value, the first "hmb_pel_clock=1" (docs/formats.md).  0, or -1
+ * with @e filled (e->off: the line).  pel_clock_load() gives 1 when there
+ * is no such file (a log saved by another tool: no host time).
+ */
+int pel_clock_save(const char *log_path, const struct pel_clock *c,
+		   const char *device, struct pel_err *e);
+int pel_clock_load(const char *log_path, struct pel_clock *c,
+		   struct pel_err *e);
+
+/*
  * The first event on the controller's present clock: the last
  * power-on/reset or timestamp change event (the clock starts again at
  * each), 0 if none; events from it on map to the host's clock by one
  * offset (pel_clock).  -1 when an event before TNEV cannot be walked.
  */
 long pel_clock_epoch(const uint8_t *buf, const struct pel_header *h);
+
+/*
+ * @ev's fields as short text for a line or a table cell, "over_temp=3
+ * threshold=75": the integers and strings of its data in layout order
+ * (a list's first entry only; 128-bit counters and bytes left out), cut
+ * with "..." to @n - 1 bytes.  The text's length.
+ */
+size_t pel_fields_text(const struct pel_event *ev, char *buf, size_t n);
 
 /* "smart", "fw_commit", ...; NULL for an unknown type. */
 const char *pel_type_name(uint8_t type);

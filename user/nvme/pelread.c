@@ -26,11 +26,11 @@ static int status(struct pel_err *e, const char *step, int st)
 	return -1;
 }
 
-static uint64_t realtime_ns(void)
+static uint64_t now_ns(clockid_t id)
 {
 	struct timespec t;
 
-	clock_gettime(CLOCK_REALTIME, &t);
+	clock_gettime(id, &t);
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
@@ -42,9 +42,12 @@ int pel_clock_dev(int fd, struct pel_clock *c)
 	int st;
 
 	memset(ts, 0, sizeof(ts));
-	c->before_ns = realtime_ns();
+	c->boot_ns = now_ns(CLOCK_BOOTTIME);
+	c->mono_before_ns = now_ns(CLOCK_MONOTONIC);
+	c->before_ns = now_ns(CLOCK_REALTIME);
 	st = pt_admin(fd, OPC_GET_FEAT, 0, ts, sizeof(ts), cdw, NULL);
-	c->after_ns = realtime_ns();
+	c->after_ns = now_ns(CLOCK_REALTIME);
+	c->mono_after_ns = now_ns(CLOCK_MONOTONIC);
 	if (st)
 		return st;
 	memcpy(&raw, ts, 8);

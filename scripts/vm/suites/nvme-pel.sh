@@ -15,7 +15,9 @@
 #   - the events on the host's clock: the suite's timestamp change at the
 #     time it set, within the bound the tool states plus the two clocks'
 #     drift since (1 ms a second allowed); the thermal excursions after
-#     it and before the read;
+#     it and before the read, on the wall clock and on CLOCK_MONOTONIC
+#     (against /proc/uptime, 10 ms, around them); the log saved with
+#     --save and its FILE.clock decoded later place them the same;
 #   - nvme-cli reads the same events (its raw bytes equal pel's but for
 #     the header's timestamp, up to the last whole dword: nvme-cli 2.3
 #     asks for TLL / 4 dwords, rounded down; its TNEV equal); once the
@@ -24,7 +26,6 @@
 #     last 1625 (TLL 65512 of PELS' 64 KiB), the oldest dropped and
 #     counted in the Generation Number.
 # vm-timeout: 300
-# vm-not-6.12: CI time; passed on 6.12 by hand
 # vm-nvme-hmb: hmpre=2048, hmmin=8, hmmaxd=32, hmb-bg-rate=20, hmb-clock-drift-ppm=200, hmb-clock-offset=5000000000
 # (the same properties as nvme-hmb-model and nvme-hmb-e2e: one boot can hold all three)
 set -u
@@ -84,6 +85,10 @@ i=0
 while [ "$(cat "/sys/class/nvme/${C#/dev/}/state")" != live ] && [ $i -lt 100 ]; do
 	usleep 100000; i=$((i + 1))
 done
+# uptime_ms: CLOCK_BOOTTIME in ms (10 ms steps), CLOCK_MONOTONIC in a
+# guest that never suspends
+uptime_ms() { awk '{ split($1, a, "."); print a[1] * 1000 + a[2] * 10 }' /proc/uptime; }
+up_set=$(uptime_ms)
 $T timestamp "$C" > "$R/timestamp.json"
 ts_set=$(sed -n 's/.*"ms":\([0-9]*\).*/\1/p' "$R/timestamp.json")
 grep -q '"status":0,' "$R/timestamp.json" &&
@@ -92,6 +97,7 @@ grep -q '"status":0,' "$R/timestamp.json" &&
 $T ring "$C" --ring-size 65536 --seconds 4 --dump "$R/ring.bin" > "$R/ring.json" 2> "$R/ring.err" ||
 	tap_diag "ring: $(cat "$R/ring.err")"
 pel after
+up_read=$(uptime_ms)
 t_read=$(( ($(date +%s) + 1) * 1000 ))
 $T clock "$C" 1 > /dev/null	# (flushes the account)
 tail -c +$((B0 + 1)) "$ACCT" | grep "\"ev\":\"bg\",.*\"op\":$EV_THERMAL_START," > "$R/acct-thermal.jsonl"
@@ -132,6 +138,26 @@ bad=$(awk -v lo="$ts_set" -v hi="$t_read" '
 [ -z "$bad" ] && [ "$(wc -l < "$R/new-thermal.txt")" = "$nth" ] &&
 	tap_ok "$nth thermal excursions: threshold 65, 5-14 degrees over, in order, host times between the timestamp change and the read" ||
 	tap_fail "thermal excursions: type 13, threshold 65, host times in [$ts_set, $t_read]" "$bad"
+# The same on host CLOCK_MONOTONIC (the clock of dumps and correlate):
+# between the suite's timestamp change and the read, each within its bound
+# and /proc/uptime's 10 ms.
+mono=$(awk -v from="$n0" -v lo="$up_set" -v hi="$up_read" '
+	function num(k,   m) {
+		if (!match($0, "\"" k "\":[-0-9a-z]+")) return "-"
+		m = substr($0, RSTART, RLENGTH); sub(/.*:/, "", m); return m
+	}
+	/"kind":"event"/ && num("index") + 0 >= from && num("type") == 13 {
+		n++; t = num("host_monotonic_ns") / 1e6; b = num("host_bound_ns") / 1e6
+		if ($0 !~ /"host_place":"placed"/) bad++
+		if (t + b < lo - 10 || t - b > hi + 10) bad++
+	}
+	END { print n + 0, bad + 0 }' "$R/after.jsonl")
+hmb-trace-analyze pel "$R/after.bin" -j > "$R/after-saved.jsonl" 2> "$R/after-saved.err"
+[ "${mono% *}" = "$nth" ] && [ "${mono#* }" = 0 ] && [ -s "$R/after.bin.clock" ] &&
+	cmp -s "$R/after.jsonl" "$R/after-saved.jsonl" &&
+	tap_ok "$nth thermal excursions on host CLOCK_MONOTONIC between the timestamp change ($up_set ms) and the read ($up_read ms); the saved log with its FILE.clock placed the same" ||
+	tap_fail "thermal excursions on CLOCK_MONOTONIC in [$up_set, $up_read] ms; saved log = device read" \
+		"events/outside: $mono of $nth; $(cat "$R/after-saved.err"); $(ls -l "$R/after.bin.clock" 2>&1)"
 # Their spacing on the controller's clock against the account's virtual
 # clock, both from the first: equal to the millisecond (truncation on each).
 sed 's/.*"virt_ns":\([0-9]*\).*/\1/' "$R/acct-thermal.jsonl" > "$R/acct-virt.txt"

@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
@@ -54,12 +55,14 @@ def tests(shim):
     want = subprocess.run([BIN, "pel", "-j", f], stdout=subprocess.PIPE)
     got = [json.loads(x) for x in out.splitlines()]
     bare = [{k: v for k, v in x.items()
-             if k not in ("host_clock", "host_time_ms")} for x in got]
+             if k not in ("host_clock", "host_time_ms", "host_monotonic_ns",
+                          "host_bound_ns", "host_place")} for x in got]
     T.ok(bare == [json.loads(x) for x in want.stdout.splitlines()] and
          len(got) == 23, "the same 22 event lines as the file decoded, "
          "with the host clock's keys", out.decode()[:300])
     with open(saved, "rb") as fh:
         T.eq(fh.read(), data, "--save wrote the log's bytes")
+    saved_clock(shim, f, saved)
 
     clock(shim, f)
 
@@ -97,6 +100,52 @@ def tests(shim):
     T.eq((rc, err), (2, ["%s: pel: --save: only with --device (try '%s pel "
                          "--help')" % (PROG, PROG)]),
          "--save without --device: usage error")
+
+
+def saved_clock(shim, f, saved):
+    """--save also writes FILE.clock, the clock reading: the saved log
+    read later is placed on the host's clock exactly as the device read
+    placed it."""
+    # the controller's clock 25 s after the log's first stamp: its events
+    # are seconds old, after the host's boot
+    skew = pg.TS0 + 25000 - int(time.time() * 1000)
+    rc, out, err, _ = run(shim, f, "--device", "/dev/null", "--save",
+                          saved, "-j", PEL_SHIM_TS_SKEW_MS=str(skew))
+    dev = [json.loads(x) for x in out.splitlines()]
+    kv = {}
+    if os.path.exists(saved + ".clock"):
+        with open(saved + ".clock") as fh:
+            lines = fh.read().splitlines()
+        kv = dict(x.split("=", 1) for x in lines[1:])
+        T.ok(lines[0] == "hmb_pel_clock=1" and kv["device"] == "/dev/null"
+             and int(kv["monotonic_before_ns"]) <=
+             int(kv["monotonic_after_ns"]) and
+             int(kv["ctrl_timestamp"]) >> 49 == 1,
+             "FILE.clock: the controller's timestamp between two host "
+             "monotonic reads", lines)
+    else:
+        T.ok(False, "--save wrote FILE.clock")
+    rc2, out2, err2, _ = run(shim, f, "-j", saved)
+    got = [json.loads(x) for x in out2.splitlines()]
+    T.ok(rc == 0 and rc2 == 0 and got == dev and len(got) == 23 and
+         got[0]["host_clock"]["first_event"] == 3 and
+         [x["host_monotonic_ns"] is None for x in got[1:]] ==
+         [True] * 3 + [False] * 19,
+         "pel FILE with FILE.clock: the same lines as the device read, "
+         "host_monotonic_ns from event 3 on", (err, err2, got[:2]))
+    mono = got[4]["host_monotonic_ns"] if len(got) > 4 else None
+    mid = (int(kv.get("monotonic_before_ns", 0)) +
+           int(kv.get("monotonic_after_ns", 0))) // 2
+    ctrl = int(kv.get("ctrl_timestamp", 0)) & ((1 << 48) - 1)
+    T.ok(mono is not None and
+         mono == mid - (ctrl - got[4]["timestamp_ms"]) * 10**6,
+         "event 4 on host monotonic: M - (controller - event) ms",
+         (mono, mid, ctrl))
+    os.unlink(saved + ".clock")
+    rc, out, err, _ = run(shim, f, "--device", "/dev/null", "--save",
+                          saved, PEL_SHIM_NO_TS="1")
+    T.ok(rc == 0 and not os.path.exists(saved + ".clock"),
+         "no Timestamp feature: no FILE.clock (nothing to place it with)")
 
 
 def clock(shim, f):

@@ -87,7 +87,7 @@ $(USER_DIRS):
 $(filter-out user/lib,$(USER_DIRS)): user/lib
 
 deps-check:
-	@$(TOP)/scripts/deps.sh build test kernel kernel-bpo bpf vm qemu report pkg fleet fuzz
+	@$(TOP)/scripts/deps.sh build test kernel kernel-bpo bpf vm qemu report pkg fleet chdb fuzz
 
 deps-demo:
 	@$(TOP)/scripts/deps.sh build bpf vm kernel qemu

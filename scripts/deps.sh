@@ -20,8 +20,24 @@
 #   pkg     Debian packaging, DKMS, man pages, lintian, completion tests
 #   fuzz    clang 14 and its libFuzzer/sanitizer runtimes (fuzz/)
 #   fleet   ClickHouse server (and curl) for the fleet store's tests
+#   chdb    a current ClickHouse engine in-process for the fleet store's
+#           tests: chDB's libchdb.so (Apache-2.0) from the npm package
+#           @chdb/lib-linux-x64-gnu at CHDB_VERSION, its tarball checked
+#           against CHDB_SHA256, unpacked into build/chdb-CHDB_VERSION/
+#           (nothing else of the package is kept; npm, from Debian when
+#           missing, only downloads).  `deps.sh --chdb-lib` prints the
+#           library's path.
 #   all     everything above
 set -eu
+# The chdb group's pinned engine (ClickHouse 26.7.2 inside).
+CHDB_VERSION=26.7.3-stable.1
+CHDB_SHA256=c0d32b129e988f2b9a9a31c9141aecf5e1e2453f9a079efc4d36ab8e3f92b2ad
+here=$(cd "$(dirname "$0")" && pwd)
+chdb_dir=$(dirname "$here")/build/chdb-$CHDB_VERSION
+if [ "${1:-}" = --chdb-lib ]; then
+	echo "$chdb_dir/libchdb.so"
+	exit 0
+fi
 declare -A pkgs=(
 	[build]="gcc make pkg-config libelf-dev zlib1g-dev libjson-c-dev libcurl4-openssl-dev python3 time"
 	[test]="python3-pytest babeltrace2 bsdextrautils protobuf-compiler python3-protobuf nvme-cli"
@@ -34,11 +50,14 @@ declare -A pkgs=(
 	[pkg]="debhelper dh-dkms dkms dh-python dpkg-dev fakeroot lintian pandoc groff man-db bash bash-completion systemd python3-all logrotate"
 	[fuzz]="clang-14 libclang-rt-14-dev"
 	[fleet]="clickhouse-server curl"
+	[chdb]=""
 )
 want=()
 bpo=0
+chdb=0
 for g in "$@"; do
 	[ "$g" = kernel-bpo ] || [ "$g" = all ] && bpo=1
+	[ "$g" = chdb ] || [ "$g" = all ] && chdb=1
 	if [ "$g" = all ]; then
 		for k in "${!pkgs[@]}"; do want+=(${pkgs[$k]}); done
 	elif [ -n "${pkgs[$g]+x}" ]; then
@@ -47,12 +66,43 @@ for g in "$@"; do
 		echo "deps.sh: unknown group '$g'" >&2; exit 2
 	fi
 done
+# chdb: npm only when the library is not there yet.
+[ $chdb = 1 ] && [ -f "$chdb_dir/libchdb.so" ] && chdb=0
+[ $chdb = 1 ] && ! command -v npm >/dev/null && want+=(npm)
 missing=()
 for p in "${want[@]}"; do
 	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
 	[ "$st" = "install ok installed" ] || missing+=("$p")
 done
-here=$(cd "$(dirname "$0")" && pwd)
+# The chdb group: the npm tarball into a private directory (no npm cache
+# of 178 MB left behind), checked, libchdb.so alone renamed into place so
+# that a parallel or interrupted fetch never leaves half a library.
+chdb_fetch() {
+	local tmp tgz
+	case $(uname -m) in
+	x86_64) ;;
+	*) echo "deps.sh: chdb: no libchdb.so for $(uname -m) (the npm package is linux-x64-gnu)" >&2; return 1 ;;
+	esac
+	mkdir -p "$(dirname "$chdb_dir")"
+	tmp=$(mktemp -d "$chdb_dir.tmp.XXXXXX")
+	echo "deps.sh: chdb: fetching @chdb/lib-linux-x64-gnu@$CHDB_VERSION (178 MB) into $chdb_dir" >&2
+	if ! (cd "$tmp" && npm pack -q --cache "$tmp/npm-cache" "@chdb/lib-linux-x64-gnu@$CHDB_VERSION" >/dev/null); then
+		rm -rf "$tmp"
+		echo "deps.sh: chdb: npm pack failed" >&2
+		return 1
+	fi
+	tgz=$tmp/chdb-lib-linux-x64-gnu-$CHDB_VERSION.tgz
+	if [ "$(sha256sum "$tgz" | cut -d' ' -f1)" != "$CHDB_SHA256" ]; then
+		rm -rf "$tmp"
+		echo "deps.sh: chdb: the tarball's sha256 is not CHDB_SHA256" >&2
+		return 1
+	fi
+	tar -xzf "$tgz" -C "$tmp" package/libchdb.so &&
+		mkdir -p "$chdb_dir" && mv "$tmp/package/libchdb.so" "$chdb_dir/libchdb.so"
+	local rc=$?
+	rm -rf "$tmp"
+	return $rc
+}
 # The backports kernel: headers, image and source of one version, all three.
 bpo_ok() {
 	local kv pv
@@ -62,7 +112,10 @@ bpo_ok() {
 	done
 }
 [ $bpo = 1 ] && bpo_ok && bpo=0
-[ ${#missing[@]} -eq 0 ] && [ $bpo = 0 ] && exit 0
+chdb_done() {
+	[ $chdb = 0 ] || chdb_fetch
+}
+[ ${#missing[@]} -eq 0 ] && [ $bpo = 0 ] && { chdb_done; exit; }
 [ ${#missing[@]} -eq 0 ] || mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
 echo "deps.sh: installing ${missing[*]}${missing[*]:+ }$([ $bpo = 1 ] && echo "(the bookworm-backports kernel)")" >&2
 if [ "$(id -u)" != 0 ]; then
@@ -82,8 +135,8 @@ if [ ! -e "$stamp" ] || [ -n "$(find "$stamp" -mmin +360 2>/dev/null)" ]; then
 fi
 [ ${#missing[@]} -eq 0 ] ||
 	apt-get install -o DPkg::Lock::Timeout=900 -y -q --no-install-recommends "${missing[@]}" >&2
-[ $bpo = 1 ] || exit 0
-bpo_ok && exit 0
+[ $bpo = 1 ] || { chdb_done; exit; }
+bpo_ok && { chdb_done; exit; }
 # The newest linux-headers-amd64 of backports names the kernel (its
 # Depends: linux-headers-ABI (= VERSION)); the metapackage itself is not
 # installed from there (design.md §4), the versioned packages are.
@@ -98,3 +151,4 @@ echo "deps.sh: installing Linux $abi ($ver) from bookworm-backports" >&2
 "$here/apt-private" apt-get install -o DPkg::Lock::Timeout=900 -y -q --no-install-recommends \
 	"linux-image-$abi=$ver" "linux-headers-$abi=$ver" "linux-source-6.12=$ver" >&2
 bpo_ok || { echo "deps.sh: the backports kernel $abi is still incomplete after the install" >&2; exit 1; }
+chdb_done

@@ -21,18 +21,17 @@ usage: t02-lost-answers.py ANALYZE FWSIM
 import json
 import os
 import re
-import socket
 import struct
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "formats"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from standin import DROP, StandIn, uleb  # noqa: E402
 from tap import Tap  # noqa: E402
 
 ANALYZE, FWSIM = sys.argv[1], sys.argv[2]
@@ -42,16 +41,6 @@ tap = Tap()
 ok = tap.ok
 
 
-def varint(b, i):
-    v = shift = 0
-    while True:
-        c = b[i]
-        i += 1
-        v |= (c & 0x7F) << shift
-        shift += 7
-        if not c & 0x80:
-            return v, i
-
 
 def parse_fw_records(body):
     """(rec_off, seq) of every row in a RowBinary fw_records batch."""
@@ -59,11 +48,11 @@ def parse_fw_records(body):
     while i < len(body):
         i += 2                                  # day
         for _ in range(2):                      # host, ring
-            n, i = varint(body, i)
+            n, i = uleb(body, i)
             i += n
         _trace, rec_off, _epoch, seq = struct.unpack_from("<QQII", body, i)
         i += 24 + 8 + 8 + 2 + 1 + 1             # ... fw_ns host_ns opcode cpu flags
-        n, i = varint(body, i)
+        n, i = uleb(body, i)
         i += n                                  # payload
         rows.append((rec_off, seq))
     if i != len(body):
@@ -80,76 +69,52 @@ class Store:
         self.lock = threading.Lock()
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
-    def answer(self, code, text):
-        body = text.encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "text/plain")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_POST(self):
-        st = self.server.store
-        q = urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query)
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        if "query" not in q:
-            m = re.match(r"SELECT count\(\), max\((\w+)\) FROM hmb\.(\w+) WHERE", body.decode())
-            if not m:
-                return self.answer(400, "Code: 62, e.displayText() = DB::Exception: fake: unexpected query")
-            with st.lock:
-                rows = st.rows if m.group(2) == "fw_records" else []
-                mx = max((r[0] for r in rows), default=0)
-                return self.answer(200, "%d\t%d\n" % (len(rows), mx))
-        if not q["query"][0].startswith("INSERT INTO hmb.fw_records "):
-            return self.answer(500, "Code: 60, e.displayText() = DB::Exception: fake: no such table")
-        qid = q.get("query_id", [""])[0]
+def respond(st, req):
+    """The stand-in's answer to one request (standin.py) for Store st."""
+    body = req.body
+    if "query" not in req.query:
+        m = re.match(r"SELECT count\(\), max\((\w+)\) FROM hmb\.(\w+) WHERE", body.decode())
+        if not m:
+            return 400, "Code: 62, e.displayText() = DB::Exception: fake: unexpected query"
         with st.lock:
-            if qid in st.running:
-                return self.answer(500, "Code: 216, e.displayText() = DB::Exception: Query with id = %s is already running." % qid)
-            st.inserts += 1
-            nth = st.inserts
-            st.running.add(qid)
-        try:
-            rows = parse_fw_records(body)
-            if nth == st.fail_at and st.mode == "refuse":
-                return self.answer(500, "Code: 210, e.displayText() = DB::NetException: Connection refused (fake shard)")
-            if nth == st.fail_at and st.mode == "slow":
-                time.sleep(2.5)                 # past the client's --timeout 1
-            with st.lock:
-                st.rows.extend(rows)
-            if nth == st.fail_at and st.mode == "lost-answer":
-                self.connection.shutdown(socket.SHUT_RDWR)
-                self.close_connection = True
-                return
-            try:
-                self.answer(200, "")
-            except OSError:
-                pass                            # the client gave up (slow)
-        finally:
-            with st.lock:
-                st.running.discard(qid)
+            rows = st.rows if m.group(2) == "fw_records" else []
+            mx = max((r[0] for r in rows), default=0)
+            return 200, "%d\t%d\n" % (len(rows), mx)
+    if not req.param("query").startswith("INSERT INTO hmb.fw_records "):
+        return 500, "Code: 60, e.displayText() = DB::Exception: fake: no such table"
+    qid = req.param("query_id")
+    with st.lock:
+        if qid in st.running:
+            return 500, "Code: 216, e.displayText() = DB::Exception: Query with id = %s is already running." % qid
+        st.inserts += 1
+        nth = st.inserts
+        st.running.add(qid)
+    try:
+        rows = parse_fw_records(body)
+        if nth == st.fail_at and st.mode == "refuse":
+            return 500, "Code: 210, e.displayText() = DB::NetException: Connection refused (fake shard)"
+        if nth == st.fail_at and st.mode == "slow":
+            time.sleep(2.5)                     # past the client's --timeout 1
+        with st.lock:
+            st.rows.extend(rows)
+        if nth == st.fail_at and st.mode == "lost-answer":
+            return DROP
+        return 200, ""
+    finally:
+        with st.lock:
+            st.running.discard(qid)
 
 
 def run_case(mode, dump):
     st = Store(mode, fail_at=4)
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    srv.store = st
-    th = threading.Thread(target=srv.serve_forever, daemon=True)
-    th.start()
-    url = "http://127.0.0.1:%d" % srv.server_address[1]
+    srv = StandIn(lambda req: respond(st, req))
+    url = srv.url
     p = subprocess.run([ANALYZE, "export", "--to", "clickhouse", url, dump,
                         "--hostname", "fake", "--day", "2024-01-01",
                         "--batch-rows", str(BATCH), "--backoff-ms", "300",
                         "--timeout", "1", "--format", "json"],
                        capture_output=True, timeout=120)
-    srv.shutdown()
-    srv.server_close()
+    srv.stop()
     err = p.stderr.decode()
     ok(p.returncode == 0, "%s: export exits 0" % mode, err)
     try:

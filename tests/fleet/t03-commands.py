@@ -49,6 +49,8 @@ from concurrent.futures import ThreadPoolExecutor
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "formats"))
 from tap import Tap  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fleetq import PHASES, percentiles_bad, percentiles_sql  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -118,18 +120,6 @@ def hist_quantile_slot(hist, level):
     return None
 
 
-# phase -> (correlate's histogram, SQL expression, SQL condition)
-PHASES = [
-    ("host_total", "complete_ns - submit_ns",
-     "complete_ns > 0 AND complete_ns >= submit_ns"),
-    ("host_submit_to_fw_fetch", "fetch_ns - submit_ns",
-     "fetch_ns > 0 AND fetch_ns >= submit_ns"),
-    ("fw_fetch_to_cqe_posted", "cqe_ns - fetch_ns",
-     "match_class = 'matched' AND fetch_ns > 0 AND cqe_ns >= fetch_ns"),
-    ("fw_cqe_posted_to_host_complete", "complete_ns - cqe_ns",
-     "cqe_ns > 0 AND complete_ns >= cqe_ns"),
-]
-LEVELS = [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999)]
 MONO, REAL = 81_234_567_890, 1_706_745_600_000_000_000
 
 
@@ -229,24 +219,9 @@ def check_host(name, hostname, url, other, p, sidecar, exp):
         # correlate's percentiles: quantileExact's when it held the values,
         # else holding it inside the bounds it states
         pc = fin.get("percentiles", {}).get(key, {})
-        ans = q(other, "SELECT %s, max(%s) FROM hmb.commands WHERE %s AND "
-                "%s FORMAT TabSeparated" % (", ".join(
-                    "quantileExact(%s)(%s)" % (lv, expr)
-                    for _, lv in LEVELS), expr, where, cond))
-        sql = dict(zip([nm for nm, _ in LEVELS] + ["max"],
-                       (int(x) for x in ans.split("\t"))))
-        # the firmware total is on the firmware clock, the rows' times on
-        # the host's: the two differ by the drift (HMB_CLOCK_DRIFT_MAX)
-        slack = 500e-6 if key == "fw_fetch_to_cqe_posted" else 0
-        bad = []
-        for nm, _ in LEVELS + [("max", 1)]:
-            v = pc.get(nm + "_ns")
-            lo = pc.get(nm + "_lo_ns", v) if not pc.get("exact") else v
-            hi = pc.get(nm + "_hi_ns", v) if not pc.get("exact") else v
-            if v is None or not (lo - slack * lo - 1 if slack else lo) <= \
-                    sql[nm] <= (hi + slack * hi + 1 if slack else hi):
-                bad.append("%s: SQL %d, correlate %s [%s, %s]"
-                           % (nm, sql[nm], v, lo, hi))
+        bad = percentiles_bad(key, pc, q(other, percentiles_sql(
+            expr, "%s AND %s" % (where, cond))))
+        slack = key == "fw_fetch_to_cqe_posted"
         ok(pc.get("n") == n and not bad,
            "%s: %s: correlate's p50 p90 p99 p99.9 max %s ClickHouse's "
            "quantileExact over the %d rows%s" % (

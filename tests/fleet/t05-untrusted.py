@@ -20,44 +20,19 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
-import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(TOP, "python"))
 sys.path.insert(0, os.path.join(TOP, "tests", "formats"))
+sys.path.insert(0, HERE)
 from hmb_trace.writer import encode_record  # noqa: E402
+from standin import StandIn  # noqa: E402
 from tap import Tap  # noqa: E402
 
 ANALYZE = sys.argv[1]
 T = Tap()
 WORK = tempfile.mkdtemp(prefix="hmb-fleet-t05.")
-
-
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
-    def answer(self, code, body):
-        self.send_response(code)
-        self.send_header("Content-Type", "text/plain")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_POST(self):
-        srv = self.server
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        srv.seen.append({"path": self.path,
-                         "user": self.headers.get("X-ClickHouse-User"),
-                         "key": self.headers.get("X-ClickHouse-Key")})
-        q = urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query)
-        code, body = srv.script(len(srv.seen), "query" in q)
-        self.answer(code, body)
 
 
 def refuse_inserts(n, insert):
@@ -68,21 +43,23 @@ def refuse_inserts(n, insert):
 
 
 class Server:
-    def __init__(self, script=refuse_inserts):
-        self.srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.srv.seen = []
-        self.srv.script = script
-        self.th = threading.Thread(target=self.srv.serve_forever, daemon=True)
-        self.th.start()
-        self.url = "http://127.0.0.1:%d" % self.srv.server_address[1]
+    """A stand-in (standin.py) that records each request and answers what
+    script(n, insert) says."""
 
-    @property
-    def seen(self):
-        return self.srv.seen
+    def __init__(self, script=refuse_inserts):
+        self.seen = []
+        self.script = script
+        self.srv = StandIn(self.respond)
+        self.url = self.srv.url
+
+    def respond(self, req):
+        self.seen.append({"path": req.path,
+                          "user": req.headers.get("X-ClickHouse-User"),
+                          "key": req.headers.get("X-ClickHouse-Key")})
+        return self.script(len(self.seen), "query" in req.query)
 
     def stop(self):
-        self.srv.shutdown()
-        self.srv.server_close()
+        self.srv.stop()
 
 
 dump = os.path.join(WORK, "t.bin")

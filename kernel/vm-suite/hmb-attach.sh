@@ -13,9 +13,14 @@
 # consistent with the truth inside its bound but "converged": false, its
 # drift bound still wider than 10 %); never an estimate that is wrong.  At
 # least one of the ten must have converged, else the check says nothing.
+# Each attach enables the nvme tracepoints' static keys in nvme_core while
+# fio runs through them on the other vCPU; under TCG with a host thread per
+# vCPU that patching is what TCG's cross-modifying-code race needs (an
+# int3 Oops in nvme_setup_cmd or nvme_complete_batch_req, both boots of a
+# make check on 6.12), so one host thread runs both vCPUs here.
 # vm-timeout: 600
-# vm-not-6.12: CI time; passed on 6.12 by hand
 # vm-alone: yes
+# vm-tcg-thread: single
 # vm-nvme: patched hmb_trace_kb=1024
 # vm-nvme-hmb: hmpre=2048, hmmin=256, hmmaxd=16, hmb-bg-rate=0, hmb-clock-drift-ppm=200, hmb-clock-offset=1000000000
 set -u

@@ -79,12 +79,14 @@ spec.loader.exec_module(m)
 print(m.tcg_text_crash(open(sys.argv[2]).read().splitlines()) or "none")
 PY
 }
-race() { out=$(classify "$1"); [ "${out#int3 trap at $2 }" != "$out" ] || { echo "# $1: $out"; return 1; }; }
+race() { out=$(classify "$1"); [ "${out#"int3 trap at $2 "}" != "$out" ] || { echo "# $1: $out"; return 1; }; }
 other() { out=$(classify "$1"); [ "$out" = none ] || { echo "# $1: $out"; return 1; }; }
 check "crash kind: 6.12's int3 Oops in sched_clock_cpu from the IPI is the race" race int3-6.12-ipi.txt sched_clock_cpu+0x9/0x190
 check "crash kind: 6.1's int3 Oops in __schedule is the race" race int3-6.1-schedule.txt __schedule+0x8c/0x8a0
 check "crash kind: an int3 Oops with the module on its stack is not" other int3-module.txt
 check "crash kind: an int3 Oops at a RIP in the module is not" other int3-module-rip.txt
+check "crash kind: 6.12's int3 Oops in nvme_core whose int3 is already patched away (the agent attaching during I/O) is the race" race int3-6.12-nvme-core.txt "nvme_complete_batch_req+0xe/0xc0 [nvme_core]"
+check "crash kind: the same Oops with its int3 still in the text (cc) is not" other int3-module-cc.txt
 check "crash kind: a NULL dereference is not" other null-deref.txt
 check "crash kind: an int3 Oops after another crash is not" other int3-second.txt
 check "crash kind: a panic without an Oops (sysrq c) is not" other sysrq-crash.txt

@@ -17,7 +17,6 @@
 # every record made was consumed or counted lost; scripts/bench-hmb.sh runs
 # it for 10 s and writes docs/benchmarks.md.
 # vm-timeout: 400
-# vm-not-6.12: CI time; passed on 6.12 by hand
 # vm-nvme: patched hmb_trace_kb=2048
 # vm-nvme-hmb: hmpre=4096, hmmin=256, hmmaxd=16, hmb-bg-rate=20000
 set -u

@@ -18,7 +18,6 @@
 #     misattributed;
 #   - no WARNING, BUG or Oops in dmesg.
 # vm-timeout: 600
-# vm-not-6.12: CI time; passed on 6.12 by hand
 # vm-nvme: patched hmb_trace_kb=128
 # vm-nvme-hmb: hmpre=2048, hmmin=256, hmmaxd=16, hmb-bg-rate=0
 set -u

@@ -22,7 +22,6 @@
 #     and SIGBUS; after the rebind there is a ring again;
 #   - no WARNING, BUG or Oops in dmesg.
 # vm-timeout: 600
-# vm-not-6.12: CI time; passed on 6.12 by hand
 # vm-nvme: none
 # vm-nvme-hmb: hmpre=2048, hmmin=256, hmmaxd=16, hmb-bg-rate=0
 set -u

@@ -20,7 +20,6 @@
 #   - the disk is there and reads back what was written after the resets;
 #   - no WARNING, BUG or Oops.
 # vm-timeout: 400
-# vm-not-6.12: CI time; no 6.12 run recorded
 # vm-nvme: patched hmb_trace_kb=1024
 # vm-nvme-hmb: hmpre=2048, hmmin=256, hmmaxd=16, hmb-bg-rate=0
 set -u

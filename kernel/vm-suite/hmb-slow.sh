@@ -28,7 +28,6 @@
 # busy host stays below 250 ms as a rule, a slowed one cannot complete in
 # less than 1 s.
 # vm-timeout: 400
-# vm-not-6.12: CI time; no 6.12 run recorded
 # vm-alone: yes
 # vm-nvme: patched hmb_trace_kb=1024
 # vm-nvme-hmb: hmpre=2048, hmmin=256, hmmaxd=16, hmb-bg-rate=0, hmb-slow-every=100, hmb-slow-ns=1000000000

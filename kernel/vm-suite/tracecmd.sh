@@ -18,7 +18,6 @@
 # commands, not appended at the end.  fio is rate-limited: formatting the
 # report costs milliseconds per line under TCG (scripts/vm/README.md).
 # vm-timeout: 600
-# vm-not-6.12: CI time; no 6.12 run recorded
 # vm-qemu-trace: yes
 # vm-shm-size: 16M
 set -u

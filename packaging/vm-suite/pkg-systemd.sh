@@ -15,7 +15,6 @@
 # contiguous across them, and the producer dropped none.
 # vm-init: systemd
 # vm-timeout: 420
-# vm-not-6.12: CI time; no 6.12 run recorded
 set -u
 . "$HMB_REPO/scripts/vm/lib/tap.sh"
 . "$HMB_REPO/kernel/tools/guest-lib.sh"

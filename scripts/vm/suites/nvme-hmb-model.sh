@@ -19,7 +19,6 @@
 #   - FROZEN set by a controller reset (sysfs reset_controller) and by a
 #     shutdown (unbinding the nvme driver), the ring's records all read.
 # vm-timeout: 600
-# vm-not-6.12: CI time; passed on 6.12 by hand
 # vm-nvme-hmb: hmpre=2048, hmmin=8, hmmaxd=32, hmb-bg-rate=20, hmb-clock-drift-ppm=200, hmb-clock-offset=5000000000
 # (the same properties as nvme-hmb-e2e, so that both can share a boot)
 set -u

@@ -6,7 +6,6 @@
 # command channel and its whitelist, the 9p shares, QEMU's NVMe trace log,
 # and perf, trace-cmd and bpftool working.
 # vm-timeout: 300
-# vm-not-6.12: CI time; passed on 6.12 by hand
 # vm-qemu-trace: yes
 set -u
 . "$HMB_REPO/scripts/vm/lib/tap.sh"

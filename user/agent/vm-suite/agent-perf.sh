@@ -30,7 +30,6 @@
 # and its events line up with the agent's host windows; the agent runs
 # with -v (every unmatched firmware record and why, in agent-NAME.err).
 # vm-timeout: 600
-# vm-not-6.12: CI time; no 6.12 run recorded
 # vm-alone: yes
 # vm-qemu-trace: yes
 # vm-shm-size: 16M

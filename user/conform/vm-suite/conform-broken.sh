@@ -25,7 +25,6 @@
 # every other variant runs them all.  The variant stays across the
 # shutdown, so each run's Get Features C1h still says it.
 # vm-timeout: 600
-# vm-not-6.12: CI time; passed on 6.12 by hand
 # vm-nvme-hmb: hmpre=2048, hmmin=8, hmmaxd=32, hmb-bg-rate=20, hmb-clock-drift-ppm=200, hmb-clock-offset=5000000000
 set -u
 . "$HMB_REPO/scripts/vm/lib/tap.sh"

@@ -25,7 +25,6 @@
 # The broken variants of the model (one rule broken each) are the suite
 # conform-broken's: this one is the model as it should be.
 # vm-timeout: 600
-# vm-not-6.12: CI time; passed on 6.12 by hand
 # vm-nvme-hmb: hmpre=2048, hmmin=8, hmmaxd=32, hmb-bg-rate=20, hmb-clock-drift-ppm=200, hmb-clock-offset=5000000000
 set -u
 . "$HMB_REPO/scripts/vm/lib/tap.sh"

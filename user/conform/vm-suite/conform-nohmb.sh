@@ -6,7 +6,6 @@
 # sends the controller nothing but Identify (the namespace's data and the
 # controller's features are as before).
 # vm-timeout: 300
-# vm-not-6.12: CI time; no 6.12 run recorded
 set -u
 . "$HMB_REPO/scripts/vm/lib/tap.sh"
 C=${HMB_NVME_CTRL:-/dev/nvme0}

@@ -365,6 +365,40 @@ def test_attribution(t):
                  "exit %d: %s" % (r.returncode, r.stdout.strip()[:300]))
 
 
+def test_attribution_after_step(t):
+    # the producer stepped at seq 5: the commands with records from there
+    # on, and those of them the agent put outside their window or refused
+    log = "".join("seq=%d sqid=1 cid=%d qline=%d\n" % (s, cid, q)
+                  for s, cid, q in ((1, 7, 10), (2, 7, 10), (5, 9, 12), (6, 9, 12),
+                                    (7, 7, 13), (8, 7, 13), (9, 9, 14), (10, 9, 14)))
+
+    def cmd(cid, match, seqs, window, inside, refused=()):
+        c = json.loads(attrib_cmd(1, cid, match, 0, seqs, 1000, refused))
+        c["cmd"].update(complete_ns=1000 + window, in_window_err=inside)
+        return json.dumps(c, separators=(",", ":"))
+    lines = [cmd(7, "matched", (1, 2), 100, True),          # before the step
+             cmd(9, "matched", (5, 6), 3000, True),         # after, fits
+             cmd(7, "matched", (7, 8), 5000, False),        # after, outside
+             cmd(9, "unmatched", (), 700, False, (10,))]    # after, refused
+    want = {"commands": 3, "outside": 2, "narrowest_ns": 700}
+    with tempfile.TemporaryDirectory() as base:
+        lp, jp = os.path.join(base, "fw-cmd.log"), os.path.join(base, "agent.jsonl")
+        with open(lp, "w") as f:
+            f.write(log)
+        with open(jp, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        r = run([sys.executable, ATTRIB, jp, "--fwsim-cmd-log", lp, "--step-first-seq", "5"])
+        try:
+            got = json.loads(r.stdout)
+        except ValueError:
+            got = {}
+        t.ok(r.returncode == 0 and got.get("after_step") == want and
+             got.get("step_want_seq") == 5,
+             "agent-attribution: after_step counts the commands after the step and "
+             "those whose records contradict the agent's clock",
+             "exit %d: %s" % (r.returncode, r.stdout.strip()[:300]))
+
+
 def test_attribution_account(t):
     # the controller's account: two uses of id (2, 45184), reads of LBAs
     # 100 and 200, records 10..11 and 20..21
@@ -400,8 +434,10 @@ def test_attribution_account(t):
             except ValueError:
                 got = {}
             nm = got.get("not_matched", {})
+            rr = got.get("refused_records", {})
             good = r.returncode == rc and (
-                own is None or (nm.get("refused_own"), nm.get("refused_other_use")) == own)
+                own is None or ((nm.get("refused_own"), nm.get("refused_other_use")) == own
+                                and (rr.get("own"), rr.get("other_use")) == own))
             t.ok(good, "agent-attribution: %s" % what,
                  "exit %d: %s" % (r.returncode, r.stdout.strip()[:300]))
 
@@ -695,6 +731,7 @@ def main():
     test_slowcheck(t)
     test_attribution(t)
     test_attribution_account(t)
+    test_attribution_after_step(t)
     test_facts(t)
     test_window(t)
     return t.done()

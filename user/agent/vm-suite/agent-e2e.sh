@@ -77,7 +77,6 @@ tap_diag "bridge: records $(cat $HMB_CLASS/$ring/bridge_records) lost $(cat $HMB
 
 agent_summary "$R/agent.jsonl"
 agent_check_reports "$R/agent.jsonl" 1
-agent_check_window
 
 # no misattribution: every firmware record the agent gave a command came
 # from that very QEMU command, per the simulator's log; and the first
@@ -85,6 +84,7 @@ agent_check_window
 sim_step=$(sed -n 's/.*"step_first_seq":\([0-9-]*\).*/\1/p' "$R/fw-report.json")
 agent_check_attribution agent.jsonl 1000 "the simulator's log" \
 	--fwsim-cmd-log @RESULTS@/fw-cmd.log --step-first-seq "$sim_step"
+agent_check_window
 # every command matched or not for the reason the agent gives; the records
 # the simulator dropped and the bridge lost may each cost one its match
 dropped=$(sed -n 's/.*"dropped":\([0-9]*\).*/\1/p' "$R/fw-report.json")

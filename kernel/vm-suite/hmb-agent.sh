@@ -116,7 +116,7 @@ oerr=$(awk -v a="$A_offset_ns" -v lo="$tlo" -v hi="$thi" 'BEGIN {
 [ "$oerr" != inconsistent ] && [ "$oerr" -le 20000 ] &&
 	tap_ok "offset within 20 us of the truth (agent $A_offset_ns ns +- $A_offset_err_ns, truth in [$tlo, $thi]: $oerr ns outside it)" ||
 	tap_fail "offset within 20 us of the truth" "agent $A_offset_ns ns, truth in [$tlo, $thi] ($oerr)"
-agent_check_step_size $STEP_NS
+agent_check_step_size $STEP_NS "$bt"
 tap_diag "step: the controller's first record on the new clock $first, first command record from it $A_step_want, $(sed -n 's/.*"across_step": \([0-9]*\).*/\1/p' "$R/attr.json") commands in flight across it"
 agent_check_step_seq "$A_step_want"
 agent_check_losses "$(cat "$S/bridge_records")"

@@ -99,7 +99,7 @@ agent_check_drift "$want"
 # the step's size: the agent measures it between the commands just before
 # and just after it (same load on both sides, so the latency biases of the
 # two offsets cancel); a +STEP_NS firmware clock lowers host - fw by STEP_NS
-agent_check_step_size $STEP_NS
+agent_check_step_size $STEP_NS "$want"
 # for comparison: the interval reports' offsets before and after the step
 # (whole windows, so QD1 before and QD32 after), extrapolated to the step;
 # the VM host picks the interval lines out of the agent's

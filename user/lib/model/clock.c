@@ -804,9 +804,20 @@ static bool local_off(const struct hmb_clock *c, const struct hmb_clk_pt *q,
 			     seq_diff(q[i].sf, c->step_seq) >= 0)
 			v[m++] = q[i];
 	if (m >= 32) {
+		double far = 0;
+
 		intersect(v, m, c->drift, (double)c->step_t, tmp, &L, &U);
 		*off = (L + U) / 2;
-		*err = fabs(U - L) / 2;
+		/*
+		 * The intersection bounds the offset only for the drift it
+		 * detrends with; the drift's own uncertainty moves each point
+		 * in proportion to its distance from the step (a side spans
+		 * up to HMB_CLK_LOCAL commands: half a second at QD32).
+		 */
+		for (i = 0; i < m; i++)
+			far = fmax(far, fabs((double)v[i].t - (double)c->step_t));
+		*err = fabs(U - L) / 2 +
+		       (c->drift_err < 0 ? HMB_CLOCK_DRIFT_MAX : c->drift_err) * far;
 	}
 	free(v);
 	free(tmp);

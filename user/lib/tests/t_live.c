@@ -161,6 +161,21 @@ struct burst_cmd {
 	double comp;
 };
 
+/*
+ * The step's size within the bound the estimate states for it, the one
+ * the agent reports (step_err_ns): the two sides' intersections and what
+ * the drift's own bound moves each side's commands over their distance
+ * from the step.
+ */
+static void step_in_bound(const char *name, const struct hmb_live *a,
+			  const struct truth *tr)
+{
+	ok(fabs(a->clk.step_ns - tr->step) <= a->clk.step_err_ns,
+	   "%s: the step's size within its own bound (error %.2f us, bound %.2f us)",
+	   name, fabs(a->clk.step_ns - tr->step) / 1e3,
+	   a->clk.step_err_ns / 1e3);
+}
+
 /* The step of a bursty run: at its record, its size, every command placed. */
 static void burst_checks(const char *name, const struct hmb_live *a,
 			 const struct truth *tr, size_t m, uint32_t first_new,
@@ -172,6 +187,7 @@ static void burst_checks(const char *name, const struct hmb_live *a,
 	ok(fabs(a->clk.step_ns - tr->step) < 20000,
 	   "%s: step size within 20 us (%.1f us vs %.1f us)", name,
 	   a->clk.step_ns / 1e3, tr->step / 1e3);
+	step_in_bound(name, a, tr);
 	ok(a->run.tot.placed == m && a->run.tot.in_window_err == m,
 	   "%s: all %zu commands inside their host windows (%llu)", name, m,
 	   (unsigned long long)a->run.tot.in_window_err);
@@ -414,6 +430,7 @@ static void run_deep(const char *name, struct truth tr, double secs,
 		ok(fabs(a.clk.step_ns - tr.step) < 20000,
 		   "%s: step size recovered within 20 us (%.1f us vs %.1f us)",
 		   name, a.clk.step_ns / 1e3, tr.step / 1e3);
+		step_in_bound(name, &a, &tr);
 		uint32_t first_new = UINT32_MAX;
 
 		/* the first record on the new clock, exactly */
@@ -729,6 +746,8 @@ static void run_fit(const char *name, struct truth tr, double secs,
 	   "%s: on_clock told the first estimate first, each of the %u step(s), then updates (%u calls: %u first, %u step, %u update); no command placed before it, every one of %llu to on_cmd",
 	   name, a.clk.steps, cl.calls, cl.first, cl.step, cl.update,
 	   (unsigned long long)cl.cmds);
+	if (tr.step)
+		step_in_bound(name, &a, &tr);
 	if (tr.step)
 		ok(a.run.tot.in_window_err * 1000 >= n * 999,
 		   "%s: %llu of %llu commands inside their host window (>= 99.9 %%: placed after the step was found)",

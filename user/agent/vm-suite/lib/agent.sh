@@ -193,23 +193,26 @@ agent_step_unseen() {
 	tap_ok "$1: no step found, and none was in the evidence: of the $A_after_commands commands with records at or after it, $A_after_outside contradict the clock from before it (a step takes 8 in a row; narrowest window $A_after_narrowest_ns ns)"
 }
 
-# agent_check_step_size STEP_NS: the step's measured size (a +STEP_NS
-# firmware clock lowers host - fw by STEP_NS) held to the agent's own
-# evidence: within its bound (step_err_ns, the two sides' intersection
-# half widths, what it tells its user), and that bound below half the
-# step, so that the agent resolved a step at all.  Each side's offset is
-# the middle of its intersection, off by half the difference of the
-# fastest submit->fetch and cqe_posted->complete in it; under TCG on a
+# agent_check_step_size STEP_NS DRIFT_PPM: the step's measured size (a
+# +STEP_NS firmware clock lowers host - fw by STEP_NS host ns a firmware ns:
+# STEP_NS (1 + b), b the true drift in DRIFT_PPM) held to the agent's own
+# evidence: within its bound (step_err_ns, what it tells its user: the two
+# sides' intersection half widths and what the drift's bound moves each
+# side's commands over their distance from the step), and that bound below
+# half the step, so that the agent resolved a step at all.  Each side's
+# offset is the middle of its intersection, off by half the difference of
+# the fastest submit->fetch and cqe_posted->complete in it; under TCG on a
 # loaded host those minima differ by tens of us from one side to the
 # other, which the bound covers and a fixed threshold would not.
 agent_check_step_size() {
 	agent_step_unseen "offset step of $1 ns" && return
-	awk -v s="$A_step_ns" -v w="$1" 'BEGIN { e = s + w; if (e < 0) e = -e; printf "%.0f\n", e }' \
+	awk -v s="$A_step_ns" -v w="$1" -v b="${2:-0}" \
+		'BEGIN { e = s + w * (1 + b * 1e-6); if (e < 0) e = -e; printf "%.0f\n", e }' \
 		> "$HMB_RESULTS/step-err.txt"
 	awk -v s="$A_step_ns" -v e="$(cat "$HMB_RESULTS/step-err.txt")" -v b="$A_step_err_ns" -v w="$1" \
 		'BEGIN { exit !(s != "" && b != "" && e <= b + 0 && 2 * b < w) }' &&
-		tap_ok "offset step of $1 ns recovered within the agent's bound, itself below half the step (agent: $A_step_ns ns, bound $A_step_err_ns ns; error $(cat "$HMB_RESULTS/step-err.txt") ns)" ||
-		tap_fail "offset step recovered within the agent's bound, below half the step" "agent step_ns '$A_step_ns' (bound '$A_step_err_ns'), want -$1"
+		tap_ok "offset step of $1 ns (at drift ${2:-0} ppm) recovered within the agent's bound, itself below half the step (agent: $A_step_ns ns, bound $A_step_err_ns ns; error $(cat "$HMB_RESULTS/step-err.txt") ns)" ||
+		tap_fail "offset step recovered within the agent's bound, below half the step" "agent step_ns '$A_step_ns' (bound '$A_step_err_ns'), want -$1 at drift ${2:-0} ppm, error $(cat "$HMB_RESULTS/step-err.txt") ns"
 }
 
 # agent_check_step_seq WANT_SEQ: the step held to the agent's own

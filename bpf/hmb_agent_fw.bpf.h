@@ -477,6 +477,9 @@ static __always_inline void raw_flush(struct hmb_raw_buf *b)
  * -w: add the record (header @h, then @payload, a kernel pointer) to the
  * batch gathered in @b, as a dump stream does (header, payload, zero
  * padding), sending what @b holds first when the record does not fit.
+ * A payload of at most HMB_BRIDGE_HEAD bytes is copied from @head, the
+ * bridge's copy of it (struct hmb_bridge_rec.head; NULL: none), without
+ * a kernel read: the read, a helper call, was most of a record's cost.
  * The bridge has checked payload_len; checked again for the verifier, and
  * because the ring is hostile input (docs/format.md).  A record whose
  * payload cannot be read (or, from the test program, that has none to
@@ -485,7 +488,7 @@ static __always_inline void raw_flush(struct hmb_raw_buf *b)
  */
 static __noinline void raw_add(struct hmb_raw_buf *b, __u32 ring,
 				    const struct hmb_record_hdr *h,
-				    const void *payload)
+				    const void *payload, const __u64 *head)
 {
 	__u32 n = h->payload_len, off;
 	__u8 *p;
@@ -513,11 +516,21 @@ static __noinline void raw_add(struct hmb_raw_buf *b, __u32 ring,
 	n &= HMB_RECORD_MAX_SIZE - 1;
 	p = b->ev.rec + off;
 	*(struct hmb_record_hdr *)p = *h;
-	/* the padding: the payload's read writes over the first of these */
-	*(__u64 *)(p + HMB_RECORD_HDR_SIZE + (n & ~7)) = 0;
-	if (n && bpf_probe_read_kernel(p + HMB_RECORD_HDR_SIZE, n, payload)) {
-		dump_loss(ring, 1);
-		return;
+	if (head && n <= HMB_BRIDGE_HEAD) {
+		/* zero past payload_len there: the padding comes with it */
+		__u64 *q = (__u64 *)(p + HMB_RECORD_HDR_SIZE);
+
+		q[0] = head[0];
+		q[1] = head[1];
+		q[2] = head[2];
+	} else {
+		/* the padding: the payload's read writes over the first of these */
+		*(__u64 *)(p + HMB_RECORD_HDR_SIZE + (n & ~7)) = 0;
+		if (n && bpf_probe_read_kernel(p + HMB_RECORD_HDR_SIZE, n,
+					       payload)) {
+			dump_loss(ring, 1);
+			return;
+		}
 	}
 	b->ev.len = off + HMB_RECORD_SIZE(n);
 	b->ev.nrec++;
@@ -529,7 +542,7 @@ static __always_inline void raw_one(__u32 ring, const struct hmb_record_hdr *h,
 {
 	struct hmb_raw_buf *b = raw_begin(ring);
 
-	raw_add(b, ring, h, payload);
+	raw_add(b, ring, h, payload, NULL);
 	raw_flush(b);
 }
 
@@ -761,7 +774,7 @@ static long hmb_batch_step(__u32 i, void *data)
 	r = &bb->r[i & (HMB_BRIDGE_BATCH - 1)];
 	if (dump_records)
 		raw_add(b->raw, b->ring, &r->hdr, b->test ? (const void *)r->head :
-			(const void *)r->payload);
+			(const void *)r->payload, (const __u64 *)r->head);
 	res = fw_batch_one(b->ring, b->rr.ctrl1, r, b->rr.rs, b->rr.gaps);
 	b->matched += !!(res & HMB_FW_MATCHED);
 	b->by_order += !!(res & HMB_FW_BY_ORDER);

@@ -83,12 +83,21 @@ struct {
 	__uint(max_entries, 8 << 20);
 } rawrb SEC(".maps");
 
-/* -w: the record being copied out (too large for the BPF stack). */
+/*
+ * -w: the batch of records being gathered for one event (too large for
+ * the BPF stack), and room past it for one more record, which the
+ * verifier asks for: it cannot know that raw_add() never writes there.
+ */
+struct hmb_raw_buf {
+	struct hmb_raw_event ev;
+	__u8 slack[HMB_RECORD_MAX_SIZE + 8];
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct hmb_raw_event);
+	__type(value, struct hmb_raw_buf);
 } rawbuf SEC(".maps");
 
 /* -w: records of each ring not handed over (the dump's sidecar says). */

@@ -316,17 +316,25 @@ struct hmb_fw_event {
 };
 
 /*
- * -w: a firmware record as the bridge handed it to the tracepoint, header
- * and payload (no padding), for the agent's dump.  Sent with
- * bpf_ringbuf_output() at its real length: 8 + 32 + payload_len bytes.
- * Only with the rodata option dump_records set; else the map is one page.
+ * -w: the firmware records of one bridge batch (hmb_trace_records; one
+ * record from hmb_trace_record), all of ring @ring, as a dump stream: each
+ * record's header and payload as the bridge handed them over, padded to
+ * HMB_RECORD_ALIGN (HMB_RECORD_SIZE(payload_len) bytes, zero padding), one
+ * after the other, the way user space walks them (libhmbtrace's
+ * hmb_buf_iter).  One event per batch, so that a batch costs one ring
+ * buffer write, not one per record; a batch whose records pass
+ * HMB_RAW_BATCH_MAX bytes goes as several.  Sent with bpf_ringbuf_output()
+ * at its real length, 16 + @len bytes.  Only with the rodata option
+ * dump_records set; else the map is one page.
  */
-#define HMB_RAW_REC_MAX		4096	/* 32-byte header + 4064 payload */
+#define HMB_RAW_BATCH_MAX	16384	/* bytes of records an event carries */
 
 struct hmb_raw_event {
 	__u32 type;		/* HMB_EV_RAW */
 	__u32 ring;
-	__u8 rec[HMB_RAW_REC_MAX];
+	__u32 nrec;		/* records in @rec */
+	__u32 len;		/* bytes of them */
+	__u8 rec[HMB_RAW_BATCH_MAX];
 };
 
 /*

@@ -407,50 +407,143 @@ static __always_inline int join_fw(__u32 ring, const struct hmb_ring_ref *rr,
 	return res | HMB_FW_MATCHED;
 }
 
-/* -w: a record the agent could not hand over, counted per ring too. */
-static __always_inline void dump_loss(__u32 ring)
+static __always_inline void count_add(__u32 idx, __u64 n)
+{
+	__u64 *c;
+
+	if (!n)
+		return;
+	c = bpf_map_lookup_elem(&counters, &idx);
+	if (c)
+		__sync_fetch_and_add(c, n);
+}
+
+/* -w: @n records the agent could not hand over, counted per ring too. */
+static __always_inline void dump_loss(__u32 ring, __u32 n)
 {
 	__u64 *c = bpf_map_lookup_elem(&dump_lost, &ring);
 
-	count(HMB_C_DUMP_LOST);
+	count_add(HMB_C_DUMP_LOST, n);
 	if (c)
-		__sync_fetch_and_add(c, 1);
+		__sync_fetch_and_add(c, n);
+}
+
+#define HMB_RAW_EV_HDR	__builtin_offsetof(struct hmb_raw_event, rec)
+
+/*
+ * -w: this CPU's "rawbuf", emptied for a batch of ring @ring's records
+ * (NULL: never, for a per-CPU array; raw_add() counts the records lost).
+ */
+static __always_inline struct hmb_raw_buf *raw_begin(__u32 ring)
+{
+	__u32 zero = 0;
+	struct hmb_raw_buf *b = bpf_map_lookup_elem(&rawbuf, &zero);
+
+	if (b) {
+		b->ev.type = HMB_EV_RAW;
+		b->ev.ring = ring;
+		b->ev.nrec = 0;
+		b->ev.len = 0;
+	}
+	return b;
 }
 
 /*
- * -w: copy the record (header, then @payload, a kernel pointer; NULL from
- * the test program, which sends no payload) to user space.  The bridge
- * has checked payload_len; checked again for the verifier, and because
- * the ring is hostile input (docs/format.md).
+ * -w: the records gathered in @b to user space as one event, emptying it;
+ * if rawrb has no room, each of them is counted lost.
  */
-static __always_inline void dump_record(__u32 ring,
-					const struct hmb_record_hdr *h,
-					const void *payload)
+static __always_inline void raw_flush(struct hmb_raw_buf *b)
 {
-	struct hmb_raw_event *e;
-	__u32 zero = 0, n = h->payload_len;
+	__u32 len, n;
 
-	e = bpf_map_lookup_elem(&rawbuf, &zero);
-	if (!e || n > HMB_RAW_REC_MAX - sizeof(*h)) {
-		dump_loss(ring);
+	if (!b || !b->ev.nrec)
 		return;
-	}
-	e->type = HMB_EV_RAW;
-	e->ring = ring;
-	__builtin_memcpy(e->rec, h, sizeof(*h));
-	if (n && (!payload ||
-		  bpf_probe_read_kernel(e->rec + sizeof(*h), n, payload))) {
-		dump_loss(ring);
-		return;
-	}
+	n = b->ev.nrec;
+	len = b->ev.len;
+	if (len > HMB_RAW_BATCH_MAX)	/* never: for the verifier */
+		len = HMB_RAW_BATCH_MAX;
 	/* waking the agent only as rb's events do (rb_wake_flags()) */
-	if (bpf_ringbuf_output(&rawrb, e, 8 + sizeof(*h) + n,
-			       rb_wake_flags(&rawrb, 8 + sizeof(*h) + n,
-					     false))) {
-		dump_loss(ring);
+	if (bpf_ringbuf_output(&rawrb, &b->ev, HMB_RAW_EV_HDR + len,
+			       rb_wake_flags(&rawrb, HMB_RAW_EV_HDR + len,
+					     false)))
+		dump_loss(b->ev.ring, n);
+	else
+		count_add(HMB_C_DUMP_SENT, n);
+	b->ev.nrec = 0;
+	b->ev.len = 0;
+}
+
+/*
+ * -w: add the record (header @h, then @payload, a kernel pointer) to the
+ * batch gathered in @b, as a dump stream does (header, payload, zero
+ * padding), sending what @b holds first when the record does not fit.
+ * A payload of at most HMB_BRIDGE_HEAD bytes is copied from @head, the
+ * bridge's copy of it (struct hmb_bridge_rec.head; NULL: none), without
+ * a kernel read: the read, a helper call, was most of a record's cost.
+ * The bridge has checked payload_len; checked again for the verifier, and
+ * because the ring is hostile input (docs/format.md).  A record whose
+ * payload cannot be read (or, from the test program, that has none to
+ * read) is lost alone.  Not inline: in a batch's bpf_loop() callback its
+ * stack would take the test program's combined stack past 512 bytes.
+ */
+static __noinline void raw_add(struct hmb_raw_buf *b, __u32 ring,
+				    const struct hmb_record_hdr *h,
+				    const void *payload, const __u64 *head)
+{
+	__u32 n = h->payload_len, off;
+	__u8 *p;
+
+	if (!b || n > HMB_RECORD_MAX_PAYLOAD || (n && !payload)) {
+		dump_loss(ring, 1);
 		return;
 	}
-	count(HMB_C_DUMP_SENT);
+	off = b->ev.len;
+	if (off + HMB_RECORD_SIZE(n) > HMB_RAW_BATCH_MAX) {
+		raw_flush(b);
+		off = 0;
+	}
+	/*
+	 * Never true, never changing @off or @n: bounds for the verifier,
+	 * which the checks above do not reach (kept by barrier_var() from
+	 * the compiler, which knows them to be no-ops).
+	 */
+	barrier_var(off);
+	barrier_var(n);
+	if (off > HMB_RAW_BATCH_MAX - HMB_RECORD_HDR_SIZE) {
+		dump_loss(ring, 1);
+		return;
+	}
+	n &= HMB_RECORD_MAX_SIZE - 1;
+	p = b->ev.rec + off;
+	*(struct hmb_record_hdr *)p = *h;
+	if (head && n <= HMB_BRIDGE_HEAD) {
+		/* zero past payload_len there: the padding comes with it */
+		__u64 *q = (__u64 *)(p + HMB_RECORD_HDR_SIZE);
+
+		q[0] = head[0];
+		q[1] = head[1];
+		q[2] = head[2];
+	} else {
+		/* the padding: the payload's read writes over the first of these */
+		*(__u64 *)(p + HMB_RECORD_HDR_SIZE + (n & ~7)) = 0;
+		if (n && bpf_probe_read_kernel(p + HMB_RECORD_HDR_SIZE, n,
+					       payload)) {
+			dump_loss(ring, 1);
+			return;
+		}
+	}
+	b->ev.len = off + HMB_RECORD_SIZE(n);
+	b->ev.nrec++;
+}
+
+/* -w: one record (hmb_trace_record's, the test program's) as a batch of one. */
+static __always_inline void raw_one(__u32 ring, const struct hmb_record_hdr *h,
+				    const void *payload)
+{
+	struct hmb_raw_buf *b = raw_begin(ring);
+
+	raw_add(b, ring, h, payload, NULL);
+	raw_flush(b);
 }
 
 /*
@@ -532,8 +625,6 @@ static __always_inline int handle_fw(__u32 ring, const struct hmb_ring_ref *rr,
 	__u64 slba = tslba_v;
 	__u32 op, ph, span;
 
-	if (dump_records)
-		dump_record(ring, h, test ? NULL : payload);
 	if (h->flags & ~HMB_REC_FLAG_TRUNCATED) {
 		count(HMB_C_FW_MARKER);	/* wrap marker or unknown flags: no event */
 		return 0;
@@ -634,6 +725,8 @@ int hmb_record(struct bpf_raw_tracepoint_args *ctx)
 		count(HMB_C_FW_READ_FAIL);
 		return 0;
 	}
+	if (dump_records)
+		raw_one(ring, &h, (const void *)ctx->args[2]);
 	ring_ref(ring, &rr);
 	count_fw(handle_fw(ring, &rr, &h, (const void *)ctx->args[2],
 			   0, 0, 0, false, 0, NULL));
@@ -643,10 +736,12 @@ int hmb_record(struct bpf_raw_tracepoint_args *ctx)
 /* A batch of the bridge's records being joined (hmb_trace_records). */
 struct hmb_batch {
 	struct hmb_batch_buf *bb;	/* the records, copied */
+	struct hmb_raw_buf *raw;	/* -w: the records, gathered */
 	struct hmb_ring_ref rr;		/* the ring's, looked up once */
 	__u32 ring;
 	__u32 matched;	/* counted once for the batch */
 	__u32 by_order;
+	__u32 test;	/* the test program's batch: payload in the head */
 };
 
 /*
@@ -671,36 +766,31 @@ static long hmb_batch_step(__u32 i, void *data)
 {
 	struct hmb_batch *b = data;
 	struct hmb_batch_buf *bb = b->bb;
+	struct hmb_bridge_rec *r;
 	int res;
 
 	if (!bb)
 		return 1;
-	res = fw_batch_one(b->ring, b->rr.ctrl1,
-			   &bb->r[i & (HMB_BRIDGE_BATCH - 1)], b->rr.rs,
-			   b->rr.gaps);
+	r = &bb->r[i & (HMB_BRIDGE_BATCH - 1)];
+	if (dump_records)
+		raw_add(b->raw, b->ring, &r->hdr, b->test ? (const void *)r->head :
+			(const void *)r->payload, (const __u64 *)r->head);
+	res = fw_batch_one(b->ring, b->rr.ctrl1, r, b->rr.rs, b->rr.gaps);
 	b->matched += !!(res & HMB_FW_MATCHED);
 	b->by_order += !!(res & HMB_FW_BY_ORDER);
 	return 0;
 }
 
-static __always_inline void count_add(__u32 idx, __u64 n)
-{
-	__u64 *c;
-
-	if (!n)
-		return;
-	c = bpf_map_lookup_elem(&counters, &idx);
-	if (c)
-		__sync_fetch_and_add(c, n);
-}
-
 /*
  * Join @nr records of ring @ring (at kernel address @recs, or 0 for the
- * test program's, already in "batchbuf") in one program run.
+ * test program's, already in "batchbuf", each its payload's head copy
+ * there, as test case 7's) in one program run.  With -w they also go to
+ * user space as one event: gathered as they are joined (raw_add()), sent
+ * once all are (raw_flush()).
  */
 static __always_inline void handle_batch(__u32 ring, __u64 recs, __u32 nr)
 {
-	struct hmb_batch b = { .ring = ring };
+	struct hmb_batch b = { .ring = ring, .test = !recs };
 	__u32 zero = 0, sz;
 
 	if (nr > HMB_BRIDGE_BATCH) {
@@ -717,7 +807,11 @@ static __always_inline void handle_batch(__u32 ring, __u64 recs, __u32 nr)
 		return;
 	}
 	ring_ref(ring, &b.rr);
+	if (dump_records)
+		b.raw = raw_begin(ring);
 	bpf_loop(nr, hmb_batch_step, &b, 0);
+	if (dump_records)
+		raw_flush(b.raw);
 	count_add(HMB_C_FW_MATCHED, b.matched);
 	count_add(HMB_C_FW_BY_ORDER, b.by_order);
 }

@@ -57,6 +57,8 @@ static __always_inline void test_kread(__u32 ring, __u32 i)
 		return;
 	r = &bb->r[i & (HMB_BRIDGE_BATCH - 1)];
 	count(HMB_C_FW_RECORDS);
+	if (dump_records)
+		raw_one(ring, &r->hdr, r->head);
 	ring_ref(ring, &rr);
 	count_fw(handle_fw(ring, &rr, &r->hdr, r->head, 0, 0, 0, false, 0,
 			   NULL));
@@ -110,6 +112,8 @@ int hmb_test_drive(struct bpf_raw_tracepoint_args *ctx)
 		h.seq = ctx->args[6];
 		h.payload_len = ctx->args[7];
 		h.flags = ctx->args[8];
+		if (dump_records)	/* no payload: one that has is lost */
+			raw_one(ctx->args[1], &h, NULL);
 		ring_ref(ctx->args[1], &rr);
 		count_fw(handle_fw(ctx->args[1], &rr, &h, NULL, 1, ctx->args[3],
 				   ctx->args[4], ctx->args[10] != 0,

@@ -12,6 +12,7 @@
  * fleet store's fw_records table (export.c).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,49 +100,30 @@ static uint64_t snap_stamp(const struct hmb_record_hdr *h)
 	return t > 0 && t < (double)now ? (uint64_t)t : now;
 }
 
-/* ring_buffer callback for map "rawrb". */
-int dump_record(void *ctx, void *data, size_t len)
+/* One record of ring @ring, checked by libhmbtrace's iterator. */
+static void dump_one(unsigned int ring, const struct hmb_record *rec)
 {
-	const struct hmb_raw_event *ev = data;
-	struct hmb_record_hdr h;
 	struct hmb_error err = { 0 };
 	struct agent_dump *d = &ag.dump;
 
-	(void)ctx;
-	if (len < 8 + sizeof(h) || ev->type != HMB_EV_RAW ||
-	    ev->ring >= HMB_MAX_RINGS) {
-		d->refused++;
-		return 0;
-	}
-	memcpy(&h, ev->rec, sizeof(h));
-	if (h.payload_len > len - 8 - sizeof(h)) {
-		d->refused++;
-		return 0;
-	}
 	if (ag.env.export_url) {
-		/* --export: what the dump writer would refuse is refused here */
-		if (hmb_record_check(&h, 0, &err)) {
-			if (!ag.env.dump_path)	/* else the writer counts it */
-				d->refused++;
-		} else if (hmb_record_kind(&h) != HMB_KIND_DATA) {
+		if (rec->kind != HMB_KIND_DATA)
 			d->export_ignored++;	/* not a row, as offline */
-		} else {
-			export_record(ev->ring, &h, ev->rec + sizeof(h));
-		}
+		else
+			export_record(ring, &rec->hdr, rec->payload);
 	}
 	/* --snapshot-dir: the window takes what -w would write */
-	if (ag.env.snap_dir && !hmb_record_check(&h, 0, &err))
-		snap_fw(ev->ring, &h, ev->rec + sizeof(h), snap_stamp(&h));
+	if (ag.env.snap_dir)
+		snap_fw(ring, &rec->hdr, rec->payload, snap_stamp(&rec->hdr));
 	if (!ag.env.dump_path)
-		return 0;
-	if (!d->w[ev->ring]) {
-		if (d->failed || open_ring(ev->ring)) {
+		return;
+	if (!d->w[ring]) {
+		if (d->failed || open_ring(ring)) {
 			d->write_errors++;
-			return 0;
+			return;
 		}
 	}
-	if (hmb_dump_writer_add(d->w[ev->ring], &h, ev->rec + sizeof(h),
-				&err)) {
+	if (hmb_dump_writer_add(d->w[ring], &rec->hdr, rec->payload, &err)) {
 		if (err.code == HMB_E_IO) {
 			if (!d->failed)
 				fprintf(stderr, PROG ": -w: %s\n", err.msg);
@@ -153,6 +135,42 @@ int dump_record(void *ctx, void *data, size_t len)
 					err.msg);
 			d->refused++;
 		}
+	}
+}
+
+/*
+ * ring_buffer callback for map "rawrb": a batch of records (struct
+ * hmb_raw_event), walked with libhmbtrace's checks.  A record that fails
+ * them ends the walk: it and the ones after it are refused.
+ */
+int dump_record(void *ctx, void *data, size_t len)
+{
+	const struct hmb_raw_event *ev = data;
+	const size_t hdr = offsetof(struct hmb_raw_event, rec);
+	struct hmb_error err = { 0 };
+	struct agent_dump *d = &ag.dump;
+	struct hmb_buf_iter it;
+	struct hmb_record rec;
+	uint32_t n = 0;
+	int rc;
+
+	(void)ctx;
+	if (len < hdr || ev->type != HMB_EV_RAW || ev->ring >= HMB_MAX_RINGS ||
+	    ev->len > len - hdr) {
+		d->refused += len >= hdr && ev->nrec ? ev->nrec : 1;
+		return 0;
+	}
+	hmb_buf_iter_init(&it, ev->rec, ev->len, 0);
+	while ((rc = hmb_buf_iter_next(&it, &rec, &err)) > 0) {
+		dump_one(ev->ring, &rec);
+		n++;
+	}
+	if (rc < 0 || n != ev->nrec) {
+		if (!d->refused)
+			fprintf(stderr, PROG ": -w: records refused: %u of %u: %s\n",
+				ev->nrec > n ? ev->nrec - n : 1, ev->nrec,
+				rc < 0 ? err.msg : "the event's count is wrong");
+		d->refused += ev->nrec > n ? ev->nrec - n : 1;
 	}
 	return 0;
 }

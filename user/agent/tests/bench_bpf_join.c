@@ -29,7 +29,12 @@
  * (none fires: the commands here take 100 us), so that the armed cost
  * compares with the unarmed one run for run.
  *
- * Usage: bench_bpf_join DICT [ROUNDS] [--json] [--batch] [--armed]   (root)
+ * With --dump (and --batch) every record also goes to user space, as with
+ * -w or --snapshot-dir: a batch's records, each with its payload (the
+ * test program's: its head copy in "batchbuf"), as one event of map
+ * "rawrb", which is read as the agent reads it, round by round.
+ *
+ * Usage: bench_bpf_join DICT [ROUNDS] [--json] [--batch] [--armed] [--dump]   (root)
  */
 #include <errno.h>
 #include <stdio.h>
@@ -37,6 +42,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <stdarg.h>
+#include <stddef.h>
 
 #include <linux/types.h>
 #include <bpf/libbpf.h>
@@ -54,13 +60,13 @@
 
 static struct hmb_agent_test *skel;
 static struct ring_buffer *rb;
-static int prog_fd, nr_cpus, batched, armed;
+static int prog_fd, nr_cpus, batched, armed, dump;
 
 /* --armed: what docs/flight-recorder.md arms the agent with */
 static const char *const armed_triggers[] = {
 	"host_total>5ms", "fw_fetch_to_cqe_posted>2ms", "host_submit_to_fw_fetch>1ms",
 };
-static unsigned long long matched, other;
+static unsigned long long matched, other, raw_records;
 
 static int on_event(void *ctx, void *data, size_t len)
 {
@@ -72,6 +78,23 @@ static int on_event(void *ctx, void *data, size_t len)
 		matched++;
 	else
 		other++;
+	return 0;
+}
+
+/* --dump: a batch's records, as the agent's dump.c takes them */
+static int on_raw(void *ctx, void *data, size_t len)
+{
+	const struct hmb_raw_event *e = data;
+	struct hmb_buf_iter it;
+	struct hmb_record rec;
+	struct hmb_error err;
+
+	(void)ctx;
+	if (len < offsetof(struct hmb_raw_event, rec) || e->type != HMB_EV_RAW)
+		return 0;
+	hmb_buf_iter_init(&it, e->rec, e->len, 0);
+	while (hmb_buf_iter_next(&it, &rec, &err) > 0)
+		raw_records++;
 	return 0;
 }
 
@@ -122,6 +145,7 @@ static int load(const struct hmb_dict *dict)
 	skel->rodata->emit_all = true;
 	if (armed)
 		skel->rodata->trig_armed = HMB_TRIG_ARM_LAT;
+	skel->rodata->dump_records = dump;
 	bpf_object__for_each_program(p, skel->obj)
 		bpf_program__set_autoload(p, p == skel->progs.hmb_test_drive);
 	if (hmb_agent_test__load(skel))
@@ -154,6 +178,9 @@ static int load(const struct hmb_dict *dict)
 	skel->bss->clk.valid = 1;
 	prog_fd = bpf_program__fd(skel->progs.hmb_test_drive);
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.rb), on_event, NULL, NULL);
+	if (rb && dump &&
+	    ring_buffer__add(rb, bpf_map__fd(skel->maps.rawrb), on_raw, NULL))
+		return -1;
 	return rb ? 0 : -1;
 }
 
@@ -256,14 +283,17 @@ int main(int argc, char **argv)
 			batched = 1;
 		if (!strcmp(argv[i], "--armed"))
 			armed = 1;
+		if (!strcmp(argv[i], "--dump"))
+			dump = 1;
 	}
 	if (argc < 2 || !strcmp(argv[1], "--help") || rounds < 1) {
 		fprintf(stderr,
-			"usage: bench_bpf_join DICT [ROUNDS] [--json] [--batch] [--armed]   (root)\n"
+			"usage: bench_bpf_join DICT [ROUNDS] [--json] [--batch] [--armed] [--dump]   (root)\n"
 			"  the in-kernel join's BPF run time per submission, completion and\n"
 			"  firmware record, against biolatency's work per I/O, natively;\n"
 			"  --batch: the records up to 64 a run, as hmb_trace_records\n"
-			"  --armed: three latency triggers armed, as the flight recorder\n");
+			"  --armed: three latency triggers armed, as the flight recorder\n"
+			"  --dump (with --batch): every record to user space too, as -w\n");
 		return argc < 2 ? 2 : 0;
 	}
 	if (hmb_dict_load(&dict, argv[1], &err)) {
@@ -350,9 +380,10 @@ int main(int argc, char **argv)
 			       "\"command_5_records_ns\":%.1f,\"biolatency_io_ns\":%.1f,"
 			       "\"ratio\":%.3f,\"empty_run_ns\":%.1f,"
 			       "\"matched\":%llu,\"other\":%llu,\"batch\":%d,"
-			       "\"armed\":%d}\n",
+			       "\"armed\":%d,\"dump\":%d,\"dumped\":%llu}\n",
 			       rounds, ROUND_CMDS, QD, s, c, rr, per, b, per / b,
-			       empty, matched, other, batched, armed);
+			       empty, matched, other, batched, armed, dump,
+			       raw_records);
 		else
 			printf("join per command: setup %.1f ns, completion %.1f ns, record %.1f ns;\n"
 			       "a command with five records %.1f ns; biolatency's work per I/O %.1f ns; ratio %.2f\n"
@@ -363,6 +394,11 @@ int main(int argc, char **argv)
 		if (matched != want || other) {
 			fprintf(stderr, "bench_bpf_join: %llu of %llu commands reported matched, %llu other events\n",
 				matched, want, other);
+			return 1;
+		}
+		if (dump && raw_records != 5 * want) {
+			fprintf(stderr, "bench_bpf_join: --dump: %llu of %llu records handed over\n",
+				raw_records, 5 * want);
 			return 1;
 		}
 	}

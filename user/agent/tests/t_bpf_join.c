@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <stdarg.h>
+#include <stddef.h>
 
 #include <linux/types.h>
 #include <bpf/libbpf.h>
@@ -230,20 +231,64 @@ static int load(int targ_opc)
 	return load_dump(targ_opc, false, 0);
 }
 
-/* -w: the raw records map "rawrb", read apart from "rb". */
+/*
+ * -w: the raw records map "rawrb", read apart from "rb": its events
+ * (nrawev; rawbad those not as struct hmb_raw_event says: length, count)
+ * and the records in them, walked as the agent does (dump.c).
+ */
 #define MAXRAW 256
-static struct hmb_raw_event raws[MAXRAW];
-static size_t raw_len[MAXRAW];
-static int nraw;
+static struct {
+	__u32 ring;
+	int ev;				/* the event it came in */
+	struct hmb_record_hdr h;
+	__u8 payload[512];		/* its first bytes */
+} raws[MAXRAW];
+static int nraw, nrawev, rawbad;
 
 static int on_raw(void *ctx, void *data, size_t len)
 {
+	const struct hmb_raw_event *e = data;
+	const size_t hdr = offsetof(struct hmb_raw_event, rec);
+	struct hmb_buf_iter it;
+	struct hmb_record rec;
+	struct hmb_error err;
+	__u32 n = 0;
+
 	(void)ctx;
-	if (nraw < MAXRAW && len <= sizeof(raws[0])) {
-		memcpy(&raws[nraw], data, len);
-		raw_len[nraw++] = len;
+	if (len < hdr || e->type != HMB_EV_RAW || e->len != len - hdr) {
+		rawbad++;
+		return 0;
 	}
+	hmb_buf_iter_init(&it, e->rec, e->len, 0);
+	while (hmb_buf_iter_next(&it, &rec, &err) > 0) {
+		if (nraw < MAXRAW) {
+			raws[nraw].ring = e->ring;
+			raws[nraw].ev = nrawev;
+			raws[nraw].h = rec.hdr;
+			memcpy(raws[nraw].payload, rec.payload,
+			       rec.hdr.payload_len < sizeof(raws[0].payload) ?
+			       rec.hdr.payload_len : sizeof(raws[0].payload));
+			nraw++;
+		}
+		n++;
+	}
+	if (n != e->nrec || it.pos != e->len)
+		rawbad++;
+	nrawev++;
 	return 0;
+}
+
+/* Take what "rawrb" holds (on_raw()). */
+static void take_raw(void)
+{
+	struct ring_buffer *raw;
+
+	nraw = nrawev = rawbad = 0;
+	raw = ring_buffer__new(bpf_map__fd(skel->maps.rawrb), on_raw, NULL, NULL);
+	if (raw) {
+		ring_buffer__consume(raw);
+		ring_buffer__free(raw);
+	}
 }
 
 static __u64 ring_dump_lost(__u32 ring)
@@ -266,7 +311,6 @@ static __u64 ring_dump_lost(__u32 ring)
  */
 static void test_dump(void)
 {
-	struct ring_buffer *raw;
 	unsigned int good = 0, n = 120;
 	__u64 sent, lost;
 
@@ -293,24 +337,19 @@ static void test_dump(void)
 	   ring_dump_lost(3) > 0,
 	   "one-page rawrb: %llu sent + %llu lost = %u records, ring 3's losses counted for ring 3",
 	   (unsigned long long)sent, (unsigned long long)lost, n + 5);
-	raw = ring_buffer__new(bpf_map__fd(skel->maps.rawrb), on_raw, NULL, NULL);
-	if (raw) {
-		ring_buffer__consume(raw);
-		ring_buffer__free(raw);
-	}
+	take_raw();
 	for (int i = 0; i < nraw; i++) {
-		const struct hmb_record_hdr *h = (const void *)raws[i].rec;
+		const struct hmb_record_hdr *h = &raws[i].h;
 
-		if (raws[i].type == HMB_EV_RAW && raws[i].ring == 3 &&
-		    raw_len[i] == 8 + sizeof(*h) && h->magic == HMB_RECORD_MAGIC &&
+		if (raws[i].ring == 3 && raws[i].ev == i &&
+		    h->magic == HMB_RECORD_MAGIC &&
 		    h->opcode == 0x9999 && h->seq == 1005 + (unsigned int)i &&
 		    h->ts_ns == 100000 + (unsigned int)i && h->payload_len == 0)
 			good++;
 	}
-	ok(nraw == (int)sent && good == sent,
-	   "the %d records sent are the first ones, in order, header as given (%u good)",
-	   nraw, good);
-	nraw = 0;
+	ok(nraw == (int)sent && nrawev == nraw && !rawbad && good == sent,
+	   "the %d records sent are the first ones, in order, header as given, each an event of its own (%u good, %d events, %d bad)",
+	   nraw, good, nrawev, rawbad);
 	unload();
 }
 
@@ -806,6 +845,102 @@ static void batch_ring(__u32 ring, const struct hmb_bridge_rec *r, __u32 n)
 	drive(6, ring, n, 0, 0, 0, 0, 0, 0, 0, 0);
 }
 
+/* Records @first.. of @b in raws[] from @from on, payload as put_batchbuf() left it. */
+static unsigned int raw_match(const struct hmb_bridge_rec *b, int first,
+			      int from, int n)
+{
+	unsigned int good = 0;
+
+	for (int i = 0; i < n && from + i < nraw; i++) {
+		const struct hmb_bridge_rec *r = &b[first + i];
+		__u32 len = r->hdr.payload_len;
+
+		if (len > sizeof(raws[0].payload))
+			len = sizeof(raws[0].payload);
+		/* the test batch's payload: its head copy, and what follows it */
+		if (raws[from + i].ring == 3 && raws[from + i].h.seq == r->hdr.seq &&
+		    raws[from + i].h.payload_len == r->hdr.payload_len &&
+		    !memcmp(raws[from + i].payload, (const __u8 *)r +
+			    offsetof(struct hmb_bridge_rec, head), len))
+			good++;
+	}
+	return good;
+}
+
+/*
+ * H2 (-w): a batch of records (hmb_trace_records) goes to user space as
+ * one event, each record with its payload; a batch that rawrb has no room
+ * for is lost whole, each of its records counted, in total and for its
+ * ring, even where some of them would have fitted; the next batch that
+ * fits goes; a batch past HMB_RAW_BATCH_MAX bytes goes as several events.
+ */
+static void test_dump_batch(void)
+{
+	/* batchbuf is read past each head: two batches' worth, laid out */
+	static struct hmb_bridge_rec b[2 * HMB_BRIDGE_BATCH];
+	__u32 len = 8, ev = offsetof(struct hmb_raw_event, rec);
+	unsigned int room, fit;
+
+	if (load_dump(-1, true, 4096)) {
+		ok(0, "batch: load with dump_records and a one-page rawrb");
+		return;
+	}
+	seq = 2000;
+	for (int i = 0; i < 2 * HMB_BRIDGE_BATCH; i++) {
+		__u64 ts = 200000 + (__u64)i;
+
+		b[i] = brec(0x9999, 1, (__u16)i, ts, (__u16)len, 0);
+		/* payload bytes of their own beyond sqid and cid */
+		memcpy(b[i].head + 4, &ts, 4);
+	}
+	/* a batch of 64 takes 16 + 64 * 40 bytes (+ 8): rawrb's one page holds one */
+	room = 4096 - (8 + ev + HMB_BRIDGE_BATCH * HMB_RECORD_SIZE(len));
+	fit = room / HMB_RECORD_SIZE(len);
+	batch_ring(3, b, HMB_BRIDGE_BATCH);
+	batch_ring(3, b + HMB_BRIDGE_BATCH, HMB_BRIDGE_BATCH);
+	ok(counter(HMB_C_DUMP_SENT) == HMB_BRIDGE_BATCH &&
+	   counter(HMB_C_DUMP_LOST) == HMB_BRIDGE_BATCH &&
+	   ring_dump_lost(3) == HMB_BRIDGE_BATCH && fit > 0,
+	   "batch: the second batch, %u of whose records the ring had room for, lost whole: %llu sent, %llu lost, %llu for ring 3",
+	   fit, (unsigned long long)counter(HMB_C_DUMP_SENT),
+	   (unsigned long long)counter(HMB_C_DUMP_LOST),
+	   (unsigned long long)ring_dump_lost(3));
+	take_raw();
+	ok(nrawev == 1 && !rawbad && nraw == HMB_BRIDGE_BATCH &&
+	   raw_match(b, 0, 0, HMB_BRIDGE_BATCH) == HMB_BRIDGE_BATCH,
+	   "batch: one event holds the first batch's %d records, in order, payload as given (%d events, %d records, %d bad)",
+	   HMB_BRIDGE_BATCH, nrawev, nraw, rawbad);
+	batch_ring(3, b + HMB_BRIDGE_BATCH, 3);
+	take_raw();
+	ok(nrawev == 1 && !rawbad && nraw == 3 &&
+	   raw_match(b, HMB_BRIDGE_BATCH, 0, 3) == 3 &&
+	   counter(HMB_C_DUMP_SENT) == HMB_BRIDGE_BATCH + 3 &&
+	   counter(HMB_C_DUMP_LOST) == HMB_BRIDGE_BATCH,
+	   "batch: once the agent took the ring, the next batch goes (%d events, %d records)",
+	   nrawev, nraw);
+	unload();
+
+	/* records of 400 payload bytes: 37 fill an event, the rest a second */
+	if (load_dump(-1, true, 64 << 10)) {
+		ok(0, "batch: load with dump_records and a 64 KiB rawrb");
+		return;
+	}
+	len = 400;
+	fit = HMB_RAW_BATCH_MAX / HMB_RECORD_SIZE(len);
+	for (int i = 0; i < 44; i++)
+		b[i].hdr.payload_len = (__u16)len;
+	/* all 64 in batchbuf: a payload read past its head finds the next */
+	put_batchbuf(b, HMB_BRIDGE_BATCH);
+	drive(6, 3, 44, 0, 0, 0, 0, 0, 0, 0, 0);
+	take_raw();
+	ok(nrawev == 2 && !rawbad && nraw == 44 && raws[fit - 1].ev == 0 &&
+	   raws[fit].ev == 1 && raw_match(b, 0, 0, 44) == 44 &&
+	   counter(HMB_C_DUMP_SENT) == 44 && counter(HMB_C_DUMP_LOST) == 0,
+	   "batch: 44 records of %u bytes go as two events, %u in the first (%d events, %d records, %d bad)",
+	   len, fit, nrawev, nraw, rawbad);
+	unload();
+}
+
 /* Controller 0's count of seq gaps ("ctrl_gaps"). */
 static __u32 gaps0(void)
 {
@@ -1169,7 +1304,8 @@ static void test_wakeup(void)
  */
 static void test_raw_wakeup(void)
 {
-	size_t rec = (8 + sizeof(struct hmb_record_hdr) + 8 + 7) & ~(size_t)7;
+	size_t rec = (offsetof(struct hmb_raw_event, rec) +
+		      sizeof(struct hmb_record_hdr) + 8 + 7) & ~(size_t)7;
 	int n = (int)((3 * WAKE_RB / 4) / rec) + 3, efd;
 	struct epoll_event ee = { .events = EPOLLIN | EPOLLET };
 	char got[64] = "", want[64] = "";
@@ -1659,6 +1795,7 @@ int main(int argc, char **argv)
 		unload();
 	}
 	test_dump();
+	test_dump_batch();
 	test_who();
 	test_slots();
 	test_two_cpus();
